@@ -1,0 +1,168 @@
+// The budget ledger, the one owner of its SQLite file. A session is charged when it is opened:
+// its row, written in one transaction before the spawn, is the day's count, so a supervisor that
+// dies mid-session cannot lose it. Cost and outcome are settled at the end; a later supervisor
+// settles what a dead one left open as `abandoned`.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { InternalError } from '../daemon/errors.js';
+import type { DayTotals } from './policy.js';
+
+export type SessionRow = {
+  id: string;
+  agent: string;
+  day: string;
+  status: 'running' | 'settled';
+  outcome: string | null;
+  started_at: string;
+  ended_at: string | null;
+  duration_ms: number | null;
+  cost_usd: number;
+  cost_estimated: number;
+  turns: number;
+  exit_code: number | null;
+  result: string | null;
+  error: string | null;
+  transcript: string | null;
+  model: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  supervisor_pid: number | null;
+  supervisor_start: string | null;
+  child_pid: number | null;
+};
+
+export type OpenSession = Pick<SessionRow, 'id' | 'agent' | 'day' | 'started_at' | 'transcript' | 'model' | 'supervisor_pid' | 'supervisor_start'>;
+export type Settlement = Pick<SessionRow, 'outcome' | 'ended_at' | 'duration_ms' | 'cost_usd' | 'turns' | 'exit_code' | 'result' | 'error' | 'input_tokens' | 'output_tokens'> & { cost_estimated: boolean };
+
+// `open` charges at open (the rule). `settle` charges only at the end: it exists so tests can
+// show, as a negative control, the loss the rule prevents.
+export type ChargeOn = 'open' | 'settle';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  agent TEXT NOT NULL,
+  day TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('running', 'settled')),
+  outcome TEXT,
+  started_at TEXT NOT NULL,
+  ended_at TEXT,
+  duration_ms INTEGER,
+  cost_usd REAL NOT NULL DEFAULT 0,
+  cost_estimated INTEGER NOT NULL DEFAULT 0,
+  turns INTEGER NOT NULL DEFAULT 0,
+  exit_code INTEGER,
+  result TEXT,
+  error TEXT,
+  transcript TEXT,
+  model TEXT,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  supervisor_pid INTEGER,
+  supervisor_start TEXT,
+  child_pid INTEGER
+);
+CREATE INDEX IF NOT EXISTS sessions_day_agent ON sessions (day, agent);
+CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started_at);
+`;
+
+export class Ledger {
+  private constructor(private readonly db: Database.Database, readonly file: string, private readonly chargeOn: ChargeOn) {}
+
+  static open(file: string, options: { chargeOn?: ChargeOn } = {}): Ledger {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(file);
+      db.pragma('busy_timeout = 5000');
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec(SCHEMA);
+      db.pragma('user_version = 1');
+    } catch (err) {
+      db?.close();
+      const code = (err as { code?: string }).code ?? '';
+      throw new InternalError(
+        `Ledger ${file} cannot be opened (${code || (err as Error).message}). If it is corrupt, move it aside; a new one is made on the next start.`,
+        { cause: err },
+      );
+    }
+    return new Ledger(db, file, options.chargeOn ?? 'open');
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  // Charges the session: from here on it counts against today, whatever happens next.
+  open(s: OpenSession): void {
+    if (this.chargeOn === 'settle') return;
+    this.insert(s);
+  }
+
+  private insert(s: OpenSession): void {
+    this.db.prepare(`INSERT INTO sessions (id, agent, day, status, started_at, transcript, model, supervisor_pid, supervisor_start)
+      VALUES (@id, @agent, @day, 'running', @started_at, @transcript, @model, @supervisor_pid, @supervisor_start)`).run(s);
+  }
+
+  setChild(id: string, pid: number): void {
+    this.db.prepare('UPDATE sessions SET child_pid = ? WHERE id = ?').run(pid, id);
+  }
+
+  // The running estimate, so a session whose supervisor dies still carries its spend.
+  progress(id: string, costUsd: number, turns: number): void {
+    this.db.prepare(`UPDATE sessions SET cost_usd = ?, turns = ?, cost_estimated = 1 WHERE id = ? AND status = 'running'`).run(costUsd, turns, id);
+  }
+
+  settle(open: OpenSession, s: Settlement): void {
+    const row = { ...open, ...s, cost_estimated: s.cost_estimated ? 1 : 0 };
+    this.db.transaction(() => {
+      const exists = this.db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(open.id);
+      if (!exists) {
+        this.insert(open);
+      }
+      this.db.prepare(`UPDATE sessions SET status = 'settled', outcome = @outcome, ended_at = @ended_at, duration_ms = @duration_ms,
+        cost_usd = @cost_usd, cost_estimated = @cost_estimated, turns = @turns, exit_code = @exit_code, result = @result,
+        error = @error, input_tokens = @input_tokens, output_tokens = @output_tokens WHERE id = @id`).run(row);
+    })();
+  }
+
+  // Sessions whose supervisor is gone; `alive` says whether a (pid, start) still runs.
+  orphans(alive: (pid: number, start: string | null) => boolean): SessionRow[] {
+    const rows = this.db.prepare(`SELECT * FROM sessions WHERE status = 'running'`).all() as SessionRow[];
+    return rows.filter((r) => !(r.supervisor_pid && alive(r.supervisor_pid, r.supervisor_start)));
+  }
+
+  // Settles a dead supervisor's session as abandoned, keeping the spend it had recorded.
+  abandon(row: SessionRow, endedAt: Date): void {
+    const duration = Math.max(0, endedAt.getTime() - Date.parse(row.started_at));
+    this.db.prepare(`UPDATE sessions SET status = 'settled', outcome = 'abandoned', ended_at = ?, duration_ms = ?, cost_estimated = 1,
+      exit_code = 1, error = 'the supervisor died before the session ended' WHERE id = ? AND status = 'running'`).run(endedAt.toISOString(), duration, row.id);
+  }
+
+  dayTotals(day: string): DayTotals {
+    const rows = this.db.prepare('SELECT agent, COUNT(*) AS n, TOTAL(cost_usd) AS usd FROM sessions WHERE day = ? GROUP BY agent').all(day) as Array<{ agent: string; n: number; usd: number }>;
+    const byAgent: DayTotals['byAgent'] = {};
+    let sessions = 0;
+    let costUsd = 0;
+    for (const r of rows) {
+      byAgent[r.agent] = { sessions: r.n, costUsd: r.usd };
+      sessions += r.n;
+      costUsd += r.usd;
+    }
+    return { sessions, costUsd, byAgent };
+  }
+
+  recent(limit: number): SessionRow[] {
+    return this.db.prepare('SELECT * FROM sessions ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as SessionRow[];
+  }
+
+  get(id: string): SessionRow | null {
+    return (this.db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined) ?? null;
+  }
+
+  integrity(): string {
+    return String(this.db.pragma('integrity_check', { simple: true }));
+  }
+}

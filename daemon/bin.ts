@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+// The thin bin: production dependencies in, exit code out. The only process.exit in nightshift.
+import { main } from './main.js';
+
+main({
+  argv: process.argv.slice(2),
+  env: process.env,
+  cwd: process.cwd(),
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+}).then(
+  (code) => {
+    // Let stdout drain before exiting (a pipe may be slow).
+    process.stdout.write('', () => process.exit(code));
+  },
+  (err) => {
+    process.stderr.write(`nightshift: internal error: ${String(err?.stack ?? err)}\n`);
+    process.exit(70);
+  },
+);

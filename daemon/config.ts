@@ -1,0 +1,136 @@
+// The one config module: read YAML, validate with one zod schema, resolve paths and durations.
+// Problems come back as `field: message` lines naming the file; nothing starts before they pass.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { CONFIG_DEFAULT_FILE, CONFIG_ENV, DEFAULTS } from './defaults.js';
+import { parseDuration } from './duration.js';
+import { ConfigError } from './errors.js';
+import { crossFieldProblems } from './rules.js';
+
+const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default', 'dontAsk', 'plan'] as const;
+
+const show = (v: unknown) => (typeof v === 'string' ? `\`${v}\`` : `\`${JSON.stringify(v)}\` (${typeof v})`);
+
+// A duration field: `90s`, `10m`, `1h`; becomes milliseconds.
+export const duration = (min = 1) =>
+  z.unknown().transform((v, ctx) => {
+    const ms = parseDuration(v);
+    if (ms === null || ms < min) {
+      ctx.addIssue({ code: 'custom', message: `Expected a duration like \`90s\`, \`10m\` or \`1h\`, got ${show(v)}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const nonEmpty = z.string().min(1, 'Expected a non-empty string');
+const posInt = z.number().int('Expected a whole number').positive('Expected a number above 0');
+const usd = z.number().positive('Expected an amount in USD above 0');
+const timezone = z.string().refine((tz) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}, { message: 'Expected an IANA time zone such as `UTC` or `Europe/Berlin`' });
+
+export const ConfigSchema = z.strictObject({
+  vault: nonEmpty.default(DEFAULTS.vault),
+  state_dir: nonEmpty.default(DEFAULTS.state_dir),
+  log_dir: nonEmpty.default(DEFAULTS.log_dir),
+  agents_dir: nonEmpty.default(DEFAULTS.agents_dir),
+  claude: z
+    .strictObject({
+      command: nonEmpty.default(DEFAULTS.claude.command),
+      model: nonEmpty.default(DEFAULTS.claude.model),
+      max_turns: posInt.default(DEFAULTS.claude.max_turns),
+      timeout: duration(1000).prefault(DEFAULTS.claude.timeout),
+      idle_timeout: duration(1000).prefault(DEFAULTS.claude.idle_timeout),
+      kill_grace: duration(0).prefault(DEFAULTS.claude.kill_grace),
+      permission_mode: z
+        .union([z.enum(PERMISSION_MODES), z.array(nonEmpty).min(1)], {
+          error: `Expected one of ${PERMISSION_MODES.join(', ')} or a list of allowed tools`,
+        })
+        .default(DEFAULTS.claude.permission_mode),
+      extra_args: z.array(z.string()).default([]),
+    })
+    .prefault({}),
+  budget: z
+    .strictObject({
+      timezone: timezone.default(DEFAULTS.budget.timezone),
+      max_sessions_per_day: posInt.default(DEFAULTS.budget.max_sessions_per_day),
+      max_usd_per_day: usd.default(DEFAULTS.budget.max_usd_per_day),
+      max_usd_per_session: usd.default(DEFAULTS.budget.max_usd_per_session),
+    })
+    .prefault({}),
+  loop: z
+    .strictObject({
+      max_repeats: z.number().int().min(2, 'Expected at least 2').default(DEFAULTS.loop.max_repeats),
+      window: posInt.default(DEFAULTS.loop.window),
+      cycle_repeats: z.number().int().min(2, 'Expected at least 2').default(DEFAULTS.loop.cycle_repeats),
+    })
+    .prefault({}),
+});
+
+export type RawConfig = z.output<typeof ConfigSchema>;
+// Paths absolute; `file` and `dir` say where it came from.
+export type Config = RawConfig & { file: string; dir: string };
+
+// Where the config comes from: --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml.
+export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
+  return path.resolve(cwd, flag ?? env[CONFIG_ENV] ?? CONFIG_DEFAULT_FILE);
+}
+
+export function formatIssuePath(p: PropertyKey[]): string {
+  return p.length ? p.map((x) => (typeof x === 'number' ? `[${x}]` : String(x))).join('.').replace(/\.\[/g, '[') : '(top level)';
+}
+
+// Pure: validates parsed YAML; returns the config or the problems.
+export function validateConfig(data: unknown, file: string): { config: Config; problems?: undefined } | { config?: undefined; problems: string[] } {
+  const parsed = ConfigSchema.safeParse(data ?? {});
+  if (!parsed.success) {
+    return { problems: parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`) };
+  }
+  const dir = path.dirname(file);
+  const c = parsed.data;
+  const abs = (p: string) => path.resolve(dir, p);
+  // A command with a slash is a path relative to the config; a bare name is looked up on PATH.
+  const command = c.claude.command.includes('/') ? abs(c.claude.command) : c.claude.command;
+  const config: Config = {
+    ...c,
+    vault: abs(c.vault),
+    state_dir: abs(c.state_dir),
+    log_dir: abs(c.log_dir),
+    agents_dir: abs(c.agents_dir),
+    claude: { ...c.claude, command },
+    file,
+    dir,
+  };
+  const problems = crossFieldProblems(config);
+  return problems.length ? { problems } : { config };
+}
+
+// Reads and validates the file; throws ConfigError naming the file and each bad field.
+export function loadConfig(file: string): Config {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'file not found (pass --config PATH or set NIGHTSHIFT_CONFIG)' : `cannot read: ${code ?? String(err)}`;
+    throw new ConfigError(file, [why], { cause: err });
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length) {
+    throw new ConfigError(file, doc.errors.map((e) => `YAML: ${e.message.split('\n')[0]}`));
+  }
+  const data = doc.toJS();
+  if (data !== null && data !== undefined && (typeof data !== 'object' || Array.isArray(data))) {
+    throw new ConfigError(file, [`(top level): Expected a mapping of settings, got ${show(data)}`]);
+  }
+  const result = validateConfig(data, file);
+  if (result.problems) throw new ConfigError(file, result.problems);
+  return result.config;
+}

@@ -1,0 +1,27 @@
+// Defaults for every optional config field, in one place so `--help` and README can quote them.
+export const DEFAULTS = {
+  vault: './vault',
+  state_dir: './state',
+  log_dir: './logs',
+  agents_dir: './prompts',
+  claude: {
+    command: 'claude',
+    model: 'sonnet',
+    max_turns: 40,
+    timeout: '30m',
+    idle_timeout: '10m',
+    kill_grace: '10s',
+    permission_mode: 'bypassPermissions',
+    extra_args: [] as string[],
+  },
+  budget: {
+    timezone: 'UTC',
+    max_sessions_per_day: 12,
+    max_usd_per_day: 20,
+    max_usd_per_session: 5,
+  },
+  loop: { max_repeats: 5, window: 20, cycle_repeats: 3 },
+} as const;
+
+export const CONFIG_ENV = 'NIGHTSHIFT_CONFIG';
+export const CONFIG_DEFAULT_FILE = 'nightshift.yaml';

@@ -1,0 +1,44 @@
+// The small typed error set: each carries a stable string code and the exit code the CLI entry
+// maps it to (sysexits, so systemd's OnFailure= and scripts can act on them).
+export const EXIT = { OK: 0, FAILED: 1, USAGE: 64, INTERNAL: 70, REFUSED: 75, CONFIG: 78 } as const;
+
+export class NightshiftError extends Error {
+  readonly code: string = 'NIGHTSHIFT';
+  readonly exitCode: number = EXIT.INTERNAL;
+}
+
+// A bad command line.
+export class UsageError extends NightshiftError {
+  override readonly code = 'USAGE';
+  override readonly exitCode = EXIT.USAGE;
+}
+
+// A config or agent file that does not validate; `problems` are `path: message` lines.
+export class ConfigError extends NightshiftError {
+  override readonly code = 'CONFIG_INVALID';
+  override readonly exitCode = EXIT.CONFIG;
+  constructor(readonly file: string, readonly problems: string[], options?: { cause?: unknown }) {
+    super(`Invalid config ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, options);
+  }
+}
+
+// A limit (sessions, USD, runs per agent) refuses the start.
+export class BudgetExhaustedError extends NightshiftError {
+  override readonly code = 'BUDGET_EXHAUSTED';
+  override readonly exitCode = EXIT.REFUSED;
+  constructor(readonly limit: string, message: string) {
+    super(message);
+  }
+}
+
+// Another supervisor holds a lock we need.
+export class LockedError extends NightshiftError {
+  override readonly code = 'LOCKED';
+  override readonly exitCode = EXIT.REFUSED;
+}
+
+// Something that should not happen; the stack is logged once by the entry.
+export class InternalError extends NightshiftError {
+  override readonly code = 'INTERNAL';
+  override readonly exitCode = EXIT.INTERNAL;
+}

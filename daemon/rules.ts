@@ -1,0 +1,16 @@
+// Checks that span fields, run after the schema passes.
+import type { Config } from './config.js';
+
+export function crossFieldProblems(c: Config): string[] {
+  const out: string[] = [];
+  if (c.budget.max_usd_per_session > c.budget.max_usd_per_day) {
+    out.push(`budget.max_usd_per_session: Expected at most budget.max_usd_per_day (${c.budget.max_usd_per_day}), got ${c.budget.max_usd_per_session}`);
+  }
+  if (c.claude.idle_timeout > c.claude.timeout) {
+    out.push('claude.idle_timeout: Expected at most claude.timeout');
+  }
+  if (c.loop.max_repeats > c.loop.window) {
+    out.push(`loop.max_repeats: Expected at most loop.window (${c.loop.window}), got ${c.loop.max_repeats}`);
+  }
+  return out;
+}

@@ -1,0 +1,155 @@
+// One session for one agent, end to end: reconcile, check limits, charge, run, settle, log.
+// The same path serves `nightshift run` and the tick.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { dayOf } from '../budget/day.js';
+import { Ledger, type OpenSession } from '../budget/ledger.js';
+import { canStart } from '../budget/policy.js';
+import type { Logger } from '../logs/logger.js';
+import type { Redactor } from '../logs/redact.js';
+import { claudeArgs, claudeEnv } from '../sessions/command.js';
+import { classify } from '../sessions/outcome.js';
+import { readProc } from '../sessions/process-tree.js';
+import { runClaude } from '../sessions/runner.js';
+import { StreamTracker } from '../sessions/stream-tracker.js';
+import type { Agent } from './agents.js';
+import type { Config } from './config.js';
+import { BudgetExhaustedError, ConfigError, EXIT } from './errors.js';
+import { reconcile } from './reconcile.js';
+import { toRecord, type SessionRecord } from './session-record.js';
+
+export type RunDeps = {
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  redact: Redactor;
+  now: () => Date;
+  signal?: AbortSignal;
+  chargeOn?: 'open' | 'settle';
+};
+
+export function ledgerFile(config: Config): string {
+  return path.join(config.state_dir, 'ledger.db');
+}
+
+export function newSessionId(agent: string, at: Date): string {
+  const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${agent}-${randomBytes(3).toString('hex')}`;
+}
+
+// How often the running cost estimate is written to the ledger at most.
+const PROGRESS_EVERY_MS = 1000;
+
+export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SessionRecord> {
+  if (!fs.existsSync(config.vault) || !fs.statSync(config.vault).isDirectory()) {
+    throw new ConfigError(config.file, [`vault: Expected an existing directory, got \`${config.vault}\``]);
+  }
+  const ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
+  try {
+    await reconcile(ledger, deps);
+    const startedAt = deps.now();
+    const day = dayOf(startedAt, config.budget.timezone);
+    const verdict = canStart(agent.name, ledger.dayTotals(day), {
+      maxSessionsPerDay: config.budget.max_sessions_per_day,
+      maxUsdPerDay: config.budget.max_usd_per_day,
+      maxRunsPerDay: agent.maxRunsPerDay,
+    });
+    if (!verdict.ok) {
+      if (!options.force) {
+        deps.logger.info({ event: 'skipped', agent: agent.name, reason: verdict.reason, limit: verdict.limit }, `skipped ${agent.name}: ${verdict.reason}`);
+        throw new BudgetExhaustedError(verdict.limit, `Refused: ${verdict.reason} (use --force to run anyway)`);
+      }
+      deps.logger.warn({ event: 'forced', agent: agent.name, reason: verdict.reason }, `running ${agent.name} past a limit (--force): ${verdict.reason}`);
+    }
+    return await runOpened(config, agent, ledger, startedAt, day, deps);
+  } finally {
+    ledger.close();
+  }
+}
+
+async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps): Promise<SessionRecord> {
+  const id = newSessionId(agent.name, startedAt);
+  const log = deps.logger.child({ sessionId: id, agent: agent.name });
+  const transcript = path.join(config.log_dir, 'transcripts', `${id}.jsonl`);
+  fs.mkdirSync(path.dirname(transcript), { recursive: true });
+  const me = readProc(process.pid);
+  const open: OpenSession = {
+    id, agent: agent.name, day, started_at: startedAt.toISOString(), transcript, model: agent.model,
+    supervisor_pid: process.pid, supervisor_start: me?.start ?? null,
+  };
+  // Charged before the spawn: from here on the session counts, whatever happens.
+  ledger.open(open);
+  log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
+
+  const tracker = new StreamTracker(
+    { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
+    null,
+  );
+  const fd = fs.openSync(transcript, 'a');
+  let lastProgress = 0;
+  let run: Awaited<ReturnType<typeof runClaude>> | null = null;
+  let internal: unknown = null;
+  try {
+    run = await runClaude({
+      command: config.claude.command,
+      args: claudeArgs(agent, config),
+      cwd: config.vault,
+      env: claudeEnv(deps.env),
+      sessionId: id,
+      timeoutMs: agent.timeoutMs,
+      idleTimeoutMs: agent.idleTimeoutMs,
+      killGraceMs: config.claude.kill_grace,
+      maxUsd: config.budget.max_usd_per_session,
+      tracker,
+      signal: deps.signal,
+      onSpawn: (pid) => ledger.setChild(id, pid),
+      onLine: (line) => fs.writeSync(fd, `${deps.redact(line)}\n`),
+      onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
+      onCost: (usd) => {
+        const t = Date.now();
+        if (t - lastProgress >= PROGRESS_EVERY_MS) {
+          lastProgress = t;
+          ledger.progress(id, usd, tracker.turns());
+        }
+      },
+    });
+  } catch (err) {
+    internal = err;
+  } finally {
+    fs.closeSync(fd);
+    // Settled on every path, an internal failure of ours included.
+    const endedAt = deps.now();
+    const { outcome, error } = internal
+      ? { outcome: 'error' as const, error: `internal: ${(internal as Error).message}` }
+      : classify({ spawnError: run!.spawnError, stopReason: run!.stopReason, result: tracker.result, exitCode: run!.exitCode, signal: run!.signal });
+    const cost = tracker.cost();
+    const tokens = tracker.tokens();
+    const stderr = run?.stderrTail.trim() ?? '';
+    const fullError = error && outcome === 'error' && !tracker.result && stderr ? `${error}; stderr: ${stderr.slice(-500)}` : error;
+    ledger.settle(open, {
+      outcome,
+      ended_at: endedAt.toISOString(),
+      duration_ms: endedAt.getTime() - startedAt.getTime(),
+      cost_usd: cost.usd,
+      cost_estimated: cost.estimated,
+      turns: tracker.turns(),
+      exit_code: outcome === 'ok' ? EXIT.OK : EXIT.FAILED,
+      result: tracker.result?.result ?? tracker.lastText ?? null,
+      error: fullError ? deps.redact(fullError) : null,
+      input_tokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
+      output_tokens: tokens.output,
+    });
+    const level = outcome === 'ok' ? 'info' : 'warn';
+    log[level](
+      {
+        event: 'session_end', outcome, cost_usd: cost.usd, cost_estimated: cost.estimated, turns: tracker.turns(),
+        duration_ms: endedAt.getTime() - startedAt.getTime(), garbage_lines: tracker.garbage, tool_calls: tracker.toolCalls,
+        exit_code: run?.exitCode ?? null, signal: run?.signal ?? null, killed: run?.killed ?? 0, error: fullError, transcript,
+      },
+      `session ${id} ended: ${outcome}`,
+    );
+    if (tracker.garbage) log.warn({ event: 'garbage', lines: tracker.garbage }, `${tracker.garbage} stdout line(s) were not stream-json`);
+  }
+  if (internal) throw internal;
+  return toRecord(ledger.get(id) ?? { ...open, status: 'settled' } as never);
+}

@@ -1,0 +1,35 @@
+// Pure classification of how a session ended. Our own stop reasons (watchdog, loop, cost
+// ceiling) win over what the CLI said after we interrupted it. An API failure arrives as
+// `subtype: success` with `is_error: true`, so `is_error` decides, never `subtype` alone.
+import type { ResultMessage } from './stream-tracker.js';
+
+export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled';
+
+export type Ending = {
+  spawnError: string | null;
+  stopReason: StopReason | null;
+  result: ResultMessage | null;
+  exitCode: number | null;
+  signal: string | null;
+};
+
+export function classify(e: Ending): { outcome: Outcome; error: string | null } {
+  if (e.spawnError) return { outcome: 'spawn_failed', error: e.spawnError };
+  if (e.stopReason === 'canceled') return { outcome: 'error', error: 'ended because nightshift was asked to stop' };
+  if (e.stopReason) return { outcome: e.stopReason, error: null };
+  const r = e.result;
+  if (!r) {
+    const how = e.signal ? `signal ${e.signal}` : `exit code ${e.exitCode}`;
+    return { outcome: 'error', error: `the CLI ended (${how}) without a result line` };
+  }
+  if (r.subtype === 'error_max_turns' || r.terminal_reason === 'max_turns') return { outcome: 'max_turns', error: (r.errors ?? []).join('; ') || null };
+  if (r.subtype === 'error_max_budget_usd') return { outcome: 'budget', error: (r.errors ?? []).join('; ') || null };
+  if (r.is_error) {
+    const status = r.api_error_status ? `API error ${r.api_error_status}: ` : '';
+    const text = r.result ?? (r.errors ?? []).join('; ') ?? r.subtype;
+    return { outcome: 'error', error: `${status}${text || r.subtype}` };
+  }
+  return { outcome: 'ok', error: null };
+}

@@ -1,0 +1,155 @@
+// Pure reader of the CLI's stream-json messages: counts turns, estimates cost as it goes, feeds
+// the loop detector and keeps the final `result`. It never throws on odd input: a line that is
+// not a JSON object is counted as garbage.
+import { LoopDetector, type LoopLimits, type LoopVerdict } from './loop-detector.js';
+import { costOf, type CallUsage } from './pricing.js';
+
+export type ResultMessage = {
+  type: 'result';
+  subtype: string;
+  is_error: boolean;
+  api_error_status?: number | null;
+  terminal_reason?: string;
+  num_turns?: number;
+  result?: string;
+  errors?: string[];
+  total_cost_usd?: number;
+  modelUsage?: Record<string, { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheCreationInputTokens?: number; costUSD?: number }>;
+  session_id?: string;
+};
+
+export type TrackerEvent =
+  | { type: 'loop'; verdict: LoopVerdict }
+  | { type: 'cost'; usd: number }
+  | { type: 'result'; result: ResultMessage };
+
+export type Tokens = { input: number; output: number; cacheRead: number; cacheWrite: number };
+
+const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+export class StreamTracker {
+  garbage = 0;
+  lines = 0;
+  toolCalls = 0;
+  apiCalls = 0;
+  claudeSessionId: string | null = null;
+  model: string | null;
+  lastText: string | null = null;
+  result: ResultMessage | null = null;
+  loop: LoopVerdict | null = null;
+  private readonly detector: LoopDetector;
+  // Usage of finished and in-flight API calls, from stream_event message_start/message_delta.
+  private readonly calls: CallUsage[] = [];
+  private current: CallUsage | null = null;
+  // Without partial messages, assistant lines' usage per message id (not final, but a floor).
+  private readonly byMessage = new Map<string, CallUsage>();
+
+  constructor(limits: LoopLimits, model: string | null = null) {
+    this.detector = new LoopDetector(limits);
+    this.model = model;
+  }
+
+  // Parses one stdout line; returns what a supervisor must act on.
+  feedLine(line: string): TrackerEvent[] {
+    this.lines++;
+    if (!line.trim()) return [];
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      this.garbage++;
+      return [];
+    }
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg) || typeof (msg as { type?: unknown }).type !== 'string') {
+      this.garbage++;
+      return [];
+    }
+    return this.feed(msg as Record<string, any>);
+  }
+
+  feed(msg: Record<string, any>): TrackerEvent[] {
+    const out: TrackerEvent[] = [];
+    switch (msg.type) {
+      case 'system':
+        if (msg.subtype === 'init') {
+          this.claudeSessionId = typeof msg.session_id === 'string' ? msg.session_id : null;
+          if (typeof msg.model === 'string') this.model = msg.model;
+        }
+        break;
+      case 'stream_event': {
+        const ev = msg.event ?? {};
+        if (ev.type === 'message_start') {
+          const u = ev.message?.usage ?? {};
+          this.current = { input: n(u.input_tokens), cacheWrite: n(u.cache_creation_input_tokens), cacheRead: n(u.cache_read_input_tokens), output: n(u.output_tokens) };
+          this.calls.push(this.current);
+          this.apiCalls++;
+          out.push({ type: 'cost', usd: this.estimatedCost() });
+        } else if (ev.type === 'message_delta' && this.current) {
+          // message_delta carries the cumulative output count for this call.
+          this.current.output = Math.max(this.current.output, n(ev.usage?.output_tokens));
+          out.push({ type: 'cost', usd: this.estimatedCost() });
+        }
+        break;
+      }
+      case 'assistant': {
+        const m = msg.message ?? {};
+        if (typeof m.id === 'string' && m.usage && !this.byMessage.has(m.id)) {
+          const u = m.usage;
+          this.byMessage.set(m.id, { input: n(u.input_tokens), cacheWrite: n(u.cache_creation_input_tokens), cacheRead: n(u.cache_read_input_tokens), output: n(u.output_tokens) });
+        }
+        for (const block of Array.isArray(m.content) ? m.content : []) {
+          if (block?.type === 'text' && typeof block.text === 'string') this.lastText = block.text;
+          if (block?.type === 'tool_use' && typeof block.name === 'string') {
+            this.toolCalls++;
+            const verdict = this.detector.push(block.name, block.input);
+            if (verdict && !this.loop) {
+              this.loop = verdict;
+              out.push({ type: 'loop', verdict });
+            }
+          }
+        }
+        break;
+      }
+      case 'result':
+        this.result = msg as ResultMessage;
+        out.push({ type: 'result', result: this.result });
+        break;
+    }
+    return out;
+  }
+
+  // Our running estimate from the usage the stream reported.
+  estimatedCost(): number {
+    const calls = this.calls.length ? this.calls : [...this.byMessage.values()];
+    return calls.reduce((sum, u) => sum + costOf(this.model, u), 0);
+  }
+
+  // The CLI's own total when it sent a result, else our estimate.
+  cost(): { usd: number; estimated: boolean } {
+    if (this.result && typeof this.result.total_cost_usd === 'number') return { usd: this.result.total_cost_usd, estimated: false };
+    return { usd: this.estimatedCost(), estimated: true };
+  }
+
+  // Tokens from the result's modelUsage (the result's own usage reads zero after a fallback),
+  // else summed from the stream.
+  tokens(): Tokens {
+    const mu = this.result?.modelUsage;
+    if (mu && Object.keys(mu).length) {
+      const t = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+      for (const m of Object.values(mu)) {
+        t.input += n(m.inputTokens);
+        t.output += n(m.outputTokens);
+        t.cacheRead += n(m.cacheReadInputTokens);
+        t.cacheWrite += n(m.cacheCreationInputTokens);
+      }
+      return t;
+    }
+    const calls = this.calls.length ? this.calls : [...this.byMessage.values()];
+    return calls.reduce((t, u) => ({ input: t.input + u.input, output: t.output + u.output, cacheRead: t.cacheRead + u.cacheRead, cacheWrite: t.cacheWrite + u.cacheWrite }), { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
+  }
+
+  // num_turns from the result, else the API calls we saw.
+  turns(): number {
+    return typeof this.result?.num_turns === 'number' ? this.result.num_turns : Math.max(this.apiCalls, this.byMessage.size);
+  }
+}

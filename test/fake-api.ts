@@ -1,0 +1,209 @@
+// A loopback imitation of the Anthropic Messages API, enough for the real Claude Code CLI to run
+// offline. Behaviour is picked per request by `SCENARIO=<name>` in the prompt, so one server serves
+// tests running in parallel; tests may also register their own scripts.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+
+export type Block =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; name: string; input: unknown };
+
+export type Usage = { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
+
+export type Reply =
+  | { kind: 'message'; blocks: Block[]; usage?: Usage; stopReason?: string }
+  | { kind: 'status'; status: number; retryAfter?: number }
+  | { kind: 'hang' }            // accept the request, never answer
+  | { kind: 'stall'; usage?: Usage };  // send message_start, then nothing
+
+// What a script sees: the turn (how many assistant messages the conversation holds so far), the
+// prompt text and the last tool_result text, if any.
+export type Turn = { turn: number; prompt: string; lastToolResult: string | null; body: any };
+export type Script = (t: Turn) => Reply;
+
+export type RequestRecord = { scenario: string; turn: number; stream: boolean; model: string; headers: Record<string, unknown> };
+
+const DEFAULT_USAGE: Usage = { input_tokens: 1000, output_tokens: 100 };
+
+const text = (t: string): Reply => ({ kind: 'message', blocks: [{ type: 'text', text: t }] });
+const bash = (command: string, say = 'I will call Bash.'): Reply => ({
+  kind: 'message',
+  blocks: [{ type: 'text', text: say }, { type: 'tool_use', name: 'Bash', input: { command, description: 'run' } }],
+  stopReason: 'tool_use',
+});
+
+function arg(prompt: string, key: string): string | null {
+  const m = new RegExp(`${key}=(\\S+)`).exec(prompt);
+  return m ? m[1] : null;
+}
+
+// Built-in scenarios; `n` is how many tool turns before a scenario stops.
+export const SCENARIOS: Record<string, Script> = {
+  text: () => text('hi from the fake API'),
+  tool: ({ turn, lastToolResult }) => (turn === 0 ? bash('echo hi') : text(`Tool said: ${JSON.stringify(lastToolResult)}. Done.`)),
+  // The same call forever: a loop.
+  loop: () => bash('echo again'),
+  // A B A B ...: a short cycle.
+  cycle: ({ turn }) => (turn % 2 === 0 ? bash('echo ping') : bash('echo pong')),
+  // The same tool with a different input each time, then done: never a loop.
+  varied: ({ turn, prompt }) => (turn < Number(arg(prompt, 'N') ?? 8) ? bash(`echo step-${turn}`) : text('All steps done.')),
+  // Different inputs forever: only max_turns or a budget stops it.
+  endless: ({ turn }) => bash(`echo turn-${turn}`),
+  // Each call costs a lot: input 200k tokens.
+  costly: ({ turn }) => ({ ...bash(`echo costly-${turn}`), usage: { input_tokens: 200_000, output_tokens: 1000 } }),
+  hang: () => ({ kind: 'hang' }),
+  stall: () => ({ kind: 'stall' }),
+  // Starts a detached grandchild (its own session, like a daemon would) and then the API hangs.
+  'bg-hang': ({ turn, prompt }) =>
+    turn === 0 ? bash(`setsid sleep ${arg(prompt, 'SLEEP') ?? '600'} >/dev/null 2>&1 < /dev/null & echo started`) : { kind: 'hang' },
+  // A tool that itself runs for a long time (the CLI goes silent meanwhile).
+  'slow-tool': ({ turn, prompt }) => (turn === 0 ? bash(`sleep ${arg(prompt, 'SLEEP') ?? '600'}`) : text('slept')),
+  // Writes a file in the vault, then finishes.
+  write: ({ turn, prompt }) =>
+    turn === 0 ? bash(`echo ${arg(prompt, 'CONTENT') ?? 'written'} > ${arg(prompt, 'FILE') ?? 'out.txt'}`) : text('Wrote the file.'),
+};
+
+function lastUser(body: any): any {
+  const msgs: any[] = body.messages ?? [];
+  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i].role === 'user') return msgs[i];
+  return null;
+}
+
+function turnOf(body: any): Turn {
+  const msgs: any[] = body.messages ?? [];
+  const turn = msgs.filter((m) => m.role === 'assistant').length;
+  const first = msgs.find((m) => m.role === 'user');
+  const texts = (m: any): string =>
+    typeof m?.content === 'string' ? m.content : (m?.content ?? []).map((c: any) => (c.type === 'text' ? c.text : '')).join('\n');
+  const prompt = texts(first);
+  let lastToolResult: string | null = null;
+  for (const c of lastUser(body)?.content ?? []) {
+    if (c?.type === 'tool_result') {
+      lastToolResult = typeof c.content === 'string' ? c.content : (c.content ?? []).map((x: any) => x.text ?? '').join('');
+    }
+  }
+  return { turn, prompt, lastToolResult, body };
+}
+
+const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+function sse(res: http.ServerResponse, event: string, data: unknown) {
+  res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+function messageJson(model: string, blocks: Block[], usage: Usage, stopReason: string) {
+  return {
+    id: id('msg'), type: 'message', role: 'assistant', model,
+    content: blocks.map((b) => (b.type === 'text' ? b : { type: 'tool_use', id: id('toolu'), name: b.name, input: b.input })),
+    stop_reason: stopReason, stop_sequence: null,
+    usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage },
+  };
+}
+
+function streamMessage(res: http.ServerResponse, model: string, blocks: Block[], usage: Usage, stopReason: string) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': id('req'), 'cache-control': 'no-cache' });
+  const msgId = id('msg');
+  sse(res, 'message_start', {
+    type: 'message_start',
+    message: {
+      id: msgId, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null,
+      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage, output_tokens: 1 },
+    },
+  });
+  blocks.forEach((b, index) => {
+    if (b.type === 'text') {
+      sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } });
+    } else {
+      sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: id('toolu'), name: b.name, input: {} } });
+      sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
+    }
+    sse(res, 'content_block_stop', { type: 'content_block_stop', index });
+  });
+  sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+  sse(res, 'message_stop', { type: 'message_stop' });
+  res.end();
+}
+
+export type FakeApi = {
+  url: string;
+  port: number;
+  requests: RequestRecord[];
+  script(name: string, fn: Script): void;
+  close(): Promise<void>;
+};
+
+// Starts the imitation on 127.0.0.1 with an OS-chosen port.
+export async function startFakeApi(): Promise<FakeApi> {
+  const scripts: Record<string, Script> = { ...SCENARIOS };
+  const requests: RequestRecord[] = [];
+  const open = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'not found' } }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      let body: any;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        res.writeHead(400).end();
+        return;
+      }
+      const t = turnOf(body);
+      const scenario = arg(t.prompt, 'SCENARIO') ?? 'text';
+      requests.push({ scenario, turn: t.turn, stream: body.stream === true, model: body.model, headers: req.headers });
+      const m = /^err(\d{3})$/.exec(scenario);
+      const reply: Reply = m ? { kind: 'status', status: Number(m[1]) } : (scripts[scenario] ?? SCENARIOS.text)(t);
+      const model = String(body.model ?? 'claude-sonnet-5');
+      open.add(res);
+      res.on('close', () => open.delete(res));
+      switch (reply.kind) {
+        case 'status': {
+          const headers: Record<string, string> = { 'content-type': 'application/json' };
+          if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
+          res.writeHead(reply.status, headers);
+          res.end(JSON.stringify({ type: 'error', error: { type: reply.status === 529 ? 'overloaded_error' : 'api_error', message: `fake ${reply.status}` } }));
+          return;
+        }
+        case 'hang':
+          return; // the socket stays open until the client or close() ends it
+        case 'stall':
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          sse(res, 'message_start', {
+            type: 'message_start',
+            message: { id: id('msg'), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...(reply.usage ?? DEFAULT_USAGE), output_tokens: 1 } },
+          });
+          return;
+        case 'message': {
+          const usage = reply.usage ?? DEFAULT_USAGE;
+          const stop = reply.stopReason ?? (reply.blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+          if (body.stream === true) streamMessage(res, model, reply.blocks, usage, stop);
+          else {
+            res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req') });
+            res.end(JSON.stringify(messageJson(model, reply.blocks, usage, stop)));
+          }
+        }
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    script: (name, fn) => void (scripts[name] = fn),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const r of open) r.destroy();
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
