@@ -50,7 +50,7 @@ export const ConfigSchema = z.strictObject({
       idle_timeout: duration(1000).prefault(DEFAULTS.claude.idle_timeout),
       kill_grace: duration(0).prefault(DEFAULTS.claude.kill_grace),
       permission_mode: z
-        .union([z.enum(PERMISSION_MODES), z.array(nonEmpty).min(1)], {
+        .union([z.enum(PERMISSION_MODES), z.array(nonEmpty).min(1, 'Expected at least one allowed tool')], {
           error: `Expected one of ${PERMISSION_MODES.join(', ')} or a list of allowed tools`,
         })
         .default(DEFAULTS.claude.permission_mode),

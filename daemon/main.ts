@@ -12,6 +12,7 @@ import { configPath, loadConfig, type Config } from './config.js';
 import { formatDuration } from './duration.js';
 import { ConfigError, EXIT, NightshiftError, UsageError } from './errors.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
+import { reconcile } from './reconcile.js';
 import { ledgerFile, runAgent } from './run.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 
@@ -107,11 +108,11 @@ export async function main(deps: MainDeps): Promise<number> {
       case 'agents':
         return cmdAgents(config, flags, io);
       case 'budget':
-        return cmdBudget(config, flags, io);
+        return await cmdBudget(config, flags, io, logger);
       case 'sessions':
-        return cmdSessions(config, flags, io);
+        return await cmdSessions(config, flags, io, logger);
       case 'show':
-        return cmdShow(config, positional(positionals, 'show', 'session-id'), flags, io);
+        return await cmdShow(config, positional(positionals, 'show', 'session-id'), flags, io, logger);
     }
     throw new UsageError(`Unknown command \`${command}\``);
   } catch (err) {
@@ -168,9 +169,11 @@ function cmdAgents(config: Config, flags: Flags, io: Io): number {
   return EXIT.OK;
 }
 
-function withLedger<T>(config: Config, fn: (l: Ledger) => T): T {
+// Every start settles what a dead supervisor left open before it reads the ledger.
+async function withLedger<T>(config: Config, logger: Logger, fn: (l: Ledger) => T): Promise<T> {
   const ledger = Ledger.open(ledgerFile(config));
   try {
+    await reconcile(ledger, { logger, now: () => new Date() });
     return fn(ledger);
   } finally {
     ledger.close();
@@ -185,10 +188,10 @@ export function budgetReport(config: Config, ledger: Ledger, date: string) {
   return { date, sessions: t.sessions, max_sessions: config.budget.max_sessions_per_day, cost_usd: t.costUsd, max_usd: config.budget.max_usd_per_day, by_agent };
 }
 
-function cmdBudget(config: Config, flags: Flags, io: Io): number {
+async function cmdBudget(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
   if (flags.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(flags.date)) throw new UsageError(`Expected --date as YYYY-MM-DD, got \`${flags.date}\``);
   const date = flags.date ?? dayOf(new Date(), config.budget.timezone);
-  const b = withLedger(config, (l) => budgetReport(config, l, date));
+  const b = await withLedger(config, logger, (l) => budgetReport(config, l, date));
   if (flags.json) io.out(JSON.stringify(b));
   else {
     const lines = [`${b.date} (${config.budget.timezone})`, `sessions  ${b.sessions} of ${b.max_sessions}`, `spent     ${money(b.cost_usd)} of $${b.max_usd}`];
@@ -198,18 +201,18 @@ function cmdBudget(config: Config, flags: Flags, io: Io): number {
   return EXIT.OK;
 }
 
-function cmdSessions(config: Config, flags: Flags, io: Io): number {
+async function cmdSessions(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
   const limit = flags.limit === undefined ? 20 : Number(flags.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`Expected --limit to be a whole number above 0, got \`${flags.limit}\``);
-  const rows = withLedger(config, (l) => l.recent(limit)).map(toRecord);
+  const rows = (await withLedger(config, logger, (l) => l.recent(limit))).map(toRecord);
   if (flags.json) io.out(JSON.stringify(rows));
   else if (!rows.length) io.out('no sessions yet');
   else io.out(rows.map((r) => `${r.id}  ${r.outcome.padEnd(12)} ${money(r.cost_usd)}${r.cost_estimated ? '~' : ' '} ${String(r.turns).padStart(3)} turns`).join('\n'));
   return EXIT.OK;
 }
 
-function cmdShow(config: Config, id: string, flags: Flags, io: Io): number {
-  const row = withLedger(config, (l) => l.get(id));
+async function cmdShow(config: Config, id: string, flags: Flags, io: Io, logger: Logger): Promise<number> {
+  const row = await withLedger(config, logger, (l) => l.get(id));
   if (!row) throw new UsageError(`No session \`${id}\` in ${ledgerFile(config)}`);
   printRecord(io, toRecord(row), flags.json);
   return EXIT.OK;

@@ -37,6 +37,8 @@ export function newSessionId(agent: string, at: Date): string {
   return `${stamp}-${agent}-${randomBytes(3).toString('hex')}`;
 }
 
+const redactOrNull = (redact: Redactor, text: string | null) => (text === null ? null : redact(text));
+
 // How often the running cost estimate is written to the ledger at most.
 const PROGRESS_EVERY_MS = 1000;
 
@@ -121,7 +123,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     const endedAt = deps.now();
     const { outcome, error } = internal
       ? { outcome: 'error' as const, error: `internal: ${(internal as Error).message}` }
-      : classify({ spawnError: run!.spawnError, stopReason: run!.stopReason, result: tracker.result, exitCode: run!.exitCode, signal: run!.signal });
+      : classify({ spawnError: run!.spawnError, stopReason: run!.stopReason, stopDetail: run!.stopDetail, result: tracker.result, exitCode: run!.exitCode, signal: run!.signal });
     const cost = tracker.cost();
     const tokens = tracker.tokens();
     const stderr = run?.stderrTail.trim() ?? '';
@@ -134,7 +136,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       cost_estimated: cost.estimated,
       turns: tracker.turns(),
       exit_code: outcome === 'ok' ? EXIT.OK : EXIT.FAILED,
-      result: tracker.result?.result ?? tracker.lastText ?? null,
+      result: redactOrNull(deps.redact, tracker.result?.result ?? tracker.lastText ?? null),
       error: fullError ? deps.redact(fullError) : null,
       input_tokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
       output_tokens: tokens.output,

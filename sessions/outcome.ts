@@ -10,6 +10,7 @@ export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled';
 export type Ending = {
   spawnError: string | null;
   stopReason: StopReason | null;
+  stopDetail?: string | null;
   result: ResultMessage | null;
   exitCode: number | null;
   signal: string | null;
@@ -17,8 +18,8 @@ export type Ending = {
 
 export function classify(e: Ending): { outcome: Outcome; error: string | null } {
   if (e.spawnError) return { outcome: 'spawn_failed', error: e.spawnError };
-  if (e.stopReason === 'canceled') return { outcome: 'error', error: 'ended because nightshift was asked to stop' };
-  if (e.stopReason) return { outcome: e.stopReason, error: null };
+  if (e.stopReason === 'canceled') return { outcome: 'error', error: `ended because nightshift was asked to stop (${e.stopDetail ?? 'signal'})` };
+  if (e.stopReason) return { outcome: e.stopReason, error: e.stopDetail ?? null };
   const r = e.result;
   if (!r) {
     const how = e.signal ? `signal ${e.signal}` : `exit code ${e.exitCode}`;

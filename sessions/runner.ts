@@ -27,6 +27,7 @@ export type RunnerOptions = {
 
 export type RunnerResult = {
   stopReason: StopReason | null;
+  stopDetail: string | null;
   spawnError: string | null;
   exitCode: number | null;
   signal: string | null;
@@ -40,6 +41,7 @@ const STDERR_TAIL = 4096;
 export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const started = Date.now();
   let stopReason: StopReason | null = null;
+  let stopDetail: string | null = null;
   let stderrTail = '';
   let killed = 0;
   let escalation: Promise<void> | null = null;
@@ -59,6 +61,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const stop = (reason: StopReason, detail: string) => {
     if (stopReason) return;
     stopReason = reason;
+    stopDetail = detail;
     o.onStop?.(reason, detail);
     try {
       child.kill('SIGINT');
@@ -67,11 +70,15 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     }
     // The CLI gets the grace period to write its result; then the whole session goes.
     escalation = new Promise<void>((resolve) => {
+      let escalating = false;
       const t = setTimeout(async () => {
+        escalating = true;
         killed += await killSession(child.pid ?? null, o.sessionId, Math.min(2000, o.killGraceMs || 500));
         resolve();
       }, o.killGraceMs);
-      child.finally(() => {
+      // The CLI ended within the grace: no escalation. Once begun, it runs to its end.
+      void child.finally(() => {
+        if (escalating) return;
         clearTimeout(t);
         resolve();
       });
@@ -125,6 +132,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const spawnError = result.exitCode === undefined && result.signal === undefined && !stopReason ? spawnMessage(result, o.command) : null;
   return {
     stopReason,
+    stopDetail,
     spawnError,
     exitCode: result.exitCode ?? null,
     signal: result.signal ?? null,

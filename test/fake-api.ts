@@ -50,8 +50,8 @@ export const SCENARIOS: Record<string, Script> = {
   varied: ({ turn, prompt }) => (turn < Number(arg(prompt, 'N') ?? 8) ? bash(`echo step-${turn}`) : text('All steps done.')),
   // Different inputs forever: only max_turns or a budget stops it.
   endless: ({ turn }) => bash(`echo turn-${turn}`),
-  // Each call costs a lot: input 200k tokens.
-  costly: ({ turn }) => ({ ...bash(`echo costly-${turn}`), usage: { input_tokens: 200_000, output_tokens: 1000 } }),
+  // Each call costs a lot: 40k output tokens ($0.603 a call on sonnet).
+  costly: ({ turn }) => ({ ...bash(`echo costly-${turn}`), usage: { input_tokens: 1000, output_tokens: 40_000 } }),
   hang: () => ({ kind: 'hang' }),
   stall: () => ({ kind: 'stall' }),
   // Starts a detached grandchild (its own session, like a daemon would) and then the API hangs.
@@ -59,6 +59,9 @@ export const SCENARIOS: Record<string, Script> = {
     turn === 0 ? bash(`setsid sleep ${arg(prompt, 'SLEEP') ?? '600'} >/dev/null 2>&1 < /dev/null & echo started`) : { kind: 'hang' },
   // A tool that itself runs for a long time (the CLI goes silent meanwhile).
   'slow-tool': ({ turn, prompt }) => (turn === 0 ? bash(`sleep ${arg(prompt, 'SLEEP') ?? '600'}`) : text('slept')),
+  // Runs a tool that prints the session's secrets, then repeats what it saw.
+  'echo-secret': ({ turn, lastToolResult }) =>
+    turn === 0 ? bash('echo "key=$ANTHROPIC_API_KEY token=$MY_SERVICE_TOKEN"') : text(`The tool printed: ${lastToolResult}`),
   // Writes a file in the vault, then finishes.
   write: ({ turn, prompt }) =>
     turn === 0 ? bash(`echo ${arg(prompt, 'CONTENT') ?? 'written'} > ${arg(prompt, 'FILE') ?? 'out.txt'}`) : text('Wrote the file.'),

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { configPath, loadConfig } from '../../daemon/config.js';
+import { ConfigError } from '../../daemon/errors.js';
+import { tempDir } from '../helpers.js';
+
+function load(t: any, yaml: string) {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'nightshift.yaml');
+  fs.writeFileSync(file, yaml);
+  return { file, load: () => loadConfig(file) };
+}
+
+// Each bad config, and what its message must say (field and expectation).
+const BAD: Array<[string, string, RegExp]> = [
+  ['unknown top-level key', 'vaultt: ./v\n', /\(top level\): Unrecognized key: "vaultt"/],
+  ['unknown claude key', 'claude:\n  modle: opus\n', /claude: Unrecognized key: "modle"/],
+  ['timeout not a duration', 'claude:\n  timeout: soon\n', /claude\.timeout: Expected a duration like `90s`, `10m` or `1h`, got `soon`/],
+  ['idle_timeout negative', 'claude:\n  idle_timeout: -5\n', /claude\.idle_timeout: Expected a duration/],
+  ['timeout below a second', 'claude:\n  timeout: 10ms\n', /claude\.timeout: Expected a duration/],
+  ['max_turns zero', 'claude:\n  max_turns: 0\n', /claude\.max_turns: Expected a number above 0/],
+  ['max_turns fractional', 'claude:\n  max_turns: 2.5\n', /claude\.max_turns: Expected a whole number/],
+  ['max_turns a string', 'claude:\n  max_turns: many\n', /claude\.max_turns: .*expected number/i],
+  ['permission_mode unknown', 'claude:\n  permission_mode: yolo\n', /claude\.permission_mode: Expected one of acceptEdits/],
+  ['permission_mode empty list', 'claude:\n  permission_mode: []\n', /claude\.permission_mode: Expected at least one allowed tool/],
+  ['extra_args not a list', 'claude:\n  extra_args: --debug\n', /claude\.extra_args: .*expected array/i],
+  ['command empty', 'claude:\n  command: ""\n', /claude\.command: Expected a non-empty string/],
+  ['timezone unknown', 'budget:\n  timezone: Mars/Olympus\n', /budget\.timezone: Expected an IANA time zone/],
+  ['max_usd_per_day negative', 'budget:\n  max_usd_per_day: -1\n', /budget\.max_usd_per_day: Expected an amount in USD above 0/],
+  ['max_sessions_per_day a string', 'budget:\n  max_sessions_per_day: twelve\n', /budget\.max_sessions_per_day: .*expected number/i],
+  ['session ceiling above the day', 'budget:\n  max_usd_per_day: 2\n  max_usd_per_session: 5\n', /budget\.max_usd_per_session: Expected at most budget\.max_usd_per_day \(2\), got 5/],
+  ['idle above the wall clock', 'claude:\n  timeout: 1m\n  idle_timeout: 5m\n', /claude\.idle_timeout: Expected at most claude\.timeout/],
+  ['max_repeats above window', 'loop:\n  max_repeats: 30\n  window: 20\n', /loop\.max_repeats: Expected at most loop\.window \(20\), got 30/],
+  ['max_repeats of one', 'loop:\n  max_repeats: 1\n', /loop\.max_repeats: Expected at least 2/],
+  ['not YAML', 'claude: [unclosed\n', /YAML: /],
+  ['a list at the top', '- a\n- b\n', /\(top level\): Expected a mapping of settings/],
+  ['duplicate key', 'vault: a\nvault: b\n', /YAML: .*[Dd]uplicate|Map keys must be unique/],
+  ['claude is a string', 'claude: fast\n', /claude: .*expected object/i],
+];
+
+describe('config', () => {
+  for (const [name, yaml, expected] of BAD) {
+    test(`rejects ${name} with a message naming the file and field`, (t) => {
+      const c = load(t, yaml);
+      assert.throws(c.load, (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.exitCode, 78);
+        assert.ok(err.message.includes(c.file), 'names the file');
+        assert.match(err.message, expected);
+        return true;
+      });
+    });
+  }
+
+  test('a missing file says where it looked and how to point elsewhere', () => {
+    assert.throws(() => loadConfig('/nonexistent/nightshift.yaml'), /nonexistent\/nightshift\.yaml[\s\S]*file not found \(pass --config PATH or set NIGHTSHIFT_CONFIG\)/);
+  });
+
+  test('an empty file is all defaults, paths resolved against the file\'s folder', (t) => {
+    const c = load(t, '');
+    const config = c.load();
+    const dir = path.dirname(c.file);
+    assert.equal(config.vault, path.join(dir, 'vault'));
+    assert.equal(config.state_dir, path.join(dir, 'state'));
+    assert.equal(config.claude.timeout, 30 * 60_000);
+    assert.equal(config.claude.idle_timeout, 10 * 60_000);
+    assert.equal(config.budget.max_sessions_per_day, 12);
+    assert.equal(config.claude.command, 'claude');
+  });
+
+  test('durations and a relative command path are resolved', (t) => {
+    const c = load(t, 'claude:\n  timeout: 90s\n  idle_timeout: 1m\n  command: ./bin/claude\n  permission_mode: [Read, "Bash(git *)"]\nloop:\n  window: 10\n');
+    const config = c.load();
+    assert.equal(config.claude.timeout, 90_000);
+    assert.equal(config.claude.idle_timeout, 60_000);
+    assert.equal(config.claude.command, path.join(path.dirname(c.file), 'bin/claude'));
+    assert.deepEqual(config.claude.permission_mode, ['Read', 'Bash(git *)']);
+  });
+
+  test('the path comes from --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml', () => {
+    assert.equal(configPath('x.yaml', { NIGHTSHIFT_CONFIG: '/e.yaml' }, '/cwd'), '/cwd/x.yaml');
+    assert.equal(configPath(undefined, { NIGHTSHIFT_CONFIG: '/e.yaml' }, '/cwd'), '/e.yaml');
+    assert.equal(configPath(undefined, {}, '/cwd'), '/cwd/nightshift.yaml');
+  });
+});

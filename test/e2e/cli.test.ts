@@ -1,0 +1,134 @@
+// The command line itself: usage, config errors, exit codes, --json shapes, secrets.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { listProcs, withMarker } from '../../sessions/process-tree.js';
+import { startFakeApi, type FakeApi } from '../fake-api.js';
+import { nightshift, runJson, tempDir, workspace, writeAgent } from '../helpers.js';
+
+let api: FakeApi;
+before(async () => {
+  api = await startFakeApi();
+});
+after(async () => {
+  await api.close();
+});
+
+function allFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? (e as any).path, e.name));
+}
+
+describe('nightshift CLI', () => {
+  test('secrets never reach logs, transcripts, the ledger or printed output', async (t) => {
+    const ws = workspace(t, api.url);
+    const secrets = { ANTHROPIC_API_KEY: 'sk-ant-fake-0123456789abcdef', MY_SERVICE_TOKEN: 'tok-fake-9876543210', DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/fakewebhooktokenfakewebhooktoken' };
+    writeAgent(ws, 'leaky', 'SCENARIO=echo-secret', { allowed_tools: ['Bash'] });
+    const { ran, record } = await runJson(ws, 'leaky', [], secrets);
+    assert.equal(record.outcome, 'ok', ran.stderr);
+    // The tool really saw the key (the CLI got it unchanged), so there was something to hide.
+    assert.match(record.result, /key=\[redacted\] token=\[redacted\]/);
+    const shown = (await nightshift(['show', record.id, '--json'], { ...ws.env, ...secrets }, ws.dir)).stdout;
+    const files = [...allFiles(ws.logs), ...allFiles(ws.state)];
+    assert.ok(files.some((f) => f.endsWith('.jsonl')) && files.some((f) => f.endsWith('.log')));
+    const haystacks = [ran.stdout, ran.stderr, shown, ...files.map((f) => fs.readFileSync(f, 'latin1'))];
+    for (const value of Object.values(secrets)) {
+      for (const h of haystacks) assert.ok(!h.includes(value), `a secret leaked`);
+    }
+    // Negative control: the same grep finds the key in the CLI's own request log, unredacted.
+    assert.ok(api.requests.some((r) => JSON.stringify(r.headers).includes(secrets.ANTHROPIC_API_KEY)));
+  });
+
+  test('a bad config exits 78 naming the file and field, before anything starts', async (t) => {
+    const ws = workspace(t, api.url);
+    fs.writeFileSync(ws.config, 'claude:\n  timeout: forever\nbudget:\n  max_usd_per_day: lots\n');
+    writeAgent(ws, 'a', 'SCENARIO=text');
+    const ran = await nightshift(['run', 'a'], ws.env, ws.dir);
+    assert.equal(ran.code, 78);
+    assert.ok(ran.stderr.includes(ws.config));
+    assert.match(ran.stderr, /claude\.timeout: Expected a duration/);
+    assert.match(ran.stderr, /budget\.max_usd_per_day: /);
+    assert.ok(!fs.existsSync(path.join(ws.state, 'ledger.db')), 'nothing was charged');
+  });
+
+  test('a bad agent file exits 78 naming it', async (t) => {
+    const ws = workspace(t, api.url);
+    fs.writeFileSync(path.join(ws.prompts, 'broken.md'), '---\nmax_turns: [1\n---\nhi\n');
+    const ran = await nightshift(['run', 'broken'], ws.env, ws.dir);
+    assert.equal(ran.code, 78);
+    assert.match(ran.stderr, /broken\.md/);
+  });
+
+  test('usage errors exit 64; --help and --version exit 0', async (t) => {
+    const dir = tempDir(t);
+    const env = { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'none.yaml') };
+    assert.equal((await nightshift(['frobnicate'], env, dir)).code, 64);
+    assert.equal((await nightshift(['run', '--bogus'], env, dir)).code, 64);
+    assert.equal((await nightshift(['budget', '--force'], env, dir)).code, 64);
+    assert.equal((await nightshift([], env, dir)).code, 64);
+    const help = await nightshift(['--help'], env, dir);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Exit codes:[\s\S]*75/);
+    for (const cmd of ['run', 'agents', 'budget', 'sessions', 'show']) {
+      const h = await nightshift([cmd, '--help'], env, dir);
+      assert.equal(h.code, 0, cmd);
+      assert.match(h.stdout, new RegExp(`Usage: nightshift ${cmd}`));
+    }
+    assert.match((await nightshift(['--version'], env, dir)).stdout, /^\d+\.\d+\.\d+/);
+    assert.equal((await nightshift(['agents'], env, dir)).code, 78, 'a missing config file is a config error');
+  });
+
+  test('an unknown agent exits 64 and lists the known ones', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'known', 'SCENARIO=text');
+    const ran = await nightshift(['run', 'unknown'], ws.env, ws.dir);
+    assert.equal(ran.code, 64);
+    assert.match(ran.stderr, /known: known/);
+  });
+
+  test('agents, budget, sessions and show print data as JSON', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'alpha', 'SCENARIO=text', { description: 'first', max_runs_per_day: 2 });
+    writeAgent(ws, 'beta', 'SCENARIO=err500');
+    const agents = JSON.parse((await nightshift(['agents', '--json'], ws.env, ws.dir)).stdout);
+    assert.deepEqual(agents.map((a: any) => [a.name, a.max_runs_per_day]), [['alpha', 2], ['beta', null]]);
+    const a = (await runJson(ws, 'alpha')).record;
+    const b = (await runJson(ws, 'beta')).record;
+    const budget = JSON.parse((await nightshift(['budget', '--json'], ws.env, ws.dir)).stdout);
+    assert.deepEqual(Object.keys(budget).sort(), ['by_agent', 'cost_usd', 'date', 'max_sessions', 'max_usd', 'sessions']);
+    assert.equal(budget.sessions, 2);
+    assert.deepEqual(Object.keys(budget.by_agent).sort(), ['alpha', 'beta']);
+    assert.equal((await nightshift(['budget', '--json', '--date', '2001-01-01'], ws.env, ws.dir)).stdout.trim(), JSON.stringify({ date: '2001-01-01', sessions: 0, max_sessions: 12, cost_usd: 0, max_usd: 20, by_agent: {} }));
+    const sessions = JSON.parse((await nightshift(['sessions', '--json', '--limit', '5'], ws.env, ws.dir)).stdout);
+    assert.deepEqual(sessions.map((s: any) => s.id), [b.id, a.id], 'newest first');
+    assert.deepEqual(sessions[1], a, 'shaped like run --json');
+    const shown = JSON.parse((await nightshift(['show', a.id, '--json'], ws.env, ws.dir)).stdout);
+    assert.deepEqual(shown, a);
+    assert.equal((await nightshift(['show', 'nope'], ws.env, ws.dir)).code, 64);
+    const human = await nightshift(['budget'], ws.env, ws.dir);
+    assert.match(human.stdout, /sessions {2}2 of 12/);
+  });
+
+  test('CLAUDECODE from a parent session is removed from the CLI\'s environment', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'envcheck', 'SCENARIO=envcheck');
+    // While the CLI waits for this reply, read its environment (its own tools get CLAUDECODE=1
+    // from the CLI itself, so they cannot tell).
+    let seen: string[] = [];
+    api.script('envcheck', () => {
+      const procs = listProcs();
+      for (const pid of withMarker(ws.env.HOME!, procs, 'HOME')) {
+        const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        if (cmd.includes('SCENARIO=envcheck')) seen = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      }
+      return { kind: 'message', blocks: [{ type: 'text', text: 'checked' }] };
+    });
+    const { record } = await runJson(ws, 'envcheck', [], { CLAUDECODE: '1', SOME_SETTING: 'kept' });
+    assert.equal(record.outcome, 'ok');
+    assert.ok(seen.length > 0, 'found the CLI process');
+    assert.ok(!seen.some((e) => e.startsWith('CLAUDECODE=')), 'CLAUDECODE removed');
+    assert.ok(seen.includes('SOME_SETTING=kept') && seen.includes(`ANTHROPIC_BASE_URL=${api.url}`), 'the rest passed through');
+    assert.ok(seen.some((e) => e.startsWith('NIGHTSHIFT_SESSION_ID=')), 'the session marker is set');
+  });
+});

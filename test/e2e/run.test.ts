@@ -1,0 +1,172 @@
+// End to end through the built binary and the real Claude Code CLI against the imitation API.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { startFakeApi, type FakeApi } from '../fake-api.js';
+import { configYaml, nightshift, processesMatching, runJson, workspace, writeAgent, zombiesUnder } from '../helpers.js';
+
+let api: FakeApi;
+before(async () => {
+  api = await startFakeApi();
+});
+after(async () => {
+  await api.close();
+});
+
+function ledgerRows(dir: string): any[] {
+  const db = new Database(path.join(dir, 'state', 'ledger.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT * FROM sessions ORDER BY started_at').all();
+  } finally {
+    db.close();
+  }
+}
+
+describe('nightshift run', () => {
+  test('an ok session with a real tool call is counted, costed and logged', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'worker', 'SCENARIO=write FILE=made.txt CONTENT=hello', { allowed_tools: ['Bash'] });
+    const { ran, record } = await runJson(ws, 'worker');
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(record.outcome, 'ok');
+    assert.equal(record.exit_code, 0);
+    assert.equal(record.turns, 2);
+    // Two calls of 1000 in / 100 out on sonnet ($3/$15 per Mtok), as the CLI computes it.
+    assert.equal(record.cost_usd.toFixed(4), '0.0090');
+    assert.equal(record.cost_estimated, false);
+    assert.equal(record.result, 'Wrote the file.');
+    assert.equal(fs.readFileSync(path.join(ws.vault, 'made.txt'), 'utf8').trim(), 'hello', 'the tool really ran in the vault');
+    for (const k of ['id', 'agent', 'duration_ms', 'started_at', 'ended_at', 'transcript']) assert.ok(k in record, k);
+    const transcript = fs.readFileSync(record.transcript, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(transcript[0].type, 'system');
+    assert.equal(transcript.at(-1).type, 'result');
+    const logFile = path.join(ws.logs, `${record.started_at.slice(0, 10)}.log`);
+    const events = fs.readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const end = events.find((e) => e.event === 'session_end');
+    assert.equal(end.outcome, 'ok');
+    assert.equal(end.sessionId, record.id);
+    // stdout carried only the JSON; logs went to stderr.
+    assert.match(ran.stderr, /"event":"session_start"/);
+    const rows = ledgerRows(ws.dir);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].status, 'settled');
+  });
+
+  test('an API error result is an error, though its subtype says success', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'failing', 'SCENARIO=err500');
+    const { ran, record } = await runJson(ws, 'failing');
+    assert.equal(ran.code, 1);
+    assert.equal(record.outcome, 'error');
+    assert.match(record.error, /API error 500/);
+    assert.equal(ledgerRows(ws.dir).length, 1, 'still counted');
+  });
+
+  test('max turns ends with outcome max_turns', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'endless', 'SCENARIO=endless', { max_turns: 2 });
+    const { ran, record } = await runJson(ws, 'endless');
+    assert.equal(ran.code, 1);
+    assert.equal(record.outcome, 'max_turns');
+    assert.equal(record.turns, 3);
+  });
+
+  test('the watchdog ends a hung session and kills the detached grandchild a tool started', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { timeout: '4s', idle_timeout: '4s', kill_grace: '2s' } }));
+    writeAgent(ws, 'hanger', 'SCENARIO=bg-hang SLEEP=617', { allowed_tools: ['Bash'] });
+    const started = Date.now();
+    const { ran, record } = await runJson(ws, 'hanger');
+    assert.equal(ran.code, 1);
+    assert.equal(record.outcome, 'timeout');
+    assert.ok(Date.now() - started < 20_000, 'ended near the limit, not the CLI\'s own 600 s');
+    // Interrupted while waiting for the API, the CLI writes no result: the cost is our estimate
+    // from the first call's usage (1000 in / 100 out on sonnet).
+    assert.equal(record.cost_estimated, true);
+    assert.equal(record.cost_usd.toFixed(4), '0.0045');
+    const end = fs.readFileSync(path.join(ws.logs, `${record.started_at.slice(0, 10)}.log`), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.event === 'session_end');
+    assert.ok(end.killed >= 1, 'our sweep found the detached grandchild');
+    assert.deepEqual(processesMatching('sleep 617'), [], 'no orphan left behind');
+    assert.deepEqual(zombiesUnder(process.pid), [], 'no zombies');
+    assert.equal(ledgerRows(ws.dir)[0].outcome, 'timeout');
+  });
+
+  test('a stream that goes silent is ended as stalled', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { timeout: '60s', idle_timeout: '3s', kill_grace: '2s' } }));
+    writeAgent(ws, 'staller', 'SCENARIO=stall');
+    const { ran, record } = await runJson(ws, 'staller');
+    assert.equal(ran.code, 1);
+    assert.equal(record.outcome, 'stalled');
+    assert.ok(record.duration_ms < 20_000);
+  });
+
+  test('the same tool call over and over is a loop', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { max_turns: 30 }, loop: { max_repeats: 4, window: 10 } }));
+    writeAgent(ws, 'looper', 'SCENARIO=loop');
+    const { ran, record } = await runJson(ws, 'looper');
+    assert.equal(ran.code, 1);
+    assert.equal(record.outcome, 'loop');
+    const calls = api.requests.filter((r) => r.scenario === 'loop').length;
+    assert.ok(calls >= 4 && calls <= 6, `stopped soon after the 4th repeat (${calls} calls)`);
+  });
+
+  test('a short A B A B cycle is a loop', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { max_turns: 30 } }));
+    writeAgent(ws, 'cycler', 'SCENARIO=cycle');
+    const { record } = await runJson(ws, 'cycler');
+    assert.equal(record.outcome, 'loop');
+  });
+
+  test('the same tool with different inputs is not a loop', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { max_turns: 30 }, loop: { max_repeats: 3, window: 20 } }));
+    writeAgent(ws, 'varied', 'SCENARIO=varied N=8');
+    const { ran, record } = await runJson(ws, 'varied');
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(record.outcome, 'ok');
+    assert.equal(record.result, 'All steps done.');
+  });
+
+  test('a session whose spend passes max_usd_per_session is ended with outcome budget', async (t) => {
+    // 40k output tokens a call on sonnet = $0.603 a call; the ceiling is $1.
+    const ws = workspace(t, api.url, configYaml({ claude: { max_turns: 30 }, budget: { max_usd_per_session: 1, max_usd_per_day: 50 } }));
+    writeAgent(ws, 'spender', 'SCENARIO=costly');
+    const { ran, record } = await runJson(ws, 'spender');
+    assert.equal(ran.code, 1);
+    assert.equal(record.outcome, 'budget');
+    assert.ok(record.cost_usd > 1 && record.cost_usd < 2, `stopped within one call of the ceiling: ${record.cost_usd}`);
+  });
+
+  test('a missing CLI is spawn_failed and still counted', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { command: './no-such-claude' } }));
+    writeAgent(ws, 'orphan', 'SCENARIO=text');
+    const { ran, record } = await runJson(ws, 'orphan');
+    assert.equal(ran.code, 1);
+    assert.equal(record.outcome, 'spawn_failed');
+    assert.match(record.error, /not found/);
+    const budget = JSON.parse((await nightshift(['budget', '--json'], ws.env, ws.dir)).stdout);
+    assert.equal(budget.sessions, 1);
+  });
+
+  test('a reached daily limit refuses with 75 and names it; --force runs anyway', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ budget: { max_sessions_per_day: 1 } }));
+    writeAgent(ws, 'once', 'SCENARIO=text');
+    assert.equal((await runJson(ws, 'once')).ran.code, 0);
+    const refused = await nightshift(['run', 'once', '--json'], ws.env, ws.dir);
+    assert.equal(refused.code, 75);
+    assert.match(refused.stderr, /max_sessions_per_day/);
+    assert.equal(refused.stdout, '');
+    const forced = await runJson(ws, 'once', ['--force']);
+    assert.equal(forced.record.outcome, 'ok');
+    assert.equal(ledgerRows(ws.dir).length, 2);
+  });
+
+  test('an agent at its max_runs_per_day is refused', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'daily', 'SCENARIO=text', { max_runs_per_day: 1 });
+    await runJson(ws, 'daily');
+    const refused = await nightshift(['run', 'daily'], ws.env, ws.dir);
+    assert.equal(refused.code, 75);
+    assert.match(refused.stderr, /daily: max_runs_per_day reached: 1 of 1/);
+  });
+});

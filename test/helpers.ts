@@ -1,0 +1,152 @@
+// Shared test helpers: a temp dir per test with cleanup, the real CLI's path, a workspace with a
+// vault, agents and a config, and a way to run the built nightshift binary.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'node:test';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BIN = path.join(ROOT, 'dist', 'daemon', 'bin.js');
+export const CLAUDE = path.join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
+export const FIXTURES = path.join(ROOT, 'test', 'fixtures');
+
+export function tempDir(t: TestContext | null, prefix = 'nightshift-'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  t?.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export type Workspace = { dir: string; vault: string; prompts: string; config: string; logs: string; state: string; env: NodeJS.ProcessEnv };
+
+// YAML for a test config: the real CLI, short limits, explicit overrides merged in.
+export function configYaml(extra: { claude?: Record<string, unknown>; budget?: Record<string, unknown>; loop?: Record<string, unknown>; top?: string } = {}): string {
+  const claude = { command: CLAUDE, model: 'sonnet', max_turns: 10, timeout: '60s', idle_timeout: '30s', kill_grace: '3s', ...extra.claude };
+  const block = (name: string, o: Record<string, unknown> | undefined) =>
+    o ? `${name}:\n${Object.entries(o).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`).join('\n')}\n` : '';
+  return `${extra.top ?? ''}vault: ./vault\nstate_dir: ./state\nlog_dir: ./logs\nagents_dir: ./prompts\n${block('claude', claude)}${block('budget', extra.budget)}${block('loop', extra.loop)}`;
+}
+
+export function writeAgent(ws: Workspace, name: string, prompt: string, front: Record<string, unknown> = {}): void {
+  const fm = { allowed_tools: ['Bash(echo:*)'], ...front };
+  const yaml = Object.entries(fm).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join('\n');
+  fs.writeFileSync(path.join(ws.prompts, `${name}.md`), `---\n${yaml}\n---\n${prompt}\n`);
+}
+
+// A workspace whose sessions talk to the fake API at `apiUrl`.
+export function workspace(t: TestContext, apiUrl: string, yaml = configYaml()): Workspace {
+  const dir = tempDir(t);
+  const ws: Workspace = {
+    dir,
+    vault: path.join(dir, 'vault'),
+    prompts: path.join(dir, 'prompts'),
+    config: path.join(dir, 'nightshift.yaml'),
+    logs: path.join(dir, 'logs'),
+    state: path.join(dir, 'state'),
+    env: claudeTestEnv(dir, apiUrl),
+  };
+  fs.mkdirSync(ws.vault);
+  fs.mkdirSync(ws.prompts);
+  fs.writeFileSync(ws.config, yaml);
+  return ws;
+}
+
+// The environment the real CLI needs to run offline against the imitation, isolated per test.
+export function claudeTestEnv(dir: string, apiUrl: string): NodeJS.ProcessEnv {
+  const home = path.join(dir, 'home');
+  fs.mkdirSync(home, { recursive: true });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+    ANTHROPIC_BASE_URL: apiUrl,
+    ANTHROPIC_API_KEY: 'sk-test-nightshift-key',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    CLAUDE_CODE_MAX_RETRIES: '0',
+    API_TIMEOUT_MS: '20000',
+    NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'),
+  };
+  return env;
+}
+
+export type Ran = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+// Starts the built binary; `done` resolves when it exits.
+export function startNightshift(args: string[], env: NodeJS.ProcessEnv, cwd: string): { child: ChildProcess; done: Promise<Ran> } {
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c) => (stdout += c));
+  child.stderr!.on('data', (c) => (stderr += c));
+  const done = new Promise<Ran>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done };
+}
+
+export async function nightshift(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Ran> {
+  const ran = await startNightshift(args, env, cwd).done;
+  // Node warnings fail the tests.
+  if (/\(node:\d+\) \w*Warning/.test(ran.stderr)) throw new Error(`node warning in nightshift's stderr:\n${ran.stderr}`);
+  return ran;
+}
+
+export async function runJson(ws: Workspace, agent: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<{ ran: Ran; record: any }> {
+  const ran = await nightshift(['run', agent, '--json', ...extraArgs], { ...ws.env, ...env }, ws.dir);
+  let record: any = null;
+  try {
+    record = JSON.parse(ran.stdout);
+  } catch {
+    throw new Error(`run --json printed no JSON (exit ${ran.code}):\nstdout: ${ran.stdout}\nstderr: ${ran.stderr}`);
+  }
+  return { ran, record };
+}
+
+export async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// Live (non-zombie) processes whose command line contains `needle`.
+export function processesMatching(needle: string): Array<{ pid: number; state: string; cmdline: string }> {
+  const out = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+      if (cmdline.includes(needle) && Number(name) !== process.pid) out.push({ pid: Number(name), state, cmdline });
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+// Zombies whose parent is this test process or one of its descendants.
+export function zombiesUnder(root: number): number[] {
+  const procs: Array<{ pid: number; ppid: number; state: string }> = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.push({ pid: Number(name), ppid: Number(rest[1]), state: rest[0] });
+    } catch {
+      // gone
+    }
+  }
+  const under = new Set([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of procs) if (under.has(p.ppid) && !under.has(p.pid)) (under.add(p.pid), (grew = true));
+  }
+  return procs.filter((p) => p.state === 'Z' && under.has(p.ppid)).map((p) => p.pid);
+}

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { createLogger } from '../../logs/logger.js';
+import { makeRedactor, secretValues } from '../../logs/redact.js';
+
+describe('redaction', () => {
+  const env = {
+    ANTHROPIC_API_KEY: 'sk-ant-api03-abcdefghijklmnop',
+    DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789',
+    MY_SERVICE_TOKEN: 'tok"en-with\\quote',
+    SHORT_KEY: 'abc',
+    HOME: '/root/home-is-not-secret',
+  };
+  const redact = makeRedactor(secretValues(env));
+
+  test('secret values are replaced wherever they appear, raw or JSON-escaped', () => {
+    assert.equal(redact('key=sk-ant-api03-abcdefghijklmnop!'), 'key=[redacted]!');
+    assert.equal(redact(JSON.stringify({ v: 'x tok"en-with\\quote y' })), '{"v":"x [redacted] y"}');
+    assert.equal(redact('token AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 alone'), 'token [redacted] alone');
+    assert.equal(redact(env.DISCORD_WEBHOOK_URL), '[redacted]');
+  });
+
+  test('non-secret and too-short values are left alone', () => {
+    assert.equal(redact('/root/home-is-not-secret abc'), '/root/home-is-not-secret abc');
+  });
+
+  test('log lines pass through the redactor', () => {
+    const lines: string[] = [];
+    const log = createLogger({ redact, logDir: null, stderr: { write: (l) => lines.push(l) } });
+    log.info({ header: `x-api-key: ${env.ANTHROPIC_API_KEY}`, nested: { err: new Error(`bad ${env.MY_SERVICE_TOKEN}`) } }, `using ${env.ANTHROPIC_API_KEY}`);
+    assert.equal(lines.length, 1);
+    assert.ok(!lines[0].includes('sk-ant-api03'), lines[0]);
+    assert.ok(!lines[0].includes('en-with'), lines[0]);
+    assert.equal(JSON.parse(lines[0]).msg, 'using [redacted]');
+  });
+});
