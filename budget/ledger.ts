@@ -91,6 +91,14 @@ export class Ledger {
     return new Ledger(db, file, options.chargeOn ?? 'open');
   }
 
+  // Statements are compiled once per handle: settle runs on every session and in the bench.
+  private readonly statements = new Map<string, Database.Statement>();
+  private stmt(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) this.statements.set(sql, (st = this.db.prepare(sql)));
+    return st;
+  }
+
   close(): void {
     this.db.close();
   }
@@ -102,27 +110,27 @@ export class Ledger {
   }
 
   private insert(s: OpenSession): void {
-    this.db.prepare(`INSERT INTO sessions (id, agent, day, status, started_at, transcript, model, supervisor_pid, supervisor_start)
+    this.stmt(`INSERT INTO sessions (id, agent, day, status, started_at, transcript, model, supervisor_pid, supervisor_start)
       VALUES (@id, @agent, @day, 'running', @started_at, @transcript, @model, @supervisor_pid, @supervisor_start)`).run(s);
   }
 
   setChild(id: string, pid: number): void {
-    this.db.prepare('UPDATE sessions SET child_pid = ? WHERE id = ?').run(pid, id);
+    this.stmt('UPDATE sessions SET child_pid = ? WHERE id = ?').run(pid, id);
   }
 
   // The running estimate, so a session whose supervisor dies still carries its spend.
   progress(id: string, costUsd: number, turns: number): void {
-    this.db.prepare(`UPDATE sessions SET cost_usd = ?, turns = ?, cost_estimated = 1 WHERE id = ? AND status = 'running'`).run(costUsd, turns, id);
+    this.stmt(`UPDATE sessions SET cost_usd = ?, turns = ?, cost_estimated = 1 WHERE id = ? AND status = 'running'`).run(costUsd, turns, id);
   }
 
   settle(open: OpenSession, s: Settlement): void {
     const row = { ...open, ...s, cost_estimated: s.cost_estimated ? 1 : 0 };
     this.db.transaction(() => {
-      const exists = this.db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(open.id);
+      const exists = this.stmt('SELECT 1 FROM sessions WHERE id = ?').get(open.id);
       if (!exists) {
         this.insert(open);
       }
-      this.db.prepare(`UPDATE sessions SET status = 'settled', outcome = @outcome, ended_at = @ended_at, duration_ms = @duration_ms,
+      this.stmt(`UPDATE sessions SET status = 'settled', outcome = @outcome, ended_at = @ended_at, duration_ms = @duration_ms,
         cost_usd = @cost_usd, cost_estimated = @cost_estimated, turns = @turns, exit_code = @exit_code, result = @result,
         error = @error, input_tokens = @input_tokens, output_tokens = @output_tokens WHERE id = @id`).run(row);
     })();
@@ -130,19 +138,19 @@ export class Ledger {
 
   // Sessions whose supervisor is gone; `alive` says whether a (pid, start) still runs.
   orphans(alive: (pid: number, start: string | null) => boolean): SessionRow[] {
-    const rows = this.db.prepare(`SELECT * FROM sessions WHERE status = 'running'`).all() as SessionRow[];
+    const rows = this.stmt(`SELECT * FROM sessions WHERE status = 'running'`).all() as SessionRow[];
     return rows.filter((r) => !(r.supervisor_pid && alive(r.supervisor_pid, r.supervisor_start)));
   }
 
   // Settles a dead supervisor's session as abandoned, keeping the spend it had recorded.
   abandon(row: SessionRow, endedAt: Date): void {
     const duration = Math.max(0, endedAt.getTime() - Date.parse(row.started_at));
-    this.db.prepare(`UPDATE sessions SET status = 'settled', outcome = 'abandoned', ended_at = ?, duration_ms = ?, cost_estimated = 1,
+    this.stmt(`UPDATE sessions SET status = 'settled', outcome = 'abandoned', ended_at = ?, duration_ms = ?, cost_estimated = 1,
       exit_code = 1, error = 'the supervisor died before the session ended' WHERE id = ? AND status = 'running'`).run(endedAt.toISOString(), duration, row.id);
   }
 
   dayTotals(day: string): DayTotals {
-    const rows = this.db.prepare('SELECT agent, COUNT(*) AS n, TOTAL(cost_usd) AS usd FROM sessions WHERE day = ? GROUP BY agent').all(day) as Array<{ agent: string; n: number; usd: number }>;
+    const rows = this.stmt('SELECT agent, COUNT(*) AS n, TOTAL(cost_usd) AS usd FROM sessions WHERE day = ? GROUP BY agent').all(day) as Array<{ agent: string; n: number; usd: number }>;
     const byAgent: DayTotals['byAgent'] = {};
     let sessions = 0;
     let costUsd = 0;
@@ -155,11 +163,11 @@ export class Ledger {
   }
 
   recent(limit: number): SessionRow[] {
-    return this.db.prepare('SELECT * FROM sessions ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as SessionRow[];
+    return this.stmt('SELECT * FROM sessions ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as SessionRow[];
   }
 
   get(id: string): SessionRow | null {
-    return (this.db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined) ?? null;
+    return (this.stmt('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined) ?? null;
   }
 
   integrity(): string {

@@ -26,6 +26,13 @@ export type TrackerEvent =
 export type Tokens = { input: number; output: number; cacheRead: number; cacheWrite: number };
 
 const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const usageOf = (u: any): CallUsage => ({ input: n(u?.input_tokens), cacheWrite: n(u?.cache_creation_input_tokens), cacheRead: n(u?.cache_read_input_tokens), output: n(u?.output_tokens) });
+function add(into: CallUsage, u: CallUsage): void {
+  into.input += u.input;
+  into.cacheWrite += u.cacheWrite;
+  into.cacheRead += u.cacheRead;
+  into.output += u.output;
+}
 
 export class StreamTracker {
   garbage = 0;
@@ -38,11 +45,15 @@ export class StreamTracker {
   result: ResultMessage | null = null;
   loop: LoopVerdict | null = null;
   private readonly detector: LoopDetector;
-  // Usage of finished and in-flight API calls, from stream_event message_start/message_delta.
-  private readonly calls: CallUsage[] = [];
+  // Usage from stream_event message_start/message_delta: totals of finished calls plus the one
+  // in flight, kept as running sums so each event costs O(1) however long the session.
+  private readonly finished: CallUsage = { input: 0, cacheWrite: 0, cacheRead: 0, output: 0 };
+  private finishedUsd = 0;
   private current: CallUsage | null = null;
-  // Without partial messages, assistant lines' usage per message id (not final, but a floor).
-  private readonly byMessage = new Map<string, CallUsage>();
+  // Without partial messages, assistant lines' usage once per message id (not final, but a floor).
+  private readonly seenMessages = new Set<string>();
+  private readonly fromAssistant: CallUsage = { input: 0, cacheWrite: 0, cacheRead: 0, output: 0 };
+  private fromAssistantUsd = 0;
 
   constructor(limits: LoopLimits, model: string | null = null) {
     this.detector = new LoopDetector(limits);
@@ -79,9 +90,11 @@ export class StreamTracker {
       case 'stream_event': {
         const ev = msg.event ?? {};
         if (ev.type === 'message_start') {
-          const u = ev.message?.usage ?? {};
-          this.current = { input: n(u.input_tokens), cacheWrite: n(u.cache_creation_input_tokens), cacheRead: n(u.cache_read_input_tokens), output: n(u.output_tokens) };
-          this.calls.push(this.current);
+          if (this.current) {
+            add(this.finished, this.current);
+            this.finishedUsd += costOf(this.model, this.current);
+          }
+          this.current = usageOf(ev.message?.usage);
           this.apiCalls++;
           out.push({ type: 'cost', usd: this.estimatedCost() });
         } else if (ev.type === 'message_delta' && this.current) {
@@ -93,9 +106,11 @@ export class StreamTracker {
       }
       case 'assistant': {
         const m = msg.message ?? {};
-        if (typeof m.id === 'string' && m.usage && !this.byMessage.has(m.id)) {
-          const u = m.usage;
-          this.byMessage.set(m.id, { input: n(u.input_tokens), cacheWrite: n(u.cache_creation_input_tokens), cacheRead: n(u.cache_read_input_tokens), output: n(u.output_tokens) });
+        if (typeof m.id === 'string' && m.usage && !this.seenMessages.has(m.id)) {
+          this.seenMessages.add(m.id);
+          const u = usageOf(m.usage);
+          add(this.fromAssistant, u);
+          this.fromAssistantUsd += costOf(this.model, u);
         }
         for (const block of Array.isArray(m.content) ? m.content : []) {
           if (block?.type === 'text' && typeof block.text === 'string') this.lastText = block.text;
@@ -120,8 +135,8 @@ export class StreamTracker {
 
   // Our running estimate from the usage the stream reported.
   estimatedCost(): number {
-    const calls = this.calls.length ? this.calls : [...this.byMessage.values()];
-    return calls.reduce((sum, u) => sum + costOf(this.model, u), 0);
+    if (this.current) return this.finishedUsd + costOf(this.model, this.current);
+    return this.fromAssistantUsd;
   }
 
   // The CLI's own total when it sent a result, else our estimate.
@@ -144,12 +159,14 @@ export class StreamTracker {
       }
       return t;
     }
-    const calls = this.calls.length ? this.calls : [...this.byMessage.values()];
-    return calls.reduce((t, u) => ({ input: t.input + u.input, output: t.output + u.output, cacheRead: t.cacheRead + u.cacheRead, cacheWrite: t.cacheWrite + u.cacheWrite }), { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
+    if (!this.current) return { ...this.fromAssistant };
+    const t = { ...this.finished };
+    add(t, this.current);
+    return t;
   }
 
   // num_turns from the result, else the API calls we saw.
   turns(): number {
-    return typeof this.result?.num_turns === 'number' ? this.result.num_turns : Math.max(this.apiCalls, this.byMessage.size);
+    return typeof this.result?.num_turns === 'number' ? this.result.num_turns : Math.max(this.apiCalls, this.seenMessages.size);
   }
 }

@@ -1,0 +1,142 @@
+// `npm run bench`: speed figures as ratios against a baseline measured in the same run. Nothing
+// here is asserted; the numbers go in closing notes and PRs.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { Ledger } from '../budget/ledger.js';
+import { LineSplitter } from '../sessions/line-splitter.js';
+import { StreamTracker } from '../sessions/stream-tracker.js';
+import { startFakeApi } from '../test/fake-api.js';
+import { CLAUDE, claudeTestEnv, configYaml, nightshift } from '../test/helpers.js';
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (n: number, d = 1) => n.toFixed(d);
+const report: Record<string, unknown> = {};
+
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const c = spawn(cmd, args, { env, cwd, stdio: 'ignore' });
+    c.on('error', reject);
+    c.on('close', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${cmd} exited ${code}`))));
+  });
+}
+
+async function supervisorOverhead(runs = 10) {
+  const api = await startFakeApi();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-bench-'));
+  try {
+    fs.mkdirSync(path.join(dir, 'vault'));
+    fs.mkdirSync(path.join(dir, 'prompts'));
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ budget: { max_sessions_per_day: 1000 } }));
+    fs.writeFileSync(path.join(dir, 'prompts', 'bench.md'), '---\nallowed_tools: ["Bash(echo:*)"]\n---\nSCENARIO=tool\n');
+    const env = claudeTestEnv(dir, api.url);
+    const bare = ['-p', 'SCENARIO=tool', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--max-turns', '10', '--model', 'sonnet', '--allowedTools', 'Bash(echo:*)'];
+    const cli: number[] = [];
+    const ns: number[] = [];
+    // Interleaved, so drift on the machine hits both sides alike.
+    for (let i = 0; i < runs; i++) {
+      cli.push(await timed(CLAUDE, bare, env, path.join(dir, 'vault')));
+      const t0 = performance.now();
+      const r = await nightshift(['run', 'bench', '--json'], env, dir);
+      if (r.code !== 0) throw new Error(`nightshift run failed: ${r.stderr}`);
+      ns.push(performance.now() - t0);
+      process.stderr.write('.');
+    }
+    process.stderr.write('\n');
+    const c = median(cli);
+    const n = median(ns);
+    report.supervisor = { runs, bare_cli_median_ms: Math.round(c), nightshift_median_ms: Math.round(n), added_ms: Math.round(n - c), ratio: +(n / c).toFixed(3) };
+    console.log(`supervisor overhead: nightshift run ${fmt(n, 0)} ms vs bare CLI ${fmt(c, 0)} ms (median of ${runs}): ratio ${fmt(n / c, 3)}, +${fmt(n - c, 0)} ms`);
+  } finally {
+    await api.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// A synthetic stream: init, then per API call message_start, deltas, one assistant tool_use, a
+// user tool_result, message_delta; a result at the end.
+function syntheticStream(events: number): string {
+  const lines = ['{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-5"}'];
+  let i = 0;
+  while (lines.length < events - 1) {
+    lines.push(JSON.stringify({ type: 'stream_event', event: { type: 'message_start', message: { usage: { input_tokens: 1000, output_tokens: 1 } } } }));
+    lines.push(JSON.stringify({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'working on it' } } }));
+    lines.push(JSON.stringify({ type: 'assistant', message: { id: `m${i}`, content: [{ type: 'tool_use', id: `t${i}`, name: 'Bash', input: { command: `echo ${i}`, description: 'step' } }], usage: { input_tokens: 1000, output_tokens: 1 } } }));
+    lines.push(JSON.stringify({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: `${i}` }] } }));
+    lines.push(JSON.stringify({ type: 'stream_event', event: { type: 'message_delta', usage: { output_tokens: 100 } } }));
+    i++;
+  }
+  lines.push('{"type":"result","subtype":"success","is_error":false,"num_turns":1,"total_cost_usd":1}');
+  return `${lines.slice(0, events).join('\n')}\n`;
+}
+
+function streamThroughput(events = 100_000) {
+  const text = syntheticStream(events);
+  const chunks: string[] = [];
+  for (let i = 0; i < text.length; i += 65536) chunks.push(text.slice(i, i + 65536));
+  const best = (fn: () => void) => {
+    let b = Infinity;
+    for (let r = 0; r < 5; r++) {
+      const t0 = performance.now();
+      fn();
+      b = Math.min(b, performance.now() - t0);
+    }
+    return b;
+  };
+  // Baseline: split on newlines and JSON.parse each line, nothing else.
+  const base = best(() => {
+    let n = 0;
+    for (const l of text.split('\n')) if (l) (JSON.parse(l), n++);
+  });
+  const ours = best(() => {
+    const tracker = new StreamTracker({ maxRepeats: 5, window: 20, cycleRepeats: 3 });
+    const s = new LineSplitter();
+    for (const c of chunks) s.push(c, (l) => tracker.feedLine(l));
+    s.end((l) => tracker.feedLine(l));
+    if (tracker.loop) throw new Error('synthetic stream must not be a loop');
+  });
+  report.stream = { events, events_per_s: Math.round(events / (ours / 1000)), baseline_events_per_s: Math.round(events / (base / 1000)), ratio_to_bare_parse: +(ours / base).toFixed(3) };
+  console.log(`stream reader + loop detector: ${fmt(events / ours, 0)}k events/s vs bare split+JSON.parse ${fmt(events / base, 0)}k events/s: ${fmt(ours / base, 2)}x the time`);
+}
+
+function ledgerPairs(n = 2000) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-bench-'));
+  try {
+    const ledger = Ledger.open(path.join(dir, 'l.db'));
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const open = { id: `s${i}`, agent: 'a', day: '2026-11-30', started_at: new Date().toISOString(), transcript: null, model: 'sonnet', supervisor_pid: 1, supervisor_start: null };
+      ledger.open(open);
+      ledger.settle(open, { outcome: 'ok', ended_at: new Date().toISOString(), duration_ms: 1, cost_usd: 0.01, cost_estimated: false, turns: 1, exit_code: 0, result: 'r', error: null, input_tokens: 1, output_tokens: 1 });
+    }
+    const ours = performance.now() - t0;
+    ledger.close();
+    // Baseline: the same two writes as bare statements on an identical WAL database.
+    const db = new Database(path.join(dir, 'b.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec('CREATE TABLE t (id TEXT PRIMARY KEY, a TEXT, cost REAL, outcome TEXT)');
+    const ins = db.prepare('INSERT INTO t (id, a) VALUES (?, ?)');
+    const upd = db.prepare('UPDATE t SET cost = ?, outcome = ? WHERE id = ?');
+    const t1 = performance.now();
+    for (let i = 0; i < n; i++) {
+      ins.run(`s${i}`, 'a');
+      upd.run(0.01, 'ok', `s${i}`);
+    }
+    const base = performance.now() - t1;
+    db.close();
+    report.ledger = { pairs: n, pairs_per_s: Math.round(n / (ours / 1000)), baseline_pairs_per_s: Math.round(n / (base / 1000)), ratio: +(ours / base).toFixed(3) };
+    console.log(`ledger open+settle: ${fmt(n / ours * 1000, 0)} pairs/s vs bare insert+update ${fmt(n / base * 1000, 0)} pairs/s: ${fmt(ours / base, 2)}x the time`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const only = process.argv[2];
+if (!only || only === 'stream') streamThroughput();
+if (!only || only === 'ledger') ledgerPairs();
+if (!only || only === 'supervisor') await supervisorOverhead();
+if (process.argv.includes('--json')) console.log(JSON.stringify(report));
