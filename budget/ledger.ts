@@ -162,6 +162,19 @@ export class Ledger {
     return { sessions, costUsd, byAgent };
   }
 
+  // Per agent: sessions today and when the last one (any day) began; for dispatch.
+  history(day: string): Record<string, { today: number; lastStartedAt: Date | null }> {
+    const rows = this.stmt(`SELECT agent, SUM(day = ?) AS today, MAX(started_at) AS last FROM sessions GROUP BY agent`).all(day) as Array<{ agent: string; today: number; last: string | null }>;
+    const out: Record<string, { today: number; lastStartedAt: Date | null }> = {};
+    for (const r of rows) out[r.agent] = { today: r.today ?? 0, lastStartedAt: r.last ? new Date(r.last) : null };
+    return out;
+  }
+
+  lastOkAt(): string | null {
+    const r = this.stmt(`SELECT MAX(ended_at) AS at FROM sessions WHERE outcome = 'ok'`).get() as { at: string | null };
+    return r.at;
+  }
+
   recent(limit: number): SessionRow[] {
     return this.stmt('SELECT * FROM sessions ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as SessionRow[];
   }

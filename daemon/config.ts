@@ -3,11 +3,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
+import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
 import { CONFIG_DEFAULT_FILE, CONFIG_ENV, DEFAULTS } from './defaults.js';
 import { parseDuration } from './duration.js';
+import { parseDays, parseHours } from './schedule-spec.js';
 import { ConfigError } from './errors.js';
-import { crossFieldProblems } from './rules.js';
+import { crossFieldProblems, unknownDispatchAgents } from './rules.js';
 
 const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default', 'dontAsk', 'plan'] as const;
 
@@ -35,6 +37,34 @@ const timezone = z.string().refine((tz) => {
     return false;
   }
 }, { message: 'Expected an IANA time zone such as `UTC` or `Europe/Berlin`' });
+
+const specField = (parse: (v: unknown) => number[] | string) =>
+  z.unknown().transform((v, ctx) => {
+    const r = parse(v);
+    if (typeof r === 'string') {
+      ctx.addIssue({ code: 'custom', message: r });
+      return z.NEVER;
+    }
+    return r;
+  });
+
+// One dispatch rule: the first whose conditions hold and whose agent is within its limits wins.
+const DispatchRule = z.strictObject({
+  agent: nonEmpty,
+  days: specField(parseDays).optional(),
+  hours: specField(parseHours).optional(),
+  min_interval: duration(1000).optional(),
+  max_runs_per_day: posInt.optional(),
+});
+
+const cronList = z
+  .union([nonEmpty, z.array(nonEmpty).min(1)])
+  .transform((v) => (Array.isArray(v) ? v : [v]))
+  .superRefine((list, ctx) => {
+    list.forEach((expr, i) => {
+      if (!validateCron(expr)) ctx.addIssue({ code: 'custom', path: [i], message: `Expected a cron expression like \`0 */6 * * *\`, got \`${expr}\`` });
+    });
+  });
 
 export const ConfigSchema = z.strictObject({
   vault: nonEmpty.default(DEFAULTS.vault),
@@ -65,6 +95,25 @@ export const ConfigSchema = z.strictObject({
       max_usd_per_session: usd.default(DEFAULTS.budget.max_usd_per_session),
     })
     .prefault({}),
+  dispatch: z.array(DispatchRule).default([]),
+  git: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      remote: nonEmpty.default(DEFAULTS.git.remote),
+      branch: nonEmpty.optional(),
+      lock_file: nonEmpty.optional(),
+      lock_timeout: duration(0).prefault(DEFAULTS.git.lock_timeout),
+      push_retries: posInt.default(DEFAULTS.git.push_retries),
+      author_name: nonEmpty.default(DEFAULTS.git.author_name),
+      author_email: nonEmpty.default(DEFAULTS.git.author_email),
+    })
+    .prefault({}),
+  daemon: z
+    .strictObject({
+      schedule: cronList.prefault(DEFAULTS.daemon.schedule),
+      shutdown_grace: duration(0).prefault(DEFAULTS.daemon.shutdown_grace),
+    })
+    .prefault({}),
   loop: z
     .strictObject({
       max_repeats: z.number().int().min(2, 'Expected at least 2').default(DEFAULTS.loop.max_repeats),
@@ -76,7 +125,7 @@ export const ConfigSchema = z.strictObject({
 
 export type RawConfig = z.output<typeof ConfigSchema>;
 // Paths absolute; `file` and `dir` say where it came from.
-export type Config = RawConfig & { file: string; dir: string };
+export type Config = Omit<RawConfig, 'git'> & { git: RawConfig['git'] & { lock_file: string }; file: string; dir: string };
 
 // Where the config comes from: --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml.
 export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
@@ -105,6 +154,7 @@ export function validateConfig(data: unknown, file: string): { config: Config; p
     log_dir: abs(c.log_dir),
     agents_dir: abs(c.agents_dir),
     claude: { ...c.claude, command },
+    git: { ...c.git, lock_file: c.git.lock_file ? abs(c.git.lock_file) : path.join(abs(c.state_dir), 'git.lock') },
     file,
     dir,
   };
@@ -132,5 +182,16 @@ export function loadConfig(file: string): Config {
   }
   const result = validateConfig(data, file);
   if (result.problems) throw new ConfigError(file, result.problems);
+  const unknown = unknownDispatchAgents(result.config, agentNames(result.config.agents_dir));
+  if (unknown.length) throw new ConfigError(file, unknown);
   return result.config;
+}
+
+// The agent names in agents_dir, or [] when it cannot be read (then every rule names a missing agent).
+export function agentNames(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).filter((f) => f.endsWith('.md')).map((f) => f.slice(0, -3));
+  } catch {
+    return [];
+  }
 }

@@ -17,6 +17,13 @@ Commands:
   budget               today's spend and session count against the limits
   sessions             the latest sessions, newest first
   show <session-id>    one session
+  tick                 what the timer fires: dispatch, budget, git pull, one session, git push
+  next                 which agent the next tick would run, and why not the others
+  status               budget, last sessions, next decision, locks, unpushed commits
+  lock -- CMD...       run CMD holding the host-wide git lock
+  daemon               run ticks on daemon.schedule (node-cron) until SIGTERM
+  systemd print|install  render the systemd units for this install
+  alert --unit NAME    record a failed unit (used by nightshift-alert@.service)
 
 Global options:
   --config PATH        config file (else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml)
@@ -51,4 +58,38 @@ The latest sessions, newest first (default 20), each shaped like \`run --json\`.
   show: `Usage: nightshift show <session-id> [--json] [--config PATH]
 
 One session from the ledger, shaped like \`run --json\`.`,
+  tick: `Usage: nightshift tick [--json] [--config PATH]
+
+One tick: run lock -> settle abandoned sessions -> dispatch -> budget -> git pull -> session ->
+git commit/push -> report. A second tick while one runs exits 0 at once with reason "locked".
+A skip (nothing due, a limit, locked) exits 0; a session that did not end ok exits 1.
+--json: {action: "session"|"skip", reason, session: <as run --json>|null,
+         git: {pulled, committed, pushed, branch, error}}`,
+  next: `Usage: nightshift next [--at ISO-TIME] [--json] [--config PATH]
+
+Explains the dispatch decision at --at (default now) without running anything: which rule won, and
+for every rule before it, why not.
+--json: {agent: name|null, rule: index|null, reason, rules: [{index, agent, matched, why}]}`,
+  status: `Usage: nightshift status [--json] [--config PATH]
+
+--json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json>,
+         locks: {run, git}, unpushed, last_ok_at}`,
+  lock: `Usage: nightshift lock [--timeout 120s] [--config PATH] -- CMD [ARGS...]
+
+Runs CMD while holding the host-wide git lock that every nightshift process takes before touching
+the vault's git (the flock(1) habit). Exits with CMD's exit code; 75 if the lock was not obtained
+within --timeout (default git.lock_timeout).`,
+  daemon: `Usage: nightshift daemon [--config PATH]
+
+Runs the tick on each cron expression of daemon.schedule (in budget.timezone), never two at once.
+SIGTERM/SIGINT: stop scheduling, let a running session finish within daemon.shutdown_grace, then end
+it and settle it; exit 0.`,
+  systemd: `Usage: nightshift systemd print|install [--user NAME] [--on-calendar SPEC] [--prefix DIR] [--config PATH]
+
+Renders nightshift.service, nightshift.timer, nightshift-daemon.service and
+nightshift-alert@.service with this install's paths. install writes them to --prefix (default
+/etc/systemd/system) and prints the systemctl line to run; it never runs systemctl itself.`,
+  alert: `Usage: nightshift alert --unit NAME [--config PATH]
+
+Records that a systemd unit failed (journald and the daily log). Used by OnFailure=.`,
 };

@@ -1,6 +1,7 @@
 // The CLI entry: parses arguments, wires production dependencies, runs a command, and is the one
 // place that maps errors to exit codes and calls process.exit.
 import { parseArgs } from 'node:util';
+import { execa } from 'execa';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dayOf } from '../budget/day.js';
@@ -9,15 +10,24 @@ import { createLogger, type Logger } from '../logs/logger.js';
 import { makeRedactor, secretValues, type Redactor } from '../logs/redact.js';
 import { loadAgent, loadAgents } from './agents.js';
 import { configPath, loadConfig, type Config } from './config.js';
-import { formatDuration } from './duration.js';
-import { ConfigError, EXIT, NightshiftError, UsageError } from './errors.js';
+import { formatDuration, parseDuration } from './duration.js';
+import { runDaemon } from './daemon.js';
+import { ConfigError, EXIT, LockedError, NightshiftError, UsageError } from './errors.js';
+import type { GitReport } from './git-sync.js';
+import { acquireLock, lockOwner, type LockOwner } from './lock.js';
+import { installUnits, renderUnits } from './systemd.js';
+import { explain, status, tick } from './tick.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
+import { budgetReport } from './budget-report.js';
 import { reconcile } from './reconcile.js';
-import { ledgerFile, runAgent } from './run.js';
+import { ledgerFile, runAgent, type RunDeps } from './run.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 
 type Io = { out: (text: string) => void; redact: Redactor };
-type Flags = { config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean };
+type Flags = {
+  config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
+  at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
+};
 
 const OPTIONS = {
   config: { type: 'string' },
@@ -25,6 +35,12 @@ const OPTIONS = {
   force: { type: 'boolean' },
   date: { type: 'string' },
   limit: { type: 'string' },
+  at: { type: 'string' },
+  timeout: { type: 'string' },
+  user: { type: 'string' },
+  'on-calendar': { type: 'string' },
+  prefix: { type: 'string' },
+  unit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -35,6 +51,13 @@ const ALLOWED: Record<string, Array<keyof Flags>> = {
   budget: ['config', 'json', 'date'],
   sessions: ['config', 'json', 'limit'],
   show: ['config', 'json'],
+  tick: ['config', 'json'],
+  next: ['config', 'json', 'at'],
+  status: ['config', 'json'],
+  lock: ['config', 'timeout'],
+  daemon: ['config'],
+  systemd: ['config', 'user', 'on-calendar', 'prefix'],
+  alert: ['config', 'unit'],
 };
 
 function version(): string {
@@ -113,6 +136,20 @@ export async function main(deps: MainDeps): Promise<number> {
         return await cmdSessions(config, flags, io, logger);
       case 'show':
         return await cmdShow(config, positional(positionals, 'show', 'session-id'), flags, io, logger);
+      case 'tick':
+        return await cmdTick(config, flags, io, logger, deps.env);
+      case 'next':
+        return await cmdNext(config, flags, io, logger);
+      case 'status':
+        return await cmdStatus(config, flags, io, logger);
+      case 'lock':
+        return await cmdLock(config, positionals, flags, logger, deps.env);
+      case 'daemon':
+        return await cmdDaemon(config, logger, io, deps.env);
+      case 'systemd':
+        return cmdSystemd(config, positionals, flags, io);
+      case 'alert':
+        return cmdAlert(flags, logger);
     }
     throw new UsageError(`Unknown command \`${command}\``);
   } catch (err) {
@@ -128,33 +165,142 @@ export async function main(deps: MainDeps): Promise<number> {
   }
 }
 
-async function cmdRun(config: Config, name: string, flags: Flags, io: Io, logger: Logger, env: NodeJS.ProcessEnv): Promise<number> {
-  const agent = loadAgent(config, name);
-  // SIGTERM (systemd stopping us) or SIGINT ends the session the same way a watchdog does, and
-  // the ledger is still settled before we exit.
+// SIGTERM (systemd stopping us) or SIGINT ends the session the same way a watchdog does, and
+// the ledger is still settled before we exit.
+async function withStopSignal<T>(logger: Logger, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
-    logger.warn({ event: 'signal', signal: sig }, `received ${sig}: ending the session`);
+    logger.warn({ event: 'signal', signal: sig }, `received ${sig}: ${what}`);
     controller.abort(sig);
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    const record = await runAgent(config, agent, { force: !!flags.force }, {
-      env,
-      logger,
-      redact: io.redact,
-      now: () => new Date(),
-      signal: controller.signal,
-      // Test-only negative control: a ledger that charges at the end (see budget/ledger.ts).
-      chargeOn: env.NIGHTSHIFT_TEST_CHARGE_ON === 'settle' ? 'settle' : 'open',
-    });
-    printRecord(io, record, flags.json);
-    return record.exit_code;
+    return await fn(controller.signal);
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+function runDeps(io: Io, logger: Logger, env: NodeJS.ProcessEnv, signal?: AbortSignal): RunDeps {
+  return {
+    env,
+    logger,
+    redact: io.redact,
+    now: () => new Date(),
+    signal,
+    // Test-only negative control: a ledger that charges at the end (see budget/ledger.ts).
+    chargeOn: env.NIGHTSHIFT_TEST_CHARGE_ON === 'settle' ? 'settle' : 'open',
+  };
+}
+
+async function cmdRun(config: Config, name: string, flags: Flags, io: Io, logger: Logger, env: NodeJS.ProcessEnv): Promise<number> {
+  const agent = loadAgent(config, name);
+  const { session } = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
+  printRecord(io, session, flags.json);
+  return session.exit_code;
+}
+
+// A skip (nothing due, a limit, locked) exits 0; a failed session exits 1 so OnFailure= fires.
+async function cmdTick(config: Config, flags: Flags, io: Io, logger: Logger, env: NodeJS.ProcessEnv): Promise<number> {
+  const r = await withStopSignal(logger, 'ending the session', (signal) => tick(config, runDeps(io, logger, env, signal)));
+  if (flags.json) io.out(JSON.stringify(r));
+  else if (r.action === 'skip') io.out(`skip: ${r.reason}`);
+  else {
+    printRecord(io, r.session!, false);
+    io.out(`git       ${gitLine(r.git)}`);
+  }
+  return r.session ? r.session.exit_code : EXIT.OK;
+}
+
+function gitLine(g: GitReport): string {
+  const parts = [g.pulled ? 'pulled' : 'not pulled', g.committed ? 'committed' : 'nothing committed', g.pushed ? 'pushed' : 'not pushed'];
+  if (g.branch) parts.push(`branch ${g.branch}`);
+  return `${parts.join(', ')}${g.error ? ` (${g.error})` : ''}`;
+}
+
+async function cmdNext(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
+  const at = flags.at === undefined ? new Date() : new Date(flags.at);
+  if (Number.isNaN(at.getTime())) throw new UsageError(`Expected --at as an ISO time like 2026-12-01T15:00:00Z, got \`${flags.at}\``);
+  const agents = loadAgents(config);
+  const d = await withLedger(config, logger, (l) => explain(config, agents, l, at));
+  if (flags.json) io.out(JSON.stringify(d));
+  else {
+    const lines = [d.agent ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
+    for (const r of d.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
+    io.out(lines.join('\n'));
+  }
+  return EXIT.OK;
+}
+
+async function cmdStatus(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
+  const now = new Date();
+  const ledger = Ledger.open(ledgerFile(config));
+  try {
+    await reconcile(ledger, { logger, now: () => now });
+    const s = await status(config, ledger, now);
+    if (flags.json) io.out(JSON.stringify(s));
+    else {
+      const age = s.last_ok_at ? `${Math.round((now.getTime() - Date.parse(s.last_ok_at)) / 3_600_000)}h ago (${s.last_ok_at})` : 'never';
+      const lock = (l: LockOwner | null) => (l ? `held by pid ${l.pid} since ${l.since}` : 'free');
+      io.out([
+        `budget    ${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of $${s.budget.max_usd} (${s.budget.date})`,
+        `next      ${s.next.agent ?? 'nothing'} (${s.next.reason})`,
+        `last ok   ${age}`,
+        `run lock  ${lock(s.locks.run)}`,
+        `git lock  ${lock(s.locks.git)}`,
+        `unpushed  ${s.unpushed ?? 'n/a'}`,
+        ...s.last_sessions.map((r) => `  ${r.id}  ${r.outcome.padEnd(12)} ${money(r.cost_usd)}`),
+      ].join('\n'));
+    }
+  } finally {
+    ledger.close();
+  }
+  return EXIT.OK;
+}
+
+// `nightshift lock -- CMD...`: CMD runs holding the host-wide git lock (the flock(1) habit).
+async function cmdLock(config: Config, positionals: string[], flags: Flags, logger: Logger, env: NodeJS.ProcessEnv): Promise<number> {
+  if (!positionals.length) throw new UsageError('Expected `nightshift lock [--timeout 120s] -- CMD...`, got no command');
+  const timeout = flags.timeout === undefined ? config.git.lock_timeout : parseDuration(flags.timeout);
+  if (timeout === null) throw new UsageError(`Expected --timeout as a duration like \`90s\`, got \`${flags.timeout}\``);
+  const held = await acquireLock(config.git.lock_file, { timeoutMs: timeout, purpose: `lock: ${positionals.join(' ')}`.slice(0, 200), logger });
+  if (!held) {
+    const owner = lockOwner(config.git.lock_file);
+    throw new LockedError(`git lock ${config.git.lock_file} not obtained within ${formatDuration(timeout)}${owner ? ` (held by pid ${owner.pid} since ${owner.since})` : ''}`);
+  }
+  try {
+    const r = await execa(positionals[0], positionals.slice(1), { stdio: 'inherit', reject: false, env, extendEnv: false });
+    if (r.exitCode === undefined) throw new UsageError(`cannot run \`${positionals[0]}\`: ${r.shortMessage ?? 'not found'}`);
+    return r.exitCode;
+  } finally {
+    await held.release();
+  }
+}
+
+async function cmdDaemon(config: Config, logger: Logger, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
+  return withStopSignal(logger, 'stopping the daemon', (stopSignal) => runDaemon(config, { ...runDeps(io, logger, env), stopSignal }));
+}
+
+function cmdSystemd(config: Config, positionals: string[], flags: Flags, io: Io): number {
+  const [action, ...rest] = positionals;
+  if ((action !== 'print' && action !== 'install') || rest.length) throw new UsageError('Expected `nightshift systemd print|install [--user NAME] [--on-calendar SPEC] [--prefix DIR]`');
+  const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: flags['on-calendar'] });
+  if (action === 'print') {
+    io.out(units.map((u) => `# ---- ${u.name} ----\n${u.text}`).join('\n'));
+    return EXIT.OK;
+  }
+  const files = installUnits(units, flags.prefix ?? '/etc/systemd/system');
+  io.out([...files.map((f) => `wrote ${f}`), '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
+  return EXIT.OK;
+}
+
+// Run by nightshift-alert@.service when a unit fails: one error event in journald and the daily log.
+function cmdAlert(flags: Flags, logger: Logger): number {
+  if (!flags.unit) throw new UsageError('Expected `nightshift alert --unit NAME`');
+  logger.error({ event: 'unit_failed', unit: flags.unit }, `systemd unit ${flags.unit} failed`);
+  return EXIT.OK;
 }
 
 function cmdAgents(config: Config, flags: Flags, io: Io): number {
@@ -178,14 +324,6 @@ async function withLedger<T>(config: Config, logger: Logger, fn: (l: Ledger) => 
   } finally {
     ledger.close();
   }
-}
-
-// `budget --json`: the shape other tools read.
-export function budgetReport(config: Config, ledger: Ledger, date: string) {
-  const t = ledger.dayTotals(date);
-  const by_agent: Record<string, { sessions: number; cost_usd: number }> = {};
-  for (const [name, v] of Object.entries(t.byAgent)) by_agent[name] = { sessions: v.sessions, cost_usd: v.costUsd };
-  return { date, sessions: t.sessions, max_sessions: config.budget.max_sessions_per_day, cost_usd: t.costUsd, max_usd: config.budget.max_usd_per_day, by_agent };
 }
 
 async function cmdBudget(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {

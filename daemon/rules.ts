@@ -14,3 +14,10 @@ export function crossFieldProblems(c: Config): string[] {
   }
   return out;
 }
+
+// Dispatch rules must name agents that exist; checked at load so a typo fails before a tick.
+export function unknownDispatchAgents(c: Config, known: string[]): string[] {
+  return c.dispatch.flatMap((r, i) =>
+    known.includes(r.agent) ? [] : [`dispatch[${i}].agent: Expected an agent in ${c.agents_dir} (${known.join(', ') || 'none'}), got \`${r.agent}\``],
+  );
+}

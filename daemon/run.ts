@@ -15,7 +15,9 @@ import { runClaude } from '../sessions/runner.js';
 import { StreamTracker } from '../sessions/stream-tracker.js';
 import type { Agent } from './agents.js';
 import type { Config } from './config.js';
-import { BudgetExhaustedError, ConfigError, EXIT } from './errors.js';
+import { BudgetExhaustedError, ConfigError, EXIT, LockedError } from './errors.js';
+import { emptyGitReport, VaultGit, type GitReport } from './git-sync.js';
+import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 
@@ -42,31 +44,85 @@ const redactOrNull = (redact: Redactor, text: string | null) => (text === null ?
 // How often the running cost estimate is written to the ledger at most.
 const PROGRESS_EVERY_MS = 1000;
 
-export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SessionRecord> {
-  if (!fs.existsSync(config.vault) || !fs.statSync(config.vault).isDirectory()) {
-    throw new ConfigError(config.file, [`vault: Expected an existing directory, got \`${config.vault}\``]);
+export type Choice = { agent: Agent; reason: string } | { skip: string };
+export type SuperviseResult = {
+  action: 'session' | 'skip';
+  reason: string;
+  // Set when a daily limit refused the start.
+  limit: string | null;
+  session: SessionRecord | null;
+  git: GitReport;
+};
+
+// The one path of a session, shared by `run` and `tick`: run lock -> reconcile -> choose ->
+// budget -> git pull -> session -> git commit/push. Skips (locked, nothing due, a limit) are
+// returned, not thrown; the caller decides what they mean for its exit code.
+export async function supervise(
+  config: Config,
+  choose: (ledger: Ledger, now: Date, day: string) => Choice,
+  options: { force: boolean },
+  deps: RunDeps,
+): Promise<SuperviseResult> {
+  const git = emptyGitReport();
+  const skip = (reason: string, limit: string | null = null): SuperviseResult => {
+    deps.logger.info({ event: 'skipped', reason, limit }, `skipped: ${reason}`);
+    return { action: 'skip', reason, limit, session: null, git };
+  };
+  const runLock = await acquireLock(path.join(config.state_dir, 'run'), { timeoutMs: 0, purpose: 'session', logger: deps.logger });
+  if (!runLock) {
+    const owner = lockOwner(path.join(config.state_dir, 'run'));
+    return skip(`locked: another supervisor is running${owner ? ` (pid ${owner.pid} since ${owner.since})` : ''}`, 'lock');
   }
-  const ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
+  let ledger: Ledger | null = null;
   try {
+    ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
     await reconcile(ledger, deps);
     const startedAt = deps.now();
     const day = dayOf(startedAt, config.budget.timezone);
+    const choice = choose(ledger, startedAt, day);
+    if ('skip' in choice) return skip(choice.skip);
+    const { agent } = choice;
     const verdict = canStart(agent.name, ledger.dayTotals(day), {
       maxSessionsPerDay: config.budget.max_sessions_per_day,
       maxUsdPerDay: config.budget.max_usd_per_day,
       maxRunsPerDay: agent.maxRunsPerDay,
     });
     if (!verdict.ok) {
-      if (!options.force) {
-        deps.logger.info({ event: 'skipped', agent: agent.name, reason: verdict.reason, limit: verdict.limit }, `skipped ${agent.name}: ${verdict.reason}`);
-        throw new BudgetExhaustedError(verdict.limit, `Refused: ${verdict.reason} (use --force to run anyway)`);
-      }
+      if (!options.force) return skip(verdict.reason, verdict.limit);
       deps.logger.warn({ event: 'forced', agent: agent.name, reason: verdict.reason }, `running ${agent.name} past a limit (--force): ${verdict.reason}`);
     }
-    return await runOpened(config, agent, ledger, startedAt, day, deps);
+    if (!fs.existsSync(config.vault) || !fs.statSync(config.vault).isDirectory()) {
+      throw new ConfigError(config.file, [`vault: Expected an existing directory, got \`${config.vault}\``]);
+    }
+    const vault = config.git.enabled ? new VaultGit(config, deps.logger) : null;
+    const inRepo = vault ? await vault.isRepo() : false;
+    if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
+    if (vault && inRepo) await vault.pull(git);
+    const session = await runOpened(config, agent, ledger, startedAt, day, deps);
+    if (vault && inRepo) {
+      try {
+        await vault.commitAndPush(session, deps.redact, git);
+      } catch (err) {
+        git.error = deps.redact((err as Error).message);
+        deps.logger.error({ event: 'git_error', err }, `git: ${git.error}`);
+      }
+    }
+    deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, $${session.cost_usd.toFixed(4)}, ${session.turns} turns`);
+    return { action: 'session', reason: choice.reason, limit: null, session, git };
   } finally {
-    ledger.close();
+    ledger?.close();
+    await runLock.release();
   }
+}
+
+// `nightshift run <agent>`: the operator's choice instead of dispatch. A skip is a refusal (75).
+export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
+  const r = await supervise(config, () => ({ agent, reason: 'run by hand' }), options, deps);
+  if (r.action === 'skip') {
+    if (r.limit === 'lock') throw new LockedError(`Refused: ${r.reason}`);
+    throw new BudgetExhaustedError(r.limit ?? 'unknown', `Refused: ${r.reason} (use --force to run anyway)`);
+  }
+  return r as SuperviseResult & { session: SessionRecord };
 }
 
 async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps): Promise<SessionRecord> {

@@ -37,6 +37,11 @@ const BAD: Array<[string, string, RegExp]> = [
   ['not YAML', 'claude: [unclosed\n', /YAML: /],
   ['a list at the top', '- a\n- b\n', /\(top level\): Expected a mapping of settings/],
   ['duplicate key', 'vault: a\nvault: b\n', /YAML: .*[Dd]uplicate|Map keys must be unique/],
+  ['a dispatch hour of 25', 'dispatch:\n  - agent: a\n    hours: [25]\n', /dispatch\[0\]\.hours: Expected values in 0\.\.23/],
+  ['a dispatch rule naming no agent', 'dispatch:\n  - agent: ghost\n', /dispatch\[0\]\.agent: Expected an agent in .*got `ghost`/],
+  ['a dispatch day that is no day', 'dispatch:\n  - agent: a\n    days: [mon, funday]\n', /dispatch\[0\]\.days: Expected values/],
+  ['a daemon schedule that is not cron', 'daemon:\n  schedule: "every day"\n', /daemon\.schedule\[0\]: Expected a cron expression/],
+  ['git.enabled not a boolean', 'git:\n  enabled: maybe\n', /git\.enabled: /],
   ['claude is a string', 'claude: fast\n', /claude: .*expected object/i],
 ];
 

@@ -70,7 +70,7 @@ describe('nightshift CLI', () => {
     const help = await nightshift(['--help'], env, dir);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /Exit codes:[\s\S]*75/);
-    for (const cmd of ['run', 'agents', 'budget', 'sessions', 'show']) {
+    for (const cmd of ['run', 'agents', 'budget', 'sessions', 'show', 'tick', 'next', 'status', 'lock', 'daemon', 'systemd', 'alert']) {
       const h = await nightshift([cmd, '--help'], env, dir);
       assert.equal(h.code, 0, cmd);
       assert.match(h.stdout, new RegExp(`Usage: nightshift ${cmd}`));

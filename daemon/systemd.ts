@@ -1,0 +1,58 @@
+// Renders deploy/systemd/* with the real paths of this install. `install` writes the files and
+// prints the systemctl line to run; it never runs systemctl itself.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Agent } from './agents.js';
+import type { Config } from './config.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const TEMPLATES = path.join(ROOT, 'deploy', 'systemd');
+export const UNIT_FILES = ['nightshift.service', 'nightshift.timer', 'nightshift-daemon.service', 'nightshift-alert@.service'] as const;
+
+export type RenderOptions = { user?: string; onCalendar?: string; node?: string };
+
+const seconds = (ms: number) => `${Math.ceil(ms / 1000)}s`;
+
+// Paths the service writes: the vault, state, logs and the git lock's folder, each once.
+function writablePaths(c: Config): string[] {
+  const all = [c.vault, c.state_dir, c.log_dir, path.dirname(c.git.lock_file)].map((p) => path.resolve(p));
+  return [...new Set(all)].filter((p, _, xs) => !xs.some((q) => q !== p && p.startsWith(`${q}/`)));
+}
+
+export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): Array<{ name: string; text: string }> {
+  const longest = Math.max(c.claude.timeout, ...agents.map((a) => a.timeoutMs));
+  const values: Record<string, string> = {
+    ROOT,
+    USER: o.user ?? os.userInfo().username,
+    WORKDIR: c.dir,
+    ENV_FILE: path.join(c.dir, 'nightshift.env'),
+    CONFIG: c.file,
+    STATE_DIR: c.state_dir,
+    NODE: o.node ?? process.execPath,
+    BIN: path.join(ROOT, 'dist', 'daemon', 'bin.js'),
+    SESSION_TIMEOUT: seconds(longest),
+    // Session, kill grace, two git lock waits and a margin.
+    TIMEOUT_START: seconds(longest + c.claude.kill_grace + 2 * c.git.lock_timeout + 5 * 60_000),
+    TIMEOUT_STOP: seconds(c.daemon.shutdown_grace + c.claude.kill_grace + 30_000),
+    RW_PATHS: writablePaths(c).join(' '),
+    ON_CALENDAR: o.onCalendar ?? 'hourly',
+  };
+  return UNIT_FILES.map((name) => {
+    const text = fs.readFileSync(path.join(TEMPLATES, name), 'utf8').replace(/\{\{([A-Z_]+)\}\}/g, (m, key: string) => {
+      if (!(key in values)) throw new Error(`unknown placeholder ${m} in ${name}`);
+      return values[key];
+    });
+    return { name, text };
+  });
+}
+
+export function installUnits(units: Array<{ name: string; text: string }>, prefix: string): string[] {
+  fs.mkdirSync(prefix, { recursive: true });
+  return units.map((u) => {
+    const file = path.join(prefix, u.name);
+    fs.writeFileSync(file, u.text, { mode: 0o644 });
+    return file;
+  });
+}

@@ -1,0 +1,56 @@
+// `nightshift tick`: what the timer fires. Dispatch picks the agent; the rest is the session path.
+import path from 'node:path';
+import pino from 'pino';
+import { dayOf } from '../budget/day.js';
+import type { Ledger } from '../budget/ledger.js';
+import { loadAgents, type Agent } from './agents.js';
+import type { Config } from './config.js';
+import { decide, type Decision } from './dispatch.js';
+import { VaultGit } from './git-sync.js';
+import { lockOwner } from './lock.js';
+import { supervise, type RunDeps, type SuperviseResult } from './run.js';
+import { toRecord } from './session-record.js';
+import { budgetReport } from './budget-report.js';
+
+export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date): Decision {
+  const limits = Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }]));
+  return decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits);
+}
+
+export type TickResult = Omit<SuperviseResult, 'limit'>;
+
+export async function tick(config: Config, deps: RunDeps): Promise<TickResult> {
+  const agents = loadAgents(config);
+  const byName = new Map(agents.map((a) => [a.name, a]));
+  deps.logger.info({ event: 'tick_start' }, 'tick');
+  const r = await supervise(
+    config,
+    (ledger, now) => {
+      const d = explain(config, agents, ledger, now);
+      if (!d.agent) return { skip: d.reason };
+      return { agent: byName.get(d.agent)!, reason: d.reason };
+    },
+    { force: false },
+    deps,
+  );
+  const { limit: _limit, ...rest } = r;
+  return rest;
+}
+
+// `nightshift status --json`: one look at the host.
+export async function status(config: Config, ledger: Ledger, at: Date) {
+  const agents = loadAgents(config);
+  const git = config.git.enabled ? new VaultGit(config, pino({ enabled: false })) : null;
+  const unpushed = git && (await git.isRepo()) ? await git.unpushedCount() : null;
+  return {
+    budget: budgetReport(config, ledger, dayOf(at, config.budget.timezone)),
+    last_sessions: ledger.recent(5).map(toRecord),
+    next: explain(config, agents, ledger, at),
+    locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
+    unpushed,
+    last_ok_at: ledger.lastOkAt(),
+  };
+}
+
+
+
