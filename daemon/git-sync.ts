@@ -53,12 +53,12 @@ export class VaultGit {
     return (await this.git(['remote'])).stdout.split('\n').includes(this.config.git.remote);
   }
 
-  // Runs fn under the git lock, or returns null when the lock was not had in time.
-  private async locked<T>(purpose: string, fn: () => Promise<T>): Promise<T | null> {
+  // Runs fn under the git lock; `held: false` when the lock was not had in time.
+  private async locked<T>(purpose: string, fn: () => Promise<T>): Promise<{ held: true; value: T } | { held: false }> {
     const held = await acquireLock(this.config.git.lock_file, { timeoutMs: this.config.git.lock_timeout, purpose, logger: this.log });
-    if (!held) return null;
+    if (!held) return { held: false };
     try {
-      return await fn();
+      return { held: true, value: await fn() };
     } finally {
       await held.release();
     }
@@ -70,13 +70,14 @@ export class VaultGit {
     const r = await this.locked('pull', async () => {
       if (!(await this.hasRemote())) return `no remote \`${this.config.git.remote}\``;
       const branch = await this.branch();
-      const p = await this.git(['pull', '--rebase', '--autostash', this.config.git.remote, branch]);
+      const p = await this.git([...(await this.identity()), 'pull', '--rebase', '--autostash', this.config.git.remote, branch]);
       if (p.ok) return null;
       await this.git(['rebase', '--abort']);
       return `pull failed: ${lastLine(p.stderr)}`;
     });
-    if (r === null) report.pulled = true;
-    else report.error = r ?? 'git lock not obtained in time: pull skipped';
+    if (!r.held) report.error = 'git lock not obtained in time: pull skipped';
+    else if (r.value === null) report.pulled = true;
+    else report.error = r.value;
     if (report.error) this.log.warn({ event: 'git_pull', error: report.error }, `git: ${report.error}`);
   }
 
@@ -85,15 +86,20 @@ export class VaultGit {
     const committed = await this.commit(s, redact);
     report.committed = committed;
     const pushed = await this.locked('push', () => this.push(s, report));
-    if (pushed === null) {
+    if (!pushed.held) {
       report.error = 'git lock not obtained in time: committed locally, push skipped (the next tick pushes it)';
       this.log.warn({ event: 'git_push', error: report.error }, `git: ${report.error}`);
     }
   }
 
+  // Commits and rebases need an identity; the configured one when the vault has none of its own.
+  private identityArgs: string[] | null = null;
   private async identity(): Promise<string[]> {
-    const has = (await this.git(['config', 'user.email'])).ok;
-    return has ? [] : ['-c', `user.name=${this.config.git.author_name}`, '-c', `user.email=${this.config.git.author_email}`];
+    if (!this.identityArgs) {
+      const has = (await this.git(['config', 'user.email'])).ok;
+      this.identityArgs = has ? [] : ['-c', `user.name=${this.config.git.author_name}`, '-c', `user.email=${this.config.git.author_email}`];
+    }
+    return this.identityArgs;
   }
 
   // The commit itself needs no lock: it touches only this work tree.
@@ -125,7 +131,7 @@ export class VaultGit {
         return true;
       }
       // Someone else pushed first: rebase on theirs and try again.
-      const r = await this.git(['pull', '--rebase', this.config.git.remote, branch]);
+      const r = await this.git([...(await this.identity()), 'pull', '--rebase', this.config.git.remote, branch]);
       if (!r.ok) {
         await this.git(['rebase', '--abort']);
         await this.saveConflict(s, branch, report, lastLine(r.stderr || r.stdout));
@@ -146,7 +152,7 @@ export class VaultGit {
     report.branch = name;
     const p = await this.git(['push', '--quiet', this.config.git.remote, `${name}:refs/heads/${name}`]);
     await this.git(['reset', '--hard', '--quiet', `${this.config.git.remote}/${branch}`]);
-    report.error = `conflict with ${this.config.git.remote}/${branch} (${why}): saved on branch ${name}${p.ok ? '' : ' (local only: push failed)'}`;
+    report.error = `conflict: could not rebase onto ${this.config.git.remote}/${branch} (${why}): saved on branch ${name}${p.ok ? '' : ' (local only: push failed)'}`;
     this.log.warn({ event: 'git_conflict', branch: name, pushed: p.ok }, `git: ${report.error}`);
   }
 
