@@ -1,0 +1,153 @@
+// Ticks, locks, the daemon and next/status, through the built binary.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { startFakeApi, type FakeApi } from '../fake-api.js';
+import { configYaml, nightshift, processesMatching, startNightshift, waitFor, workspace, writeAgent } from '../helpers.js';
+
+let api: FakeApi;
+before(async () => {
+  api = await startFakeApi();
+});
+after(async () => {
+  await api.close();
+});
+
+const gitOff = 'git:\n  enabled: false\n';
+
+function rows(dir: string): any[] {
+  const db = new Database(path.join(dir, 'state', 'ledger.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT * FROM sessions ORDER BY started_at').all();
+  } finally {
+    db.close();
+  }
+}
+
+function integrity(dir: string): string {
+  const db = new Database(path.join(dir, 'state', 'ledger.db'), { readonly: true });
+  try {
+    return String(db.pragma('integrity_check', { simple: true }));
+  } finally {
+    db.close();
+  }
+}
+
+describe('tick', () => {
+  test('nothing due: skip, exit 0, reason given', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: sleeper\n    hours: [0]\n` }));
+    writeAgent(ws, 'sleeper', 'SCENARIO=text');
+    const next = JSON.parse((await nightshift(['next', '--json', '--at', '2026-12-01T15:00:00Z'], ws.env, ws.dir)).stdout);
+    assert.deepEqual(next, { agent: null, rule: null, reason: 'no rule is due', rules: [{ index: 0, agent: 'sleeper', matched: false, why: 'not at hour 15 (hours: 0)' }] });
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}dispatch: []\n` }));
+    const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(ran.code, 0);
+    const r = JSON.parse(ran.stdout);
+    assert.equal(r.action, 'skip');
+    assert.equal(r.reason, 'no dispatch rules configured');
+    assert.equal(r.session, null);
+  });
+
+  test('a failed session exits 1 so OnFailure= can fire; a spent budget is a skip with exit 0', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: failing\n`, budget: { max_sessions_per_day: 1 } }));
+    writeAgent(ws, 'failing', 'SCENARIO=err500');
+    const first = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(first.code, 1);
+    assert.equal(JSON.parse(first.stdout).session.outcome, 'error');
+    const second = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(second.code, 0);
+    const r = JSON.parse(second.stdout);
+    assert.equal(r.action, 'skip');
+    assert.match(r.reason, /max_sessions_per_day/);
+  });
+
+  test('10 ticks started at once run exactly one session; the rest exit 0 as locked', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: slow\n` }));
+    writeAgent(ws, 'slow', 'SCENARIO=slow-tool SLEEP=3', { allowed_tools: ['Bash'] });
+    const runs = await Promise.all(Array.from({ length: 10 }, () => nightshift(['tick', '--json'], ws.env, ws.dir)));
+    const results = runs.map((r) => ({ code: r.code, ...JSON.parse(r.stdout) }));
+    const sessions = results.filter((r) => r.action === 'session');
+    const locked = results.filter((r) => r.action === 'skip' && /^locked/.test(r.reason));
+    assert.equal(sessions.length, 1, JSON.stringify(results.map((r) => r.reason)));
+    assert.equal(locked.length, 9);
+    assert.ok(locked.every((r) => r.code === 0));
+    assert.equal(rows(ws.dir).length, 1);
+    assert.equal(integrity(ws.dir), 'ok');
+  });
+
+  test('a run lock left by a SIGKILLed tick is recovered, and its session settled abandoned', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: hang\n` }));
+    writeAgent(ws, 'hang', 'SCENARIO=bg-hang SLEEP=661', { allowed_tools: ['Bash'] });
+    const before = api.requests.length;
+    const victim = startNightshift(['tick'], ws.env, ws.dir);
+    await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the session to hang');
+    victim.child.kill('SIGKILL');
+    await victim.done;
+    assert.ok(fs.existsSync(path.join(ws.state, 'run.lock')), 'the dead tick left its lock');
+    const status = JSON.parse((await nightshift(['status', '--json'], ws.env, ws.dir)).stdout);
+    assert.equal(status.locks.run.pid, victim.child.pid);
+    writeAgent(ws, 'hang', 'SCENARIO=text');
+    const t0 = Date.now();
+    const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    const r = JSON.parse(ran.stdout);
+    assert.equal(r.action, 'session', ran.stderr);
+    assert.ok(Date.now() - t0 < 9000, 'taken over from the dead holder without waiting for mtime staleness');
+    assert.match(ran.stderr, /"event":"lock_recovered"/);
+    const all = rows(ws.dir);
+    assert.deepEqual(all.map((x) => x.outcome), ['abandoned', 'ok']);
+    assert.equal(integrity(ws.dir), 'ok');
+    await waitFor(() => processesMatching('sleep 661').length === 0, 5000, 'the dead session\'s grandchild to be ended');
+  });
+
+  test('status --json has the documented shape', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: ok\n` }));
+    writeAgent(ws, 'ok', 'SCENARIO=text');
+    await nightshift(['tick'], ws.env, ws.dir);
+    const s = JSON.parse((await nightshift(['status', '--json'], ws.env, ws.dir)).stdout);
+    assert.deepEqual(Object.keys(s).sort(), ['budget', 'last_ok_at', 'last_sessions', 'locks', 'next', 'unpushed']);
+    assert.equal(s.budget.sessions, 1);
+    assert.equal(s.last_sessions[0].outcome, 'ok');
+    assert.equal(s.next.agent, 'ok');
+    assert.deepEqual(s.locks, { run: null, git: null });
+    assert.equal(s.unpushed, null);
+    assert.ok(Date.now() - Date.parse(s.last_ok_at) < 60_000);
+  });
+});
+
+describe('daemon', () => {
+  test('two schedules that fire together run one tick at a time', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: slow\ndaemon:\n  schedule: ["* * * * * *", "*/1 * * * * *"]\n  shutdown_grace: 20s\n`, budget: { max_sessions_per_day: 100 } }));
+    writeAgent(ws, 'slow', 'SCENARIO=slow-tool SLEEP=2', { allowed_tools: ['Bash'] });
+    const d = startNightshift(['daemon'], ws.env, ws.dir);
+    await waitFor(() => fs.existsSync(path.join(ws.state, 'ledger.db')) && rows(ws.dir).filter((r) => r.status === 'settled').length >= 2, 30_000, 'two sessions');
+    d.child.kill('SIGTERM');
+    const ran = await d.done;
+    assert.equal(ran.code, 0, ran.stderr.slice(-2000));
+    const all = rows(ws.dir);
+    assert.ok(all.every((r) => r.status === 'settled'), 'every session settled');
+    for (let i = 1; i < all.length; i++) assert.ok(all[i].started_at >= all[i - 1].ended_at, 'sessions never overlap');
+    const events = ran.stderr.trim().split('\n').map((l) => JSON.parse(l));
+    assert.ok(events.some((e) => e.event === 'tick_overlap'), 'simultaneous fires were skipped');
+    assert.equal(events.filter((e) => e.event === 'locked').length, 0);
+    assert.equal(events.filter((e) => e.event === 'tick_start').length, all.length);
+  });
+
+  test('SIGTERM during a session ends it after shutdown_grace, settles it, and exits 0', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: hang\ndaemon:\n  schedule: "* * * * * *"\n  shutdown_grace: 1s\n`, claude: { kill_grace: '2s' } }));
+    writeAgent(ws, 'hang', 'SCENARIO=bg-hang SLEEP=662', { allowed_tools: ['Bash'] });
+    const before = api.requests.length;
+    const d = startNightshift(['daemon'], ws.env, ws.dir);
+    await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the session to hang');
+    d.child.kill('SIGTERM');
+    const ran = await d.done;
+    assert.equal(ran.code, 0, ran.stderr.slice(-2000));
+    const all = rows(ws.dir);
+    assert.equal(all.length, 1);
+    assert.equal(all[0].status, 'settled');
+    assert.equal(all[0].outcome, 'error');
+    assert.match(all[0].error, /daemon shutdown/);
+    assert.deepEqual(processesMatching('sleep 662'), []);
+  });
+});
