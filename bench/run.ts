@@ -135,8 +135,36 @@ function ledgerPairs(n = 2000) {
   }
 }
 
+// Tick overhead when nothing is due (config load to exit) against Node's own start-up.
+async function tickOverhead(runs = 20) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-bench-'));
+  try {
+    for (const d of ['vault', 'prompts']) fs.mkdirSync(path.join(dir, d));
+    fs.writeFileSync(path.join(dir, 'prompts', 'idle.md'), 'never due\n');
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), 'git:\n  enabled: false\ndispatch:\n  - agent: idle\n    days: [mon]\n    hours: [3]\n');
+    const env = { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
+    const bin = path.join(import.meta.dirname, '..', 'daemon', 'bin.js');
+    // Make sure it really is a skip, not a session.
+    const probe = await nightshift(['next', '--json', '--at', '2026-12-01T12:00:00Z'], env, dir);
+    if (JSON.parse(probe.stdout).agent !== null) throw new Error('bench agent is due');
+    const floor: number[] = [];
+    const ticks: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      floor.push(await timed(process.execPath, ['-e', '0'], env, dir));
+      ticks.push(await timed(process.execPath, [bin, 'tick'], env, dir).catch(() => NaN));
+    }
+    const f = median(floor);
+    const k = median(ticks);
+    report.tick = { runs, node_floor_median_ms: Math.round(f), tick_median_ms: Math.round(k), ratio: +(k / f).toFixed(2) };
+    console.log(`tick, nothing due: ${fmt(k, 0)} ms vs node -e 0 ${fmt(f, 0)} ms (median of ${runs}): ratio ${fmt(k / f, 2)}`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const only = process.argv[2];
 if (!only || only === 'stream') streamThroughput();
 if (!only || only === 'ledger') ledgerPairs();
+if (!only || only === 'tick') await tickOverhead();
 if (!only || only === 'supervisor') await supervisorOverhead();
 if (process.argv.includes('--json')) console.log(JSON.stringify(report));

@@ -1,7 +1,6 @@
 // Git sync of the vault: pull before a session, commit and push after it, under the host-wide git
 // lock. Nothing the agent wrote is lost: a push that cannot land stays committed locally (the next
 // tick pushes it), and a true conflict is saved on a branch `nightshift/<session-id>`.
-import { execa } from 'execa';
 import type { Logger } from '../logs/logger.js';
 import type { Redactor } from '../logs/redact.js';
 import type { Config } from './config.js';
@@ -14,6 +13,7 @@ type Git = (args: string[], input?: string) => Promise<{ ok: boolean; stdout: st
 
 function gitIn(dir: string): Git {
   return async (args, input) => {
+    const { execa } = await import('execa');
     const r = await execa('git', args, { cwd: dir, reject: false, input, env: { GIT_TERMINAL_PROMPT: '0' } });
     return { ok: r.exitCode === 0, stdout: String(r.stdout ?? '').trim(), stderr: String(r.stderr ?? '').trim() };
   };

@@ -1,7 +1,6 @@
 // The CLI entry: parses arguments, wires production dependencies, runs a command, and is the one
 // place that maps errors to exit codes and calls process.exit.
 import { parseArgs } from 'node:util';
-import { execa } from 'execa';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dayOf } from '../budget/day.js';
@@ -11,7 +10,6 @@ import { makeRedactor, secretValues, type Redactor } from '../logs/redact.js';
 import { loadAgent, loadAgents } from './agents.js';
 import { configPath, loadConfig, type Config } from './config.js';
 import { formatDuration, parseDuration } from './duration.js';
-import { runDaemon } from './daemon.js';
 import { ConfigError, EXIT, LockedError, NightshiftError, UsageError } from './errors.js';
 import type { GitReport } from './git-sync.js';
 import { acquireLock, lockOwner, type LockOwner } from './lock.js';
@@ -271,6 +269,7 @@ async function cmdLock(config: Config, positionals: string[], flags: Flags, logg
     throw new LockedError(`git lock ${config.git.lock_file} not obtained within ${formatDuration(timeout)}${owner ? ` (held by pid ${owner.pid} since ${owner.since})` : ''}`);
   }
   try {
+    const { execa } = await import('execa');
     const r = await execa(positionals[0], positionals.slice(1), { stdio: 'inherit', reject: false, env, extendEnv: false });
     if (r.exitCode === undefined) throw new UsageError(`cannot run \`${positionals[0]}\`: ${r.shortMessage ?? 'not found'}`);
     return r.exitCode;
@@ -280,6 +279,7 @@ async function cmdLock(config: Config, positionals: string[], flags: Flags, logg
 }
 
 async function cmdDaemon(config: Config, logger: Logger, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
+  const { runDaemon } = await import('./daemon.js');
   return withStopSignal(logger, 'stopping the daemon', (stopSignal) => runDaemon(config, { ...runDeps(io, logger, env), stopSignal }));
 }
 

@@ -1,7 +1,6 @@
 // Runs one CLI process under the watchdogs: wall clock, idle (no output), loop and cost ceiling.
 // Ending a session is a policy: SIGINT first (the CLI then writes its result), a grace period,
 // then SIGTERM and SIGKILL to every process of the session, found by tree and by marker.
-import { execa } from 'execa';
 import { LineSplitter } from './line-splitter.js';
 import type { StopReason } from './outcome.js';
 import { killSession, sessionProcs, SESSION_MARKER } from './process-tree.js';
@@ -47,6 +46,8 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   let escalation: Promise<void> | null = null;
   const timers: NodeJS.Timeout[] = [];
 
+  // Loaded on first use: execa is the heaviest import, and a tick with nothing due never spawns.
+  const { execa } = await import('execa');
   const child = execa(o.command, o.args, {
     cwd: o.cwd,
     env: { ...o.env, [SESSION_MARKER]: o.sessionId },

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { configPath, loadConfig } from '../../daemon/config.js';
 import { ConfigError } from '../../daemon/errors.js';
-import { tempDir } from '../helpers.js';
+import { ROOT, tempDir } from '../helpers.js';
 
 function load(t: any, yaml: string) {
   const dir = tempDir(t);
@@ -82,6 +82,17 @@ describe('config', () => {
     assert.equal(config.claude.idle_timeout, 60_000);
     assert.equal(config.claude.command, path.join(path.dirname(c.file), 'bin/claude'));
     assert.deepEqual(config.claude.permission_mode, ['Read', 'Bash(git *)']);
+  });
+
+  test('the config shown in the README loads as it stands', (t) => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const block = /```yaml\n([\s\S]*?)```/.exec(readme)![1].replace(/^ {3}/gm, '');
+    const c = load(t, block);
+    fs.cpSync(path.join(ROOT, 'prompts'), path.join(path.dirname(c.file), 'prompts'), { recursive: true });
+    const config = c.load();
+    assert.equal(config.dispatch.length, 2);
+    assert.deepEqual(config.dispatch[1].hours, [14, 15, 16, 17, 18, 19, 20, 21]);
+    assert.deepEqual(config.daemon.schedule, ['0 */6 * * *']);
   });
 
   test('the path comes from --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml', () => {

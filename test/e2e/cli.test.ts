@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { listProcs, withMarker } from '../../sessions/process-tree.js';
 import { startFakeApi, type FakeApi } from '../fake-api.js';
-import { nightshift, runJson, tempDir, workspace, writeAgent } from '../helpers.js';
+import { nightshift, runJson, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
 
 let api: FakeApi;
 before(async () => {
@@ -130,5 +130,31 @@ describe('nightshift CLI', () => {
     assert.ok(!seen.some((e) => e.startsWith('CLAUDECODE=')), 'CLAUDECODE removed');
     assert.ok(seen.includes('SOME_SETTING=kept') && seen.includes(`ANTHROPIC_BASE_URL=${api.url}`), 'the rest passed through');
     assert.ok(seen.some((e) => e.startsWith('NIGHTSHIFT_SESSION_ID=')), 'the session marker is set');
+  });
+});
+
+describe('nightshift lock', () => {
+  test('runs the command holding the git lock and passes its exit code; a held lock times out with 75', async (t) => {
+    const dir = tempDir(t);
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), 'git:\n  lock_timeout: 1s\n');
+    const env = { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
+    const owner = path.join(dir, 'state', 'git.lock.owner.json');
+    const ok = await nightshift(['lock', '--', 'sh', '-c', `cat ${owner}; exit 3`], env, dir);
+    assert.equal(ok.code, 3);
+    assert.match(ok.stdout, /"purpose":"lock: sh -c/, 'the command ran while the lock was held');
+    assert.ok(!fs.existsSync(owner), 'released afterwards');
+    const holder = startNightshift(['lock', '--', 'sleep', '5'], env, dir);
+    await waitFor(() => fs.existsSync(owner), 5000, 'the holder');
+    const t0 = Date.now();
+    const refused = await nightshift(['lock', '--timeout', '500ms', '--', 'true'], env, dir);
+    assert.equal(refused.code, 75);
+    assert.match(refused.stderr, /not obtained within 500ms \(held by pid \d+/);
+    assert.ok(Date.now() - t0 < 4000);
+    holder.child.kill('SIGKILL');
+    await holder.done;
+    // The holder died holding it: the next taker recovers it at once.
+    const after = await nightshift(['lock', '--timeout', '0s', '--', 'true'], env, dir);
+    assert.equal(after.code, 0, after.stderr);
+    assert.equal((await nightshift(['lock'], env, dir)).code, 64);
   });
 });
