@@ -270,9 +270,14 @@ async function cmdLock(config: Config, positionals: string[], flags: Flags, logg
   }
   try {
     const { execa } = await import('execa');
-    const r = await execa(positionals[0], positionals.slice(1), { stdio: 'inherit', reject: false, env, extendEnv: false });
-    if (r.exitCode === undefined) throw new UsageError(`cannot run \`${positionals[0]}\`: ${r.shortMessage ?? 'not found'}`);
-    return r.exitCode;
+    const child = execa(positionals[0], positionals.slice(1), { stdio: 'inherit', reject: false, env, extendEnv: false });
+    // A stop signal goes to the command; the lock is released once it has ended.
+    const r = await withStopSignal(logger, 'passing it on to the locked command', async (signal) => {
+      signal.addEventListener('abort', () => child.kill(signal.reason as NodeJS.Signals), { once: true });
+      return child;
+    });
+    if (r.exitCode === undefined && !r.signal) throw new UsageError(`cannot run \`${positionals[0]}\`: ${r.shortMessage ?? 'not found'}`);
+    return r.exitCode ?? 128 + (r.signal === 'SIGKILL' ? 9 : 15);
   } finally {
     await held.release();
   }

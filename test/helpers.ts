@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TestContext } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
+import Database from 'better-sqlite3';
+import { startFakeApi, type FakeApi } from './fake-api.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'dist', 'daemon', 'bin.js');
@@ -75,9 +77,13 @@ export function claudeTestEnv(dir: string, apiUrl: string): NodeJS.ProcessEnv {
 
 export type Ran = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
 
-// Starts the built binary; `done` resolves when it exits.
-export function startNightshift(args: string[], env: NodeJS.ProcessEnv, cwd: string): { child: ChildProcess; done: Promise<Ran> } {
+// Starts the built binary; `done` resolves when it exits. With a test context, a child still
+// running when the test ends (it failed early) is killed, so it cannot hold the suite open.
+export function startNightshift(args: string[], env: NodeJS.ProcessEnv, cwd: string, t?: TestContext): { child: ChildProcess; done: Promise<Ran> } {
   const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  t?.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c) => (stdout += c));
@@ -150,3 +156,29 @@ export function zombiesUnder(root: number): number[] {
   }
   return procs.filter((p) => p.state === 'Z' && under.has(p.ppid)).map((p) => p.pid);
 }
+
+// The imitation API for one test file: started before its tests, closed after them. The returned
+// object forwards to the running server.
+export function fakeApiPerFile(): FakeApi {
+  let api: FakeApi | null = null;
+  before(async () => {
+    api = await startFakeApi();
+  });
+  after(async () => {
+    await api?.close();
+  });
+  return new Proxy({} as FakeApi, { get: (_, key) => (api as unknown as Record<PropertyKey, unknown>)[key] });
+}
+
+// Reads a workspace's ledger directly, read-only, as another process would.
+function readLedger<T>(dir: string, fn: (db: Database.Database) => T): T {
+  const db = new Database(path.join(dir, 'state', 'ledger.db'), { readonly: true });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+export const ledgerRows = (dir: string): any[] => readLedger(dir, (db) => db.prepare('SELECT * FROM sessions ORDER BY started_at').all());
+export const ledgerIntegrity = (dir: string): string => readLedger(dir, (db) => String(db.pragma('integrity_check', { simple: true })));

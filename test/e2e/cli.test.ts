@@ -4,16 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { listProcs, withMarker } from '../../sessions/process-tree.js';
-import { startFakeApi, type FakeApi } from '../fake-api.js';
-import { nightshift, runJson, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
+import { fakeApiPerFile, nightshift, runJson, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
 
-let api: FakeApi;
-before(async () => {
-  api = await startFakeApi();
-});
-after(async () => {
-  await api.close();
-});
+const api = fakeApiPerFile();
 
 function allFiles(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
@@ -143,7 +136,7 @@ describe('nightshift lock', () => {
     assert.equal(ok.code, 3);
     assert.match(ok.stdout, /"purpose":"lock: sh -c/, 'the command ran while the lock was held');
     assert.ok(!fs.existsSync(owner), 'released afterwards');
-    const holder = startNightshift(['lock', '--', 'sleep', '5'], env, dir);
+    const holder = startNightshift(['lock', '--', 'sleep', '5'], env, dir, t);
     await waitFor(() => fs.existsSync(owner), 5000, 'the holder');
     const t0 = Date.now();
     const refused = await nightshift(['lock', '--timeout', '500ms', '--', 'true'], env, dir);

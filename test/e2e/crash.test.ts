@@ -2,27 +2,19 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import { listProcs, withMarker } from '../../sessions/process-tree.js';
-import { startFakeApi, type FakeApi } from '../fake-api.js';
-import { configYaml, nightshift, processesMatching, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, ledgerIntegrity, nightshift, processesMatching, startNightshift, waitFor, type Workspace, workspace, writeAgent } from '../helpers.js';
 
-let api: FakeApi;
-before(async () => {
-  api = await startFakeApi();
-});
-after(async () => {
-  await api.close();
-});
+const api = fakeApiPerFile();
 
 
 // Starts a session that hangs on its second API call with a detached `sleep <n>` running, and
 // SIGKILLs nightshift once the CLI is waiting. Returns the budget afterwards.
-async function killMidSession(ws: Workspace, sleepN: number, env: NodeJS.ProcessEnv = {}) {
+async function killMidSession(t: TestContext, ws: Workspace, sleepN: number, env: NodeJS.ProcessEnv = {}) {
   writeAgent(ws, 'victim', `SCENARIO=bg-hang SLEEP=${sleepN}`, { allowed_tools: ['Bash'] });
   const before = api.requests.length;
-  const run = startNightshift(['run', 'victim', '--json'], { ...ws.env, ...env }, ws.dir);
+  const run = startNightshift(['run', 'victim', '--json'], { ...ws.env, ...env }, ws.dir, t);
   await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the second API call');
   assert.equal(processesMatching(`sleep ${sleepN}`).length, 1, 'the tool started its grandchild');
   run.child.kill('SIGKILL');
@@ -34,7 +26,7 @@ async function killMidSession(ws: Workspace, sleepN: number, env: NodeJS.Process
 describe('a supervisor killed mid-session', () => {
   test('the next start settles the session abandoned, still counted, and ends what it left running', async (t) => {
     const ws = workspace(t, api.url, configYaml({ budget: { max_sessions_per_day: 1 } }));
-    await killMidSession(ws, 631);
+    await killMidSession(t, ws, 631);
     // The CLI and its detached grandchild outlived the supervisor.
     assert.equal(processesMatching('sleep 631').length, 1);
     const budget = await nightshift(['budget', '--json'], ws.env, ws.dir);
@@ -50,15 +42,13 @@ describe('a supervisor killed mid-session', () => {
     writeAgent(ws, 'next', 'SCENARIO=text');
     const refused = await nightshift(['run', 'next'], ws.env, ws.dir);
     assert.equal(refused.code, 75);
-    const db = new Database(path.join(ws.state, 'ledger.db'), { readonly: true });
-    assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
-    db.close();
+    assert.equal(ledgerIntegrity(ws.dir), 'ok');
   });
 
   test('negative control: a ledger that only counts at the end loses the killed session', async (t) => {
     const ws = workspace(t, api.url, configYaml({ budget: { max_sessions_per_day: 1 } }));
     const control = { NIGHTSHIFT_TEST_CHARGE_ON: 'settle' };
-    await killMidSession(ws, 632, control);
+    await killMidSession(t, ws, 632, control);
     const b = JSON.parse((await nightshift(['budget', '--json'], { ...ws.env, ...control }, ws.dir)).stdout);
     assert.equal(b.sessions, 0, 'the same harness sees the loss when the protection is off');
     writeAgent(ws, 'next', 'SCENARIO=text');
@@ -72,7 +62,7 @@ describe('a supervisor killed mid-session', () => {
     const ws = workspace(t, api.url, configYaml({ claude: { kill_grace: '2s' } }));
     writeAgent(ws, 'stopped', 'SCENARIO=bg-hang SLEEP=633', { allowed_tools: ['Bash'] });
     const before = api.requests.length;
-    const run = startNightshift(['run', 'stopped', '--json'], ws.env, ws.dir);
+    const run = startNightshift(['run', 'stopped', '--json'], ws.env, ws.dir, t);
     await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the second API call');
     run.child.kill('SIGTERM');
     const ran = await run.done;

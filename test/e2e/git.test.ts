@@ -4,17 +4,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startFakeApi, type FakeApi } from '../fake-api.js';
 import { git, makeRepos, otherPushes, remoteFile, remoteLog } from '../git-helpers.js';
-import { configYaml, nightshift, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, nightshift, startNightshift, waitFor, workspace, type Workspace, writeAgent } from '../helpers.js';
 
-let api: FakeApi;
-before(async () => {
-  api = await startFakeApi();
-});
-after(async () => {
-  await api.close();
-});
+const api = fakeApiPerFile();
 
 const withDispatch = (extra = '') => configYaml({ top: `dispatch:\n  - agent: writer\n${extra}` });
 
@@ -123,7 +116,7 @@ describe('git sync', () => {
     const repos = makeRepos(ws.dir, ws.vault);
     writerAgent(ws, 'git-locked', 'notes.md', 'written under a held lock');
     // Another script holds the host-wide git lock for the whole tick.
-    const holder = startNightshift(['lock', '--', 'sleep', '8'], ws.env, ws.dir);
+    const holder = startNightshift(['lock', '--', 'sleep', '120'], ws.env, ws.dir, t);
     await waitFor(() => fs.existsSync(path.join(ws.state, 'git.lock.owner.json')), 5000, 'the lock holder');
     const { r, ran } = await tickJson(ws);
     assert.equal(r.git.pulled, false, ran.stderr);
@@ -131,7 +124,8 @@ describe('git sync', () => {
     assert.equal(r.git.pushed, false);
     assert.match(r.git.error, /git lock not obtained in time/);
     holder.child.kill('SIGTERM');
-    await holder.done;
+    assert.equal((await holder.done).code, 143, 'the locked command was ended by the forwarded signal');
+    assert.ok(!fs.existsSync(path.join(ws.state, 'git.lock.owner.json')), 'and the lock released');
     const second = await tickJson(ws);
     assert.equal(second.r.git.pushed, true, JSON.stringify(second.r.git));
     assert.match(remoteFile(repos, 'notes.md'), /written under a held lock/);

@@ -3,35 +3,18 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import { startFakeApi, type FakeApi } from '../fake-api.js';
-import { configYaml, nightshift, processesMatching, startNightshift, waitFor, workspace, writeAgent } from '../helpers.js';
+import { configYaml, fakeApiPerFile, ledgerIntegrity, ledgerRows, nightshift, processesMatching, startNightshift, waitFor, workspace, writeAgent } from '../helpers.js';
 
-let api: FakeApi;
-before(async () => {
-  api = await startFakeApi();
-});
-after(async () => {
-  await api.close();
-});
+const api = fakeApiPerFile();
 
 const gitOff = 'git:\n  enabled: false\n';
 
-function rows(dir: string): any[] {
-  const db = new Database(path.join(dir, 'state', 'ledger.db'), { readonly: true });
+// While the daemon starts, the file may exist before its table does.
+function settledCount(dir: string): number {
   try {
-    return db.prepare('SELECT * FROM sessions ORDER BY started_at').all();
-  } finally {
-    db.close();
-  }
-}
-
-function integrity(dir: string): string {
-  const db = new Database(path.join(dir, 'state', 'ledger.db'), { readonly: true });
-  try {
-    return String(db.pragma('integrity_check', { simple: true }));
-  } finally {
-    db.close();
+    return ledgerRows(dir).filter((r) => r.status === 'settled').length;
+  } catch {
+    return 0;
   }
 }
 
@@ -73,15 +56,15 @@ describe('tick', () => {
     assert.equal(sessions.length, 1, JSON.stringify(results.map((r) => r.reason)));
     assert.equal(locked.length, 9);
     assert.ok(locked.every((r) => r.code === 0));
-    assert.equal(rows(ws.dir).length, 1);
-    assert.equal(integrity(ws.dir), 'ok');
+    assert.equal(ledgerRows(ws.dir).length, 1);
+    assert.equal(ledgerIntegrity(ws.dir), 'ok');
   });
 
   test('a run lock left by a SIGKILLed tick is recovered, and its session settled abandoned', async (t) => {
     const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: hang\n` }));
     writeAgent(ws, 'hang', 'SCENARIO=bg-hang SLEEP=661', { allowed_tools: ['Bash'] });
     const before = api.requests.length;
-    const victim = startNightshift(['tick'], ws.env, ws.dir);
+    const victim = startNightshift(['tick'], ws.env, ws.dir, t);
     await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the session to hang');
     victim.child.kill('SIGKILL');
     await victim.done;
@@ -95,9 +78,9 @@ describe('tick', () => {
     assert.equal(r.action, 'session', ran.stderr);
     assert.ok(Date.now() - t0 < 9000, 'taken over from the dead holder without waiting for mtime staleness');
     assert.match(ran.stderr, /"event":"lock_recovered"/);
-    const all = rows(ws.dir);
+    const all = ledgerRows(ws.dir);
     assert.deepEqual(all.map((x) => x.outcome), ['abandoned', 'ok']);
-    assert.equal(integrity(ws.dir), 'ok');
+    assert.equal(ledgerIntegrity(ws.dir), 'ok');
     await waitFor(() => processesMatching('sleep 661').length === 0, 5000, 'the dead session\'s grandchild to be ended');
   });
 
@@ -120,12 +103,12 @@ describe('daemon', () => {
   test('two schedules that fire together run one tick at a time', async (t) => {
     const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: slow\ndaemon:\n  schedule: ["* * * * * *", "*/1 * * * * *"]\n  shutdown_grace: 20s\n`, budget: { max_sessions_per_day: 100 } }));
     writeAgent(ws, 'slow', 'SCENARIO=slow-tool SLEEP=2', { allowed_tools: ['Bash'] });
-    const d = startNightshift(['daemon'], ws.env, ws.dir);
-    await waitFor(() => fs.existsSync(path.join(ws.state, 'ledger.db')) && rows(ws.dir).filter((r) => r.status === 'settled').length >= 2, 30_000, 'two sessions');
+    const d = startNightshift(['daemon'], ws.env, ws.dir, t);
+    await waitFor(() => settledCount(ws.dir) >= 2, 30_000, 'two sessions');
     d.child.kill('SIGTERM');
     const ran = await d.done;
     assert.equal(ran.code, 0, ran.stderr.slice(-2000));
-    const all = rows(ws.dir);
+    const all = ledgerRows(ws.dir);
     assert.ok(all.every((r) => r.status === 'settled'), 'every session settled');
     for (let i = 1; i < all.length; i++) assert.ok(all[i].started_at >= all[i - 1].ended_at, 'sessions never overlap');
     const events = ran.stderr.trim().split('\n').map((l) => JSON.parse(l));
@@ -138,12 +121,12 @@ describe('daemon', () => {
     const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: hang\ndaemon:\n  schedule: "* * * * * *"\n  shutdown_grace: 1s\n`, claude: { kill_grace: '2s' } }));
     writeAgent(ws, 'hang', 'SCENARIO=bg-hang SLEEP=662', { allowed_tools: ['Bash'] });
     const before = api.requests.length;
-    const d = startNightshift(['daemon'], ws.env, ws.dir);
+    const d = startNightshift(['daemon'], ws.env, ws.dir, t);
     await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the session to hang');
     d.child.kill('SIGTERM');
     const ran = await d.done;
     assert.equal(ran.code, 0, ran.stderr.slice(-2000));
-    const all = rows(ws.dir);
+    const all = ledgerRows(ws.dir);
     assert.equal(all.length, 1);
     assert.equal(all[0].status, 'settled');
     assert.equal(all[0].outcome, 'error');
