@@ -19,21 +19,33 @@ export type LoggerOptions = {
   redact: Redactor;
   logDir?: string | null;
   timezone?: string;
-  now?: Date;
+  now?: () => Date;
   level?: string;
   stderr?: Sink;
 };
 
-export function dailyLogFile(logDir: string, timezone: string, now: Date): string {
-  return path.join(logDir, `${dayOf(now, timezone)}.log`);
+// Appends each line to the file of the day it is written on, so a daemon that runs for weeks
+// still writes one file per day. Synchronous: a line is on disk before the write returns.
+export class DailyFileSink implements Sink {
+  private day: string | null = null;
+  private fd: number | null = null;
+  constructor(private readonly logDir: string, private readonly timezone: string, private readonly now: () => Date = () => new Date()) {
+    fs.mkdirSync(logDir, { recursive: true });
+  }
+
+  write(line: string): void {
+    const day = dayOf(this.now(), this.timezone);
+    if (day !== this.day || this.fd === null) {
+      if (this.fd !== null) fs.closeSync(this.fd);
+      this.fd = fs.openSync(path.join(this.logDir, `${day}.log`), 'a');
+      this.day = day;
+    }
+    fs.writeSync(this.fd, line);
+  }
 }
 
 export function createLogger(o: LoggerOptions): Logger {
   const streams: Array<{ stream: Sink }> = [{ stream: redacting(o.stderr ?? pino.destination({ dest: 2, sync: true }), o.redact) }];
-  if (o.logDir) {
-    fs.mkdirSync(o.logDir, { recursive: true });
-    const file = dailyLogFile(o.logDir, o.timezone ?? 'UTC', o.now ?? new Date());
-    streams.push({ stream: redacting(pino.destination({ dest: file, sync: true, mkdir: true }), o.redact) });
-  }
+  if (o.logDir) streams.push({ stream: redacting(new DailyFileSink(o.logDir, o.timezone ?? 'UTC', o.now), o.redact) });
   return pino({ level: o.level ?? 'info', base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.multistream(streams));
 }

@@ -16,7 +16,7 @@ function allFiles(dir: string): string[] {
 describe('nightshift CLI', () => {
   test('secrets never reach logs, transcripts, the ledger or printed output', async (t) => {
     const ws = workspace(t, api.url);
-    const secrets = { ANTHROPIC_API_KEY: 'sk-ant-fake-0123456789abcdef', MY_SERVICE_TOKEN: 'tok-fake-9876543210', DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/fakewebhooktokenfakewebhooktoken' };
+    const secrets = { ANTHROPIC_API_KEY: 'fake-anthropic-key-0123456789abcdef', MY_SERVICE_TOKEN: 'tok-fake-9876543210', DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/fakewebhooktokenfakewebhooktoken' };
     writeAgent(ws, 'leaky', 'SCENARIO=echo-secret', { allowed_tools: ['Bash'] });
     const { ran, record } = await runJson(ws, 'leaky', [], secrets);
     assert.equal(record.outcome, 'ok', ran.stderr);

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { createLogger } from '../../logs/logger.js';
 import { makeRedactor, secretValues } from '../../logs/redact.js';
+import { tempDir } from '../helpers.js';
 
 describe('redaction', () => {
   const env = {
-    ANTHROPIC_API_KEY: 'sk-ant-api03-abcdefghijklmnop',
+    ANTHROPIC_API_KEY: 'test-only-key-abcdefghijklmnop',
     DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789',
     MY_SERVICE_TOKEN: 'tok"en-with\\quote',
     SHORT_KEY: 'abc',
@@ -14,7 +17,7 @@ describe('redaction', () => {
   const redact = makeRedactor(secretValues(env));
 
   test('secret values are replaced wherever they appear, raw or JSON-escaped', () => {
-    assert.equal(redact('key=sk-ant-api03-abcdefghijklmnop!'), 'key=[redacted]!');
+    assert.equal(redact('key=test-only-key-abcdefghijklmnop!'), 'key=[redacted]!');
     assert.equal(redact(JSON.stringify({ v: 'x tok"en-with\\quote y' })), '{"v":"x [redacted] y"}');
     assert.equal(redact('token AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 alone'), 'token [redacted] alone');
     assert.equal(redact(env.DISCORD_WEBHOOK_URL), '[redacted]');
@@ -29,8 +32,22 @@ describe('redaction', () => {
     const log = createLogger({ redact, logDir: null, stderr: { write: (l) => lines.push(l) } });
     log.info({ header: `x-api-key: ${env.ANTHROPIC_API_KEY}`, nested: { err: new Error(`bad ${env.MY_SERVICE_TOKEN}`) } }, `using ${env.ANTHROPIC_API_KEY}`);
     assert.equal(lines.length, 1);
-    assert.ok(!lines[0].includes('sk-ant-api03'), lines[0]);
+    assert.ok(!lines[0].includes('test-only-key'), lines[0]);
     assert.ok(!lines[0].includes('en-with'), lines[0]);
     assert.equal(JSON.parse(lines[0]).msg, 'using [redacted]');
+  });
+});
+
+describe('daily log file', () => {
+  test('each line goes to the file of the day it is written on, in the configured zone', (t) => {
+    const dir = tempDir(t);
+    let now = new Date('2026-11-30T22:30:00Z');
+    const log = createLogger({ redact: (x) => x, logDir: dir, timezone: 'Europe/Berlin', now: () => now, stderr: { write: () => undefined } });
+    log.info('late on the 30th in Berlin');
+    now = new Date('2026-11-30T23:30:00Z'); // 00:30 on Dec 1 in Berlin
+    log.info('early on the 1st');
+    log.info('still the 1st');
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['2026-11-30.log', '2026-12-01.log']);
+    assert.equal(fs.readFileSync(path.join(dir, '2026-12-01.log'), 'utf8').trim().split('\n').length, 2);
   });
 });
