@@ -153,8 +153,8 @@ export async function main(deps: MainDeps): Promise<number> {
   } catch (err) {
     if (err instanceof NightshiftError) {
       deps.stderr(`${redact(err instanceof ConfigError ? err.message : `nightshift: ${err.message}`)}\n`);
-      if (!(err instanceof UsageError) && !(err instanceof ConfigError)) logger?.warn({ event: 'refused', code: err.code }, err.message);
-      if (err.exitCode === EXIT.INTERNAL) logger?.error({ err }, 'internal error');
+      if (err.exitCode === EXIT.REFUSED) logger?.warn({ event: 'refused', code: err.code }, err.message);
+      if (err.exitCode === EXIT.INTERNAL) logger?.error({ event: 'internal_error', err }, err.message);
       return err.exitCode;
     }
     deps.stderr(`nightshift: internal error: ${redact(String((err as Error)?.stack ?? err))}\n`);

@@ -72,6 +72,22 @@ describe('nightshift CLI', () => {
     assert.equal((await nightshift(['agents'], env, dir)).code, 78, 'a missing config file is a config error');
   });
 
+  test('a corrupt ledger exits 70 naming the file, starts nothing and leaves the file as it was', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'a', 'SCENARIO=text');
+    fs.mkdirSync(ws.state);
+    const ledger = path.join(ws.state, 'ledger.db');
+    fs.writeFileSync(ledger, 'not a database '.repeat(100));
+    const before = api.requests.length;
+    for (const args of [['run', 'a'], ['budget']]) {
+      const ran = await nightshift(args, ws.env, ws.dir);
+      assert.equal(ran.code, 70, args.join(' '));
+      assert.ok(ran.stderr.includes(`Ledger ${ledger} cannot be opened (SQLITE_NOTADB)`), ran.stderr);
+    }
+    assert.equal(api.requests.length, before, 'no session was started');
+    assert.match(fs.readFileSync(ledger, 'utf8'), /^not a database/);
+  });
+
   test('an unknown agent exits 64 and lists the known ones', async (t) => {
     const ws = workspace(t, api.url);
     writeAgent(ws, 'known', 'SCENARIO=text');
