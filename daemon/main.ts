@@ -234,26 +234,20 @@ async function cmdNext(config: Config, flags: Flags, io: Io, logger: Logger): Pr
 
 async function cmdStatus(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
   const now = new Date();
-  const ledger = Ledger.open(ledgerFile(config));
-  try {
-    await reconcile(ledger, { logger, now: () => now });
-    const s = await status(config, ledger, now);
-    if (flags.json) io.out(JSON.stringify(s));
-    else {
-      const age = s.last_ok_at ? `${Math.round((now.getTime() - Date.parse(s.last_ok_at)) / 3_600_000)}h ago (${s.last_ok_at})` : 'never';
-      const lock = (l: LockOwner | null) => (l ? `held by pid ${l.pid} since ${l.since}` : 'free');
-      io.out([
-        `budget    ${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of $${s.budget.max_usd} (${s.budget.date})`,
-        `next      ${s.next.agent ?? 'nothing'} (${s.next.reason})`,
-        `last ok   ${age}`,
-        `run lock  ${lock(s.locks.run)}`,
-        `git lock  ${lock(s.locks.git)}`,
-        `unpushed  ${s.unpushed ?? 'n/a'}`,
-        ...s.last_sessions.map((r) => `  ${r.id}  ${r.outcome.padEnd(12)} ${money(r.cost_usd)}`),
-      ].join('\n'));
-    }
-  } finally {
-    ledger.close();
+  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now));
+  if (flags.json) io.out(JSON.stringify(s));
+  else {
+    const age = s.last_ok_at ? `${Math.round((now.getTime() - Date.parse(s.last_ok_at)) / 3_600_000)}h ago (${s.last_ok_at})` : 'never';
+    const lock = (l: LockOwner | null) => (l ? `held by pid ${l.pid} since ${l.since}` : 'free');
+    io.out([
+      `budget    ${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of $${s.budget.max_usd} (${s.budget.date})`,
+      `next      ${s.next.agent ?? 'nothing'} (${s.next.reason})`,
+      `last ok   ${age}`,
+      `run lock  ${lock(s.locks.run)}`,
+      `git lock  ${lock(s.locks.git)}`,
+      `unpushed  ${s.unpushed ?? 'n/a'}`,
+      ...s.last_sessions.map((r) => `  ${r.id}  ${r.outcome.padEnd(12)} ${money(r.cost_usd)}`),
+    ].join('\n'));
   }
   return EXIT.OK;
 }
@@ -321,11 +315,11 @@ function cmdAgents(config: Config, flags: Flags, io: Io): number {
 }
 
 // Every start settles what a dead supervisor left open before it reads the ledger.
-async function withLedger<T>(config: Config, logger: Logger, fn: (l: Ledger) => T): Promise<T> {
+async function withLedger<T>(config: Config, logger: Logger, fn: (l: Ledger) => T | Promise<T>): Promise<T> {
   const ledger = Ledger.open(ledgerFile(config));
   try {
     await reconcile(ledger, { logger, now: () => new Date() });
-    return fn(ledger);
+    return await fn(ledger);
   } finally {
     ledger.close();
   }

@@ -44,7 +44,6 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   let stderrTail = '';
   let killed = 0;
   let escalation: Promise<void> | null = null;
-  const timers: NodeJS.Timeout[] = [];
 
   // Loaded on first use: execa is the heaviest import, and a tick with nothing due never spawns.
   const { execa } = await import('execa');
@@ -94,7 +93,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     idle = setTimeout(() => stop('stalled', `no output for ${o.idleTimeoutMs} ms`), o.idleTimeoutMs);
   };
   armIdle();
-  timers.push(setTimeout(() => stop('timeout', `session ran past ${o.timeoutMs} ms`), o.timeoutMs));
+  const wallClock = setTimeout(() => stop('timeout', `session ran past ${o.timeoutMs} ms`), o.timeoutMs);
   const onAbort = () => stop('canceled', String(o.signal?.reason ?? 'aborted'));
   if (o.signal?.aborted) onAbort();
   else o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -124,7 +123,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const result = await child;
   splitter.end(onLine);
   if (idle) clearTimeout(idle);
-  timers.forEach(clearTimeout);
+  clearTimeout(wallClock);
   o.signal?.removeEventListener('abort', onAbort);
   if (escalation) await escalation;
   // Whatever way it ended, nothing the session started may outlive it.
