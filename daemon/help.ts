@@ -3,7 +3,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   0   the session ended ok (or the command succeeded)
   1   the session ended any other way (error, max_turns, timeout, stalled, loop, budget, spawn_failed)
   64  usage: an unknown command, flag or agent
-  70  internal error (the ledger cannot be opened, a bug)
+  70  internal error (the ledger or the memory database cannot be opened, a bug)
   75  refused: a daily limit is reached (see --force), or another supervisor holds the lock
   78  config: the config file or an agent file is invalid (the message names the file and field)`;
 
@@ -24,6 +24,8 @@ Commands:
   daemon               run ticks on daemon.schedule (node-cron) until SIGTERM
   systemd print|install  render the systemd units for this install
   alert --unit NAME    record a failed unit (used by nightshift-alert@.service)
+  memory observe|query|recall|stats|import|export   the memory store
+  mcp                  the memory store's MCP server on stdio (what sessions connect to)
 
 Global options:
   --config PATH        config file (else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml)
@@ -92,4 +94,47 @@ nightshift-alert@.service with this install's paths. install writes them to --pr
   alert: `Usage: nightshift alert --unit NAME [--config PATH]
 
 Records that a systemd unit failed (journald and the daily log). Used by OnFailure=.`,
+  memory: `Usage: nightshift memory <command> [--json] [--config PATH]
+
+The memory store at memory.db (default <state_dir>/memory.db). Every change is written to its
+audit log with surface "cli" (or "import").
+
+  observe TEXT [--source S] [--category C] [--tags a,b]
+        one observation through the prediction-error gate: merged into a close memory, a new
+        memory linked to a related one, or a new memory. Source defaults to "cli".
+        --json: {observation_id, memory_id, decision, prediction_error, linked_to}
+  query TEXT [--limit N] [--explain] [--include-faded]
+        best matches first (default 10). --include-faded adds faded and superseded memories,
+        labelled; --explain shows each score's parts.
+        --json: [{id, text, category, score, sources, faded, superseded}] (the MCP query
+        tool's results; with --explain each also has explain: {lexical, vector, fused,
+        activation, recency, salience})
+  recall ID
+        one memory with its sources and edges. --json: the full record
+  stats
+        counts by kind and category, the embedding model. --json: the same as an object
+  import FILE|-
+        JSONL, one observation per line: {"text", "source", "created_at"?, "tags"?, "category"?,
+        "salience"?} (other fields are ignored). Goes through the same gate as observe, in
+        order; lines with the same created_at one after another are linked as "follows".
+        A bad line is reported on stderr as FILE:LINE: field: message and skipped; the good
+        lines are kept. Progress on stderr when it is a terminal. Exits 1 if any line was bad
+        or refused (a forgotten claim). --json: {file, lines, observed, merge, link, novel,
+        refused: [{line, field, message}], bad: [...]}
+  export [FILE]
+        every observation as an import line (oldest first), to FILE or stdout
+
+A memory database that is corrupt or not a nightshift store is refused with an error naming the
+file (exit 70); it is never overwritten. A refused observation (a forgotten claim) exits 75.
+
+${EXIT_CODES_HELP}`,
+  mcp: `Usage: nightshift mcp [--config PATH]
+
+Serves the memory store over MCP on stdio (server name "nightshift_memory"), until stdin closes
+or SIGTERM. Tools: observe, query, recall, link, stats. stdout carries the protocol only; logs go
+to stderr. An observation made here takes its source from the call, else from
+$NIGHTSHIFT_SESSION_ID (set by the supervisor for each session). A memory database that cannot be
+used is refused before anything is served (exit 70).
+
+  claude --mcp-config '{"mcpServers":{"nightshift_memory":{"type":"stdio","command":"nightshift","args":["mcp"]}}}'`,
 };
