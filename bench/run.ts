@@ -167,4 +167,5 @@ if (!only || only === 'stream') streamThroughput();
 if (!only || only === 'ledger') ledgerPairs();
 if (!only || only === 'tick') await tickOverhead();
 if (!only || only === 'supervisor') await supervisorOverhead();
+if (!only || only === 'embeddings') report.embeddings = await (await import('./embeddings.js')).embeddingsBench();
 if (process.argv.includes('--json')) console.log(JSON.stringify(report));
