@@ -132,7 +132,7 @@ async function measureNightshift(corpus: Corpus, stored: string[], calls: number
   const client = await connect(process.execPath, [BIN, 'mcp', '--config', ws.config], ws.env, ws.dir);
   try {
     // What the store really holds (the gate may have merged some of the generated lines).
-    const memories_in_store = (await client.callTool({ name: 'stats', arguments: {} })).structuredContent?.memories as number;
+    const memories_in_store = ((await client.callTool({ name: 'stats', arguments: {} })).structuredContent as { memories: number }).memories;
     const q = () => ({ name: 'query', arguments: { query: corpus.queryFor(corpus.pick(stored)), limit: 10 } });
     await timeCalls(client, Array.from({ length: WARMUP }, q));
     const query = await timeCalls(client, Array.from({ length: calls }, q));
