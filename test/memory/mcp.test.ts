@@ -260,3 +260,32 @@ test('survives 100 malformed requests, still answers, and writes only JSON-RPC t
   const code = await new Promise((r) => child.on('close', r));
   assert.equal(code, 0, stderr.slice(-2000));
 });
+
+test('answers what was already sent when stdin closes, then exits 0; SIGTERM exits 0 too', async (t) => {
+  const ws = memoryWorkspace(t);
+  const run = (input: string, signal?: NodeJS.Signals) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, 'mcp', '--config', ws.config], { env: ws.env, cwd: ws.dir, stdio: ['pipe', 'pipe', 'pipe'] });
+      t.after(() => child.kill('SIGKILL'));
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c) => {
+        stdout += c;
+        if (signal && stdout.includes('"id":1')) child.kill(signal);
+      });
+      child.stderr.on('data', (c) => (stderr += c));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      if (signal) child.stdin.write(input);
+      else child.stdin.end(input);
+    });
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } });
+  const call = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'observe', arguments: { text: 'Piped in and closed at once.' } } });
+  const piped = await run(`${init}\n${call}\n`);
+  assert.equal(piped.code, 0, piped.stderr);
+  const answers = piped.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(answers.map((a) => a.id), [1, 2]);
+  assert.equal(answers[1].result.structuredContent.decision, 'novel');
+
+  const stopped = await run(`${init}\n`, 'SIGTERM');
+  assert.equal(stopped.code, 0, stopped.stderr);
+});
