@@ -18,6 +18,11 @@ function settledCount(dir: string): number {
   }
 }
 
+// The JSON log lines a run wrote to stderr.
+const logEvents = (stderr: string): Array<Record<string, any>> => stderr.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+// What supervise() logs when the run lock refuses a tick.
+const lockSkips = (events: Array<Record<string, any>>) => events.filter((e) => e.event === 'skipped' && e.limit === 'lock');
+
 describe('tick', () => {
   test('nothing due: skip, exit 0, reason given', async (t) => {
     const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: sleeper\n    hours: [0]\n` }));
@@ -50,12 +55,16 @@ describe('tick', () => {
     const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: slow\n` }));
     writeAgent(ws, 'slow', 'SCENARIO=slow-tool SLEEP=3', { allowed_tools: ['Bash'] });
     const runs = await Promise.all(Array.from({ length: 10 }, () => nightshift(['tick', '--json'], ws.env, ws.dir)));
-    const results = runs.map((r) => ({ code: r.code, ...JSON.parse(r.stdout) }));
+    const results = runs.map((r) => ({ code: r.code, ...JSON.parse(r.stdout), events: logEvents(r.stderr) }));
     const sessions = results.filter((r) => r.action === 'session');
     const locked = results.filter((r) => r.action === 'skip' && /^locked/.test(r.reason));
     assert.equal(sessions.length, 1, JSON.stringify(results.map((r) => r.reason)));
     assert.equal(locked.length, 9);
     assert.ok(locked.every((r) => r.code === 0));
+    // Each refused tick logged the run lock's refusal once; the tick that ran logged none.
+    for (const r of locked) assert.equal(lockSkips(r.events).length, 1, JSON.stringify(r.events));
+    assert.deepEqual(lockSkips(sessions[0].events), []);
+    assert.equal(sessions[0].events.filter((e: Record<string, any>) => e.event === 'session_start').length, 1);
     assert.equal(ledgerRows(ws.dir).length, 1);
     assert.equal(ledgerIntegrity(ws.dir), 'ok');
   });
@@ -111,10 +120,15 @@ describe('daemon', () => {
     const all = ledgerRows(ws.dir);
     assert.ok(all.every((r) => r.status === 'settled'), 'every session settled');
     for (let i = 1; i < all.length; i++) assert.ok(all[i].started_at >= all[i - 1].ended_at, 'sessions never overlap');
-    const events = ran.stderr.trim().split('\n').map((l) => JSON.parse(l));
+    const events = logEvents(ran.stderr);
     assert.ok(events.some((e) => e.event === 'tick_overlap'), 'simultaneous fires were skipped');
-    assert.equal(events.filter((e) => e.event === 'locked').length, 0);
+    // They were skipped in-process, before the run lock: no tick was refused by the lock, and
+    // every tick that started ran a session.
+    assert.deepEqual(lockSkips(events), []);
     assert.equal(events.filter((e) => e.event === 'tick_start').length, all.length);
+    const ends = events.filter((e) => e.event === 'tick_end');
+    assert.equal(ends.length, all.length);
+    assert.deepEqual(ends.filter((e) => e.action !== 'session'), []);
   });
 
   test('SIGTERM during a session ends it after shutdown_grace, settles it, and exits 0', async (t) => {

@@ -5,20 +5,26 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { LineSplitter } from '../../sessions/line-splitter.js';
 import { classify } from '../../sessions/outcome.js';
-import { StreamTracker } from '../../sessions/stream-tracker.js';
+import { StreamTracker, type TrackerEvent } from '../../sessions/stream-tracker.js';
 import { FIXTURES } from '../helpers.js';
 
 const limits = { maxRepeats: 5, window: 20, cycleRepeats: 3 };
 
-function replay(name: string, model: string | null = null): StreamTracker {
+// Every event the tracker returned is pushed to `events`, for the tests that count them.
+function replay(name: string, model: string | null = null, events: TrackerEvent[] = []): StreamTracker {
   const tracker = new StreamTracker(limits, model);
   const text = fs.readFileSync(path.join(FIXTURES, 'claude-cli', name), 'utf8');
   const splitter = new LineSplitter();
+  const feed = (l: string) => events.push(...tracker.feedLine(l));
   // In odd-sized chunks, as a pipe delivers them.
-  for (let i = 0; i < text.length; i += 777) splitter.push(text.slice(i, i + 777), (l) => tracker.feedLine(l));
-  splitter.end((l) => tracker.feedLine(l));
+  for (let i = 0; i < text.length; i += 777) splitter.push(text.slice(i, i + 777), feed);
+  splitter.end(feed);
   return tracker;
 }
+
+// The fixture's `result` lines, read without the tracker.
+const resultLines = (name: string) =>
+  fs.readFileSync(path.join(FIXTURES, 'claude-cli', name), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l)).filter((m) => m.type === 'result');
 
 const outcomeOf = (t: StreamTracker, exitCode = 0) => classify({ spawnError: null, stopReason: null, result: t.result, exitCode, signal: null }).outcome;
 
@@ -60,15 +66,34 @@ describe('stream tracker on recorded CLI output', () => {
   test('after a non-streaming fallback, tokens come from modelUsage, not the zeroed usage', () => {
     const t = replay('stream-nonstreaming-fallback.jsonl');
     assert.equal(outcomeOf(t), 'ok');
-    assert.ok(t.tokens().input > 0);
+    assert.deepEqual(t.tokens(), { input: 1000, output: 100, cacheRead: 0, cacheWrite: 0 });
   });
 
-  test('every recorded sample parses with no garbage and exactly one result', () => {
-    for (const f of fs.readdirSync(path.join(FIXTURES, 'claude-cli')).filter((f) => f.endsWith('.jsonl'))) {
-      const t = replay(f);
+  test('every recorded sample parses with no garbage and yields its one result line as exactly one result event', () => {
+    const files = fs.readdirSync(path.join(FIXTURES, 'claude-cli')).filter((f) => f.endsWith('.jsonl'));
+    assert.ok(files.length >= 13, `Expected the recorded samples, got ${files.length}`);
+    for (const f of files) {
+      const events: TrackerEvent[] = [];
+      const t = replay(f, null, events);
       assert.equal(t.garbage, 0, f);
-      if (f !== 'stream-stall-300s-fallback.jsonl' || t.result) assert.ok(t.result, `${f} has a result`);
+      // Every sample the CLI recorded ends with a result line (the no-result endings are tested below).
+      const lines = resultLines(f);
+      assert.equal(lines.length, 1, `${f}: Expected one result line in the sample, got ${lines.length}`);
+      const results = events.flatMap((e) => (e.type === 'result' ? [e.result] : []));
+      assert.equal(results.length, 1, `${f}: Expected exactly one result event, got ${results.length}`);
+      assert.deepEqual(results[0], lines[0], f);
+      assert.deepEqual(t.result, lines[0], f);
     }
+  });
+
+  test('a stream that stalled 300 s and fell back to non-streaming still ends ok with the CLI\'s own cost and tokens', () => {
+    const t = replay('stream-stall-300s-fallback.jsonl');
+    assert.equal(outcomeOf(t), 'ok');
+    assert.equal(t.result?.result, 'hi from the fake API');
+    assert.deepEqual(t.cost(), { usd: 0.0075, estimated: false });
+    assert.deepEqual(t.tokens(), { input: 1000, output: 100, cacheRead: 0, cacheWrite: 0 });
+    assert.equal(t.turns(), 1);
+    assert.equal(t.lastText, 'hi from the fake API');
   });
 
   test('garbage lines are counted, never fatal, and the session still classifies', () => {
@@ -81,11 +106,29 @@ describe('stream tracker on recorded CLI output', () => {
   });
 
   test('a stream that ends with no result line is a failure even with exit code 0', () => {
-    const t = replay('stream-sigint-during-retry.jsonl');
-    const c = classify({ spawnError: null, stopReason: null, result: null, exitCode: 0, signal: null });
+    // As SIGINT while a request is in flight ends the CLI: init, then nothing, exit code 0.
+    const t = new StreamTracker(limits);
+    const [init] = fs.readFileSync(path.join(FIXTURES, 'claude-cli', 'stream-sigint-during-retry.jsonl'), 'utf8').split('\n');
+    assert.deepEqual(t.feedLine(init), []);
+    assert.equal(t.result, null);
+    const c = classify({ spawnError: null, stopReason: null, result: t.result, exitCode: 0, signal: null });
     assert.equal(c.outcome, 'error');
-    assert.match(c.error!, /without a result line/);
-    assert.ok(t);
+    assert.equal(c.error, 'the CLI ended (exit code 0) without a result line');
+    assert.deepEqual(t.cost(), { usd: 0, estimated: true });
+  });
+
+  test('SIGINT during a retry backoff writes an error_during_execution result with exit code 0: an error', () => {
+    const events: TrackerEvent[] = [];
+    const t = replay('stream-sigint-during-retry.jsonl', null, events);
+    assert.equal(t.result?.subtype, 'error_during_execution');
+    assert.equal(t.result?.is_error, true);
+    assert.equal(t.result?.terminal_reason, 'aborted_streaming');
+    assert.deepEqual(events.map((e) => e.type), ['result']);
+    const c = classify({ spawnError: null, stopReason: null, result: t.result, exitCode: 0, signal: null });
+    assert.deepEqual(c, { outcome: 'error', error: '[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null' });
+    assert.deepEqual(t.cost(), { usd: 0, estimated: false });
+    assert.equal(t.turns(), 2);
+    assert.equal(t.apiCalls, 0);
   });
 
   test('without partial messages the estimate uses assistant usage once per message id', () => {
