@@ -15,12 +15,20 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const fmt = (n: number, d = 1) => n.toFixed(d);
 const report: Record<string, unknown> = {};
 
-function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+// A failed run rejects with its stderr, so it can never be counted as a time. stdout is kept only
+// when asked for (the bare CLI baseline discards it, as before).
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, keepStdout = false): Promise<{ ms: number; stdout: string }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const c = spawn(cmd, args, { env, cwd, stdio: 'ignore' });
+    const c = spawn(cmd, args, { env, cwd, stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout?.on('data', (d) => (stdout += d));
+    c.stderr!.on('data', (d) => (stderr += d));
     c.on('error', reject);
-    c.on('close', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${cmd} exited ${code}`))));
+    c.on('close', (code, signal) =>
+      code === 0 ? resolve({ ms: performance.now() - t0, stdout }) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code ?? signal}:\n${stderr}`)),
+    );
   });
 }
 
@@ -38,7 +46,7 @@ async function supervisorOverhead(runs = 10) {
     const ns: number[] = [];
     // Interleaved, so drift on the machine hits both sides alike.
     for (let i = 0; i < runs; i++) {
-      cli.push(await timed(CLAUDE, bare, env, path.join(dir, 'vault')));
+      cli.push((await timed(CLAUDE, bare, env, path.join(dir, 'vault'))).ms);
       const t0 = performance.now();
       const r = await nightshift(['run', 'bench', '--json'], env, dir);
       if (r.code !== 0) throw new Error(`nightshift run failed: ${r.stderr}`);
@@ -141,17 +149,21 @@ async function tickOverhead(runs = 20) {
   try {
     for (const d of ['vault', 'prompts']) fs.mkdirSync(path.join(dir, d));
     fs.writeFileSync(path.join(dir, 'prompts', 'idle.md'), 'never due\n');
-    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), 'git:\n  enabled: false\ndispatch:\n  - agent: idle\n    days: [mon]\n    hours: [3]\n');
+    // No dispatch rule, so nothing is due at any hour; and a claude that does not exist, so that
+    // not even a bug could start a real session from here.
+    const claude = path.join(dir, 'no-such-claude');
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `git:\n  enabled: false\nclaude:\n  command: ${JSON.stringify(claude)}\ndispatch: []\n`);
     const env = { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
     const bin = path.join(import.meta.dirname, '..', 'daemon', 'bin.js');
-    // Make sure it really is a skip, not a session.
-    const probe = await nightshift(['next', '--json', '--at', '2026-12-01T12:00:00Z'], env, dir);
-    if (JSON.parse(probe.stdout).agent !== null) throw new Error('bench agent is due');
     const floor: number[] = [];
     const ticks: number[] = [];
     for (let i = 0; i < runs; i++) {
-      floor.push(await timed(process.execPath, ['-e', '0'], env, dir));
-      ticks.push(await timed(process.execPath, [bin, 'tick'], env, dir).catch(() => NaN));
+      floor.push((await timed(process.execPath, ['-e', '0'], env, dir)).ms);
+      // A failing tick throws (with its stderr) and ends the bench; every tick must be a skip.
+      const tick = await timed(process.execPath, [bin, 'tick', '--json'], env, dir, true);
+      const r = JSON.parse(tick.stdout);
+      if (r.action !== 'skip' || r.session !== null) throw new Error(`Expected the bench tick to be a skip, got ${tick.stdout}`);
+      ticks.push(tick.ms);
     }
     const f = median(floor);
     const k = median(ticks);
