@@ -66,6 +66,40 @@ const cronList = z
     });
   });
 
+// The memory store: its file, the gate's thresholds and the recall weights (see memory/rank.ts).
+const fraction = z.number().min(0, 'Expected a number from 0 to 1').max(1, 'Expected a number from 0 to 1');
+const nonNegative = z.number().min(0, 'Expected a number of 0 or more');
+const R = DEFAULTS.memory.recall;
+const MemorySchema = z
+  .strictObject({
+    db: nonEmpty.optional(),
+    // The offline vector arm (memory/embedders.ts); Gemini takes over whenever GEMINI_API_KEY is set.
+    embeddings: z.enum(['auto', 'none', 'use'], { error: 'Expected one of `auto`, `none`, `use`' }).default(DEFAULTS.memory.embeddings),
+    gate: z
+      .strictObject({ merge: fraction.default(DEFAULTS.memory.gate.merge), link: fraction.default(DEFAULTS.memory.gate.link) })
+      .refine((g) => g.link <= g.merge, { message: 'Expected `link` to be at most `merge`', path: ['link'] })
+      .prefault({}),
+    recall: z
+      .strictObject({
+        rrf_k: nonNegative.default(R.rrf_k),
+        lexical: nonNegative.default(R.lexical),
+        common: fraction.default(R.common),
+        vector: nonNegative.default(R.vector),
+        seeds: z.number().int('Expected a whole number').min(0).default(R.seeds),
+        hops: z.number().int('Expected a whole number').min(0).max(4, 'Expected at most 4').default(R.hops),
+        decay: fraction.default(R.decay),
+        activation: nonNegative.default(R.activation),
+        recency: nonNegative.default(R.recency),
+        half_life_days: nonNegative.default(R.half_life_days),
+        salience: nonNegative.default(R.salience),
+        edges: z
+          .strictObject(Object.fromEntries(Object.entries(R.edges).map(([k, v]) => [k, fraction.default(v)])) as Record<keyof typeof R.edges, z.ZodDefault<typeof fraction>>)
+          .prefault({}),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
 export const ConfigSchema = z.strictObject({
   vault: nonEmpty.default(DEFAULTS.vault),
   state_dir: nonEmpty.default(DEFAULTS.state_dir),
@@ -121,6 +155,14 @@ export const ConfigSchema = z.strictObject({
       cycle_repeats: z.number().int().min(2, 'Expected at least 2').default(DEFAULTS.loop.cycle_repeats),
     })
     .prefault({}),
+  memory: MemorySchema,
+  gemini: z
+    .strictObject({
+      model: nonEmpty.optional(),
+      embedding_model: nonEmpty.optional(),
+      base_url: z.url({ error: 'Expected a URL such as `https://generativelanguage.googleapis.com`' }).optional(),
+    })
+    .prefault({}),
 });
 
 export type RawConfig = z.output<typeof ConfigSchema>;
@@ -155,6 +197,7 @@ export function validateConfig(data: unknown, file: string): { config: Config; p
     agents_dir: abs(c.agents_dir),
     claude: { ...c.claude, command },
     git: { ...c.git, lock_file: c.git.lock_file ? abs(c.git.lock_file) : path.join(abs(c.state_dir), 'git.lock') },
+    memory: { ...c.memory, db: c.memory.db ? abs(c.memory.db) : path.join(abs(c.state_dir), DEFAULTS.memory.db) },
     file,
     dir,
   };

@@ -23,6 +23,25 @@ export const DEFAULTS = {
   git: { remote: 'origin', lock_timeout: '120s', push_retries: 3, author_name: 'nightshift', author_email: 'nightshift@localhost' },
   daemon: { schedule: '0 */6 * * *', shutdown_grace: '60s' },
   loop: { max_repeats: 5, window: 20, cycle_repeats: 3 },
+  memory: {
+    db: 'memory.db', // inside state_dir
+    embeddings: 'auto', // the offline vector arm: auto (= none, as measured), none, use
+    gate: { merge: 0.9, link: 0.5 },
+    recall: {
+      rrf_k: 60,
+      lexical: 1,
+      common: 0.5,
+      vector: 0.5,
+      seeds: 20,
+      hops: 2,
+      decay: 0.5,
+      activation: 0.3,
+      recency: 0.02,
+      half_life_days: 30,
+      salience: 0.02,
+      edges: { supports: 0.8, contradicts: 0.3, abstracts: 0.8, relates_to: 0.6, supersedes: 0.2, follows: 1 },
+    },
+  },
 } as const;
 
 export const CONFIG_ENV = 'NIGHTSHIFT_CONFIG';

@@ -1,0 +1,186 @@
+// The memory database file: a check that it is ours before anything writes to it, and forward
+// migrations keyed on `PRAGMA user_version`. A file that is corrupt or not ours is refused and left
+// as it is.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { CATEGORIES, EDGE_TYPES, MemoryError, SURFACES } from './types.js';
+
+// "NSMe": marks a SQLite file as a nightshift memory store.
+export const APPLICATION_ID = 0x4e534d65;
+
+const list = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
+
+// Each entry moves the schema from version i to i + 1; never edit one that has shipped.
+export const MIGRATIONS: string[] = [
+  // 1: the store.
+  `
+  CREATE TABLE memories (
+    id INTEGER PRIMARY KEY,
+    text TEXT NOT NULL,
+    category TEXT NOT NULL CHECK (category IN (${list(CATEGORIES)})),
+    salience REAL NOT NULL DEFAULT 0.5 CHECK (salience BETWEEN 0 AND 1),
+    confidence REAL NOT NULL DEFAULT 0.5 CHECK (confidence BETWEEN 0 AND 1),
+    access_count INTEGER NOT NULL DEFAULT 0,
+    tags TEXT NOT NULL DEFAULT '[]',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    faded INTEGER NOT NULL DEFAULT 0 CHECK (faded IN (0, 1)),
+    superseded_by INTEGER REFERENCES memories (id),
+    due TEXT,
+    stability REAL,
+    difficulty REAL,
+    elapsed_days REAL,
+    scheduled_days REAL,
+    reps INTEGER,
+    lapses INTEGER,
+    state INTEGER,
+    last_review TEXT
+  );
+  CREATE INDEX memories_active ON memories (faded, superseded_by);
+  CREATE TABLE edges (
+    id INTEGER PRIMARY KEY,
+    from_id INTEGER NOT NULL REFERENCES memories (id),
+    to_id INTEGER NOT NULL REFERENCES memories (id),
+    type TEXT NOT NULL CHECK (type IN (${list(EDGE_TYPES)})),
+    weight REAL NOT NULL DEFAULT 1 CHECK (weight BETWEEN 0 AND 1),
+    created_at TEXT NOT NULL,
+    UNIQUE (from_id, to_id, type)
+  );
+  CREATE INDEX edges_to ON edges (to_id);
+  CREATE TABLE observations (
+    id INTEGER PRIMARY KEY,
+    text TEXT NOT NULL,
+    source TEXT,
+    created_at TEXT NOT NULL,
+    salience REAL NOT NULL,
+    prediction_error REAL NOT NULL,
+    decision TEXT NOT NULL CHECK (decision IN ('merge', 'link', 'novel')),
+    memory_id INTEGER NOT NULL REFERENCES memories (id),
+    session_id TEXT
+  );
+  CREATE INDEX observations_memory ON observations (memory_id);
+  CREATE INDEX observations_session ON observations (session_id) WHERE session_id IS NOT NULL;
+  CREATE TABLE embeddings (
+    memory_id INTEGER NOT NULL REFERENCES memories (id),
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (memory_id, model)
+  );
+  CREATE TABLE audit (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    surface TEXT NOT NULL CHECK (surface IN (${list(SURFACES)})),
+    session_id TEXT,
+    action TEXT NOT NULL,
+    target TEXT,
+    before TEXT,
+    after TEXT
+  );
+  CREATE TRIGGER audit_append_only_update BEFORE UPDATE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+  CREATE TRIGGER audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+  CREATE TABLE tombstones (
+    hash TEXT PRIMARY KEY,
+    at TEXT NOT NULL,
+    reason TEXT NOT NULL
+  );
+  CREATE VIRTUAL TABLE memories_fts USING fts5 (text, content = 'memories', content_rowid = 'id', tokenize = 'porter unicode61');
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+  END;
+  `,
+  // 2: observation text becomes searchable too (evidence merged into a memory keeps its words).
+  `
+  CREATE VIRTUAL TABLE observations_fts USING fts5 (text, content = 'observations', content_rowid = 'id', tokenize = 'porter unicode61');
+  CREATE TRIGGER observations_fts_insert AFTER INSERT ON observations BEGIN
+    INSERT INTO observations_fts (rowid, text) VALUES (new.id, new.text);
+  END;
+  CREATE TRIGGER observations_fts_delete AFTER DELETE ON observations BEGIN
+    INSERT INTO observations_fts (observations_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  END;
+  INSERT INTO observations_fts (observations_fts) VALUES ('rebuild');
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
+
+// Refuses a file that is not a SQLite database, or is one that is not ours, without writing to
+// it. Returns false when there is nothing there yet (a missing or empty file).
+export function checkFile(file: string): boolean {
+  let size: number;
+  try {
+    size = fs.statSync(file).size;
+  } catch {
+    return false;
+  }
+  if (size === 0) return false;
+  const head = Buffer.alloc(100);
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.readSync(fd, head, 0, 100, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (size < 100 || !head.subarray(0, 16).equals(SQLITE_MAGIC)) {
+    throw new MemoryError('CORRUPT', `Memory database ${file} is not a SQLite database (corrupt or another kind of file); it was left as it is. Move it aside to start a new store.`);
+  }
+  let appId: number;
+  let tables: number;
+  let db: Database.Database | undefined;
+  try {
+    // Read-only through SQLite, so a header still in the WAL is seen too.
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    appId = db.pragma('application_id', { simple: true }) as number;
+    tables = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+  } catch (err) {
+    throw new MemoryError('CORRUPT', `Memory database ${file} cannot be read (${(err as { code?: string }).code ?? (err as Error).message}); it was left as it is. Move it aside to start a new store.`);
+  } finally {
+    db?.close();
+  }
+  if (appId === APPLICATION_ID) return true;
+  if (appId === 0 && tables === 0) return false;
+  throw new MemoryError('FOREIGN', `Memory database ${file} is a SQLite file that is not a nightshift memory store (application id ${appId}); it was left as it is. Point memory.db elsewhere.`);
+}
+
+// Opens (creating when absent) and migrates to `upTo` (default: the latest). Refuses a newer schema.
+export function openDatabase(file: string, upTo = SCHEMA_VERSION): Database.Database {
+  checkFile(file);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  try {
+    db.pragma('busy_timeout = 5000');
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, file, upTo);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+// Runs the migrations above the file's version, each with its version bump, in one transaction.
+export function migrate(db: Database.Database, file: string, upTo = SCHEMA_VERSION): void {
+  db.transaction(() => {
+    const from = db.pragma('user_version', { simple: true }) as number;
+    if (from > SCHEMA_VERSION) {
+      throw new MemoryError('INVALID', `Memory database ${file} has schema version ${from}, newer than this nightshift knows (${SCHEMA_VERSION}); upgrade nightshift.`);
+    }
+    if (from === 0) db.pragma(`application_id = ${APPLICATION_ID}`);
+    for (let v = from; v < upTo; v++) {
+      db.exec(MIGRATIONS[v]);
+      db.pragma(`user_version = ${v + 1}`);
+    }
+  }).immediate();
+}

@@ -1,0 +1,65 @@
+// Text helpers shared by the gate, the tombstones and the lexical arm: one normalisation, one
+// tokeniser (it splits like FTS5's unicode61, so the gate and the index see the same words).
+import { createHash } from 'node:crypto';
+
+// Common English stop words (the NLTK list): they carry no topic, and BM25 over a short turn
+// rewards them out of all proportion.
+export const STOPWORDS: ReadonlySet<string> = new Set(
+  `i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself
+it its itself they them their theirs themselves what which who whom this that these those am is are was were be been
+being have has had having do does did doing a an the and but if or because as until while of at by for with about
+against between into through during before after above below to from up down in out on off over under again further
+then once here there when where why how all any both each few more most other some such no nor not only own same so
+than too very s t can will just don should now d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma
+mightn mustn needn shan shouldn wasn weren won wouldn`.split(/\s+/),
+);
+
+// Lower case, NFKC, one space between words, no surrounding punctuation: "the same claim".
+export function normalize(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^[\p{P}\s]+|[\p{P}\s]+$/gu, '');
+}
+
+// The tombstone key of a claim.
+export function textHash(text: string): string {
+  return createHash('sha256').update(normalize(text)).digest('hex');
+}
+
+// Every word, lower case, in order.
+export function tokens(text: string): string[] {
+  return text.normalize('NFKC').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+}
+
+// The words that say what a text is about, each once, in order of first appearance.
+export function contentTerms(text: string, max = 48): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const t of tokens(text)) {
+    if (STOPWORDS.has(t) || seen.has(t)) continue;
+    seen.add(t);
+    out.push(t);
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
+// An FTS5 MATCH expression: the terms quoted (FTS5 syntax cannot leak in) and OR-ed; null when empty.
+export function ftsQuery(terms: string[]): string | null {
+  if (!terms.length) return null;
+  return terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
+}
+
+// Dice overlap of two token sets, 0..1. Stop words count: "Me too!" and "Yes!" must not look alike.
+export function dice(a: string[], b: string[]): number {
+  const A = new Set(a);
+  const B = new Set(b);
+  if (!A.size && !B.size) return 1;
+  if (!A.size || !B.size) return 0;
+  let both = 0;
+  for (const t of A) if (B.has(t)) both++;
+  return (2 * both) / (A.size + B.size);
+}

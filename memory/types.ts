@@ -1,0 +1,95 @@
+// The memory store's public shapes: what the MCP server, the CLI and the supervisor rely on.
+// Keep these stable; the MCP tool schemas and `nightshift memory ... --json` print them as they are.
+
+export const CATEGORIES = ['belief', 'pattern', 'entity', 'topic', 'value', 'project', 'insight', 'thread', 'prediction', 'observation'] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+export const EDGE_TYPES = ['supports', 'contradicts', 'abstracts', 'relates_to', 'supersedes', 'follows'] as const;
+export type EdgeType = (typeof EDGE_TYPES)[number];
+
+// Who made a change; every mutation writes one audit row with it.
+export const SURFACES = ['mcp', 'cli', 'import', 'session'] as const;
+export type Surface = (typeof SURFACES)[number];
+export type Actor = { surface: Surface; sessionId?: string | null };
+
+export type ObserveInput = {
+  text: string;
+  source?: string | null;
+  created_at?: string | null; // ISO-8601; honoured when given
+  salience?: number; // 0..1
+  tags?: string[];
+  category?: Category;
+};
+
+export type GateDecision = 'merge' | 'link' | 'novel';
+
+export type ObserveResult = {
+  observation_id: number;
+  memory_id: number;
+  decision: GateDecision;
+  prediction_error: number; // 0 (already known) .. 1 (nothing like it)
+  linked_to: number | null; // the neighbour a `link` decision points at
+};
+
+export type QueryOptions = {
+  limit?: number; // default 10
+  include_faded?: boolean; // faded and superseded come back only when asked, labelled
+  explain?: boolean;
+};
+
+export type ScoreParts = { lexical: number; vector: number; fused: number; activation: number; recency: number; salience: number };
+
+export type QueryResult = {
+  id: number;
+  text: string;
+  category: Category;
+  score: number;
+  sources: string[]; // of every observation merged into this memory, oldest first
+  faded: boolean;
+  superseded: boolean;
+  explain?: ScoreParts;
+};
+
+export type MemoryRecord = {
+  id: number;
+  text: string;
+  category: Category;
+  salience: number;
+  confidence: number;
+  access_count: number;
+  tags: string[];
+  created_at: string;
+  updated_at: string;
+  faded: boolean;
+  superseded_by: number | null;
+  sources: string[];
+  edges: Array<{ type: EdgeType; to: number; weight: number; direction: 'out' | 'in' }>;
+};
+
+export type MemoryStats = {
+  memories: number;
+  observations: number;
+  edges: number;
+  faded: number;
+  superseded: number;
+  tombstones: number;
+  by_category: Partial<Record<Category, number>>;
+  embedding_model: string | null;
+  embedded: number;
+  schema_version: number;
+  file: string;
+};
+
+// A vector model. `model` names the space: vectors of two models never meet in one ranking.
+export type Embedder = {
+  model: string;
+  dim: number;
+  embed(texts: string[]): Promise<Float32Array[]>;
+};
+
+// Raised for a refusal the caller should show as is (a tombstoned claim, an unknown id, bad input).
+export class MemoryError extends Error {
+  constructor(readonly code: 'TOMBSTONED' | 'NOT_FOUND' | 'INVALID' | 'CORRUPT' | 'FOREIGN', message: string) {
+    super(message);
+  }
+}
