@@ -77,7 +77,12 @@ export class Ledger {
       db = new Database(file);
       db.pragma('busy_timeout = 5000');
       db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
+      // FULL: a commit is on disk before it returns, so a power loss cannot roll back the charge.
+      db.pragma('synchronous = FULL');
+      // A small WAL, checkpointed and reused often: when the disk (or a file size limit) is full,
+      // the settle writes into space the file already holds rather than growing it.
+      db.pragma('wal_autocheckpoint = 8');
+      db.pragma(`journal_size_limit = ${64 * 1024}`);
       db.exec(SCHEMA);
       db.pragma('user_version = 1');
     } catch (err) {
@@ -125,6 +130,8 @@ export class Ledger {
 
   settle(open: OpenSession, s: Settlement): void {
     const row = { ...open, ...s, cost_estimated: s.cost_estimated ? 1 : 0 };
+    // IMMEDIATE: a deferred transaction that reads first cannot wait for the write lock in WAL
+    // mode (busy_timeout never applies), so settle would fail at once under a concurrent writer.
     this.db.transaction(() => {
       const exists = this.stmt('SELECT 1 FROM sessions WHERE id = ?').get(open.id);
       if (!exists) {
@@ -133,7 +140,7 @@ export class Ledger {
       this.stmt(`UPDATE sessions SET status = 'settled', outcome = @outcome, ended_at = @ended_at, duration_ms = @duration_ms,
         cost_usd = @cost_usd, cost_estimated = @cost_estimated, turns = @turns, exit_code = @exit_code, result = @result,
         error = @error, input_tokens = @input_tokens, output_tokens = @output_tokens WHERE id = @id`).run(row);
-    })();
+    }).immediate();
   }
 
   // Sessions whose supervisor is gone; `alive` says whether a (pid, start) still runs.
@@ -181,6 +188,11 @@ export class Ledger {
 
   get(id: string): SessionRow | null {
     return (this.stmt('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined) ?? null;
+  }
+
+  // The connection's synchronous level (2 = FULL: the charge survives a power loss).
+  synchronous(): number {
+    return Number(this.db.pragma('synchronous', { simple: true }));
   }
 
   integrity(): string {

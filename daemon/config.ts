@@ -15,12 +15,19 @@ const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default',
 
 const show = (v: unknown) => (typeof v === 'string' ? `\`${v}\`` : `\`${JSON.stringify(v)}\` (${typeof v})`);
 
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 // A duration field: `90s`, `10m`, `1h`; becomes milliseconds.
 export const duration = (min = 1) =>
   z.unknown().transform((v, ctx) => {
     const ms = parseDuration(v);
     if (ms === null || ms < min) {
       ctx.addIssue({ code: 'custom', message: `Expected a duration like \`90s\`, \`10m\` or \`1h\`, got ${show(v)}` });
+      return z.NEVER;
+    }
+    // A Node timer holds at most 2^31-1 ms; a longer one fires at once.
+    if (ms > MAX_TIMER_MS) {
+      ctx.addIssue({ code: 'custom', message: `Expected a duration of at most 24d (what a timer can hold), got ${show(v)}` });
       return z.NEVER;
     }
     return ms;
@@ -137,6 +144,7 @@ export const ConfigSchema = z.strictObject({
       branch: nonEmpty.optional(),
       lock_file: nonEmpty.optional(),
       lock_timeout: duration(0).prefault(DEFAULTS.git.lock_timeout),
+      timeout: duration(1000).prefault(DEFAULTS.git.timeout),
       push_retries: posInt.default(DEFAULTS.git.push_retries),
       author_name: nonEmpty.default(DEFAULTS.git.author_name),
       author_email: nonEmpty.default(DEFAULTS.git.author_email),

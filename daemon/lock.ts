@@ -1,23 +1,34 @@
-// Host-wide locks (proper-lockfile: a lock directory whose mtime the holder keeps fresh), with an
-// owner file beside it saying who holds it and since when. A lock whose owner process is dead is
-// taken over at once; one whose owner vanished without a trace goes stale by mtime.
+// Host-wide locks: a lock directory (proper-lockfile's atomic mkdir) with an owner file beside it
+// saying who holds it and since when. On one host the owner's pid and process start time are the
+// truth: a live owner's lock is never taken, however old its mtime (a frozen or SIGSTOPped owner
+// is still alive), and a dead owner's lock is taken at once.
 import fs from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Logger } from '../logs/logger.js';
-import { isAlive, readProc, sleep } from '../sessions/process-tree.js';
+import { isAlive, readProc } from '../sessions/process-tree.js';
 
 export type LockOwner = { pid: number; start: string | null; since: string; purpose: string };
-export type Held = { release: () => Promise<void>; file: string };
+// `lost` aborts when the owner file no longer names us (someone broke the lock anyway).
+export type Held = { release: () => Promise<void>; file: string; lost: AbortSignal };
 
-const STALE_MS = 10_000;
+// proper-lockfile would take over a lock whose mtime is older than `stale`, alive owner or not;
+// liveness is ours to judge, so its staleness is set beyond reach (and it never touches mtime).
+const NEVER_STALE_MS = 2 ** 30;
+// A lock directory with no owner file: its owner died between mkdir and writing the file.
+const ORPHAN_DIR_MS = 5_000;
+const WATCH_MS = 1_000;
 const ownerFile = (file: string) => `${file}.owner.json`;
 const lockDir = (file: string) => `${file}.lock`;
 
 export function lockOwner(file: string): LockOwner | null {
   if (!fs.existsSync(lockDir(file))) return null;
+  return readOwner(ownerFile(file));
+}
+
+function readOwner(f: string): LockOwner | null {
   try {
-    return JSON.parse(fs.readFileSync(ownerFile(file), 'utf8')) as LockOwner;
+    return JSON.parse(fs.readFileSync(f, 'utf8')) as LockOwner;
   } catch {
     return null;
   }
@@ -27,7 +38,17 @@ export function lockOwner(file: string): LockOwner | null {
 // that both saw the dead owner only one removes the lock; if the renamed file turns out to name a
 // live owner (a new holder won the race), it is put back.
 function breakDeadLock(file: string): boolean {
-  const owner = lockOwner(file);
+  if (!fs.existsSync(ownerFile(file))) {
+    // No owner file at all: only a directory old enough to rule out a holder still writing it.
+    try {
+      if (Date.now() - fs.statSync(lockDir(file)).mtimeMs < ORPHAN_DIR_MS) return false;
+    } catch {
+      return false;
+    }
+    fs.rmSync(lockDir(file), { recursive: true, force: true });
+    return true;
+  }
+  const owner = readOwner(ownerFile(file));
   if (!owner || isAlive(owner.pid, owner.start)) return false;
   const claimed = `${ownerFile(file)}.${process.pid}`;
   try {
@@ -35,8 +56,8 @@ function breakDeadLock(file: string): boolean {
   } catch {
     return false;
   }
-  const taken = JSON.parse(fs.readFileSync(claimed, 'utf8')) as LockOwner;
-  if (isAlive(taken.pid, taken.start)) {
+  const taken = readOwner(claimed);
+  if (taken && isAlive(taken.pid, taken.start)) {
     fs.renameSync(claimed, ownerFile(file));
     return false;
   }
@@ -45,29 +66,36 @@ function breakDeadLock(file: string): boolean {
   return true;
 }
 
-// Tries to take the lock, waiting up to timeoutMs (0: one try). Null when someone else holds it.
-export async function acquireLock(file: string, o: { timeoutMs: number; purpose: string; logger?: Logger }): Promise<Held | null> {
+class Stopped extends Error {}
+
+const wait = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(new Stopped());
+    const t = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(t);
+      reject(new Stopped());
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+// Tries to take the lock, waiting up to timeoutMs (0: one try). Null when someone else holds it,
+// or when `signal` aborts the wait (a stop request never waits a lock out).
+export async function acquireLock(file: string, o: { timeoutMs: number; purpose: string; logger?: Logger; signal?: AbortSignal }): Promise<Held | null> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const deadline = Date.now() + o.timeoutMs;
   for (;;) {
+    if (o.signal?.aborted) return null;
     try {
-      const release = await lockfile.lock(file, {
-        realpath: false,
-        stale: STALE_MS,
-        retries: 0,
-        onCompromised: (err) => o.logger?.error({ event: 'lock_compromised', file, err }, `lock ${file} compromised`),
-      });
+      const release = await lockfile.lock(file, { realpath: false, stale: NEVER_STALE_MS, update: NEVER_STALE_MS / 2, retries: 0 });
       const me = readProc(process.pid);
       const owner: LockOwner = { pid: process.pid, start: me?.start ?? null, since: new Date().toISOString(), purpose: o.purpose };
       fs.writeFileSync(ownerFile(file), JSON.stringify(owner));
-      return {
-        file,
-        release: async () => {
-          const current = lockOwner(file);
-          if (current?.pid === process.pid) fs.rmSync(ownerFile(file), { force: true });
-          await release().catch(() => undefined);
-        },
-      };
+      return held(file, owner, release, o.logger);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
       if (breakDeadLock(file)) {
@@ -75,7 +103,38 @@ export async function acquireLock(file: string, o: { timeoutMs: number; purpose:
         continue;
       }
       if (Date.now() >= deadline) return null;
-      await sleep(Math.min(250, Math.max(10, deadline - Date.now())));
+      try {
+        await wait(Math.min(250, Math.max(10, deadline - Date.now())), o.signal);
+      } catch (e) {
+        if (e instanceof Stopped) return null;
+        throw e;
+      }
     }
   }
+}
+
+function held(file: string, owner: LockOwner, release: () => Promise<void>, logger?: Logger): Held {
+  const lost = new AbortController();
+  const mine = () => {
+    const now = lockOwner(file);
+    return !!now && now.pid === owner.pid && now.start === owner.start && now.since === owner.since;
+  };
+  const watch = setInterval(() => {
+    if (mine()) return;
+    clearInterval(watch);
+    logger?.error({ event: 'lock_lost', file }, `lock ${file} was taken from us`);
+    lost.abort(`lock ${file} lost`);
+  }, WATCH_MS);
+  watch.unref();
+  return {
+    file,
+    lost: lost.signal,
+    release: async () => {
+      clearInterval(watch);
+      // A lock taken from us is someone else's now: leave it be.
+      if (!mine()) return;
+      fs.rmSync(ownerFile(file), { force: true });
+      await release().catch(() => undefined);
+    },
+  };
 }

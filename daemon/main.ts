@@ -18,13 +18,14 @@ import { explain, status, tick } from './tick.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import { budgetReport } from './budget-report.js';
 import { reconcile } from './reconcile.js';
-import { ledgerFile, runAgent, type RunDeps } from './run.js';
+import { exitCodeOf, ledgerFile, runAgent, type RunDeps } from './run.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 
 type Io = { out: (text: string) => void; redact: Redactor };
 type Flags = {
   config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
+  source?: string; category?: string; tags?: string; explain?: boolean; 'include-faded'?: boolean;
 };
 
 const OPTIONS = {
@@ -39,6 +40,11 @@ const OPTIONS = {
   'on-calendar': { type: 'string' },
   prefix: { type: 'string' },
   unit: { type: 'string' },
+  source: { type: 'string' },
+  category: { type: 'string' },
+  tags: { type: 'string' },
+  explain: { type: 'boolean' },
+  'include-faded': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -56,6 +62,8 @@ const ALLOWED: Record<string, Array<keyof Flags>> = {
   daemon: ['config'],
   systemd: ['config', 'user', 'on-calendar', 'prefix'],
   alert: ['config', 'unit'],
+  memory: ['config', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded'],
+  mcp: ['config'],
 };
 
 function version(): string {
@@ -106,6 +114,15 @@ function printRecord(io: Io, r: SessionRecord, json: boolean | undefined): void 
   io.out(lines.join('\n'));
 }
 
+// NIGHTSHIFT_LOG_LEVEL: one of pino's levels. A bad value is ignored with a warning, never fatal:
+// a typo in an env file must not stop every tick.
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+export function logLevel(value: string | undefined): { level: string; warning: string | null } {
+  if (value === undefined || value === '') return { level: 'info', warning: null };
+  if (LEVELS.includes(value)) return { level: value, warning: null };
+  return { level: 'info', warning: `Expected NIGHTSHIFT_LOG_LEVEL to be one of ${LEVELS.join(', ')}, got \`${value}\`: using info` };
+}
+
 export type MainDeps = { argv: string[]; env: NodeJS.ProcessEnv; cwd: string; stdout: (t: string) => void; stderr: (t: string) => void };
 
 // Runs a command; returns the exit code. Never calls process.exit itself.
@@ -122,7 +139,9 @@ export async function main(deps: MainDeps): Promise<number> {
     }
     if (flags.help) return io.out(COMMAND_HELP[command] ?? MAIN_HELP), EXIT.OK;
     const config = loadConfig(configPath(flags.config, deps.env, deps.cwd));
-    logger = createLogger({ redact, logDir: config.log_dir, timezone: config.budget.timezone, level: deps.env.NIGHTSHIFT_LOG_LEVEL });
+    const level = logLevel(deps.env.NIGHTSHIFT_LOG_LEVEL);
+    logger = createLogger({ redact, logDir: config.log_dir, timezone: config.budget.timezone, level: level.level });
+    if (level.warning) logger.warn({ event: 'bad_log_level' }, level.warning);
     switch (command) {
       case 'run':
         return await cmdRun(config, positional(positionals, 'run', 'agent'), flags, io, logger, deps.env);
@@ -141,13 +160,23 @@ export async function main(deps: MainDeps): Promise<number> {
       case 'status':
         return await cmdStatus(config, flags, io, logger);
       case 'lock':
-        return await cmdLock(config, positionals, flags, logger, deps.env);
+        return await cmdLock(config, positionals, flags, io, logger, deps.env);
       case 'daemon':
         return await cmdDaemon(config, logger, io, deps.env);
       case 'systemd':
         return cmdSystemd(config, positionals, flags, io);
       case 'alert':
         return cmdAlert(flags, logger);
+      case 'memory':
+        return await (await import('../memory/cli.js')).memoryCommand(config, positionals, flags, {
+          out: io.out, err: deps.stderr, stdin: process.stdin, stderrIsTTY: !!process.stderr.isTTY, env: deps.env, logger,
+        });
+      case 'mcp': {
+        const { mcpCommand } = await import('../memory/cli.js');
+        const log = logger;
+        return await withStopSignal(log, 'stopping the memory server', (signal) =>
+          mcpCommand(config, { stdin: process.stdin, stdout: process.stdout, env: deps.env, logger: log, version: version(), signal }));
+      }
     }
     throw new UsageError(`Unknown command \`${command}\``);
   } catch (err) {
@@ -163,21 +192,21 @@ export async function main(deps: MainDeps): Promise<number> {
   }
 }
 
-// SIGTERM (systemd stopping us) or SIGINT ends the session the same way a watchdog does, and
-// the ledger is still settled before we exit.
+// SIGTERM (systemd stopping us), SIGINT, or SIGHUP (a closed terminal) ends the session the same
+// way a watchdog does, and the ledger is still settled before we exit. While a handler is
+// installed no signal kills us outright (execa's exit hook re-raises only when it is alone).
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 async function withStopSignal<T>(logger: Logger, what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
     logger.warn({ event: 'signal', signal: sig }, `received ${sig}: ${what}`);
     controller.abort(sig);
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   try {
     return await fn(controller.signal);
   } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
+    for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
   }
 }
 
@@ -188,16 +217,15 @@ function runDeps(io: Io, logger: Logger, env: NodeJS.ProcessEnv, signal?: AbortS
     redact: io.redact,
     now: () => new Date(),
     signal,
-    // Test-only negative control: a ledger that charges at the end (see budget/ledger.ts).
-    chargeOn: env.NIGHTSHIFT_TEST_CHARGE_ON === 'settle' ? 'settle' : 'open',
   };
 }
 
 async function cmdRun(config: Config, name: string, flags: Flags, io: Io, logger: Logger, env: NodeJS.ProcessEnv): Promise<number> {
   const agent = loadAgent(config, name);
-  const { session } = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
-  printRecord(io, session, flags.json);
-  return session.exit_code;
+  const r = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
+  printRecord(io, r.session, flags.json);
+  if (!flags.json && (r.git.error || r.git.committed)) io.out(`git       ${gitLine(r.git)}`);
+  return exitCodeOf(r);
 }
 
 // A skip (nothing due, a limit, locked) exits 0; a failed session exits 1 so OnFailure= fires.
@@ -209,7 +237,7 @@ async function cmdTick(config: Config, flags: Flags, io: Io, logger: Logger, env
     printRecord(io, r.session!, false);
     io.out(`git       ${gitLine(r.git)}`);
   }
-  return r.session ? r.session.exit_code : EXIT.OK;
+  return exitCodeOf(r);
 }
 
 function gitLine(g: GitReport): string {
@@ -253,11 +281,11 @@ async function cmdStatus(config: Config, flags: Flags, io: Io, logger: Logger): 
 }
 
 // `nightshift lock -- CMD...`: CMD runs holding the host-wide git lock (the flock(1) habit).
-async function cmdLock(config: Config, positionals: string[], flags: Flags, logger: Logger, env: NodeJS.ProcessEnv): Promise<number> {
+async function cmdLock(config: Config, positionals: string[], flags: Flags, io: Io, logger: Logger, env: NodeJS.ProcessEnv): Promise<number> {
   if (!positionals.length) throw new UsageError('Expected `nightshift lock [--timeout 120s] -- CMD...`, got no command');
   const timeout = flags.timeout === undefined ? config.git.lock_timeout : parseDuration(flags.timeout);
   if (timeout === null) throw new UsageError(`Expected --timeout as a duration like \`90s\`, got \`${flags.timeout}\``);
-  const held = await acquireLock(config.git.lock_file, { timeoutMs: timeout, purpose: `lock: ${positionals.join(' ')}`.slice(0, 200), logger });
+  const held = await acquireLock(config.git.lock_file, { timeoutMs: timeout, purpose: io.redact(`lock: ${positionals.join(' ')}`).slice(0, 200), logger });
   if (!held) {
     const owner = lockOwner(config.git.lock_file);
     throw new LockedError(`git lock ${config.git.lock_file} not obtained within ${formatDuration(timeout)}${owner ? ` (held by pid ${owner.pid} since ${owner.since})` : ''}`);

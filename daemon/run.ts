@@ -12,6 +12,7 @@ import { claudeArgs, claudeEnv } from '../sessions/command.js';
 import { classify } from '../sessions/outcome.js';
 import { readProc } from '../sessions/process-tree.js';
 import { runClaude } from '../sessions/runner.js';
+import { keepInTranscript } from '../sessions/transcript.js';
 import { StreamTracker } from '../sessions/stream-tracker.js';
 import type { Agent } from './agents.js';
 import type { Config } from './config.js';
@@ -27,7 +28,10 @@ export type RunDeps = {
   redact: Redactor;
   now: () => Date;
   signal?: AbortSignal;
+  // Test-only seams, never read from the environment: the ledger's negative control (charge at
+  // settle) and the subreaper's (off). Production leaves both unset.
   chargeOn?: 'open' | 'settle';
+  subreaper?: boolean;
 };
 
 export function ledgerFile(config: Config): string {
@@ -40,6 +44,9 @@ export function newSessionId(agent: string, at: Date): string {
 }
 
 const redactOrNull = (redact: Redactor, text: string | null) => (text === null ? null : redact(text));
+// Longest result or error text kept in a ledger row.
+const LEDGER_TEXT_MAX = 16 * 1024;
+const capped = (text: string | null) => (text !== null && text.length > LEDGER_TEXT_MAX ? `${text.slice(0, LEDGER_TEXT_MAX)}…` : text);
 
 // How often the running cost estimate is written to the ledger at most.
 const PROGRESS_EVERY_MS = 1000;
@@ -55,8 +62,9 @@ export type SuperviseResult = {
 };
 
 // The one path of a session, shared by `run` and `tick`: run lock -> reconcile -> choose ->
-// budget -> git pull -> session -> git commit/push. Skips (locked, nothing due, a limit) are
-// returned, not thrown; the caller decides what they mean for its exit code.
+// budget -> git pull -> session -> git commit/push. Skips (locked, nothing due, a limit, a stop
+// request before the charge) are returned, not thrown; the caller decides what they mean for its
+// exit code.
 export async function supervise(
   config: Config,
   choose: (ledger: Ledger, now: Date, day: string) => Choice,
@@ -68,11 +76,15 @@ export async function supervise(
     deps.logger.info({ event: 'skipped', reason, limit }, `skipped: ${reason}`);
     return { action: 'skip', reason, limit, session: null, git };
   };
-  const runLock = await acquireLock(path.join(config.state_dir, 'run'), { timeoutMs: 0, purpose: 'session', logger: deps.logger });
+  if (deps.signal?.aborted) return skip(`stop requested (${String(deps.signal.reason)}) before the session started`, 'stopped');
+  const runLock = await acquireLock(path.join(config.state_dir, 'run'), { timeoutMs: 0, purpose: 'session', logger: deps.logger, signal: deps.signal });
   if (!runLock) {
     const owner = lockOwner(path.join(config.state_dir, 'run'));
     return skip(`locked: another supervisor is running${owner ? ` (pid ${owner.pid} since ${owner.since})` : ''}`, 'lock');
   }
+  // A stop request, or the run lock taken from us, ends whatever step is under way.
+  const signal = deps.signal ? AbortSignal.any([deps.signal, runLock.lost]) : runLock.lost;
+  const stopped = () => skip(`stop requested (${String(signal.reason)}) before the session started: nothing charged`, 'stopped');
   let ledger: Ledger | null = null;
   try {
     ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
@@ -94,11 +106,14 @@ export async function supervise(
     if (!fs.existsSync(config.vault) || !fs.statSync(config.vault).isDirectory()) {
       throw new ConfigError(config.file, [`vault: Expected an existing directory, got \`${config.vault}\``]);
     }
-    const vault = config.git.enabled ? new VaultGit(config, deps.logger) : null;
+    const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal) : null;
     const inRepo = vault ? await vault.isRepo() : false;
     if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
+    if (signal.aborted) return stopped();
     if (vault && inRepo) await vault.pull(git);
-    const session = await runOpened(config, agent, ledger, startedAt, day, deps);
+    // Nothing is charged after a stop request.
+    if (signal.aborted) return stopped();
+    const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
     if (vault && inRepo) {
       try {
         await vault.commitAndPush(session, deps.redact, git);
@@ -115,11 +130,18 @@ export async function supervise(
   }
 }
 
+// The exit code of a supervised session: 1 also when git left the work uncommitted, so that
+// OnFailure= fires (an unreachable remote alone is not a failure: the next tick pushes).
+export function exitCodeOf(r: Pick<SuperviseResult, 'session' | 'git'>): number {
+  if (!r.session) return EXIT.OK;
+  return r.session.exit_code !== EXIT.OK || r.git.uncommitted ? EXIT.FAILED : EXIT.OK;
+}
+
 // `nightshift run <agent>`: the operator's choice instead of dispatch. A skip is a refusal (75).
 export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
   const r = await supervise(config, () => ({ agent, reason: 'run by hand' }), options, deps);
   if (r.action === 'skip') {
-    if (r.limit === 'lock') throw new LockedError(`Refused: ${r.reason}`);
+    if (r.limit === 'lock' || r.limit === 'stopped') throw new LockedError(`Refused: ${r.reason}`);
     throw new BudgetExhaustedError(r.limit ?? 'unknown', `Refused: ${r.reason} (use --force to run anyway)`);
   }
   return r as SuperviseResult & { session: SessionRecord };
@@ -129,25 +151,28 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   const id = newSessionId(agent.name, startedAt);
   const log = deps.logger.child({ sessionId: id, agent: agent.name });
   const transcript = path.join(config.log_dir, 'transcripts', `${id}.jsonl`);
+  // Before the charge: a log dir that cannot be made refuses the start, nothing counted.
   fs.mkdirSync(path.dirname(transcript), { recursive: true });
   const me = readProc(process.pid);
   const open: OpenSession = {
     id, agent: agent.name, day, started_at: startedAt.toISOString(), transcript, model: agent.model,
     supervisor_pid: process.pid, supervisor_start: me?.start ?? null,
   };
-  // Charged before the spawn: from here on the session counts, whatever happens.
+  // Charged before the spawn: from here on the session counts, whatever happens, and every
+  // statement after the charge sits inside the try whose finally settles it.
   ledger.open(open);
-  log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
-
-  const tracker = new StreamTracker(
-    { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
-    null,
-  );
-  const fd = fs.openSync(transcript, 'a');
+  let tracker: StreamTracker | null = null;
+  let fd: number | null = null;
   let lastProgress = 0;
   let run: Awaited<ReturnType<typeof runClaude>> | null = null;
   let internal: unknown = null;
   try {
+    log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
+    const t = (tracker = new StreamTracker(
+      { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
+      null,
+    ));
+    const out = (fd = fs.openSync(transcript, 'a'));
     run = await runClaude({
       command: config.claude.command,
       args: claudeArgs(agent, config),
@@ -158,55 +183,76 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       idleTimeoutMs: agent.idleTimeoutMs,
       killGraceMs: config.claude.kill_grace,
       maxUsd: config.budget.max_usd_per_session,
-      tracker,
+      tracker: t,
       signal: deps.signal,
+      redact: deps.redact,
+      subreaper: deps.subreaper,
       onSpawn: (pid) => ledger.setChild(id, pid),
-      onLine: (line) => fs.writeSync(fd, `${deps.redact(line)}\n`),
+      onLine: (line) => {
+        if (keepInTranscript(line)) fs.writeSync(out, `${deps.redact(line)}\n`);
+      },
       onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
       onCost: (usd) => {
-        const t = Date.now();
-        if (t - lastProgress >= PROGRESS_EVERY_MS) {
-          lastProgress = t;
-          ledger.progress(id, usd, tracker.turns());
+        const now = Date.now();
+        if (now - lastProgress >= PROGRESS_EVERY_MS) {
+          lastProgress = now;
+          ledger.progress(id, usd, t.turns());
         }
       },
     });
   } catch (err) {
     internal = err;
   } finally {
-    fs.closeSync(fd);
+    if (fd !== null) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // a failed close loses nothing the ledger needs
+      }
+    }
     // Settled on every path, an internal failure of ours included.
+    const t = tracker ?? new StreamTracker({ maxRepeats: 2, window: 1, cycleRepeats: 2 }, null);
     const endedAt = deps.now();
-    const { outcome, error } = internal
-      ? { outcome: 'error' as const, error: `internal: ${(internal as Error).message}` }
-      : classify({ spawnError: run!.spawnError, stopReason: run!.stopReason, stopDetail: run!.stopDetail, result: tracker.result, exitCode: run!.exitCode, signal: run!.signal });
-    const cost = tracker.cost();
-    const tokens = tracker.tokens();
+    const { outcome, error } = internal || !run
+      ? { outcome: 'error' as const, error: `internal: ${deps.redact((internal as Error)?.message ?? String(internal))}` }
+      : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal });
+    const cost = t.cost();
+    const tokens = t.tokens();
+    // Already redacted by the runner, before it was cut.
     const stderr = run?.stderrTail.trim() ?? '';
-    const fullError = error && outcome === 'error' && !tracker.result && stderr ? `${error}; stderr: ${stderr.slice(-500)}` : error;
-    ledger.settle(open, {
+    const fullError = error && outcome === 'error' && !t.result && stderr ? `${error}; stderr: ${stderr.slice(-500)}` : error;
+    const settlement = {
       outcome,
       ended_at: endedAt.toISOString(),
       duration_ms: endedAt.getTime() - startedAt.getTime(),
       cost_usd: cost.usd,
       cost_estimated: cost.estimated,
-      turns: tracker.turns(),
+      turns: t.turns(),
       exit_code: outcome === 'ok' ? EXIT.OK : EXIT.FAILED,
-      result: redactOrNull(deps.redact, tracker.result?.result ?? tracker.lastText ?? null),
-      error: fullError ? deps.redact(fullError) : null,
+      // The ledger keeps a bounded summary (redacted, then cut); the transcript has the rest.
+      result: capped(redactOrNull(deps.redact, t.result?.result ?? t.lastText ?? null)),
+      error: capped(fullError ? deps.redact(fullError) : null),
       input_tokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
       output_tokens: tokens.output,
-    });
+    };
+    try {
+      ledger.settle(open, settlement);
+    } catch (err) {
+      // A full disk: try the smallest row that still records the outcome, then give up (the next
+      // start settles it `abandoned`, still counted).
+      log.error({ event: 'settle_failed', err }, `could not settle ${id}: ${(err as Error).message}`);
+      ledger.settle(open, { ...settlement, result: null, error: `${outcome === 'ok' ? '' : `${settlement.error ?? ''}; `}settle failed: ${(err as Error).message}`.slice(0, 500) });
+    }
     const level = outcome === 'ok' ? 'info' : 'warn';
     log[level](
       {
-        event: 'session_end', outcome, cost_usd: cost.usd, cost_estimated: cost.estimated, turns: tracker.turns(),
-        duration_ms: endedAt.getTime() - startedAt.getTime(), garbage_lines: tracker.garbage, tool_calls: tracker.toolCalls,
-        exit_code: run?.exitCode ?? null, signal: run?.signal ?? null, killed: run?.killed ?? 0, error: fullError, transcript,
+        event: 'session_end', outcome, cost_usd: cost.usd, cost_estimated: cost.estimated, turns: t.turns(),
+        duration_ms: endedAt.getTime() - startedAt.getTime(), garbage_lines: t.garbage, tool_calls: t.toolCalls,
+        exit_code: run?.exitCode ?? null, signal: run?.signal ?? null, killed: run?.killed ?? 0, reaped: run?.reaped ?? null, error: fullError, transcript,
       },
       `session ${id} ended: ${outcome}`,
     );
-    if (tracker.garbage) log.warn({ event: 'garbage', lines: tracker.garbage }, `${tracker.garbage} stdout line(s) were not stream-json`);
+    if (t.garbage) log.warn({ event: 'garbage', lines: t.garbage }, `${t.garbage} stdout line(s) were not stream-json`);
   }
   if (internal) throw internal;
   return toRecord(ledger.get(id) ?? { ...open, status: 'settled' } as never);

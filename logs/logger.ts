@@ -33,14 +33,30 @@ export class DailyFileSink implements Sink {
     fs.mkdirSync(logDir, { recursive: true });
   }
 
+  // A full disk must not turn a log line into a crash that leaves a session unsettled: the line
+  // still reaches stderr (journald), and the failure is reported there once per day file.
+  private failed: string | null = null;
   write(line: string): void {
-    const day = dayOf(this.now(), this.timezone);
-    if (day !== this.day || this.fd === null) {
-      if (this.fd !== null) fs.closeSync(this.fd);
-      this.fd = fs.openSync(path.join(this.logDir, `${day}.log`), 'a');
-      this.day = day;
+    try {
+      const day = dayOf(this.now(), this.timezone);
+      if (day !== this.day || this.fd === null) {
+        if (this.fd !== null) fs.closeSync(this.fd);
+        this.fd = null;
+        this.fd = fs.openSync(path.join(this.logDir, `${day}.log`), 'a');
+        this.day = day;
+      }
+      fs.writeSync(this.fd, line);
+      this.failed = null;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      if (this.failed === code) return;
+      this.failed = code;
+      try {
+        process.stderr.write(`${JSON.stringify({ level: 40, event: 'log_file_failed', dir: this.logDir, code, msg: `cannot write the daily log file: ${code}` })}\n`);
+      } catch {
+        // stderr gone too: nothing left to tell
+      }
     }
-    fs.writeSync(this.fd, line);
   }
 }
 

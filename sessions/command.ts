@@ -13,6 +13,8 @@ export function claudeArgs(agent: Agent, config: Config): string[] {
     '--model', agent.model,
     // The CLI checks this only after each call and overshoots; our estimate enforces it too.
     '--max-budget-usd', String(config.budget.max_usd_per_session),
+    // The CLI would keep its own unredacted copy of the session under CLAUDE_CONFIG_DIR/projects.
+    '--no-session-persistence',
     ...config.claude.extra_args,
   ];
   // Last, because --allowedTools takes every value up to the next flag.

@@ -5,7 +5,7 @@ import type { ResultMessage } from './stream-tracker.js';
 
 export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled';
+export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled' | 'internal';
 
 export type Ending = {
   spawnError: string | null;
@@ -19,6 +19,8 @@ export type Ending = {
 export function classify(e: Ending): { outcome: Outcome; error: string | null } {
   if (e.spawnError) return { outcome: 'spawn_failed', error: e.spawnError };
   if (e.stopReason === 'canceled') return { outcome: 'error', error: `ended because nightshift was asked to stop (${e.stopDetail ?? 'signal'})` };
+  // One of nightshift's own steps failed mid-session (a full disk under the transcript, say).
+  if (e.stopReason === 'internal') return { outcome: 'error', error: `internal: ${e.stopDetail ?? 'unknown'}` };
   if (e.stopReason) return { outcome: e.stopReason, error: e.stopDetail ?? null };
   const r = e.result;
   if (!r) {

@@ -4,6 +4,7 @@
 import { LineSplitter } from './line-splitter.js';
 import type { StopReason } from './outcome.js';
 import { killSession, sessionProcs, SESSION_MARKER } from './process-tree.js';
+import { EXEC_FAILED_CODE, EXEC_FAILED_RE, reaped } from './reaper.js';
 import type { StreamTracker } from './stream-tracker.js';
 
 export type RunnerOptions = {
@@ -22,6 +23,10 @@ export type RunnerOptions = {
   onLine?: (line: string) => void;
   onStop?: (reason: StopReason, detail: string) => void;
   onCost?: (usd: number) => void;
+  // Applied before anything is cut: a cut can split a secret so that no redactor finds it.
+  redact?: (text: string) => string;
+  // Run the CLI under the subreaper (sessions/reaper.ts); off only for the negative control.
+  subreaper?: boolean;
 };
 
 export type RunnerResult = {
@@ -33,21 +38,46 @@ export type RunnerResult = {
   durationMs: number;
   stderrTail: string;
   killed: number;
+  // One of our own callbacks threw (a full disk under the transcript, say); the session was ended.
+  internalError: string | null;
+  // Whether the subreaper was in place.
+  reaped: boolean;
 };
 
-const STDERR_TAIL = 4096;
+export const STDERR_TAIL = 4096;
+// Raw stderr kept before redaction; far more than the tail, so a secret cut at its front edge
+// lies in the part that is dropped again after redacting.
+const STDERR_KEEP = 64 * 1024;
+const SECRET_EDGE = 1024;
+
+// Redacts, then keeps the last `max` characters: never the other way round.
+export function redactedTail(raw: string, truncated: boolean, redact: (t: string) => string, max: number): string {
+  let text = redact(raw);
+  // A secret split by the raw cut has its tail at the very front: drop that edge.
+  if (truncated) text = text.slice(Math.min(SECRET_EDGE, text.length));
+  return text.length > max ? text.slice(-max) : text;
+}
 
 export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const started = Date.now();
+  const redact = o.redact ?? ((t: string) => t);
   let stopReason: StopReason | null = null;
   let stopDetail: string | null = null;
-  let stderrTail = '';
+  let internalError: string | null = null;
+  let stderrRaw = '';
+  let stderrCut = false;
   let killed = 0;
   let escalation: Promise<void> | null = null;
 
   // Loaded on first use: execa is the heaviest import, and a tick with nothing due never spawns.
   const { execa } = await import('execa');
-  const child = execa(o.command, o.args, {
+  // execa's exit hook (signal-exit) re-raises any signal it alone listens to, SIGXFSZ included, so
+  // a file over the size limit would kill us unsettled. With a listener of ours the write fails
+  // with EFBIG instead, which the guarded callbacks turn into an ended, settled session.
+  // (Other modules' exit hooks listen too, proper-lockfile's among them; ours must be there anyway.)
+  if (!process.listeners('SIGXFSZ').includes(ignoreSignal)) process.on('SIGXFSZ', ignoreSignal);
+  const wrapped = o.subreaper === false ? null : reaped(o.command, o.args);
+  const child = execa(wrapped?.command ?? o.command, wrapped?.args ?? o.args, {
     cwd: o.cwd,
     env: { ...o.env, [SESSION_MARKER]: o.sessionId },
     extendEnv: false,
@@ -85,7 +115,18 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     });
   };
 
-  if (child.pid) o.onSpawn?.(child.pid);
+  // A callback of ours that throws must not leave the CLI running unwatched: end the session.
+  const guard = <A extends unknown[]>(what: string, fn: ((...a: A) => void) | undefined) => (...a: A) => {
+    try {
+      fn?.(...a);
+    } catch (err) {
+      if (!internalError) internalError = `${what}: ${redact((err as Error)?.message ?? String(err))}`;
+      stop('internal', internalError);
+    }
+  };
+  const onLineCb = guard('writing the transcript', o.onLine);
+  const onCostCb = guard('recording the running cost', o.onCost);
+  if (child.pid) guard('recording the spawn', o.onSpawn)(child.pid);
   const splitter = new LineSplitter();
   let idle: NodeJS.Timeout | null = null;
   const armIdle = () => {
@@ -99,29 +140,45 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   else o.signal?.addEventListener('abort', onAbort, { once: true });
 
   const onLine = (line: string, truncated: boolean) => {
-    o.onLine?.(line);
+    // A line cut for length may begin mid-secret: it is counted, never written.
     if (truncated) {
       o.tracker.garbage++;
       return;
     }
+    onLineCb(line);
     for (const ev of o.tracker.feedLine(line)) {
-      if (ev.type === 'loop') stop('loop', `${ev.verdict.kind}: ${ev.verdict.key.slice(0, 200)} x${ev.verdict.count}`);
+      if (ev.type === 'loop') stop('loop', `${ev.verdict.kind}: ${redact(ev.verdict.key).slice(0, 200)} x${ev.verdict.count}`);
       if (ev.type === 'cost') {
-        o.onCost?.(ev.usd);
+        onCostCb(ev.usd);
         if (o.maxUsd !== null && ev.usd > o.maxUsd) stop('budget', `estimated $${ev.usd.toFixed(4)} passed the session ceiling $${o.maxUsd}`);
       }
     }
   };
   child.stdout?.on('data', (chunk: string) => {
     armIdle();
-    splitter.push(chunk, onLine);
+    try {
+      splitter.push(chunk, onLine);
+    } catch (err) {
+      // Our own bug in reading the stream: the session still ends settled, never unwatched.
+      guard('reading the stream', () => {
+        throw err;
+      })();
+    }
   });
   child.stderr?.on('data', (chunk: string) => {
-    stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL);
+    stderrRaw += chunk;
+    if (stderrRaw.length > STDERR_KEEP) {
+      stderrRaw = stderrRaw.slice(-STDERR_KEEP);
+      stderrCut = true;
+    }
   });
 
   const result = await child;
-  splitter.end(onLine);
+  try {
+    splitter.end(onLine);
+  } catch {
+    // the last partial line: nothing to act on
+  }
   if (idle) clearTimeout(idle);
   clearTimeout(wallClock);
   o.signal?.removeEventListener('abort', onAbort);
@@ -129,7 +186,10 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   // Whatever way it ended, nothing the session started may outlive it.
   if (sessionProcs(null, o.sessionId).length) killed += await killSession(null, o.sessionId, 1000);
 
-  const spawnError = result.exitCode === undefined && result.signal === undefined && !stopReason ? spawnMessage(result, o.command) : null;
+  const execFailed = wrapped && result.exitCode === EXEC_FAILED_CODE ? EXEC_FAILED_RE.exec(stderrRaw) : null;
+  let spawnError: string | null = null;
+  if (!stopReason && execFailed) spawnError = spawnMessage({ cause: { code: errnoName(Number(execFailed[1])) } }, o.command);
+  else if (result.exitCode === undefined && result.signal === undefined && !stopReason) spawnError = spawnMessage(result, o.command);
   return {
     stopReason,
     stopDetail,
@@ -137,10 +197,16 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     exitCode: result.exitCode ?? null,
     signal: result.signal ?? null,
     durationMs: Date.now() - started,
-    stderrTail,
+    stderrTail: redactedTail(stderrRaw, stderrCut, redact, STDERR_TAIL),
     killed,
+    internalError,
+    reaped: !!wrapped,
   };
 }
+
+const ignoreSignal = () => undefined;
+
+const errnoName = (n: number) => (n === 2 ? 'ENOENT' : n === 13 ? 'EACCES' : `errno ${n}`);
 
 function spawnMessage(result: { cause?: unknown; shortMessage?: string; message?: string }, command: string): string {
   const code = (result.cause as NodeJS.ErrnoException | undefined)?.code;

@@ -12,7 +12,7 @@ export type Block =
 export type Usage = { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
 
 export type Reply =
-  | { kind: 'message'; blocks: Block[]; usage?: Usage; stopReason?: string }
+  | { kind: 'message'; blocks: Block[]; usage?: Usage; stopReason?: string; deltaSize?: number }
   | { kind: 'status'; status: number; retryAfter?: number }
   | { kind: 'hang' }            // accept the request, never answer
   | { kind: 'stall'; usage?: Usage };  // send message_start, then nothing
@@ -61,7 +61,17 @@ export const SCENARIOS: Record<string, Script> = {
   'slow-tool': ({ turn, prompt }) => (turn === 0 ? bash(`sleep ${arg(prompt, 'SLEEP') ?? '600'}`) : text('slept')),
   // Runs a tool that prints the session's secrets, then repeats what it saw.
   'echo-secret': ({ turn, lastToolResult }) =>
-    turn === 0 ? bash('echo "key=$ANTHROPIC_API_KEY token=$MY_SERVICE_TOKEN"') : text(`The tool printed: ${lastToolResult}`),
+    turn === 0
+      ? bash(
+          'echo "key=$ANTHROPIC_API_KEY token=$MY_SERVICE_TOKEN hook=$DISCORD_WEBHOOK_URL db=$DATABASE_URL pw=$SMTP_PASSWORD pat=$GH_PAT"; ' +
+            `node -e 'for (const k of ["DATABASE_URL","SMTP_PASSWORD","DISCORD_WEBHOOK_URL"]) console.log(k, encodeURIComponent(process.env[k]))'`,
+        )
+      : text(`The tool printed: ${lastToolResult}`),
+  // Starts a detached grandchild, then answers with SIZE characters of text (a huge transcript line).
+  flood: ({ turn, prompt }) =>
+    turn === 0
+      ? bash(`setsid sleep ${arg(prompt, 'SLEEP') ?? '600'} >/dev/null 2>&1 < /dev/null & echo started`)
+      : { kind: 'message', blocks: [{ type: 'text', text: 'flood '.repeat(Math.ceil(Number(arg(prompt, 'SIZE') ?? 600_000) / 6)) }], deltaSize: 16_384 },
   // Writes a file in the vault, then finishes.
   write: ({ turn, prompt }) =>
     turn === 0 ? bash(`echo ${arg(prompt, 'CONTENT') ?? 'written'} > ${arg(prompt, 'FILE') ?? 'out.txt'}`) : text('Wrote the file.'),
@@ -104,7 +114,13 @@ function messageJson(model: string, blocks: Block[], usage: Usage, stopReason: s
   };
 }
 
-function streamMessage(res: http.ServerResponse, model: string, blocks: Block[], usage: Usage, stopReason: string) {
+export function pieces(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out.length ? out : [''];
+}
+
+function streamMessage(res: http.ServerResponse, model: string, blocks: Block[], usage: Usage, stopReason: string, deltaSize = 7) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': id('req'), 'cache-control': 'no-cache' });
   const msgId = id('msg');
   sse(res, 'message_start', {
@@ -114,13 +130,14 @@ function streamMessage(res: http.ServerResponse, model: string, blocks: Block[],
       usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage, output_tokens: 1 },
     },
   });
+  // Like the real API, text and tool input arrive in small deltas (a secret spans several).
   blocks.forEach((b, index) => {
     if (b.type === 'text') {
       sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } });
+      for (const piece of pieces(b.text, deltaSize)) sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
     } else {
       sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: id('toolu'), name: b.name, input: {} } });
-      sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
+      for (const piece of pieces(JSON.stringify(b.input), 8)) sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
     }
     sse(res, 'content_block_stop', { type: 'content_block_stop', index });
   });
@@ -186,7 +203,7 @@ export async function startFakeApi(): Promise<FakeApi> {
         case 'message': {
           const usage = reply.usage ?? DEFAULT_USAGE;
           const stop = reply.stopReason ?? (reply.blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
-          if (body.stream === true) streamMessage(res, model, reply.blocks, usage, stop);
+          if (body.stream === true) streamMessage(res, model, reply.blocks, usage, stop, reply.deltaSize);
           else {
             res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req') });
             res.end(JSON.stringify(messageJson(model, reply.blocks, usage, stop)));

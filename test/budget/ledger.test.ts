@@ -104,6 +104,12 @@ describe('ledger', () => {
     l.close();
   });
 
+  test('the charge is durable: the ledger commits with synchronous=FULL', (t) => {
+    const l = Ledger.open(path.join(tempDir(t), 'l.db'));
+    t.after(() => l.close());
+    assert.equal(l.synchronous(), 2);
+  });
+
   test('a corrupt file is a clear error that names it', (t) => {
     const file = path.join(tempDir(t), 'l.db');
     fs.writeFileSync(file, 'this is not a database, just garbage bytes '.repeat(200));
@@ -125,10 +131,9 @@ describe('ledger', () => {
     assert.equal(l.dayTotals('2026-11-30').sessions, 2);
   });
 
-  // Fails today with SQLITE_BUSY at once: settle's transaction begins deferred and reads first, and
-  // in WAL mode SQLite does not wait (busy handler) for the write lock once a transaction has read;
-  // `this.db.transaction(...).immediate()` fixes it.
-  test('settling a session waits out another process\'s write lock instead of failing (busy timeout)', { todo: 'Ledger.settle needs an immediate transaction' }, async (t) => {
+  // A deferred transaction that reads first fails at once with SQLITE_BUSY in WAL mode (the busy
+  // handler does not apply once it has read); settle's transaction is IMMEDIATE for this reason.
+  test('settling a session waits out another process\'s write lock instead of failing (busy timeout)', async (t) => {
     const file = path.join(tempDir(t), 'l.db');
     const l = Ledger.open(file);
     t.after(() => l.close());

@@ -20,6 +20,8 @@ const BAD: Array<[string, string, RegExp]> = [
   ['timeout not a duration', 'claude:\n  timeout: soon\n', /claude\.timeout: Expected a duration like `90s`, `10m` or `1h`, got `soon`/],
   ['idle_timeout negative', 'claude:\n  idle_timeout: -5\n', /claude\.idle_timeout: Expected a duration/],
   ['timeout below a second', 'claude:\n  timeout: 10ms\n', /claude\.timeout: Expected a duration/],
+  ['timeout beyond what a timer holds', 'claude:\n  timeout: 30d\n', /claude\.timeout: Expected a duration of at most 24d \(what a timer can hold\), got `30d`/],
+  ['git timeout beyond what a timer holds', 'git:\n  lock_timeout: 25d\n', /git\.lock_timeout: Expected a duration of at most 24d/],
   ['max_turns zero', 'claude:\n  max_turns: 0\n', /claude\.max_turns: Expected a number above 0/],
   ['max_turns fractional', 'claude:\n  max_turns: 2.5\n', /claude\.max_turns: Expected a whole number/],
   ['max_turns a string', 'claude:\n  max_turns: many\n', /claude\.max_turns: .*expected number/i],
@@ -99,5 +101,16 @@ describe('config', () => {
     assert.equal(configPath('x.yaml', { NIGHTSHIFT_CONFIG: '/e.yaml' }, '/cwd'), '/cwd/x.yaml');
     assert.equal(configPath(undefined, { NIGHTSHIFT_CONFIG: '/e.yaml' }, '/cwd'), '/e.yaml');
     assert.equal(configPath(undefined, {}, '/cwd'), '/cwd/nightshift.yaml');
+  });
+});
+
+describe('NIGHTSHIFT_LOG_LEVEL', () => {
+  test('a valid level is used, a bad one is ignored with a warning that names the variable', async () => {
+    const { logLevel } = await import('../../daemon/main.js');
+    assert.deepEqual(logLevel('debug'), { level: 'debug', warning: null });
+    assert.deepEqual(logLevel(undefined), { level: 'info', warning: null });
+    const bad = logLevel('loud');
+    assert.equal(bad.level, 'info');
+    assert.match(bad.warning ?? '', /Expected NIGHTSHIFT_LOG_LEVEL to be one of .*got `loud`/);
   });
 });

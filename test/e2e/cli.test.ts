@@ -14,20 +14,32 @@ function allFiles(dir: string): string[] {
 }
 
 describe('nightshift CLI', () => {
-  test('secrets never reach logs, transcripts, the ledger or printed output', async (t) => {
+  test('secrets never reach logs, transcripts, the ledger, printed output or the CLI\'s own files', async (t) => {
     const ws = workspace(t, api.url);
-    const secrets = { ANTHROPIC_API_KEY: 'fake-anthropic-key-0123456789abcdef', MY_SERVICE_TOKEN: 'tok-fake-9876543210', DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/fakewebhooktokenfakewebhooktoken' };
+    const secrets: Record<string, string> = {
+      ANTHROPIC_API_KEY: 'fake-anthropic-key-0123456789abcdef-0123456789abcdef',
+      MY_SERVICE_TOKEN: 'tok-fake-9876543210',
+      DISCORD_WEBHOOK_URL: 'https://discord.example/api/webhooks/1/fakewebhooktokenfakewebhooktoken',
+      DATABASE_URL: 'postgres://app:fake%20db%2Fpass+signs@db.internal:5432/app',
+      SMTP_PASSWORD: 'fake-smtp-password-value',
+      GH_PAT: 'fake-personal-access-token-value',
+    };
     writeAgent(ws, 'leaky', 'SCENARIO=echo-secret', { allowed_tools: ['Bash'] });
     const { ran, record } = await runJson(ws, 'leaky', [], secrets);
     assert.equal(record.outcome, 'ok', ran.stderr);
-    // The tool really saw the key (the CLI got it unchanged), so there was something to hide.
-    assert.match(record.result, /key=\[redacted\] token=\[redacted\]/);
+    // The tool really saw each value (the CLI got them unchanged), so there was something to hide.
+    assert.match(record.result, /key=\[redacted\] token=\[redacted\] hook=\[redacted\] db=\[redacted\] pw=\[redacted\] pat=\[redacted\]/);
+    assert.match(record.result, /DATABASE_URL \[redacted\]/, 'the URL-encoded form is redacted too');
     const shown = (await nightshift(['show', record.id, '--json'], { ...ws.env, ...secrets }, ws.dir)).stdout;
-    const files = [...allFiles(ws.logs), ...allFiles(ws.state)];
+    const files = [...allFiles(ws.logs), ...allFiles(ws.state), ...allFiles(ws.env.CLAUDE_CONFIG_DIR!), ...allFiles(ws.env.HOME!)];
     assert.ok(files.some((f) => f.endsWith('.jsonl')) && files.some((f) => f.endsWith('.log')));
-    const haystacks = [ran.stdout, ran.stderr, shown, ...files.map((f) => fs.readFileSync(f, 'latin1'))];
-    for (const value of Object.values(secrets)) {
-      for (const h of haystacks) assert.ok(!h.includes(value), `a secret leaked`);
+    const transcript = fs.readFileSync(record.transcript, 'utf8');
+    // The model's reply came in 7-character deltas; their joined text is a second place to look.
+    const joined = transcript.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((m) => m.type === 'stream_event' && m.event?.type === 'content_block_delta').map((m) => m.event.delta.text ?? m.event.delta.partial_json ?? '').join('');
+    const haystacks = [ran.stdout, ran.stderr, shown, joined, ...files.map((f) => fs.readFileSync(f, 'latin1'))];
+    const forms = Object.values(secrets).flatMap((v) => [v, encodeURIComponent(v), v.slice(0, 20), v.slice(-20)]);
+    for (const value of forms) {
+      for (const h of haystacks) assert.ok(!h.includes(value), 'a secret leaked');
     }
     // Negative control: the same grep finds the key in the CLI's own request log, unredacted.
     assert.ok(api.requests.some((r) => JSON.stringify(r.headers).includes(secrets.ANTHROPIC_API_KEY)));

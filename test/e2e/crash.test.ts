@@ -4,17 +4,33 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { listProcs, withMarker } from '../../sessions/process-tree.js';
-import { configYaml, fakeApiPerFile, ledgerIntegrity, nightshift, processesMatching, startNightshift, waitFor, type Workspace, workspace, writeAgent } from '../helpers.js';
+import { spawn } from 'node:child_process';
+import { makeRepos } from '../git-helpers.js';
+import { configYaml, fakeApiPerFile, FIXTURES, ledgerIntegrity, ledgerRows, nightshift, processesMatching, startNightshift, waitFor, type Workspace, workspace, writeAgent, type Ran } from '../helpers.js';
 
 const api = fakeApiPerFile();
 
 
+// The supervisor built with a ledger that charges at settle: a test-only fixture, because the
+// product itself reads no such switch.
+function startChargeAtSettle(ws: Workspace, agent: string, t: TestContext): { child: ReturnType<typeof spawn>; done: Promise<Ran> } {
+  const child = spawn(process.execPath, [path.join(FIXTURES, 'run-charge-at-settle.mjs'), ws.config, agent], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c) => (stdout += c));
+  child.stderr!.on('data', (c) => (stderr += c));
+  return { child, done: new Promise<Ran>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))) };
+}
+
 // Starts a session that hangs on its second API call with a detached `sleep <n>` running, and
 // SIGKILLs nightshift once the CLI is waiting. Returns the budget afterwards.
-async function killMidSession(t: TestContext, ws: Workspace, sleepN: number, env: NodeJS.ProcessEnv = {}) {
+async function killMidSession(t: TestContext, ws: Workspace, sleepN: number, control = false) {
   writeAgent(ws, 'victim', `SCENARIO=bg-hang SLEEP=${sleepN}`, { allowed_tools: ['Bash'] });
   const before = api.requests.length;
-  const run = startNightshift(['run', 'victim', '--json'], { ...ws.env, ...env }, ws.dir, t);
+  const run = control ? startChargeAtSettle(ws, 'victim', t) : startNightshift(['run', 'victim', '--json'], ws.env, ws.dir, t);
   await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the second API call');
   assert.equal(processesMatching(`sleep ${sleepN}`).length, 1, 'the tool started its grandchild');
   run.child.kill('SIGKILL');
@@ -47,15 +63,16 @@ describe('a supervisor killed mid-session', () => {
 
   test('negative control: a ledger that only counts at the end loses the killed session', async (t) => {
     const ws = workspace(t, api.url, configYaml({ budget: { max_sessions_per_day: 1 } }));
-    const control = { NIGHTSHIFT_TEST_CHARGE_ON: 'settle' };
-    await killMidSession(t, ws, 632, control);
-    const b = JSON.parse((await nightshift(['budget', '--json'], { ...ws.env, ...control }, ws.dir)).stdout);
+    // Nothing of the control run may outlive the test, pass or fail.
+    t.after(() => {
+      for (const pid of withMarker(ws.env.HOME!, listProcs(), 'HOME')) process.kill(pid, 'SIGKILL');
+    });
+    await killMidSession(t, ws, 632, true);
+    const b = JSON.parse((await nightshift(['budget', '--json'], ws.env, ws.dir)).stdout);
     assert.equal(b.sessions, 0, 'the same harness sees the loss when the protection is off');
     writeAgent(ws, 'next', 'SCENARIO=text');
-    const ran = await nightshift(['run', 'next'], { ...ws.env, ...control }, ws.dir);
+    const ran = await nightshift(['run', 'next'], ws.env, ws.dir);
     assert.equal(ran.code, 0, 'the limit of one session a day was overrun');
-    // Nothing of the control run may outlive the test.
-    for (const pid of withMarker(ws.env.HOME!, listProcs(), 'HOME')) process.kill(pid, 'SIGKILL');
   });
 
   test('SIGTERM to nightshift ends the session and settles it before exiting', async (t) => {
@@ -75,5 +92,83 @@ describe('a supervisor killed mid-session', () => {
     assert.equal(sessions[0].id, record.id);
     assert.equal(sessions[0].outcome, 'error');
     assert.ok(fs.existsSync(record.transcript));
+  });
+
+  test('SIGHUP (a closed terminal) ends the session and settles it like SIGTERM', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { kill_grace: '2s' } }));
+    t.after(() => processesMatching('sleep 634').forEach((p) => process.kill(p.pid, 'SIGKILL')));
+    writeAgent(ws, 'hungup', 'SCENARIO=bg-hang SLEEP=634', { allowed_tools: ['Bash'] });
+    const before = api.requests.length;
+    const run = startNightshift(['run', 'hungup', '--json'], ws.env, ws.dir, t);
+    await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the second API call');
+    run.child.kill('SIGHUP');
+    const ran = await run.done;
+    assert.equal(ran.signal, null, 'not killed by the signal: it exited on its own');
+    assert.equal(ran.code, 1);
+    const record = JSON.parse(ran.stdout);
+    assert.equal(record.outcome, 'error');
+    assert.match(record.error, /SIGHUP/);
+    assert.match(ran.stderr, /"event":"session_end"/);
+    assert.deepEqual(processesMatching('sleep 634'), []);
+    assert.equal(ledgerRows(ws.dir)[0].status, 'settled');
+  });
+
+  test('a transcript that cannot be written (file size limit) ends the session as error, settled, nothing left running', async (t) => {
+    const ws = workspace(t, api.url);
+    t.after(() => processesMatching('sleep 635').forEach((p) => process.kill(p.pid, 'SIGKILL')));
+    writeAgent(ws, 'flooder', 'SCENARIO=flood SLEEP=635 SIZE=600000', { allowed_tools: ['Bash'] });
+    // `ulimit -f 256`: no file of ours may grow past 128 KiB (sh counts 512-byte blocks).
+    const child = spawn('sh', ['-c', `ulimit -f 256; exec "$0" "$@"`, process.execPath, path.join(FIXTURES, '..', '..', 'dist', 'daemon', 'bin.js'), 'run', 'flooder', '--json'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    t.after(() => child.kill('SIGKILL'));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    assert.equal(code, 1, stderr);
+    const record = JSON.parse(stdout);
+    assert.equal(record.outcome, 'error');
+    assert.match(record.error, /internal: writing the transcript: EFBIG/);
+    const rows = ledgerRows(ws.dir);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].status, 'settled');
+    assert.deepEqual(processesMatching('sleep 635'), []);
+  });
+
+  test('a stop request during the git-lock wait ends the run at once, with nothing charged or started', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: 'git:\n  lock_timeout: 60s\n' }));
+    makeRepos(ws.dir, ws.vault);
+    writeAgent(ws, 'waiter', 'SCENARIO=text-for-waiter');
+    const holder = startNightshift(['lock', '--', 'sleep', '636'], ws.env, ws.dir, t);
+    t.after(() => processesMatching('sleep 636').forEach((p) => process.kill(p.pid, 'SIGKILL')));
+    await waitFor(() => fs.existsSync(path.join(ws.state, 'git.lock.owner.json')), 5000, 'the git lock holder');
+    const run = startNightshift(['run', 'waiter', '--json'], ws.env, ws.dir, t);
+    await waitFor(() => fs.existsSync(path.join(ws.state, 'run.owner.json')), 5000, 'the run to wait on the git lock');
+    await new Promise((r) => setTimeout(r, 1000));
+    const t0 = Date.now();
+    run.child.kill('SIGTERM');
+    const ran = await run.done;
+    assert.ok(Date.now() - t0 < 5000, `stopped in ${Date.now() - t0} ms, not after the lock wait`);
+    assert.equal(ran.code, 75, ran.stderr);
+    assert.match(ran.stderr, /stop requested/);
+    assert.deepEqual(ledgerRows(ws.dir), [], 'nothing charged after the stop request');
+    assert.ok(!api.requests.some((r) => r.scenario === 'text-for-waiter'), 'no session was started');
+    holder.child.kill('SIGTERM');
+    await holder.done;
+  });
+
+  test('a run lock taken from the supervisor ends its session', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { kill_grace: '1s' } }));
+    writeAgent(ws, 'robbed', 'SCENARIO=hang');
+    const before = api.requests.length;
+    const run = startNightshift(['run', 'robbed', '--json'], ws.env, ws.dir, t);
+    await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'hang'), 20_000, 'the API call');
+    // Someone broke the lock and took it anyway (pid 1 is alive, so it is never taken back).
+    fs.writeFileSync(path.join(ws.state, 'run.owner.json'), JSON.stringify({ pid: 1, start: null, since: new Date().toISOString(), purpose: 'intruder' }));
+    const ran = await run.done;
+    const record = JSON.parse(ran.stdout);
+    assert.equal(record.outcome, 'error');
+    assert.match(record.error, /lock .* lost/);
+    assert.equal(ledgerRows(ws.dir)[0].status, 'settled');
   });
 });

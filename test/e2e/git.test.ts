@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { spawn } from 'node:child_process';
 import { git, makeRepos, otherPushes, remoteFile, remoteLog } from '../git-helpers.js';
-import { configYaml, fakeApiPerFile, nightshift, startNightshift, waitFor, workspace, type Workspace, writeAgent } from '../helpers.js';
+import { configYaml, fakeApiPerFile, nightshift, processesMatching, startNightshift, waitFor, workspace, type Workspace, writeAgent } from '../helpers.js';
 
 const api = fakeApiPerFile();
 
@@ -41,7 +42,7 @@ describe('git sync', () => {
     const { ran, r } = await tickJson(ws);
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(r.action, 'session');
-    assert.deepEqual(r.git, { pulled: true, committed: true, pushed: true, branch: null, error: null });
+    assert.deepEqual(r.git, { pulled: true, committed: true, pushed: true, branch: null, error: null, uncommitted: false });
     assert.ok(fs.existsSync(path.join(ws.vault, 'from-other.md')), 'pulled before the session');
     const msg = git(repos.remote, 'log', '-1', '--format=%B', 'main');
     assert.match(msg, /^nightshift\(writer\): ok\n/);
@@ -142,7 +143,75 @@ describe('git sync', () => {
     fs.appendFileSync(ws.config, 'git:\n  enabled: false\n');
     writerAgent(ws, 'git-disabled', 'notes.md', 'not committed');
     const off = await tickJson(ws);
-    assert.deepEqual(off.r.git, { pulled: false, committed: false, pushed: false, branch: null, error: null });
+    assert.deepEqual(off.r.git, { pulled: false, committed: false, pushed: false, branch: null, error: null, uncommitted: false });
     assert.match(git(ws.vault, 'status', '--porcelain'), /notes\.md/);
+  });
+
+  test('a stale index.lock (its git was SIGKILLed) is cleared and logged, and the work is committed and pushed', async (t) => {
+    const ws = workspace(t, api.url, withDispatch());
+    const repos = makeRepos(ws.dir, ws.vault);
+    fs.writeFileSync(path.join(ws.vault, '.git', 'index.lock'), '');
+    writerAgent(ws, 'git-stale-index', 'notes.md', 'after a stale lock');
+    const { ran, r } = await tickJson(ws);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.deepEqual({ committed: r.git.committed, pushed: r.git.pushed, error: r.git.error, uncommitted: r.git.uncommitted }, { committed: true, pushed: true, error: null, uncommitted: false });
+    assert.match(remoteFile(repos, 'notes.md'), /after a stale lock/);
+    assert.match(ran.stderr, /"event":"git_stale_lock_cleared"/);
+  });
+
+  test('an index.lock held by a live process is left alone: the failure is reported and the tick exits 1', async (t) => {
+    const ws = workspace(t, api.url, withDispatch());
+    const repos = makeRepos(ws.dir, ws.vault);
+    // A live holder of the lock file, as a running git would be.
+    const holder = spawn('sh', ['-c', 'exec 3>>.git/index.lock; exec sleep 681'], { cwd: ws.vault, stdio: 'ignore' });
+    t.after(() => holder.kill('SIGKILL'));
+    await waitFor(() => fs.existsSync(path.join(ws.vault, '.git', 'index.lock')) && processesMatching('sleep 681').length > 0, 5000, 'the holder');
+    writerAgent(ws, 'git-held-index', 'notes.md', 'cannot be committed');
+    const { ran, r } = await tickJson(ws);
+    assert.equal(r.session.outcome, 'ok');
+    assert.equal(ran.code, 1, 'work left uncommitted is a failure, so OnFailure= fires');
+    assert.equal(r.git.committed, false);
+    assert.equal(r.git.uncommitted, true);
+    assert.match(r.git.error, /git add failed: .*index\.lock/);
+    assert.ok(fs.existsSync(path.join(ws.vault, '.git', 'index.lock')), 'a held lock is never removed');
+    assert.doesNotMatch(remoteFile(repos, 'notes.md'), /cannot be committed/);
+  });
+
+  test('leftover edits plus an upstream edit of the same lines never put conflict markers on main', async (t) => {
+    const ws = workspace(t, api.url, withDispatch());
+    const repos = makeRepos(ws.dir, ws.vault);
+    // An abandoned session left this uncommitted; meanwhile another writer changed the same line.
+    fs.writeFileSync(path.join(ws.vault, 'notes.md'), 'line one, as the abandoned session left it\n');
+    otherPushes(repos, 'notes.md', 'line one, as the other writer has it\n');
+    writerAgent(ws, 'git-leftovers', 'todo.md', 'the new session');
+    const { ran, r } = await tickJson(ws);
+    assert.equal(r.session.outcome, 'ok', ran.stderr);
+    const main = remoteFile(repos, 'notes.md');
+    assert.doesNotMatch(main, /<<<<<<<|>>>>>>>|=======/);
+    assert.equal(main, 'line one, as the other writer has it');
+    assert.match(r.git.error, /conflict/);
+    assert.ok(r.git.branch?.startsWith('nightshift/'), JSON.stringify(r.git));
+    // Both the leftovers and the session's work are on the saved branch, markers-free.
+    assert.equal(remoteFile(repos, 'notes.md', r.git.branch), 'line one, as the abandoned session left it');
+    assert.match(remoteFile(repos, 'todo.md', r.git.branch), /the new session/);
+    assert.equal(git(ws.vault, 'stash', 'list'), '', 'no stash left behind');
+    assert.equal(git(ws.vault, 'status', '--porcelain'), '');
+  });
+
+  test('a git command that hangs is ended with its process group at git.timeout; the commit stays local', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: 'dispatch:\n  - agent: writer\ngit:\n  timeout: 2s\n' }));
+    makeRepos(ws.dir, ws.vault);
+    // The remote's transport never answers: ssh replaced by a long sleep.
+    git(ws.vault, 'remote', 'set-url', 'origin', 'ssh://git.invalid/vault.git');
+    writerAgent(ws, 'git-hang', 'notes.md', 'kept locally');
+    const t0 = Date.now();
+    const { ran, r } = await tickJson(ws, { GIT_SSH_COMMAND: 'sleep 682 #' });
+    assert.ok(Date.now() - t0 < 30_000);
+    assert.equal(r.git.committed, true);
+    assert.equal(r.git.pushed, false);
+    assert.match(r.git.error ?? '', /timed out/);
+    assert.equal(ran.code, 0, 'an unreachable remote is not a failure: the next tick pushes');
+    await waitFor(() => processesMatching('sleep 682').length === 0, 5000, 'the hung transport to be ended');
+    assert.match(git(ws.vault, 'log', '-1', '--format=%s'), /nightshift\(writer\): ok/);
   });
 });

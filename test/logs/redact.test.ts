@@ -51,3 +51,27 @@ describe('daily log file', () => {
     assert.equal(fs.readFileSync(path.join(dir, '2026-12-01.log'), 'utf8').trim().split('\n').length, 2);
   });
 });
+
+describe('what counts as a secret', () => {
+  test('passwords, personal access tokens and URLs that carry credentials, in every encoding', () => {
+    const env = {
+      SMTP_PASSWORD: 'fake-smtp-password',
+      GH_PAT: 'fake-pat-0123456789',
+      DATABASE_URL: 'postgres://app:fake%2Fdb%20pass@db.internal:5432/app',
+      DISCORD_WEBHOOK_URL: 'https://discord.example/api/webhooks/42/fakewebhooktokenfakewebhooktoken',
+      SERVICE_URL: 'https://api.example/v1?api_key=fake-query-key-value',
+      PUBLIC_URL: 'https://example.org/docs/page',
+    };
+    const redact = makeRedactor(secretValues(env));
+    assert.equal(redact('pw fake-smtp-password'), 'pw [redacted]');
+    assert.equal(redact('pat fake-pat-0123456789'), 'pat [redacted]');
+    assert.equal(redact('db postgres://app:fake%2Fdb%20pass@db.internal:5432/app'), 'db [redacted]');
+    assert.equal(redact('decoded password fake/db pass'), 'decoded password [redacted]');
+    assert.equal(redact(`encoded ${encodeURIComponent(env.DATABASE_URL)}`), 'encoded [redacted]');
+    assert.equal(redact(`form ${encodeURIComponent(env.SMTP_PASSWORD + ' x').replace(/%20/g, '+')}`).includes('fake-smtp-password'), false);
+    assert.equal(redact('token fakewebhooktokenfakewebhooktoken'), 'token [redacted]');
+    assert.equal(redact('q fake-query-key-value'), 'q [redacted]');
+    // A URL without credentials is not a secret.
+    assert.equal(redact('see https://example.org/docs/page'), 'see https://example.org/docs/page');
+  });
+});

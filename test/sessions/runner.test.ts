@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { runClaude } from '../../sessions/runner.js';
+import { redactedTail, runClaude, STDERR_TAIL } from '../../sessions/runner.js';
+import { makeRedactor } from '../../logs/redact.js';
 import { sleep } from '../../sessions/process-tree.js';
 import { StreamTracker } from '../../sessions/stream-tracker.js';
 import { FIXTURES, processesMatching, waitFor, zombiesUnder } from '../helpers.js';
@@ -72,5 +73,70 @@ describe('runner', () => {
   test('a command that does not exist is a spawn error, not a crash', async () => {
     const r = await runClaude(base([], { command: '/nonexistent/claude' }));
     assert.match(r.spawnError ?? '', /not found/);
+  });
+
+  test('an env-cleared setsid grandchild does not outlive the session (the subreaper inherits it)', async () => {
+    const r = await runClaude(base([path.join(FIXTURES, 'envless.mjs'), '661'], { timeoutMs: 20_000 }));
+    assert.equal(r.reaped, true, 'perl is on PATH here, so the subreaper ran');
+    assert.equal(r.exitCode, 0);
+    assert.deepEqual(processesMatching('sleep 661'), []);
+  });
+
+  test('negative control: without the subreaper the env-cleared grandchild survives', async () => {
+    const r = await runClaude(base([path.join(FIXTURES, 'envless.mjs'), '662'], { timeoutMs: 20_000, subreaper: false }));
+    assert.equal(r.reaped, false);
+    const left = processesMatching('sleep 662');
+    for (const p of left) process.kill(p.pid, 'SIGKILL');
+    assert.equal(left.length, 1, 'neither the marker nor the tree walk found it');
+  });
+
+  test('a transcript write that fails (a full disk) ends the session as internal, and nothing outlives it', async () => {
+    let calls = 0;
+    const r = await runClaude(base([path.join(FIXTURES, 'stubborn.mjs'), '663'], {
+      timeoutMs: 20_000,
+      onLine: () => {
+        calls++;
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+    }));
+    assert.ok(calls >= 1);
+    assert.equal(r.stopReason, 'internal');
+    assert.match(r.internalError ?? '', /writing the transcript: ENOSPC/);
+    assert.deepEqual(processesMatching('sleep 663'), []);
+    assert.deepEqual(processesMatching('sleep 1663'), []);
+  });
+
+  test('an onSpawn that throws ends the session and kills the CLI', async () => {
+    const t0 = Date.now();
+    const r = await runClaude(base([path.join(FIXTURES, 'stubborn.mjs'), '664'], {
+      timeoutMs: 20_000,
+      onSpawn: () => {
+        throw new Error('database is locked');
+      },
+    }));
+    assert.equal(r.stopReason, 'internal');
+    assert.match(r.internalError ?? '', /recording the spawn: database is locked/);
+    assert.ok(Date.now() - t0 < 10_000, 'ended at once, not by the wall clock');
+    assert.deepEqual(processesMatching('sleep 664'), []);
+  });
+
+  test('stderr is redacted before it is cut, so a secret split by the cut cannot leak', async () => {
+    const secret = 'fake-secret-value-0123456789-abcdefghijklmnopqrstu';
+    const fill = 70 * 1024;
+    const r = await runClaude(base([path.join(FIXTURES, 'stderr-secret.mjs'), secret, String(STDERR_TAIL), String(fill)], { timeoutMs: 20_000, redact: makeRedactor([secret]) }));
+    const raw = 'x'.repeat(fill) + secret + 'y'.repeat(STDERR_TAIL - Math.floor(secret.length / 2));
+    // Negative control: cutting first keeps the secret's second half, which no redactor matches.
+    const cutFirst = makeRedactor([secret])(raw.slice(-STDERR_TAIL));
+    assert.ok(cutFirst.includes(secret.slice(-20)), 'the cut-then-redact order leaks part of the secret');
+    assert.ok(!r.stderrTail.includes(secret.slice(-20)), 'redact-then-cut leaks nothing');
+    assert.ok(r.stderrTail.length <= STDERR_TAIL);
+  });
+
+  test('redactedTail drops the front edge when the raw text was already cut', () => {
+    const secret = 'fake-secret-abcdefghijklmnop';
+    // The raw buffer begins with the tail of a secret (its head was cut off upstream).
+    const raw = secret.slice(10) + ' then text';
+    assert.ok(!redactedTail(raw, true, makeRedactor([secret]), 4096).includes(secret.slice(10)));
+    assert.equal(redactedTail(raw, false, makeRedactor([secret]), 4096), raw);
   });
 });
