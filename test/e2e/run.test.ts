@@ -78,6 +78,21 @@ describe('nightshift run', () => {
     assert.equal(ledgerRows(ws.dir)[0].outcome, 'timeout');
   });
 
+  test('a tool\'s env-cleared setsid grandchild does not outlive an ok session (the subreaper)', async (t) => {
+    const ws = workspace(t, api.url);
+    t.after(() => processesMatching('sleep 618').forEach((p) => process.kill(p.pid, 'SIGKILL')));
+    api.script('envless', ({ turn }) =>
+      turn === 0
+        ? { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'setsid env -i sleep 618 >/dev/null 2>&1 < /dev/null & echo started' } }] }
+        : { kind: 'message', blocks: [{ type: 'text', text: 'started it' }] },
+    );
+    writeAgent(ws, 'envless', 'SCENARIO=envless', { allowed_tools: ['Bash'] });
+    const { record } = await runJson(ws, 'envless');
+    assert.equal(record.outcome, 'ok');
+    // It carried no marker and its shell had exited: only the subreaper still held it.
+    assert.deepEqual(processesMatching('sleep 618'), []);
+  });
+
   test('a stream that goes silent is ended as stalled', async (t) => {
     const ws = workspace(t, api.url, configYaml({ claude: { timeout: '60s', idle_timeout: '3s', kill_grace: '2s' } }));
     writeAgent(ws, 'staller', 'SCENARIO=stall');
