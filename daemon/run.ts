@@ -175,7 +175,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     const out = (fd = fs.openSync(transcript, 'a'));
     run = await runClaude({
       command: config.claude.command,
-      args: claudeArgs(agent, config),
+      args: claudeArgs(agent, config, id),
       cwd: config.vault,
       env: claudeEnv(deps.env),
       sessionId: id,

@@ -1,10 +1,13 @@
 // The claude command line for one session, and the environment it runs in.
 import type { Agent } from '../daemon/agents.js';
 import type { Config } from '../daemon/config.js';
+import { memoryMcpConfig, MEMORY_TOOLS_RULE } from './mcp-config.js';
 
-export function claudeArgs(agent: Agent, config: Config): string[] {
+export function claudeArgs(agent: Agent, config: Config, sessionId: string): string[] {
   const args = [
     '-p', agent.prompt,
+    // Variadic: it must be followed by another flag, never by the prompt.
+    '--mcp-config', memoryMcpConfig(config.file, sessionId),
     '--output-format', 'stream-json',
     '--verbose',
     // The API's own per-call usage (message_start/message_delta) for a running cost estimate.
@@ -18,7 +21,8 @@ export function claudeArgs(agent: Agent, config: Config): string[] {
     ...config.claude.extra_args,
   ];
   // Last, because --allowedTools takes every value up to the next flag.
-  if (agent.allowedTools) args.push('--allowedTools', ...agent.allowedTools);
+  // MCP tools need an explicit allow; the memory server's are always allowed.
+  if (agent.allowedTools) args.push('--allowedTools', ...agent.allowedTools, MEMORY_TOOLS_RULE);
   else if (typeof config.claude.permission_mode === 'string') args.push('--permission-mode', config.claude.permission_mode);
   return args;
 }
