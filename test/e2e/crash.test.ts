@@ -28,6 +28,11 @@ function startChargeAtSettle(ws: Workspace, agent: string, t: TestContext): { ch
 // Starts a session that hangs on its second API call with a detached `sleep <n>` running, and
 // SIGKILLs nightshift once the CLI is waiting. Returns the budget afterwards.
 async function killMidSession(t: TestContext, ws: Workspace, sleepN: number, control = false) {
+  // Whatever the assertions say, nothing of the killed session may outlive the test.
+  t.after(() => {
+    for (const pid of withMarker(ws.env.HOME!, listProcs(), 'HOME')) process.kill(pid, 'SIGKILL');
+    for (const p of processesMatching(`sleep ${sleepN}`)) process.kill(p.pid, 'SIGKILL');
+  });
   writeAgent(ws, 'victim', `SCENARIO=bg-hang SLEEP=${sleepN}`, { allowed_tools: ['Bash'] });
   const before = api.requests.length;
   const run = control ? startChargeAtSettle(ws, 'victim', t) : startNightshift(['run', 'victim', '--json'], ws.env, ws.dir, t);
@@ -63,10 +68,6 @@ describe('a supervisor killed mid-session', () => {
 
   test('negative control: a ledger that only counts at the end loses the killed session', async (t) => {
     const ws = workspace(t, api.url, configYaml({ budget: { max_sessions_per_day: 1 } }));
-    // Nothing of the control run may outlive the test, pass or fail.
-    t.after(() => {
-      for (const pid of withMarker(ws.env.HOME!, listProcs(), 'HOME')) process.kill(pid, 'SIGKILL');
-    });
     await killMidSession(t, ws, 632, true);
     const b = JSON.parse((await nightshift(['budget', '--json'], ws.env, ws.dir)).stdout);
     assert.equal(b.sessions, 0, 'the same harness sees the loss when the protection is off');
