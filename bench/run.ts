@@ -180,4 +180,12 @@ if (!only || only === 'ledger') ledgerPairs();
 if (!only || only === 'tick') await tickOverhead();
 if (!only || only === 'supervisor') await supervisorOverhead();
 if (!only || only === 'embeddings') report.embeddings = await (await import('./embeddings.js')).embeddingsBench();
+if (!only || only === 'memory-recall') {
+  const { memoryRecall, formatRecall } = await import('./memory-recall.js');
+  const r = await memoryRecall();
+  if (r) {
+    report.memory_recall = r;
+    console.log(formatRecall(r));
+  }
+}
 if (process.argv.includes('--json')) console.log(JSON.stringify(report));

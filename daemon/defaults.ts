@@ -28,14 +28,14 @@ export const DEFAULTS = {
     embeddings: 'auto', // the offline vector arm: auto (= none, as measured), none, use
     gate: { merge: 0.9, link: 0.5 },
     recall: {
-      rrf_k: 60,
+      rrf_k: 1,
       lexical: 1,
       common: 0.5,
       vector: 0.5,
       seeds: 20,
       hops: 2,
       decay: 0.5,
-      activation: 0.3,
+      activation: 1,
       recency: 0.02,
       half_life_days: 30,
       salience: 0.02,

@@ -206,7 +206,10 @@ export class MemoryStore {
     const at = clean.created_at ?? this.iso();
     const near = this.nearest(clean.text, vec);
     const similarity = near?.similarity ?? 0;
-    const decision: GateDecision = near ? gateDecision(similarity, this.thresholds) : 'novel';
+    let decision: GateDecision = near ? gateDecision(similarity, this.thresholds) : 'novel';
+    // A vector alone can relate two texts, not make them one claim: sentence encoders rate many
+    // different remarks above 0.9, so a merge also needs the words to agree.
+    if (decision === 'merge' && near!.lexical < this.thresholds.link) decision = 'link';
     let memoryId: number;
     let before: MemoryRow | null = null;
     if (decision === 'merge') {
@@ -254,19 +257,24 @@ export class MemoryStore {
   }
 
   // The closest active memory: Dice over words among the BM25 candidates, and cosine (same model)
-  // when there is a vector; the better of the two.
-  private nearest(text: string, vec: Float32Array | null): { id: number; similarity: number } | null {
-    let best: { id: number; similarity: number } | null = null;
-    const consider = (id: number, similarity: number) => {
-      if (!best || similarity > best.similarity || (similarity === best.similarity && id < best.id)) best = { id, similarity };
+  // when there is a vector; the better of the two. `lexical` is the words' agreement with it.
+  private nearest(text: string, vec: Float32Array | null): { id: number; similarity: number; lexical: number } | null {
+    let best: { id: number; similarity: number; lexical: number } | null = null;
+    const consider = (id: number, similarity: number, lexical: number) => {
+      if (!best || similarity > best.similarity || (similarity === best.similarity && id < best.id)) best = { id, similarity, lexical };
     };
     const words = tokens(text);
     const content = contentTerms(text);
-    for (const r of this.gateCandidates(content.length ? content : [...new Set(words)].slice(0, 48))) consider(r.id, dice(words, tokens(r.text)));
+    const lexical = new Map<number, number>();
+    for (const r of this.gateCandidates(content.length ? content : [...new Set(words)].slice(0, 48))) {
+      const d = dice(words, tokens(r.text));
+      lexical.set(r.id, d);
+      consider(r.id, d, d);
+    }
     if (vec && this.vectors?.size) {
       for (const hit of this.vectors.top(vec, 3)) {
-        const r = this.stmt('SELECT faded, superseded_by FROM memories WHERE id = ?').get(hit.id) as { faded: number; superseded_by: number | null } | undefined;
-        if (r && !r.faded && r.superseded_by === null) consider(hit.id, Math.max(0, hit.score));
+        const r = this.stmt('SELECT text, faded, superseded_by FROM memories WHERE id = ?').get(hit.id) as { text: string; faded: number; superseded_by: number | null } | undefined;
+        if (r && !r.faded && r.superseded_by === null) consider(hit.id, Math.max(0, hit.score), lexical.get(hit.id) ?? dice(words, tokens(r.text)));
       }
     }
     return best;

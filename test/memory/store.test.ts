@@ -325,6 +325,16 @@ test('vectors of another model are never mixed in; reembed fills the new space',
   assert.equal(await s2.reembed(), 0);
 });
 
+test('a vector alone links two different wordings but never merges them', async (t) => {
+  const s = open(t, { embedder: conceptEmbedder() });
+  const a = await s.observe({ text: 'car' }, CLI);
+  const b = await s.observe({ text: 'automobile' }, CLI);
+  assert.equal(b.decision, 'link', 'cosine 1, but no word in common');
+  assert.equal(b.linked_to, a.memory_id);
+  const c = await s.observe({ text: 'car!' }, CLI);
+  assert.equal(c.decision, 'merge', 'the same words merge');
+});
+
 test('a failing embedder is logged and observe and query still work lexically', async (t) => {
   const warnings: unknown[] = [];
   const logger = { warn: (o: object, m?: string) => void warnings.push([o, m]), info: () => {} };
