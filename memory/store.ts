@@ -333,10 +333,11 @@ export class MemoryStore {
     return (rare.length ? rare : withDf).sort((a, b) => a.df - b.df).slice(0, max).map((x) => x.t);
   }
 
-  private async embed(texts: string[]): Promise<Array<Float32Array | null>> {
+  // `kind` lets a model that tells queries from documents (Gemini task types) do so; others ignore it.
+  private async embed(texts: string[], kind: 'document' | 'query' = 'document'): Promise<Array<Float32Array | null>> {
     if (!this.embedder || !texts.length) return texts.map(() => null);
     try {
-      const vs = await this.embedder.embed(texts);
+      const vs = await (this.embedder.embed as (t: string[], k?: 'document' | 'query') => Promise<Float32Array[]>).call(this.embedder, texts, kind);
       if (vs.length !== texts.length || vs.some((v) => v.length !== this.embedder!.dim)) {
         throw new Error(`Expected ${texts.length} vectors of ${this.embedder.dim} dimensions from ${this.embedder.model}`);
       }
@@ -370,7 +371,7 @@ export class MemoryStore {
     if (typeof text !== 'string') throw new MemoryError('INVALID', `Expected the query to be a string, got ${typeof text}`);
     const limit = opts.limit ?? 10;
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new MemoryError('INVALID', `Expected limit to be a whole number from 1 to 1000, got ${limit}`);
-    const [qvec] = this.vectors?.size && text.trim() ? await this.embed([text]) : [null];
+    const [qvec] = this.vectors?.size && text.trim() ? await this.embed([text], 'query') : [null];
     return this.rank(text, qvec, { ...opts, limit });
   }
 

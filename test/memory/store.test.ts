@@ -274,14 +274,16 @@ test('importing 10k lines stores every one, in batches, with progress', async (t
 });
 
 // A deterministic toy embedder: each word maps to a concept axis, so synonyms share a direction.
-function conceptEmbedder(model = 'concepts-v1', fail = false): Embedder & { calls: number } {
+function conceptEmbedder(model = 'concepts-v1', fail = false): Embedder & { calls: number; kinds: string[] } {
   const axes: Record<string, number> = { car: 0, automobile: 0, vehicle: 0, dog: 1, puppy: 1, hound: 1, rain: 2, drizzle: 2, storm: 2 };
   const e = {
     model,
     dim: 4,
     calls: 0,
-    async embed(texts: string[]) {
+    kinds: [] as string[],
+    async embed(texts: string[], kind?: string) {
       e.calls++;
+      e.kinds.push(kind ?? 'none');
       if (fail) throw new Error('embedding service down');
       return texts.map((t) => {
         const v = new Float32Array(4);
@@ -295,7 +297,8 @@ function conceptEmbedder(model = 'concepts-v1', fail = false): Embedder & { call
 }
 
 test('the vector arm recalls a memory that shares no word with the query', async (t) => {
-  const s = open(t, { embedder: conceptEmbedder() });
+  const embedder = conceptEmbedder();
+  const s = open(t, { embedder });
   const a = await s.observe({ text: 'I washed the automobile on Saturday' }, CLI);
   await s.observe({ text: 'the puppy chewed a shoe' }, CLI);
   const r = await s.query('car', { explain: true });
@@ -304,6 +307,7 @@ test('the vector arm recalls a memory that shares no word with the query', async
   assert.equal(r[0].explain!.lexical, 0);
   assert.equal(s.stats().embedded, 2);
   assert.equal(s.stats().embedding_model, 'concepts-v1');
+  assert.deepEqual(embedder.kinds, ['document', 'document', 'query'], 'queries are embedded as queries');
 
   // Without the embedder, lexical only: nothing shares a word with "car".
   const lexical = open(t);
