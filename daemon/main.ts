@@ -4,21 +4,21 @@ import { parseArgs } from 'node:util';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dayOf } from '../budget/day.js';
-import { Ledger } from '../budget/ledger.js';
-import { createLogger, type Logger } from '../logs/logger.js';
+// Start-up: only light modules load statically, so --help and --version answer fast; config,
+// the logger, the ledger and the session machinery load on the path that needs them.
+import type { Ledger } from '../budget/ledger.js';
+import type { Logger } from '../logs/logger.js';
 import { makeRedactor, secretValues, type Redactor } from '../logs/redact.js';
-import { loadAgent, loadAgents } from './agents.js';
-import { configPath, loadConfig, type Config } from './config.js';
+import type { Config } from './config.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { ConfigError, EXIT, LockedError, NightshiftError, UsageError } from './errors.js';
 import type { GitReport } from './git-sync.js';
-import { acquireLock, lockOwner, type LockOwner } from './lock.js';
+import type { LockOwner } from './lock.js';
 import { installUnits, renderUnits } from './systemd.js';
-import { explain, status, tick } from './tick.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import { budgetReport } from './budget-report.js';
 import { reconcile } from './reconcile.js';
-import { exitCodeOf, ledgerFile, runAgent, type RunDeps } from './run.js';
+import type { RunDeps } from './run.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 
 type Io = { out: (text: string) => void; redact: Redactor };
@@ -138,6 +138,7 @@ export async function main(deps: MainDeps): Promise<number> {
       return flags.help ? EXIT.OK : EXIT.USAGE;
     }
     if (flags.help) return io.out(COMMAND_HELP[command] ?? MAIN_HELP), EXIT.OK;
+    const [{ configPath, loadConfig }, { createLogger }] = await Promise.all([import('./config.js'), import('../logs/logger.js')]);
     const config = loadConfig(configPath(flags.config, deps.env, deps.cwd));
     const level = logLevel(deps.env.NIGHTSHIFT_LOG_LEVEL);
     logger = createLogger({ redact, logDir: config.log_dir, timezone: config.budget.timezone, level: level.level });
@@ -146,7 +147,7 @@ export async function main(deps: MainDeps): Promise<number> {
       case 'run':
         return await cmdRun(config, positional(positionals, 'run', 'agent'), flags, io, logger, deps.env);
       case 'agents':
-        return cmdAgents(config, flags, io);
+        return await cmdAgents(config, flags, io);
       case 'budget':
         return await cmdBudget(config, flags, io, logger);
       case 'sessions':
@@ -164,7 +165,7 @@ export async function main(deps: MainDeps): Promise<number> {
       case 'daemon':
         return await cmdDaemon(config, logger, io, deps.env);
       case 'systemd':
-        return cmdSystemd(config, positionals, flags, io);
+        return await cmdSystemd(config, positionals, flags, io);
       case 'alert':
         return cmdAlert(flags, logger);
       case 'memory':
@@ -221,6 +222,7 @@ function runDeps(io: Io, logger: Logger, env: NodeJS.ProcessEnv, signal?: AbortS
 }
 
 async function cmdRun(config: Config, name: string, flags: Flags, io: Io, logger: Logger, env: NodeJS.ProcessEnv): Promise<number> {
+  const [{ loadAgent }, { exitCodeOf, runAgent }] = await Promise.all([import('./agents.js'), import('./run.js')]);
   const agent = loadAgent(config, name);
   const r = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
   printRecord(io, r.session, flags.json);
@@ -230,6 +232,7 @@ async function cmdRun(config: Config, name: string, flags: Flags, io: Io, logger
 
 // A skip (nothing due, a limit, locked) exits 0; a failed session exits 1 so OnFailure= fires.
 async function cmdTick(config: Config, flags: Flags, io: Io, logger: Logger, env: NodeJS.ProcessEnv): Promise<number> {
+  const [{ tick }, { exitCodeOf }] = await Promise.all([import('./tick.js'), import('./run.js')]);
   const r = await withStopSignal(logger, 'ending the session', (signal) => tick(config, runDeps(io, logger, env, signal)));
   if (flags.json) io.out(JSON.stringify(r));
   else if (r.action === 'skip') io.out(`skip: ${r.reason}`);
@@ -249,6 +252,7 @@ function gitLine(g: GitReport): string {
 async function cmdNext(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
   const at = flags.at === undefined ? new Date() : new Date(flags.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`Expected --at as an ISO time like 2026-12-01T15:00:00Z, got \`${flags.at}\``);
+  const [{ loadAgents }, { explain }] = await Promise.all([import('./agents.js'), import('./tick.js')]);
   const agents = loadAgents(config);
   const d = await withLedger(config, logger, (l) => explain(config, agents, l, at));
   if (flags.json) io.out(JSON.stringify(d));
@@ -261,6 +265,7 @@ async function cmdNext(config: Config, flags: Flags, io: Io, logger: Logger): Pr
 }
 
 async function cmdStatus(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
+  const { status } = await import('./tick.js');
   const now = new Date();
   const s = await withLedger(config, logger, (ledger) => status(config, ledger, now));
   if (flags.json) io.out(JSON.stringify(s));
@@ -285,6 +290,7 @@ async function cmdLock(config: Config, positionals: string[], flags: Flags, io: 
   if (!positionals.length) throw new UsageError('Expected `nightshift lock [--timeout 120s] -- CMD...`, got no command');
   const timeout = flags.timeout === undefined ? config.git.lock_timeout : parseDuration(flags.timeout);
   if (timeout === null) throw new UsageError(`Expected --timeout as a duration like \`90s\`, got \`${flags.timeout}\``);
+  const { acquireLock, lockOwner } = await import('./lock.js');
   const held = await acquireLock(config.git.lock_file, { timeoutMs: timeout, purpose: io.redact(`lock: ${positionals.join(' ')}`).slice(0, 200), logger });
   if (!held) {
     const owner = lockOwner(config.git.lock_file);
@@ -310,9 +316,10 @@ async function cmdDaemon(config: Config, logger: Logger, io: Io, env: NodeJS.Pro
   return withStopSignal(logger, 'stopping the daemon', (stopSignal) => runDaemon(config, { ...runDeps(io, logger, env), stopSignal }));
 }
 
-function cmdSystemd(config: Config, positionals: string[], flags: Flags, io: Io): number {
+async function cmdSystemd(config: Config, positionals: string[], flags: Flags, io: Io): Promise<number> {
   const [action, ...rest] = positionals;
   if ((action !== 'print' && action !== 'install') || rest.length) throw new UsageError('Expected `nightshift systemd print|install [--user NAME] [--on-calendar SPEC] [--prefix DIR]`');
+  const { loadAgents } = await import('./agents.js');
   const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: flags['on-calendar'] });
   if (action === 'print') {
     io.out(units.map((u) => `# ---- ${u.name} ----\n${u.text}`).join('\n'));
@@ -330,7 +337,8 @@ function cmdAlert(flags: Flags, logger: Logger): number {
   return EXIT.OK;
 }
 
-function cmdAgents(config: Config, flags: Flags, io: Io): number {
+async function cmdAgents(config: Config, flags: Flags, io: Io): Promise<number> {
+  const { loadAgents } = await import('./agents.js');
   const agents = loadAgents(config);
   const rows = agents.map((a) => ({
     name: a.name, description: a.description, model: a.model, max_turns: a.maxTurns, timeout_ms: a.timeoutMs,
@@ -344,6 +352,7 @@ function cmdAgents(config: Config, flags: Flags, io: Io): number {
 
 // Every start settles what a dead supervisor left open before it reads the ledger.
 async function withLedger<T>(config: Config, logger: Logger, fn: (l: Ledger) => T | Promise<T>): Promise<T> {
+  const [{ Ledger }, { ledgerFile }] = await Promise.all([import('../budget/ledger.js'), import('./run.js')]);
   const ledger = Ledger.open(ledgerFile(config));
   try {
     await reconcile(ledger, { logger, now: () => new Date() });
@@ -378,6 +387,7 @@ async function cmdSessions(config: Config, flags: Flags, io: Io, logger: Logger)
 
 async function cmdShow(config: Config, id: string, flags: Flags, io: Io, logger: Logger): Promise<number> {
   const row = await withLedger(config, logger, (l) => l.get(id));
+  const { ledgerFile } = await import('./run.js');
   if (!row) throw new UsageError(`No session \`${id}\` in ${ledgerFile(config)}`);
   printRecord(io, toRecord(row), flags.json);
   return EXIT.OK;
