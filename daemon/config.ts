@@ -163,6 +163,21 @@ export const ConfigSchema = z.strictObject({
       cycle_repeats: z.number().int().min(2, 'Expected at least 2').default(DEFAULTS.loop.cycle_repeats),
     })
     .prefault({}),
+  // Discord reports (report/): the webhook itself comes from DISCORD_WEBHOOK_URL, never the config.
+  discord: z
+    .strictObject({
+      api_base: z.url({ error: 'Expected a URL such as `https://discord.com/api`' }).default(DEFAULTS.discord.api_base),
+      timeout: duration(100).prefault(DEFAULTS.discord.timeout),
+      username: nonEmpty.optional(),
+    })
+    .prefault({}),
+  // What `nightshift doctor` treats as a failure worth an alert.
+  alerts: z
+    .strictObject({
+      max_silence: duration(60_000).prefault(DEFAULTS.alerts.max_silence),
+      max_consecutive_failures: posInt.default(DEFAULTS.alerts.max_consecutive_failures),
+    })
+    .prefault({}),
   memory: MemorySchema,
   gemini: z
     .strictObject({

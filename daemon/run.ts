@@ -20,6 +20,7 @@ import { BudgetExhaustedError, ConfigError, EXIT, LockedError } from './errors.j
 import { emptyGitReport, VaultGit, type GitReport } from './git-sync.js';
 import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
+import { drainOutbox, reportSession } from '../report/session-report.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 
 export type RunDeps = {
@@ -89,6 +90,8 @@ export async function supervise(
   try {
     ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
     await reconcile(ledger, deps);
+    // Reports earlier runs could not deliver, oldest first (bounded by discord.timeout).
+    await drainOutbox(config, deps);
     const startedAt = deps.now();
     const day = dayOf(startedAt, config.budget.timezone);
     const choice = choose(ledger, startedAt, day);
@@ -123,6 +126,8 @@ export async function supervise(
       }
     }
     deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, $${session.cost_usd.toFixed(4)}, ${session.turns} turns`);
+    // Discord, after the ledger and the commit; it never changes the result or the exit code.
+    await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day) }, deps);
     return { action: 'session', reason: choice.reason, limit: null, session, git };
   } finally {
     ledger?.close();

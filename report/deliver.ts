@@ -1,0 +1,112 @@
+// Delivery of reports: queue in the outbox, then send what is queued, oldest first, within one
+// time budget (`discord.timeout`). It never throws and never decides an exit code: a report that
+// cannot go now stays queued for the next start.
+import type { Logger } from '../logs/logger.js';
+import type { Redactor } from '../logs/redact.js';
+import { isAlive, readProc } from '../sessions/process-tree.js';
+import { parseWebhook, postEmbed, type PostResult, type Settings, type Webhook } from './discord.js';
+import { markPossibleRepeat, type Embed, type Report } from './embed.js';
+import { Outbox, outboxFile } from './outbox.js';
+
+export type ReportSettings = { stateDir: string; apiBase: string; timeoutMs: number; username?: string };
+
+export function reportSettings(c: { state_dir: string; discord: { api_base: string; timeout: number; username?: string } }): ReportSettings {
+  return { stateDir: c.state_dir, apiBase: c.discord.api_base, timeoutMs: c.discord.timeout, username: c.discord.username };
+}
+
+export type DeliverDeps = {
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  redact: Redactor;
+  now: () => Date;
+  signal?: AbortSignal;
+  // Test seam: the poster (production: discord.js).
+  post?: (hook: Webhook, embed: Embed, s: Settings, deadline: number, signal?: AbortSignal) => Promise<PostResult>;
+};
+
+// `configured`: a webhook is set. `queued`: this report entered the outbox (false: a duplicate, or
+// no outbox). `sent`: reports delivered by this call (older ones included). `pending`: still queued.
+export type Delivery = { configured: boolean; queued: boolean; sent: number; pending: number; error: string | null };
+
+// Queues `report` (if any) and drains the outbox. With no report and no outbox file, nothing is
+// opened and discord.js is never loaded.
+export async function deliver(report: Report | null, s: ReportSettings, deps: DeliverDeps): Promise<Delivery> {
+  const out: Delivery = { configured: false, queued: false, sent: 0, pending: 0, error: null };
+  const hook = parseWebhook(deps.env.DISCORD_WEBHOOK_URL);
+  if (!hook) {
+    if (report) deps.logger.debug({ event: 'report_skipped', key: report.key }, 'Discord: DISCORD_WEBHOOK_URL is not set (or not a webhook URL): no report sent');
+    return out;
+  }
+  out.configured = true;
+  const deadline = Date.now() + s.timeoutMs;
+  const file = outboxFile(s.stateDir);
+  let box: Outbox | null = null;
+  try {
+    box = report ? Outbox.open(file) : Outbox.openIfExists(file);
+  } catch (err) {
+    // No outbox (an unwritable or corrupt state dir): the report is still tried once, directly.
+    out.error = deps.redact(`outbox ${file} unavailable: ${(err as Error).message}`);
+    deps.logger.error({ event: 'outbox_unavailable', file, err }, out.error);
+    if (report) {
+      const r = await (deps.post ?? postEmbed)(hook, report.embed, settingsOf(s), deadline, deps.signal);
+      if (r.ok) out.sent = 1;
+      else deps.logger.error({ event: 'report_lost', key: report.key, error: deps.redact(r.error) }, `Discord: report ${report.key} not sent and not queued: ${deps.redact(r.error)}`);
+    }
+    return out;
+  }
+  if (!box) return out;
+  try {
+    if (report) {
+      out.queued = box.enqueue(report, deps.now());
+      if (!out.queued) deps.logger.info({ event: 'report_duplicate', key: report.key }, `Discord: ${report.key} was queued before; not queued again`);
+    }
+    const recovered = box.recover(isAlive);
+    if (recovered) deps.logger.warn({ event: 'outbox_recovered', reports: recovered }, `Discord: ${recovered} report(s) an interrupted sender left are queued again`);
+    if (box.pending()) out.sent += await drain(box, hook, s, deadline, deps);
+    box.prune(deps.now());
+    out.pending = box.pending();
+  } catch (err) {
+    out.error = deps.redact(`outbox: ${(err as Error).message}`);
+    deps.logger.error({ event: 'outbox_error', err }, out.error);
+  } finally {
+    box.close();
+  }
+  return out;
+}
+
+const settingsOf = (s: ReportSettings): Settings => ({ apiBase: s.apiBase, username: s.username });
+
+// Oldest first; the first report that cannot go ends the drain (the rest would fail the same way,
+// and order is kept). A report Discord refuses for its shape (400) is set aside, never retried.
+async function drain(box: Outbox, hook: Webhook, s: ReportSettings, deadline: number, deps: DeliverDeps): Promise<number> {
+  const post = deps.post ?? postEmbed;
+  const me = readProc(process.pid);
+  let sent = 0;
+  while (Date.now() < deadline && !deps.signal?.aborted) {
+    const row = box.claimNext(process.pid, me?.start ?? null);
+    if (!row) break;
+    const embed = JSON.parse(row.payload) as Embed;
+    let r: PostResult;
+    try {
+      r = await post(hook, row.uncertain ? markPossibleRepeat(embed) : embed, settingsOf(s), deadline, deps.signal);
+    } catch (err) {
+      r = { ok: false, error: (err as Error).message, status: null, maybeDelivered: true, permanent: false };
+    }
+    if (r.ok) {
+      box.markSent(row.seq, r.messageId, deps.now());
+      sent++;
+      deps.logger.info({ event: 'report_sent', key: row.key, message_id: r.messageId, attempts: row.attempts }, `Discord: sent ${row.key}`);
+      continue;
+    }
+    const error = deps.redact(r.error);
+    if (r.permanent) {
+      box.markDead(row.seq, error);
+      deps.logger.error({ event: 'report_refused', key: row.key, error }, `Discord refused ${row.key} (${error}); set aside, not retried`);
+      continue;
+    }
+    box.release(row.seq, error, r.maybeDelivered);
+    deps.logger.warn({ event: 'report_queued', key: row.key, error, attempts: row.attempts, pending: box.pending() }, `Discord: ${row.key} not sent (${error}); queued for the next start`);
+    break;
+  }
+  return sent;
+}

@@ -1,0 +1,184 @@
+// Pure formatting of what nightshift tells Discord: one embed per session, per failing doctor and
+// per failed unit, in the webhook API's own JSON shape. Every string is redacted before it is cut
+// (a cut can split a secret past any redactor), and the finished embed is redacted once more.
+import type { Redactor } from '../logs/redact.js';
+
+export type EmbedField = { name: string; value: string; inline?: boolean };
+export type Embed = { title: string; description?: string; color: number; fields: EmbedField[]; footer?: { text: string }; timestamp?: string };
+// What the outbox keeps and the sender posts: `key` dedupes (a session id, a doctor run, a unit failure).
+export type Report = { key: string; kind: 'session' | 'doctor' | 'alert'; embed: Embed };
+
+// Discord's limits (https://discord.com/developers/docs/resources/message#embed-object-embed-limits).
+export const LIMITS = { title: 256, description: 4096, fieldName: 256, fieldValue: 1024, fields: 25, footer: 2048, total: 6000 } as const;
+// The result shown in a session's embed: a glance, not the transcript.
+export const RESULT_MAX = 700;
+
+export const COLORS: Record<string, number> = {
+  ok: 0x2ecc71,
+  error: 0xe74c3c,
+  spawn_failed: 0x992d22,
+  max_turns: 0xe67e22,
+  timeout: 0xe67e22,
+  stalled: 0xe67e22,
+  loop: 0x9b59b6,
+  budget: 0xf1c40f,
+  abandoned: 0x95a5a6,
+  warn: 0xe67e22,
+  fail: 0xe74c3c,
+};
+const colorOf = (key: string) => COLORS[key] ?? 0x95a5a6;
+
+// Cuts to `max` characters with an ellipsis; never returns an empty string (Discord refuses those).
+export function shorten(text: string, max: number): string {
+  const t = text.trim();
+  if (!t) return '-';
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+export function money(usd: number): string {
+  return `$${usd.toFixed(usd >= 1 ? 2 : 4)}`;
+}
+
+export function formatMs(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms)) return '-';
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+export type SessionFacts = {
+  id: string;
+  agent: string;
+  outcome: string;
+  model: string | null;
+  cost_usd: number;
+  cost_estimated: boolean;
+  turns: number;
+  duration_ms: number | null;
+  ended_at: string | null;
+  result: string | null;
+  error: string | null;
+};
+// null: git sync is off for this vault.
+export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; error: string | null } | null;
+export type DayFacts = { day: string; sessions: number; max_sessions: number; cost_usd: number; max_usd: number };
+
+export function gitSummary(g: GitFacts): string {
+  if (!g) return 'git sync off';
+  if (g.branch) return `conflict: saved on branch \`${g.branch}\`${g.error ? ` (${g.error})` : ''}`;
+  const state = `${g.committed ? 'committed' : 'nothing committed'}, ${g.pushed ? 'pushed' : 'not pushed'}`;
+  return g.error ? `${state} (${g.error})` : state;
+}
+
+// One session's report.
+export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o: { redact: Redactor; host?: string }): Report {
+  const r = (t: string) => o.redact(t);
+  const fields: EmbedField[] = [
+    { name: 'Outcome', value: s.outcome, inline: true },
+    { name: 'Model', value: s.model ?? '-', inline: true },
+    { name: 'Cost', value: s.cost_estimated ? `~${money(s.cost_usd)} (estimated)` : money(s.cost_usd), inline: true },
+    { name: 'Turns', value: String(s.turns), inline: true },
+    { name: 'Duration', value: formatMs(s.duration_ms), inline: true },
+    { name: 'Budget today', value: `${today.sessions}/${today.max_sessions} sessions, ${money(today.cost_usd)} of ${money(today.max_usd)} (${today.day})`, inline: true },
+    { name: 'Git', value: gitSummary(git) },
+    { name: 'Session', value: `\`${s.id}\`` },
+  ];
+  if (s.error) fields.push({ name: 'Error', value: shorten(r(s.error), 300) });
+  const embed: Embed = {
+    title: `${s.agent}: ${s.outcome}`,
+    description: s.result ? shorten(r(s.result), RESULT_MAX) : undefined,
+    color: colorOf(s.outcome),
+    fields,
+    footer: { text: o.host ? `nightshift on ${o.host}` : 'nightshift' },
+    timestamp: s.ended_at ?? undefined,
+  };
+  return { key: `session:${s.id}`, kind: 'session', embed: finish(embed, o.redact) };
+}
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+export type CheckFacts = { name: string; status: CheckStatus; detail: string; fix: string | null };
+const MARK: Record<CheckStatus, string> = { ok: '✓', warn: '!', fail: '✗' };
+
+// A doctor run: failing checks first, then warnings; passing ones are only counted.
+export function doctorReport(checks: CheckFacts[], o: { redact: Redactor; at: Date; host?: string; notes?: string[] }): Report {
+  const failing = checks.filter((c) => c.status === 'fail');
+  const warning = checks.filter((c) => c.status === 'warn');
+  const passing = checks.length - failing.length - warning.length;
+  const fields = [...failing, ...warning].map((c) => ({
+    name: `${MARK[c.status]} ${c.name}`,
+    value: shorten(o.redact(c.fix ? `${c.detail}\nfix: ${c.fix}` : c.detail), LIMITS.fieldValue),
+  }));
+  const notes = (o.notes ?? []).map((n) => o.redact(n));
+  const embed: Embed = {
+    title: failing.length ? `doctor: ${failing.length} check(s) failing` : warning.length ? `doctor: ${warning.length} warning(s)` : 'doctor: healthy',
+    description: shorten([`${passing} of ${checks.length} checks pass.`, ...notes].join('\n'), 1500),
+    color: failing.length ? COLORS.fail : warning.length ? COLORS.warn : COLORS.ok,
+    fields,
+    footer: { text: o.host ? `nightshift doctor on ${o.host}` : 'nightshift doctor' },
+    timestamp: o.at.toISOString(),
+  };
+  return { key: `doctor:${o.at.toISOString()}`, kind: 'doctor', embed: finish(embed, o.redact) };
+}
+
+export type UnitFailure = {
+  unit: string;
+  at: Date;
+  // From systemd's OnFailure= environment (MONITOR_*), when present.
+  result?: string | null;
+  exitCode?: string | null;
+  exitStatus?: string | null;
+  invocationId?: string | null;
+  // What could not be read (a broken config), and the unit's last log lines when readable.
+  problems: string[];
+  logTail?: string | null;
+  host?: string;
+};
+
+// `nightshift alert --unit NAME`: a failed unit, reported even when nothing else can be read.
+export function unitReport(u: UnitFailure, redact: Redactor): Report {
+  const fields: EmbedField[] = [{ name: 'Unit', value: `\`${u.unit}\``, inline: true }];
+  if (u.result) fields.push({ name: 'Result', value: u.result, inline: true });
+  if (u.exitCode || u.exitStatus) fields.push({ name: 'Exit', value: [u.exitCode, u.exitStatus].filter(Boolean).join(' '), inline: true });
+  if (u.problems.length) fields.push({ name: 'Could not read', value: shorten(redact(u.problems.join('\n')), LIMITS.fieldValue) });
+  if (u.logTail) fields.push({ name: 'Last log lines', value: shorten(`\`\`\`\n${redact(u.logTail).slice(-900)}\n\`\`\``, LIMITS.fieldValue) });
+  const embed: Embed = {
+    title: `unit failed: ${u.unit}`,
+    color: COLORS.fail,
+    fields,
+    footer: { text: u.host ? `nightshift alert on ${u.host}` : 'nightshift alert' },
+    timestamp: u.at.toISOString(),
+  };
+  const key = `alert:${u.unit}:${u.invocationId || u.at.toISOString()}`;
+  return { key, kind: 'alert', embed: finish(embed, redact) };
+}
+
+// The last pass: every string redacted and held to Discord's limits, whatever built it.
+export function finish(e: Embed, redact: Redactor): Embed {
+  const out: Embed = {
+    title: shorten(redact(e.title), LIMITS.title),
+    color: e.color,
+    fields: e.fields.slice(0, LIMITS.fields).map((f) => ({
+      name: shorten(redact(f.name), LIMITS.fieldName),
+      value: shorten(redact(f.value), LIMITS.fieldValue),
+      ...(f.inline ? { inline: true } : {}),
+    })),
+  };
+  if (e.description !== undefined) out.description = shorten(redact(e.description), LIMITS.description);
+  if (e.footer) out.footer = { text: shorten(redact(e.footer.text), LIMITS.footer) };
+  if (e.timestamp) out.timestamp = e.timestamp;
+  // The total limit: drop fields from the end until it fits (the title and first fields matter most).
+  while (embedLength(out) > LIMITS.total && out.fields.length) out.fields.pop();
+  return out;
+}
+
+export function embedLength(e: Embed): number {
+  return e.title.length + (e.description?.length ?? 0) + (e.footer?.text.length ?? 0) + e.fields.reduce((n, f) => n + f.name.length + f.value.length, 0);
+}
+
+// A repeat that may already have reached the channel (an earlier attempt's fate is unknown) says so.
+export function markPossibleRepeat(e: Embed): Embed {
+  const note = 'possibly a repeat: an earlier delivery attempt ended without an answer';
+  return { ...e, footer: { text: shorten(e.footer ? `${e.footer.text} · ${note}` : note, LIMITS.footer) } };
+}

@@ -1,0 +1,36 @@
+// The supervisor's two report steps: drain what earlier runs could not send, and report the
+// session just ended. Both are bounded by `discord.timeout` and never throw.
+import os from 'node:os';
+import type { Config } from '../daemon/config.js';
+import type { SessionRecord } from '../daemon/session-record.js';
+import { deliver, reportSettings, type DeliverDeps, type Delivery } from './deliver.js';
+import { sessionReport, type GitFacts } from './embed.js';
+
+export type SessionReportInput = {
+  session: SessionRecord;
+  model: string | null;
+  // null: git sync off (or the vault is not a repository).
+  git: GitFacts;
+  day: string;
+  today: { sessions: number; costUsd: number };
+};
+
+export async function reportSession(config: Config, r: SessionReportInput, deps: DeliverDeps): Promise<Delivery> {
+  try {
+    const report = sessionReport(
+      { ...r.session, model: r.model },
+      r.git,
+      { day: r.day, sessions: r.today.sessions, max_sessions: config.budget.max_sessions_per_day, cost_usd: r.today.costUsd, max_usd: config.budget.max_usd_per_day },
+      { redact: deps.redact, host: os.hostname() },
+    );
+    return await deliver(report, reportSettings(config), deps);
+  } catch (err) {
+    deps.logger.error({ event: 'report_error', err }, `Discord report failed: ${(err as Error).message}`);
+    return { configured: true, queued: false, sent: 0, pending: 0, error: (err as Error).message };
+  }
+}
+
+// At the start of a tick or run: what earlier runs left in the outbox.
+export async function drainOutbox(config: Config, deps: DeliverDeps): Promise<Delivery> {
+  return deliver(null, reportSettings(config), deps);
+}

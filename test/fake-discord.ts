@@ -1,0 +1,144 @@
+// A loopback imitation of Discord's webhook REST API, enough for discord.js's WebhookClient:
+// `POST /api/v10/webhooks/{id}/{token}?wait=true` answers the created message, `GET` the same path
+// answers the webhook. Answers can be scripted per request (429 with retry_after and the
+// rate-limit headers discord.js reads, 500), and the server can go down (connection refused) and
+// come back on the same port.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export const HOOK_ID = '112233445566778899';
+// 68 characters, like a real webhook token, so discord.js's own URL parser accepts it too.
+export const HOOK_TOKEN = 'tok-' + 'A1b2C3d4E5'.repeat(6) + 'f6G7';
+export const webhookUrl = (id = HOOK_ID, token = HOOK_TOKEN) => `https://discord.com/api/webhooks/${id}/${token}`;
+
+export type Answer = { status: 200 } | { status: 500 } | { status: 429; retryAfter: number; global?: boolean } | { status: 400 } | { status: 'hang' };
+export type Posted = { body: any; query: string; at: number; messageId: string };
+export type Seen = { method: string; url: string; status: number | 'hang' };
+
+export type FakeDiscord = {
+  apiBase: string;
+  webhookUrl: string;
+  // Delivered messages (answered 200), in the order they arrived.
+  messages: Posted[];
+  requests: Seen[];
+  // Answers for the next POSTs, in order; after them, `fallback`.
+  script: Answer[];
+  fallback: Answer;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+};
+
+let snowflake = 1_300_000_000_000_000_000n;
+
+export async function startFakeDiscord(): Promise<FakeDiscord> {
+  const messages: Posted[] = [];
+  const requests: Seen[] = [];
+  const hanging = new Set<http.ServerResponse>();
+  let port = 0;
+  const state = { script: [] as Answer[], fallback: { status: 200 } as Answer };
+
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const u = new URL(req.url ?? '/', 'http://x');
+      const m = /^\/api\/v10\/webhooks\/(\d+)\/([^/]+)$/.exec(u.pathname);
+      const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+        requests.push({ method: req.method ?? '', url: u.pathname, status });
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify(body));
+      };
+      if (!m) return json(404, { message: '404: Not Found', code: 0 });
+      if (m[1] !== HOOK_ID || m[2] !== HOOK_TOKEN) return json(401, { message: 'Invalid Webhook Token', code: 50027 });
+      if (req.method === 'GET') {
+        return json(200, { id: HOOK_ID, type: 1, name: 'nightshift-test', channel_id: '223344556677889900', guild_id: '334455667788990011', application_id: null, avatar: null, token: HOOK_TOKEN });
+      }
+      if (req.method !== 'POST') return json(405, { message: '405: Method Not Allowed', code: 0 });
+      const answer = state.script.shift() ?? state.fallback;
+      if (answer.status === 'hang') {
+        requests.push({ method: 'POST', url: u.pathname, status: 'hang' });
+        hanging.add(res);
+        return;
+      }
+      if (answer.status === 500) return json(500, { message: '500: Internal Server Error', code: 0 });
+      if (answer.status === 400) return json(400, { message: 'Invalid Form Body', code: 50035, errors: {} });
+      if (answer.status === 429) {
+        return json(
+          429,
+          { message: 'You are being rate limited.', retry_after: answer.retryAfter, global: !!answer.global },
+          {
+            'retry-after': String(Math.ceil(answer.retryAfter)),
+            'x-ratelimit-limit': '5',
+            'x-ratelimit-remaining': '0',
+            'x-ratelimit-reset-after': String(answer.retryAfter),
+            'x-ratelimit-bucket': 'fake-bucket',
+            'x-ratelimit-scope': answer.global ? 'global' : 'user',
+            ...(answer.global ? { 'x-ratelimit-global': 'true' } : {}),
+          },
+        );
+      }
+      let body: any = null;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        return json(400, { message: 'Cannot send an empty message', code: 50006 });
+      }
+      const messageId = String(++snowflake);
+      messages.push({ body, query: u.search, at: Date.now(), messageId });
+      return json(
+        200,
+        {
+          id: messageId, type: 0, content: body.content ?? '', channel_id: '223344556677889900', webhook_id: HOOK_ID,
+          author: { id: HOOK_ID, username: body.username ?? 'nightshift-test', discriminator: '0000', avatar: null, bot: true },
+          embeds: body.embeds ?? [], attachments: [], mentions: [], mention_roles: [], pinned: false, mention_everyone: false, tts: false,
+          timestamp: new Date().toISOString(), edited_timestamp: null, flags: 0, components: [],
+        },
+        { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '4', 'x-ratelimit-reset-after': '1', 'x-ratelimit-bucket': 'fake-bucket' },
+      );
+    });
+  };
+
+  let server: http.Server | null = null;
+  const listen = async () => {
+    server = http.createServer(handler);
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(port, '127.0.0.1', () => resolve());
+    });
+    port = (server!.address() as AddressInfo).port;
+  };
+  const stop = async () => {
+    if (!server) return;
+    for (const r of hanging) r.destroy();
+    hanging.clear();
+    const s = server;
+    server = null;
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+    // Let clients see their kept-alive sockets close, as they would long before a real next run.
+    await new Promise((r) => setTimeout(r, 50));
+  };
+  await listen();
+  return {
+    apiBase: `http://127.0.0.1:${port}/api`,
+    webhookUrl: webhookUrl(),
+    messages,
+    requests,
+    get script() {
+      return state.script;
+    },
+    set script(v: Answer[]) {
+      state.script = v;
+    },
+    get fallback() {
+      return state.fallback;
+    },
+    set fallback(v: Answer) {
+      state.fallback = v;
+    },
+    down: stop,
+    up: listen,
+    close: stop,
+  };
+}

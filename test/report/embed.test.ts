@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { makeRedactor, secretValues } from '../../logs/redact.js';
+import { COLORS, doctorReport, embedLength, finish, LIMITS, sessionReport, unitReport, type SessionFacts } from '../../report/embed.js';
+
+const noRedact = (t: string) => t;
+const base: SessionFacts = {
+  id: '20260301T100000Z-gardener-abc123', agent: 'gardener', outcome: 'ok', model: 'sonnet', cost_usd: 0.0123, cost_estimated: false,
+  turns: 4, duration_ms: 83_000, ended_at: '2026-03-01T10:01:23.000Z', result: 'Pruned three notes.', error: null,
+};
+const today = { day: '2026-03-01', sessions: 3, max_sessions: 12, cost_usd: 1.5, max_usd: 20 };
+const git = { committed: true, pushed: true, branch: null, error: null };
+
+test('a session embed carries every field the operator reads (inline snapshot)', () => {
+  const r = sessionReport(base, git, today, { redact: noRedact, host: 'vps1' });
+  assert.deepEqual(r, {
+    key: 'session:20260301T100000Z-gardener-abc123',
+    kind: 'session',
+    embed: {
+      title: 'gardener: ok',
+      color: 0x2ecc71,
+      fields: [
+        { name: 'Outcome', value: 'ok', inline: true },
+        { name: 'Model', value: 'sonnet', inline: true },
+        { name: 'Cost', value: '$0.0123', inline: true },
+        { name: 'Turns', value: '4', inline: true },
+        { name: 'Duration', value: '1m 23s', inline: true },
+        { name: 'Budget today', value: '3/12 sessions, $1.50 of $20.00 (2026-03-01)', inline: true },
+        { name: 'Git', value: 'committed, pushed' },
+        { name: 'Session', value: '`20260301T100000Z-gardener-abc123`' },
+      ],
+      description: 'Pruned three notes.',
+      footer: { text: 'nightshift on vps1' },
+      timestamp: '2026-03-01T10:01:23.000Z',
+    },
+  });
+});
+
+// Each outcome: its colour, and the fields that change with it.
+const outcomes: Array<[string, number]> = [
+  ['ok', 0x2ecc71], ['error', 0xe74c3c], ['max_turns', 0xe67e22], ['timeout', 0xe67e22], ['stalled', 0xe67e22],
+  ['loop', 0x9b59b6], ['budget', 0xf1c40f], ['spawn_failed', 0x992d22], ['abandoned', 0x95a5a6],
+];
+for (const [outcome, color] of outcomes) {
+  test(`a session that ended ${outcome} is coloured ${color.toString(16)} and titled with its outcome`, () => {
+    const error = outcome === 'ok' ? null : `the session ended ${outcome}`;
+    const e = sessionReport({ ...base, outcome, error }, git, today, { redact: noRedact }).embed;
+    assert.equal(e.color, color);
+    assert.equal(e.title, `gardener: ${outcome}`);
+    assert.equal(e.fields[0].value, outcome);
+    assert.equal(e.fields.find((f) => f.name === 'Error')?.value ?? null, error);
+  });
+}
+
+test('an estimated cost is marked, and git states read plainly', () => {
+  const e = (g: Parameters<typeof sessionReport>[1], est = false) => sessionReport({ ...base, cost_estimated: est }, g, today, { redact: noRedact }).embed;
+  assert.equal(e(git, true).fields.find((f) => f.name === 'Cost')!.value, '~$0.0123 (estimated)');
+  const cases: Array<[Parameters<typeof sessionReport>[1], string]> = [
+    [null, 'git sync off'],
+    [{ committed: true, pushed: false, branch: null, error: 'push failed (kept locally, the next tick pushes it): fatal: unreachable' }, 'committed, not pushed (push failed (kept locally, the next tick pushes it): fatal: unreachable)'],
+    [{ committed: false, pushed: false, branch: null, error: null }, 'nothing committed, not pushed'],
+    [{ committed: true, pushed: false, branch: 'nightshift/abc', error: 'conflict' }, 'conflict: saved on branch `nightshift/abc` (conflict)'],
+  ];
+  for (const [g, want] of cases) assert.equal(e(g).fields.find((f) => f.name === 'Git')!.value, want);
+});
+
+test('a long result is shortened, after redaction', () => {
+  const e = sessionReport({ ...base, result: 'x'.repeat(5000) }, git, today, { redact: noRedact }).embed;
+  assert.equal(e.description!.length, 700);
+  assert.ok(e.description!.endsWith('…'));
+});
+
+test('a secret in a result, an error or a git message never reaches the payload', () => {
+  const hook = 'https://discord.com/api/webhooks/112233445566778899/tok-SeCrEtWeBhOoKtOkEn0123456789abcdefABCDEF';
+  const env = { ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef', DISCORD_WEBHOOK_URL: hook, MY_SERVICE_TOKEN: 'svc-token-value-42' };
+  const redact = makeRedactor(secretValues(env));
+  const leak = `key=${env.ANTHROPIC_API_KEY} hook=${hook} enc=${encodeURIComponent(env.MY_SERVICE_TOKEN)}`;
+  // The secret sits right where a cut would split it.
+  const result = `${'y'.repeat(690)}${env.ANTHROPIC_API_KEY}`;
+  const r = sessionReport({ ...base, outcome: 'error', result, error: leak, agent: `a ${env.MY_SERVICE_TOKEN}` }, { ...git, error: leak }, today, { redact });
+  const payload = JSON.stringify(r);
+  for (const s of [env.ANTHROPIC_API_KEY, 'tok-SeCrEtWeBhOoKtOkEn0123456789abcdefABCDEF', env.MY_SERVICE_TOKEN, 'sk-ant-test', 'svc-token']) assert.ok(!payload.includes(s), `payload leaks ${s}`);
+  assert.match(payload, /\[redacted\]/);
+  const d = doctorReport([{ name: 'discord', status: 'fail', detail: leak, fix: leak }], { redact, at: new Date(0) });
+  const u = unitReport({ unit: 'nightshift.service', at: new Date(0), problems: [leak], logTail: leak }, redact);
+  for (const p of [JSON.stringify(d), JSON.stringify(u)]) assert.ok(!p.includes(env.ANTHROPIC_API_KEY) && !p.includes('tok-SeCrEt'));
+});
+
+test('an embed is held to Discord limits', () => {
+  const e = finish({ title: 't'.repeat(300), color: 1, fields: Array.from({ length: 30 }, (_, i) => ({ name: `f${i}`, value: 'v'.repeat(2000) })) }, noRedact);
+  assert.equal(e.title.length, LIMITS.title);
+  assert.ok(e.fields.length <= LIMITS.fields);
+  assert.ok(e.fields.every((f) => f.value.length <= LIMITS.fieldValue));
+  assert.ok(embedLength(e) <= LIMITS.total);
+  // Discord refuses empty values.
+  assert.equal(finish({ title: '', color: 1, fields: [{ name: 'x', value: '  ' }] }, noRedact).fields[0].value, '-');
+});
+
+test('a doctor embed lists the failing checks first, each with its fix', () => {
+  const r = doctorReport(
+    [
+      { name: 'cli', status: 'ok', detail: 'claude 2.1', fix: null },
+      { name: 'silence', status: 'warn', detail: 'no session yet', fix: 'check the timer' },
+      { name: 'ledger', status: 'fail', detail: 'integrity: page 3 corrupt', fix: 'move state/ledger.db aside' },
+    ],
+    { redact: noRedact, at: new Date('2026-03-01T00:00:00Z'), host: 'vps1' },
+  );
+  assert.deepEqual(r, {
+    key: 'doctor:2026-03-01T00:00:00.000Z',
+    kind: 'doctor',
+    embed: {
+      title: 'doctor: 1 check(s) failing',
+      color: COLORS.fail,
+      fields: [
+        { name: '✗ ledger', value: 'integrity: page 3 corrupt\nfix: move state/ledger.db aside' },
+        { name: '! silence', value: 'no session yet\nfix: check the timer' },
+      ],
+      description: '1 of 3 checks pass.',
+      footer: { text: 'nightshift doctor on vps1' },
+      timestamp: '2026-03-01T00:00:00.000Z',
+    },
+  });
+});
+
+test('a unit failure embed names the unit, systemd result and what could not be read', () => {
+  const r = unitReport(
+    { unit: 'nightshift.service', at: new Date('2026-03-01T00:00:00Z'), result: 'exit-code', exitCode: 'exited', exitStatus: '78', invocationId: 'abc', problems: ['config: claude.timeout: Expected a duration'], logTail: null },
+    noRedact,
+  );
+  assert.equal(r.key, 'alert:nightshift.service:abc');
+  assert.equal(r.embed.title, 'unit failed: nightshift.service');
+  assert.deepEqual(r.embed.fields.map((f) => [f.name, f.value]), [
+    ['Unit', '`nightshift.service`'],
+    ['Result', 'exit-code'],
+    ['Exit', 'exited 78'],
+    ['Could not read', 'config: claude.timeout: Expected a duration'],
+  ]);
+});

@@ -1,0 +1,227 @@
+// The outbox and delivery against the loopback Discord, in-process, with a real SQLite file.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { createLogger } from '../../logs/logger.js';
+import { makeRedactor, secretValues } from '../../logs/redact.js';
+import { deliver, type ReportSettings } from '../../report/deliver.js';
+import { sessionReport, type Report } from '../../report/embed.js';
+import { Outbox, outboxFile } from '../../report/outbox.js';
+import { startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
+import { ROOT, tempDir } from '../helpers.js';
+
+let discord: FakeDiscord;
+before(async () => {
+  discord = await startFakeDiscord();
+});
+after(async () => {
+  await discord.close();
+});
+
+function reset() {
+  discord.messages.length = 0;
+  discord.requests.length = 0;
+  discord.script = [];
+  discord.fallback = { status: 200 };
+}
+
+function setup(t: Parameters<typeof tempDir>[0], timeoutMs = 3000) {
+  reset();
+  const dir = tempDir(t);
+  const env = { DISCORD_WEBHOOK_URL: discord.webhookUrl };
+  const redact = makeRedactor(secretValues(env));
+  const lines: string[] = [];
+  const logger = createLogger({ redact, level: 'debug', stderr: { write: (l) => void lines.push(l) } });
+  const settings: ReportSettings = { stateDir: path.join(dir, 'state'), apiBase: discord.apiBase, timeoutMs };
+  const deps = { env, logger, redact, now: () => new Date() };
+  return { dir, env, lines, settings, deps };
+}
+
+let n = 0;
+function report(outcome = 'ok', result = 'done'): Report {
+  const id = `20260301T1000${String(n++).padStart(2, '0')}Z-gardener-${n.toString(16).padStart(6, '0')}`;
+  return sessionReport(
+    { id, agent: 'gardener', outcome, model: 'sonnet', cost_usd: 0.01, cost_estimated: false, turns: 1, duration_ms: 1000, ended_at: null, result, error: null },
+    null,
+    { day: '2026-03-01', sessions: 1, max_sessions: 12, cost_usd: 0.01, max_usd: 20 },
+    { redact: (t) => t },
+  );
+}
+
+const rows = (stateDir: string) => {
+  const box = Outbox.open(outboxFile(stateDir));
+  try {
+    return box.rows();
+  } finally {
+    box.close();
+  }
+};
+
+test('a report is posted with ?wait=true and marked sent with the message id', async (t) => {
+  const { settings, deps } = setup(t);
+  const r = report();
+  const d = await deliver(r, settings, deps);
+  assert.deepEqual(d, { configured: true, queued: true, sent: 1, pending: 0, error: null });
+  assert.equal(discord.messages.length, 1);
+  assert.equal(discord.messages[0].query, '?wait=true');
+  assert.deepEqual(discord.messages[0].body.embeds, [r.embed]);
+  assert.deepEqual(discord.messages[0].body.allowed_mentions, { parse: [] });
+  const [row] = rows(settings.stateDir);
+  assert.equal(row.state, 'sent');
+  assert.equal(row.message_id, discord.messages[0].messageId);
+});
+
+test('a 429 within the time budget is waited out by discord.js and sent once', async (t) => {
+  const { settings, deps } = setup(t, 5000);
+  discord.script = [{ status: 429, retryAfter: 0.3 }];
+  const d = await deliver(report(), settings, deps);
+  assert.equal(d.sent, 1);
+  assert.deepEqual(discord.requests.filter((q) => q.method === 'POST').map((q) => q.status), [429, 200]);
+  assert.equal(discord.messages.length, 1);
+});
+
+test('a 429 past the time budget is not slept out: queued at once, sent by the next start', async (t) => {
+  const { settings, deps, lines } = setup(t, 2000);
+  discord.script = [{ status: 429, retryAfter: 60 }];
+  const t0 = Date.now();
+  const d = await deliver(report(), settings, deps);
+  assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms`);
+  assert.deepEqual({ sent: d.sent, pending: d.pending }, { sent: 0, pending: 1 });
+  assert.match(lines.join(''), /"event":"report_queued".*rate limited/);
+  const next = await deliver(null, settings, deps);
+  assert.deepEqual({ sent: next.sent, pending: next.pending }, { sent: 1, pending: 0 });
+  assert.equal(discord.messages.length, 1);
+});
+
+test('a 500 queues the report; the next start drains it exactly once', async (t) => {
+  const { settings, deps } = setup(t);
+  discord.fallback = { status: 500 };
+  const r = report('error');
+  const d = await deliver(r, settings, deps);
+  assert.deepEqual({ queued: d.queued, sent: d.sent, pending: d.pending }, { queued: true, sent: 0, pending: 1 });
+  assert.ok(discord.requests.filter((q) => q.status === 500).length >= 1);
+  discord.fallback = { status: 200 };
+  assert.equal((await deliver(null, settings, deps)).sent, 1);
+  assert.equal((await deliver(null, settings, deps)).sent, 0);
+  // The same session reported again (a retry of the whole step) is not queued twice.
+  assert.equal((await deliver(r, settings, deps)).queued, false);
+  assert.equal(discord.messages.length, 1);
+  assert.equal(discord.messages[0].body.embeds[0].title, r.embed.title);
+  assert.equal(rows(settings.stateDir)[0].attempts, 2);
+});
+
+test('Discord down for 20 runs, then up: 20 reports, in order, once each', async (t) => {
+  const { settings, deps } = setup(t, 1500);
+  await discord.down();
+  const sent: Report[] = [];
+  try {
+    for (let i = 0; i < 20; i++) {
+      const r = report('ok', `run ${i}`);
+      sent.push(r);
+      const d = await deliver(r, settings, deps);
+      assert.deepEqual({ sent: d.sent, pending: d.pending }, { sent: 0, pending: i + 1 });
+    }
+  } finally {
+    await discord.up();
+  }
+  const d = await deliver(null, { ...settings, timeoutMs: 10_000 }, deps);
+  assert.deepEqual({ sent: d.sent, pending: d.pending }, { sent: 20, pending: 0 });
+  assert.deepEqual(discord.messages.map((m) => m.body.embeds[0].description), sent.map((r) => r.embed.description));
+  assert.equal((await deliver(null, settings, deps)).sent, 0);
+  assert.equal(discord.messages.length, 20);
+  assert.ok(rows(settings.stateDir).every((r) => r.state === 'sent' && r.uncertain === 0));
+});
+
+test('a post that hangs is cut at the time budget and resent marked as a possible repeat', async (t) => {
+  const { settings, deps } = setup(t, 1000);
+  discord.script = [{ status: 'hang' }, { status: 'hang' }, { status: 'hang' }, { status: 'hang' }];
+  const t0 = Date.now();
+  const d = await deliver(report(), settings, deps);
+  assert.ok(Date.now() - t0 < 2500, `took ${Date.now() - t0} ms`);
+  assert.equal(d.pending, 1);
+  assert.equal(rows(settings.stateDir)[0].uncertain, 1);
+  discord.script = [];
+  assert.equal((await deliver(null, settings, deps)).sent, 1);
+  assert.match(discord.messages[0].body.embeds[0].footer.text, /possibly a repeat/);
+});
+
+test('a sender killed between the post and the mark leaves its report queued, resent marked as a possible repeat', async (t) => {
+  const { settings, deps } = setup(t);
+  const box = Outbox.open(outboxFile(settings.stateDir));
+  const r = report();
+  box.enqueue(r, new Date());
+  // Claimed by a process that is gone (pid 0 never runs a sender).
+  assert.ok(box.claimNext(2 ** 22 + 12345, 'gone'));
+  box.close();
+  const d = await deliver(null, settings, deps);
+  assert.equal(d.sent, 1);
+  assert.match(discord.messages[0].body.embeds[0].footer.text, /possibly a repeat/);
+});
+
+test('while a live sender holds a report, a second sender waits its turn (order kept)', (t) => {
+  const dir = tempDir(t);
+  const box = Outbox.open(outboxFile(dir));
+  box.enqueue(report(), new Date());
+  box.enqueue(report(), new Date());
+  const first = box.claimNext(process.pid, null);
+  assert.equal(first?.seq, 1);
+  assert.equal(box.claimNext(process.pid, null), null);
+  box.markSent(first!.seq, 'm1', new Date());
+  assert.equal(box.claimNext(process.pid, null)?.seq, 2);
+  box.close();
+});
+
+test('a report Discord refuses for its shape (400) is set aside and the next one still goes', async (t) => {
+  const { settings, deps } = setup(t);
+  discord.script = [{ status: 400 }];
+  await discord.down();
+  await deliver(report(), settings, deps);
+  await discord.up();
+  const d = await deliver(report(), settings, deps);
+  assert.equal(d.sent, 1);
+  assert.deepEqual(rows(settings.stateDir).map((r) => r.state), ['dead', 'sent']);
+});
+
+test('a wrong webhook token keeps the report queued', async (t) => {
+  const { settings, deps } = setup(t);
+  const env = { DISCORD_WEBHOOK_URL: discord.webhookUrl.replace(/.{4}$/, 'XXXX') };
+  const d = await deliver(report(), settings, { ...deps, env });
+  assert.deepEqual({ sent: d.sent, pending: d.pending }, { sent: 0, pending: 1 });
+  assert.match(rows(settings.stateDir)[0].last_error ?? '', /HTTP 401/);
+});
+
+test('without a webhook nothing is queued and no outbox is created', async (t) => {
+  const { settings, deps } = setup(t);
+  const d = await deliver(report(), settings, { ...deps, env: {} });
+  assert.equal(d.configured, false);
+  assert.equal(fs.existsSync(outboxFile(settings.stateDir)), false);
+  assert.equal(discord.requests.length, 0);
+});
+
+test('draining with no outbox file creates nothing and never loads discord.js', (t) => {
+  const dir = tempDir(t);
+  const script = `
+    import(${JSON.stringify(path.join(ROOT, 'dist/report/deliver.js'))}).then(async ({ deliver }) => {
+      const pino = require('pino');
+      const d = await deliver(null, { stateDir: ${JSON.stringify(dir)}, apiBase: 'http://127.0.0.1:9/api', timeoutMs: 1000 },
+        { env: { DISCORD_WEBHOOK_URL: ${JSON.stringify(discord.webhookUrl)} }, logger: pino({ enabled: false }), redact: (t) => t, now: () => new Date() });
+      console.log(JSON.stringify({ d, discord: Object.keys(require.cache).some((k) => k.includes('discord.js')) }));
+    });`;
+  const r = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.discord, false);
+  assert.equal(out.d.sent, 0);
+  assert.deepEqual(fs.readdirSync(dir), []);
+});
+
+test('no log line and no stored row carries the webhook token', async (t) => {
+  const { settings, deps, lines } = setup(t);
+  discord.fallback = { status: 500 };
+  await deliver(report(), settings, deps);
+  const token = discord.webhookUrl.split('/').at(-1)!;
+  assert.ok(!lines.join('').includes(token));
+  assert.ok(!JSON.stringify(rows(settings.stateDir)).includes(token));
+});
