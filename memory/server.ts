@@ -212,7 +212,7 @@ function tools(store: ToolStore, opts: ToolOptions): Tool[] {
 }
 
 // "Expected `limit` to be ..." lines from a zod error, for the model to fix its call.
-export function describeIssues(err: z.ZodError): string {
+function describeIssues(err: z.ZodError): string {
   return err.issues.map((i) => `${i.path.length ? i.path.join('.') : '(arguments)'}: ${i.message}`).join('; ');
 }
 
