@@ -11,7 +11,7 @@ export type GeminiModels = {
   generateContent(params: {
     model: string;
     contents: string;
-    config?: { temperature?: number; maxOutputTokens?: number; thinkingConfig?: { thinkingBudget?: number } };
+    config?: { temperature?: number; maxOutputTokens?: number; thinkingConfig?: { thinkingBudget?: number }; responseMimeType?: string; responseSchema?: unknown };
   }): Promise<{ text?: string }>;
 };
 

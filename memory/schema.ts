@@ -108,6 +108,60 @@ export const MIGRATIONS: string[] = [
   END;
   INSERT INTO observations_fts (observations_fts) VALUES ('rebuild');
   `,
+  // 3: the learning layer: FSRS reviews, threads, predictions, contradiction candidates, dreams.
+  `
+  CREATE INDEX memories_due ON memories (due);
+  CREATE TABLE reviews (
+    id INTEGER PRIMARY KEY,
+    memory_id INTEGER NOT NULL REFERENCES memories (id),
+    at TEXT NOT NULL,
+    grade TEXT NOT NULL CHECK (grade IN ('again', 'hard', 'good', 'easy')),
+    reason TEXT NOT NULL,
+    session_id TEXT,
+    retrievability REAL NOT NULL,
+    stability_before REAL,
+    stability_after REAL NOT NULL
+  );
+  CREATE INDEX reviews_memory ON reviews (memory_id);
+  CREATE TABLE threads (
+    memory_id INTEGER PRIMARY KEY REFERENCES memories (id),
+    status TEXT NOT NULL CHECK (status IN ('open', 'resolved')),
+    solo INTEGER NOT NULL DEFAULT 0 CHECK (solo IN (0, 1)),
+    opened_at TEXT NOT NULL,
+    resolved_at TEXT,
+    resolution TEXT
+  );
+  CREATE INDEX threads_status ON threads (status);
+  CREATE TABLE predictions (
+    memory_id INTEGER PRIMARY KEY REFERENCES memories (id),
+    confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+    due TEXT,
+    outcome TEXT CHECK (outcome IN ('correct', 'partly', 'wrong')),
+    surprise REAL CHECK (surprise BETWEEN 0 AND 1),
+    resolved_at TEXT,
+    note TEXT
+  );
+  CREATE INDEX predictions_resolved ON predictions (resolved_at);
+  CREATE TABLE contradiction_candidates (
+    id INTEGER PRIMARY KEY,
+    a INTEGER NOT NULL REFERENCES memories (id),
+    b INTEGER NOT NULL REFERENCES memories (id),
+    method TEXT NOT NULL CHECK (method IN ('heuristic', 'gemini', 'explicit')),
+    score REAL NOT NULL,
+    reason TEXT,
+    status TEXT NOT NULL DEFAULT 'candidate' CHECK (status IN ('candidate', 'confirmed', 'dismissed')),
+    created_at TEXT NOT NULL,
+    UNIQUE (a, b)
+  );
+  CREATE INDEX contradiction_candidates_b ON contradiction_candidates (b);
+  CREATE TABLE dreams (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    last_observation_id INTEGER NOT NULL,
+    metrics TEXT NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -6,6 +6,9 @@ import { checkThresholds, gateDecision, predictionError, type GateThresholds } f
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
 import { SCHEMA_VERSION, openDatabase } from './schema.js';
 import { contentTerms, dice, ftsQuery, textHash, tokens } from './text.js';
+import { heuristicVerdict } from './contradiction.js';
+import { GRADES, initialCard, retrievability as retrievabilityAt, review as reviewCard, type CardRow, type GradeReason } from './fsrs.js';
+import { WANDER_DEFAULTS, seededRng, walk, type Rng, type WanderGraph } from './wander.js';
 import { VectorIndex, fromBlob, toBlob } from './vectors.js';
 import {
   CATEGORIES,
@@ -23,6 +26,16 @@ import {
   type ObserveResult,
   type QueryOptions,
   type QueryResult,
+  type BeliefRecord,
+  type ContradictionCandidate,
+  type GradeName,
+  type OverdueRecord,
+  type PredictionOutcome,
+  type ReviewResult,
+  type SessionUse,
+  type SurpriseRecord,
+  type ThreadRecord,
+  type WanderItem,
 } from './types.js';
 
 // pino-compatible; the store never writes to stdout.
@@ -34,7 +47,12 @@ export type StoreOptions = {
   weights?: Partial<RankWeights>;
   now?: () => Date;
   logger?: Logger | null;
+  learning?: Partial<LearningSettings>;
 };
+
+// The learning layer's knobs (config `memory.learning`): wander's jump rate, and what dream fades.
+export type LearningSettings = { wander_jump: number; fade_retrievability: number; fade_salience: number };
+export const DEFAULT_LEARNING: LearningSettings = { wander_jump: 0.4, fade_retrievability: 0.3, fade_salience: 0.3 };
 
 // An import line (the same shape `exportAll` writes).
 export type ExportLine = { text: string; source?: string | null; created_at?: string; tags?: string[]; category?: Category };
@@ -77,6 +95,7 @@ export class MemoryStore {
   private readonly now: () => Date;
   private readonly logger: Logger | null;
   private readonly embedder: Embedder | null;
+  readonly learning: LearningSettings;
 
   private constructor(private readonly db: Database.Database, readonly file: string, opts: StoreOptions) {
     this.embedder = opts.embedder ?? null;
@@ -86,6 +105,8 @@ export class MemoryStore {
     this.weights = { ...DEFAULT_WEIGHTS, ...opts.weights, edges: { ...DEFAULT_WEIGHTS.edges, ...opts.weights?.edges } };
     this.now = opts.now ?? (() => new Date());
     this.logger = opts.logger ?? null;
+    this.learning = { ...DEFAULT_LEARNING, ...opts.learning };
+    this.backfillCards();
     this.vectors = this.embedder ? new VectorIndex(this.embedder.model, this.embedder.dim) : null;
     if (this.vectors) {
       for (const r of this.stmt('SELECT memory_id, vector FROM embeddings WHERE model = ? AND dim = ?').iterate(this.vectors.model, this.vectors.dim) as Iterable<{ memory_id: number; vector: Buffer }>) {
@@ -202,16 +223,20 @@ export class MemoryStore {
   }
 
   // Inside a transaction: gate, write the memory, the observation, the edges and one audit row.
-  private observeOne(clean: Clean, actor: Actor, vec: Float32Array | null, follows: number | null): ObserveResult {
+  private observeOne(clean: Clean, actor: Actor, vec: Float32Array | null, follows: number | null, opts: { noMerge?: boolean } = {}): ObserveResult {
     const at = clean.created_at ?? this.iso();
-    const near = this.nearest(clean.text, vec);
+    const neighbours: Array<{ id: number; text: string; lexical: number }> = [];
+    const near = this.nearest(clean.text, vec, neighbours);
     const similarity = near?.similarity ?? 0;
     let decision: GateDecision = near ? gateDecision(similarity, this.thresholds) : 'novel';
     // A vector alone can relate two texts, not make them one claim: sentence encoders rate many
     // different remarks above 0.9, so a merge also needs the words to agree.
     if (decision === 'merge' && near!.lexical < this.thresholds.link) decision = 'link';
+    // Predictions and threads are events of their own: never folded into an older memory.
+    if (decision === 'merge' && opts.noMerge) decision = 'link';
     let memoryId: number;
     let before: MemoryRow | null = null;
+    let graded: GradeName | null = null;
     if (decision === 'merge') {
       memoryId = near!.id;
       before = this.row(memoryId);
@@ -219,17 +244,11 @@ export class MemoryStore {
       // Seen again: salience climbs toward 1, and the memory is as recent as its newest evidence.
       const salience = Math.min(1, Math.max(before.salience, clean.salience) + 0.1 * (1 - before.salience));
       this.stmt('UPDATE memories SET salience = ?, access_count = access_count + 1, tags = ?, updated_at = max(updated_at, ?) WHERE id = ?').run(salience, tags, at, memoryId);
+      // Confirmed by new evidence: an Easy review (docs/memory.md).
+      this.applyGrade(memoryId, 'easy', 'confirmed', actor, new Date(at));
+      graded = 'easy';
     } else {
-      memoryId = Number(
-        this.stmt('INSERT INTO memories (text, category, salience, tags, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-          clean.text,
-          clean.category,
-          clean.salience,
-          JSON.stringify(clean.tags),
-          at,
-          at,
-        ).lastInsertRowid,
-      );
+      memoryId = this.insertMemory(clean.text, clean.category, clean.salience, clean.tags, at);
       if (vec && this.vectors) {
         this.stmt('INSERT OR REPLACE INTO embeddings (memory_id, model, dim, vector) VALUES (?, ?, ?, ?)').run(memoryId, this.vectors.model, this.vectors.dim, toBlob(vec));
         this.vectors.set(memoryId, vec);
@@ -252,13 +271,17 @@ export class MemoryStore {
     if (this.docs >= 0) this.docs++;
     if (follows !== null && follows !== memoryId) this.upsertEdge(follows, memoryId, 'follows', 1);
     const result: ObserveResult = { observation_id: observationId, memory_id: memoryId, decision, prediction_error: pe, linked_to: decision === 'link' ? near!.id : null };
-    this.audit(actor, 'observe', `memory:${memoryId}`, before && publicRow(before), { ...result, source: clean.source, follows });
+    // A new claim that says the opposite of a close memory is recorded as a candidate, never applied.
+    const candidates = decision === 'merge' ? [] : this.heuristicCandidates(memoryId, clean.text, neighbours);
+    this.audit(actor, 'observe', `memory:${memoryId}`, before && publicRow(before), {
+      ...result, source: clean.source, follows, ...(graded ? { graded } : {}), ...(candidates.length ? { contradiction_candidates: candidates } : {}),
+    });
     return result;
   }
 
   // The closest active memory: Dice over words among the BM25 candidates, and cosine (same model)
   // when there is a vector; the better of the two. `lexical` is the words' agreement with it.
-  private nearest(text: string, vec: Float32Array | null): { id: number; similarity: number; lexical: number } | null {
+  private nearest(text: string, vec: Float32Array | null, neighbours?: Array<{ id: number; text: string; lexical: number }>): { id: number; similarity: number; lexical: number } | null {
     let best: { id: number; similarity: number; lexical: number } | null = null;
     const consider = (id: number, similarity: number, lexical: number) => {
       if (!best || similarity > best.similarity || (similarity === best.similarity && id < best.id)) best = { id, similarity, lexical };
@@ -270,6 +293,7 @@ export class MemoryStore {
       const d = dice(words, tokens(r.text));
       lexical.set(r.id, d);
       consider(r.id, d, d);
+      neighbours?.push({ id: r.id, text: r.text, lexical: d });
     }
     if (vec && this.vectors?.size) {
       for (const hit of this.vectors.top(vec, 3)) {
@@ -502,7 +526,8 @@ export class MemoryStore {
       `SELECT type, to_id AS other, weight, 'out' AS direction FROM edges WHERE from_id = ?
        UNION ALL SELECT type, from_id AS other, weight, 'in' AS direction FROM edges WHERE to_id = ? ORDER BY 2`,
     ).all(id, id) as Array<{ type: EdgeType; other: number; weight: number; direction: 'out' | 'in' }>).map((e) => ({ type: e.type, to: e.other, weight: e.weight, direction: e.direction }));
-    return { ...publicRow(r), sources: this.sourcesOf([id]).get(id) ?? [], edges };
+    const card = this.card(id);
+    return { ...publicRow(r), sources: this.sourcesOf([id]).get(id) ?? [], edges, retrievability: round(retrievabilityAt(card, this.now(), card.created_at)), due: card.due };
   }
 
   stats(): MemoryStats {
@@ -520,6 +545,29 @@ export class MemoryStore {
       embedded: this.vectors ? this.vectors.size : 0,
       schema_version: this.db.pragma('user_version', { simple: true }) as number,
       file: this.file,
+      ...this.learningStats(),
+    };
+  }
+
+  private learningStats(): Pick<MemoryStats, 'retrievability' | 'overdue' | 'reviews' | 'threads_open' | 'predictions_open' | 'contradiction_candidates'> {
+    const one = (sql: string, ...args: unknown[]) => (this.stmt(sql).get(...args) as { n: number }).n;
+    const at = this.now();
+    let sum = 0;
+    let n = 0;
+    let low = 0;
+    for (const r of this.stmt('SELECT stability, last_review, created_at FROM memories WHERE faded = 0 AND superseded_by IS NULL').iterate() as Iterable<{ stability: number; last_review: string | null; created_at: string }>) {
+      const x = retrievabilityAt(r, at, r.created_at);
+      sum += x;
+      n++;
+      if (x < 0.5) low++;
+    }
+    return {
+      retrievability: { mean: n ? round(sum / n) : 0, below_half: low },
+      overdue: one('SELECT count(*) AS n FROM memories WHERE due <= ? AND faded = 0 AND superseded_by IS NULL', at.toISOString()),
+      reviews: one('SELECT count(*) AS n FROM reviews'),
+      threads_open: one("SELECT count(*) AS n FROM threads WHERE status = 'open'"),
+      predictions_open: one('SELECT count(*) AS n FROM predictions WHERE resolved_at IS NULL'),
+      contradiction_candidates: one("SELECT count(*) AS n FROM contradiction_candidates WHERE status = 'candidate'"),
     };
   }
 
@@ -603,7 +651,8 @@ export class MemoryStore {
       this.row(newer);
       this.stmt('UPDATE memories SET superseded_by = ? WHERE id = ?').run(newer, older);
       this.upsertEdge(newer, older, 'supersedes', 1);
-      this.audit(actor, 'supersede', `memory:${older}`, { superseded_by: before.superseded_by }, { superseded_by: newer });
+      const graded = this.applyGrade(older, 'again', 'superseded', actor, this.now());
+      this.audit(actor, 'supersede', `memory:${older}`, { superseded_by: before.superseded_by }, { superseded_by: newer, graded: graded.grade });
     })();
   }
 
@@ -630,6 +679,375 @@ export class MemoryStore {
   }
   private lastEmbedded = 0;
 
+  // ---- learning: FSRS cards and grades -------------------------------------------------------
+
+  // A new memory row with its first FSRS card (observing is its first learning; no grade recorded).
+  private insertMemory(text: string, category: Category, salience: number, tags: string[], at: string, confidence = 0.5): number {
+    const c = initialCard(at);
+    return Number(
+      this.stmt(
+        `INSERT INTO memories (text, category, salience, confidence, tags, created_at, updated_at, due, stability, difficulty, elapsed_days, scheduled_days, reps, lapses, state, last_review)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(text, category, salience, confidence, JSON.stringify(tags), at, at, c.due, c.stability, c.difficulty, c.elapsed_days, c.scheduled_days, c.reps, c.lapses, c.state, c.last_review).lastInsertRowid,
+    );
+  }
+
+  // Memories from before the learning layer get the card they would have had from creation.
+  private backfillCards(): void {
+    const rows = this.stmt('SELECT id, created_at FROM memories WHERE stability IS NULL').all() as Array<{ id: number; created_at: string }>;
+    if (!rows.length) return;
+    const set = this.stmt('UPDATE memories SET due = ?, stability = ?, difficulty = ?, elapsed_days = ?, scheduled_days = ?, reps = ?, lapses = ?, state = ?, last_review = ? WHERE id = ?');
+    this.db.transaction(() => {
+      for (const r of rows) {
+        const c = initialCard(r.created_at);
+        set.run(c.due, c.stability, c.difficulty, c.elapsed_days, c.scheduled_days, c.reps, c.lapses, c.state, c.last_review, r.id);
+      }
+    })();
+  }
+
+  private card(id: number): CardRow & { created_at: string } {
+    const r = this.stmt('SELECT due, stability, difficulty, elapsed_days, scheduled_days, reps, lapses, state, last_review, created_at FROM memories WHERE id = ?').get(id) as
+      | (CardRow & { created_at: string })
+      | undefined;
+    if (!r) throw new MemoryError('NOT_FOUND', `No memory with id ${id}`);
+    return r.stability === null ? { ...initialCard(r.created_at), created_at: r.created_at } : r;
+  }
+
+  /** Retrievability (FSRS-6, 0..1) of one memory at `at` (default now). */
+  retrievability(id: number, at: Date = this.now()): number {
+    const c = this.card(id);
+    return round(retrievabilityAt(c, at, c.created_at));
+  }
+
+  // Inside a transaction: one grade on one memory's card, one review row; an audit row unless the caller writes its own.
+  private applyGrade(id: number, grade: GradeName, reason: GradeReason, actor: Actor, at: Date, audit = false): ReviewResult {
+    const before = this.card(id);
+    // Grades arrive in time order, but an import may carry older times: never review into the past.
+    const last = before.last_review ? Date.parse(before.last_review) : 0;
+    const when = at.getTime() < last ? new Date(last) : at;
+    const r = retrievabilityAt(before, when, before.created_at);
+    const after = reviewCard(before, grade, when);
+    this.stmt('UPDATE memories SET due = ?, stability = ?, difficulty = ?, elapsed_days = ?, scheduled_days = ?, reps = ?, lapses = ?, state = ?, last_review = ? WHERE id = ?').run(
+      after.due, after.stability, after.difficulty, after.elapsed_days, after.scheduled_days, after.reps, after.lapses, after.state, after.last_review, id,
+    );
+    this.stmt('INSERT INTO reviews (memory_id, at, grade, reason, session_id, retrievability, stability_before, stability_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      id, when.toISOString(), grade, reason, actor.sessionId ?? null, round(r), before.stability, after.stability,
+    );
+    const result: ReviewResult = { id, grade, retrievability: round(r), stability: round(after.stability), due: after.due };
+    if (audit) this.audit(actor, 'review', `memory:${id}`, { stability: before.stability, due: before.due }, { ...result, reason });
+    return result;
+  }
+
+  /** Grades a memory by hand (the `review` tool): FSRS moves its stability and due date. */
+  review(id: number, grade: GradeName, actor: Actor): ReviewResult {
+    checkActor(actor);
+    checkId(id);
+    if (!GRADES.includes(grade)) throw new MemoryError('INVALID', `Expected grade to be one of ${GRADES.join(', ')}, got ${JSON.stringify(grade)}`);
+    return this.db.transaction(() => this.applyGrade(id, grade, 'manual', actor, this.now(), true))();
+  }
+
+  /**
+   * Grades what a session did with memory (docs/memory.md): used after a recall in a session that
+   * ended ok is Good; surfaced by wander or injected and not used is Hard; recalled and not used is
+   * not graded. A session that did not end ok grades nothing. Grading a session twice changes nothing.
+   */
+  gradeSession(use: SessionUse): Array<{ id: number; grade: GradeName }> {
+    if (!use || typeof use.sessionId !== 'string' || !use.sessionId) throw new MemoryError('INVALID', 'Expected a session id to grade');
+    if (use.outcome !== 'ok') return [];
+    const actor: Actor = { surface: 'session', sessionId: use.sessionId };
+    return this.db.transaction(() => {
+      const done = (this.stmt("SELECT count(*) AS n FROM reviews WHERE session_id = ? AND reason IN ('used', 'ignored')").get(use.sessionId) as { n: number }).n;
+      if (done) return [];
+      const used = new Set(use.usedIds);
+      const seen = new Set([...use.recalledIds, ...(use.surfacedIds ?? []), ...(use.injectedIds ?? [])]);
+      const shown = new Set([...(use.surfacedIds ?? []), ...(use.injectedIds ?? [])]);
+      const out: Array<{ id: number; grade: GradeName }> = [];
+      const exists = this.stmt('SELECT 1 FROM memories WHERE id = ?').pluck();
+      for (const id of [...new Set([...seen, ...used])].sort((a, b) => a - b)) {
+        if (!Number.isInteger(id) || !exists.get(id)) continue;
+        const grade: GradeName | null = used.has(id) && seen.has(id) ? 'good' : shown.has(id) ? 'hard' : null;
+        if (!grade) continue;
+        this.applyGrade(id, grade, grade === 'good' ? 'used' : 'ignored', actor, this.now(), true);
+        if (grade === 'good') this.stmt('UPDATE memories SET access_count = access_count + 1 WHERE id = ?').run(id);
+        out.push({ id, grade });
+      }
+      return out;
+    })();
+  }
+
+  /** Overdue memories (FSRS due time passed), most overdue first: what session-state may bring back. */
+  overdue(at: Date = this.now(), n = 10): OverdueRecord[] {
+    const rows = this.stmt(
+      `SELECT id, text, category, salience, due, stability, last_review, created_at FROM memories
+       WHERE due <= ? AND faded = 0 AND superseded_by IS NULL ORDER BY due, id LIMIT ?`,
+    ).all(at.toISOString(), n) as Array<{ id: number; text: string; category: Category; salience: number; due: string; stability: number; last_review: string | null; created_at: string }>;
+    return rows.map((r) => ({ id: r.id, text: r.text, category: r.category, salience: r.salience, retrievability: round(retrievabilityAt(r, at, r.created_at)), due: r.due }));
+  }
+
+  // ---- learning: beliefs, contradictions, predictions, threads --------------------------------
+
+  /** A belief with a confidence (default 0.7): observed through the gate, its memory's category becomes `belief`. */
+  async believe(input: { text: string; confidence?: number; source?: string | null }, actor: Actor): Promise<{ id: number; decision: GateDecision }> {
+    const confidence = input?.confidence ?? 0.7;
+    checkFraction(confidence, 'confidence');
+    const r = await this.observe({ text: input?.text, source: input?.source ?? null, category: 'belief' }, actor);
+    this.db.transaction(() => {
+      const before = this.row(r.memory_id);
+      this.stmt("UPDATE memories SET category = 'belief', confidence = ? WHERE id = ?").run(confidence, r.memory_id);
+      this.audit(actor, 'believe', `memory:${r.memory_id}`, { category: before.category, confidence: before.confidence }, { category: 'belief', confidence });
+    })();
+    return { id: r.memory_id, decision: r.decision };
+  }
+
+  /** The most confident active beliefs (for session-state). */
+  topBeliefs(n = 10): BeliefRecord[] {
+    const at = this.now();
+    const rows = this.stmt(
+      `SELECT id, text, confidence, salience, stability, last_review, created_at FROM memories
+       WHERE category = 'belief' AND faded = 0 AND superseded_by IS NULL ORDER BY confidence DESC, salience DESC, id LIMIT ?`,
+    ).all(n) as Array<{ id: number; text: string; confidence: number; salience: number; stability: number; last_review: string | null; created_at: string }>;
+    return rows.map((r) => ({ id: r.id, text: r.text, confidence: r.confidence, salience: r.salience, retrievability: round(retrievabilityAt(r, at, r.created_at)) }));
+  }
+
+  /**
+   * `otherId` contradicts `id`: a `contradicts` edge from other to id, id's confidence lowered by a
+   * third, an Again review on id, and the pair recorded as a confirmed contradiction.
+   */
+  contradict(id: number, otherId: number, note: string | null, actor: Actor): { id: number; other_id: number; confidence: number } {
+    checkActor(actor);
+    checkId(id);
+    checkId(otherId);
+    if (id === otherId) throw new MemoryError('INVALID', `Expected two different memories, got ${id} twice`);
+    return this.db.transaction(() => {
+      const before = this.row(id);
+      this.row(otherId);
+      const confidence = round(Math.max(0.05, before.confidence * (2 / 3)));
+      this.stmt('UPDATE memories SET confidence = ?, updated_at = ? WHERE id = ?').run(confidence, this.iso(), id);
+      this.upsertEdge(otherId, id, 'contradicts', 1);
+      const [a, b] = id < otherId ? [id, otherId] : [otherId, id];
+      this.stmt(
+        `INSERT INTO contradiction_candidates (a, b, method, score, reason, status, created_at) VALUES (?, ?, 'explicit', 1, ?, 'confirmed', ?)
+         ON CONFLICT (a, b) DO UPDATE SET status = 'confirmed', method = 'explicit', score = 1, reason = coalesce(excluded.reason, reason)`,
+      ).run(a, b, note ?? null, this.iso());
+      this.applyGrade(id, 'again', 'contradicted', actor, this.now());
+      this.audit(actor, 'contradict', `memory:${id}`, { confidence: before.confidence }, { other_id: otherId, confidence, note });
+      return { id, other_id: otherId, confidence };
+    })();
+  }
+
+  // Inside a transaction: candidates from the offline heuristic against the close memories the gate saw.
+  private heuristicCandidates(id: number, text: string, neighbours: Array<{ id: number; text: string; lexical: number }>): number[] {
+    const out: number[] = [];
+    for (const n of neighbours) {
+      if (n.id === id || n.lexical < 0.2) continue;
+      const v = heuristicVerdict(text, n.text);
+      if (v.contradicts && this.recordCandidate(id, n.id, 'heuristic', v.score, v.reason)) out.push(n.id);
+    }
+    return out;
+  }
+
+  /** Records a contradiction candidate (never applied); false when the pair is already known. */
+  recordCandidate(x: number, y: number, method: 'heuristic' | 'gemini', score: number, reason: string): boolean {
+    const [a, b] = x < y ? [x, y] : [y, x];
+    const r = this.stmt(
+      `INSERT INTO contradiction_candidates (a, b, method, score, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (a, b) DO UPDATE SET method = excluded.method, score = excluded.score, reason = excluded.reason
+       WHERE status = 'candidate' AND excluded.method = 'gemini'`,
+    ).run(a, b, method, score, reason, this.iso());
+    return r.changes > 0;
+  }
+
+  /** Drops a candidate that a later check found compatible (only while it is still a candidate). */
+  dismissCandidate(x: number, y: number): boolean {
+    const [a, b] = x < y ? [x, y] : [y, x];
+    return this.stmt("UPDATE contradiction_candidates SET status = 'dismissed' WHERE a = ? AND b = ? AND status = 'candidate'").run(a, b).changes > 0;
+  }
+
+  /** Contradiction candidates, newest first. */
+  contradictionCandidates(status: ContradictionCandidate['status'] | null = 'candidate', limit = 100): ContradictionCandidate[] {
+    return (status
+      ? this.stmt('SELECT * FROM contradiction_candidates WHERE status = ? ORDER BY id DESC LIMIT ?').all(status, limit)
+      : this.stmt('SELECT * FROM contradiction_candidates ORDER BY id DESC LIMIT ?').all(limit)) as ContradictionCandidate[];
+  }
+
+  /** A prediction with the confidence that it comes true (default 0.5) and an optional due time; linked to the close memories it is about. */
+  async predict(input: { text: string; confidence?: number; due?: string | null; source?: string | null }, actor: Actor): Promise<{ id: number }> {
+    const confidence = input?.confidence ?? 0.5;
+    checkFraction(confidence, 'confidence');
+    let due: string | null = null;
+    if (input?.due !== undefined && input.due !== null) {
+      const ms = Date.parse(input.due);
+      if (Number.isNaN(ms)) throw new MemoryError('INVALID', `Expected \`due\` to be an ISO-8601 time, got ${JSON.stringify(input.due)}`);
+      due = new Date(ms).toISOString();
+    }
+    return this.createSpecial({ text: input?.text, source: input?.source ?? null, category: 'prediction' }, actor, (id) => {
+      this.stmt('UPDATE memories SET confidence = ? WHERE id = ?').run(confidence, id);
+      this.stmt('INSERT INTO predictions (memory_id, confidence, due) VALUES (?, ?, ?)').run(id, confidence, due);
+      this.audit(actor, 'predict', `memory:${id}`, null, { confidence, due });
+    });
+  }
+
+  /**
+   * Resolves a prediction. Surprise is how wrong it was: |actual - confidence| with correct = 1,
+   * partly = 0.5, wrong = 0. The prediction and every memory it touches (its edges) gain salience
+   * in proportion: s + surprise * (1 - s) / 2.
+   */
+  resolvePrediction(id: number, outcome: PredictionOutcome, note: string | null, actor: Actor): { id: number; surprise: number; touched: number[] } {
+    checkActor(actor);
+    checkId(id);
+    const actual = { correct: 1, partly: 0.5, wrong: 0 }[outcome];
+    if (actual === undefined) throw new MemoryError('INVALID', `Expected outcome to be one of correct, partly, wrong, got ${JSON.stringify(outcome)}`);
+    return this.db.transaction(() => {
+      const p = this.stmt('SELECT confidence, outcome, resolved_at FROM predictions WHERE memory_id = ?').get(id) as { confidence: number; outcome: string | null; resolved_at: string | null } | undefined;
+      if (!p) throw new MemoryError('NOT_FOUND', `Memory ${id} is not a prediction (make one with \`predict\`)`);
+      if (p.resolved_at) throw new MemoryError('INVALID', `Prediction ${id} was already resolved (${p.outcome}) on ${p.resolved_at}`);
+      const surprise = round(Math.abs(actual - p.confidence));
+      this.stmt('UPDATE predictions SET outcome = ?, surprise = ?, resolved_at = ?, note = ? WHERE memory_id = ?').run(outcome, surprise, this.iso(), note ?? null, id);
+      const touched = [id, ...(this.stmt('SELECT to_id FROM edges WHERE from_id = ? UNION SELECT from_id FROM edges WHERE to_id = ?').pluck().all(id, id) as number[])];
+      const raise = this.stmt('UPDATE memories SET salience = min(1, salience + ? * (1 - salience) / 2) WHERE id = ?');
+      for (const t of touched) raise.run(surprise, t);
+      this.audit(actor, 'resolve', `memory:${id}`, { confidence: p.confidence }, { outcome, surprise, note, touched });
+      return { id, surprise, touched };
+    })();
+  }
+
+  /** Predictions resolved since `iso`, most surprising first (for session-state). */
+  surprisesSince(iso: string, n = 10): SurpriseRecord[] {
+    return this.stmt(
+      `SELECT m.id, m.text, p.confidence, p.outcome, p.surprise, p.resolved_at, p.note FROM predictions p JOIN memories m ON m.id = p.memory_id
+       WHERE p.resolved_at >= ? ORDER BY p.surprise DESC, p.resolved_at DESC LIMIT ?`,
+    ).all(iso, n) as SurpriseRecord[];
+  }
+
+  /** Opens a thread: an open question or piece of work that spans sessions; `solo` ones an unattended session may pick up. */
+  async openThread(input: { text: string; solo?: boolean; source?: string | null }, actor: Actor): Promise<ThreadRecord> {
+    const { id } = await this.createSpecial({ text: input?.text, source: input?.source ?? null, category: 'thread' }, actor, (memoryId) => {
+      this.stmt("INSERT INTO threads (memory_id, status, solo, opened_at) VALUES (?, 'open', ?, ?)").run(memoryId, input.solo ? 1 : 0, this.iso());
+      this.audit(actor, 'thread_open', `memory:${memoryId}`, null, { solo: !!input.solo });
+    });
+    return this.thread(id);
+  }
+
+  /** Resolves an open thread, with what settled it. */
+  resolveThread(id: number, resolution: string | null, actor: Actor): ThreadRecord {
+    checkActor(actor);
+    checkId(id);
+    this.db.transaction(() => {
+      const t = this.thread(id);
+      if (t.status === 'resolved') throw new MemoryError('INVALID', `Thread ${id} was already resolved on ${t.resolved_at}`);
+      this.stmt("UPDATE threads SET status = 'resolved', resolved_at = ?, resolution = ? WHERE memory_id = ?").run(this.iso(), resolution ?? null, id);
+      this.audit(actor, 'thread_resolve', `memory:${id}`, { status: 'open' }, { status: 'resolved', resolution });
+    })();
+    return this.thread(id);
+  }
+
+  private thread(id: number): ThreadRecord {
+    const r = this.stmt('SELECT m.id, m.text, t.status, t.solo, t.opened_at, t.resolved_at, t.resolution FROM threads t JOIN memories m ON m.id = t.memory_id WHERE t.memory_id = ?').get(id) as
+      | (Omit<ThreadRecord, 'solo'> & { solo: number })
+      | undefined;
+    if (!r) throw new MemoryError('NOT_FOUND', `Memory ${id} is not a thread (open one with threads action "open")`);
+    return { ...r, solo: !!r.solo };
+  }
+
+  /** Threads, newest first: `open` true/false filters by status, `solo` by the solo flag. */
+  threads(filter: { open?: boolean; solo?: boolean; limit?: number } = {}): ThreadRecord[] {
+    const where: string[] = [];
+    if (filter.open !== undefined) where.push(filter.open ? "t.status = 'open'" : "t.status = 'resolved'");
+    if (filter.solo !== undefined) where.push(filter.solo ? 't.solo = 1' : 't.solo = 0');
+    const rows = this.stmt(
+      `SELECT m.id, m.text, t.status, t.solo, t.opened_at, t.resolved_at, t.resolution FROM threads t JOIN memories m ON m.id = t.memory_id
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY t.opened_at DESC, m.id DESC LIMIT ?`,
+    ).all(filter.limit ?? 100) as Array<Omit<ThreadRecord, 'solo'> & { solo: number }>;
+    return rows.map((r) => ({ ...r, solo: !!r.solo }));
+  }
+
+  // A memory of its own (never merged into an older one), made through the gate so it is linked and
+  // searchable like any other, then `extra` inside the same transaction.
+  private async createSpecial(input: ObserveInput, actor: Actor, extra: (id: number) => void): Promise<{ id: number }> {
+    checkActor(actor);
+    const clean = validate(input);
+    this.refuseTombstoned(clean.text);
+    const [vec] = await this.embed([clean.text]);
+    return this.db.transaction(() => {
+      const r = this.observeOne(clean, actor, vec, null, { noMerge: true });
+      extra(r.memory_id);
+      return { id: r.memory_id };
+    })();
+  }
+
+  // ---- learning: wander ------------------------------------------------------------------------
+
+  /** A seeded random walk over edges (memory/wander.ts); the same seed on the same store gives the same path. */
+  wander(opts: { steps?: number; seed?: number; jumpRate?: number; rng?: Rng } = {}): { seed: number; path: WanderItem[] } {
+    const steps = opts.steps ?? WANDER_DEFAULTS.steps;
+    if (!Number.isInteger(steps) || steps < 1 || steps > 100) throw new MemoryError('INVALID', `Expected steps to be a whole number from 1 to 100, got ${JSON.stringify(steps)}`);
+    const seed = opts.seed ?? Math.floor(Math.random() * 2 ** 31);
+    if (!Number.isInteger(seed) || seed < 0) throw new MemoryError('INVALID', `Expected seed to be a whole number of 0 or more, got ${JSON.stringify(seed)}`);
+    const jumpRate = opts.jumpRate ?? this.learning.wander_jump;
+    const at = this.now();
+    const active = 'faded = 0 AND superseded_by IS NULL';
+    const count = (this.stmt(`SELECT count(*) AS n FROM memories WHERE ${active}`).get() as { n: number }).n;
+    const overdue = this.stmt(`SELECT id FROM memories WHERE due <= ? AND ${active} ORDER BY id LIMIT 10000`).pluck().all(at.toISOString()) as number[];
+    const rCache = new Map<number, number>();
+    const r = (id: number) => {
+      let v = rCache.get(id);
+      if (v === undefined) rCache.set(id, (v = this.retrievability(id, at)));
+      return v;
+    };
+    const graph: WanderGraph = {
+      count,
+      at: (i) => this.stmt(`SELECT id FROM memories WHERE ${active} ORDER BY id LIMIT 1 OFFSET ?`).pluck().get(i) as number,
+      retrievability: r,
+      neighbours: (id) =>
+        this.stmt(
+          `SELECT e.other AS "to", max(e.weight) AS weight FROM (
+             SELECT to_id AS other, weight FROM edges WHERE from_id = ? UNION ALL SELECT from_id AS other, weight FROM edges WHERE to_id = ?
+           ) e JOIN memories m ON m.id = e.other WHERE m.faded = 0 AND m.superseded_by IS NULL GROUP BY e.other ORDER BY e.other`,
+        ).all(id, id) as Array<{ to: number; weight: number }>,
+      overdue,
+    };
+    const path = walk(graph, { steps, jumpRate, rng: opts.rng ?? seededRng(seed) });
+    const rows = new Map(
+      (this.stmt('SELECT id, text, category FROM memories WHERE id IN (SELECT value FROM json_each(?))').all(ids(path.map((p) => p.id))) as Array<{ id: number; text: string; category: Category }>).map((x) => [x.id, x]),
+    );
+    return { seed, path: path.map((p) => ({ id: p.id, text: rows.get(p.id)!.text, category: rows.get(p.id)!.category, retrievability: r(p.id), via: p.via })) };
+  }
+
+  // ---- learning: forget for good ---------------------------------------------------------------
+
+  /** Deletes memories for good (a human approved it: `nightshift memory forget --approve`), tombstoning their claims first. Returns the tombstone hashes. */
+  deleteForever(memoryIds: number[], reason: string, actor: Actor): { deleted: number[]; tombstones: string[] } {
+    checkActor(actor);
+    memoryIds.forEach(checkId);
+    return this.db.transaction(() => {
+      const hashes = new Set<string>();
+      for (const id of memoryIds) {
+        const m = this.row(id);
+        const texts = [m.text, ...(this.stmt('SELECT text FROM observations WHERE memory_id = ?').pluck().all(id) as string[])];
+        for (const t of texts) hashes.add(textHash(t));
+      }
+      for (const h of hashes) this.stmt('INSERT OR IGNORE INTO tombstones (hash, at, reason) VALUES (?, ?, ?)').run(h, this.iso(), reason);
+      for (const id of memoryIds) {
+        this.stmt('UPDATE memories SET superseded_by = NULL WHERE superseded_by = ?').run(id);
+        for (const sql of [
+          'DELETE FROM reviews WHERE memory_id = @id',
+          'DELETE FROM threads WHERE memory_id = @id',
+          'DELETE FROM predictions WHERE memory_id = @id',
+          'DELETE FROM contradiction_candidates WHERE a = @id OR b = @id',
+          'DELETE FROM embeddings WHERE memory_id = @id',
+          'DELETE FROM edges WHERE from_id = @id OR to_id = @id',
+          'DELETE FROM observations WHERE memory_id = @id',
+          'DELETE FROM memories WHERE id = @id',
+        ]) this.stmt(sql).run({ id });
+        this.vectors?.delete(id);
+      }
+      this.docs = -1;
+      // The audit row names ids and tombstone hashes only: the text is gone for good.
+      this.audit(actor, 'delete', `memories:${memoryIds.join(',')}`, null, { deleted: memoryIds, tombstones: [...hashes], reason });
+      return { deleted: [...memoryIds], tombstones: [...hashes] };
+    })();
+  }
+
   /** The audit rows, oldest first (for `stats`-style reports and tests). */
   auditLog(limit = 1000): Array<{ id: number; at: string; surface: string; session_id: string | null; action: string; target: string | null; before: unknown; after: unknown }> {
     return (this.stmt('SELECT * FROM audit ORDER BY id LIMIT ?').all(limit) as Array<Record<string, unknown>>).map((r) => ({
@@ -642,13 +1060,21 @@ export class MemoryStore {
   static readonly schemaVersion = SCHEMA_VERSION;
 }
 
-function publicRow(r: MemoryRow): Omit<MemoryRecord, 'sources' | 'edges'> {
+function publicRow(r: MemoryRow): Omit<MemoryRecord, 'sources' | 'edges' | 'retrievability' | 'due'> {
   return { ...r, tags: JSON.parse(r.tags) as string[], faded: !!r.faded };
 }
 
 function round(x: number, d = 4): number {
   const f = 10 ** d;
   return Math.round(x * f) / f;
+}
+
+function checkId(id: number): void {
+  if (!Number.isInteger(id) || id < 1) throw new MemoryError('INVALID', `Expected a memory id (a whole number above 0), got ${JSON.stringify(id)}`);
+}
+
+function checkFraction(x: unknown, name: string): void {
+  if (typeof x !== 'number' || !(x >= 0 && x <= 1)) throw new MemoryError('INVALID', `Expected \`${name}\` between 0 and 1, got ${JSON.stringify(x)}`);
 }
 
 function checkActor(actor: Actor): void {

@@ -64,6 +64,8 @@ export type MemoryRecord = {
   superseded_by: number | null;
   sources: string[];
   edges: Array<{ type: EdgeType; to: number; weight: number; direction: 'out' | 'in' }>;
+  retrievability: number; // FSRS-6, 0..1, now
+  due: string | null; // when FSRS next expects a review
 };
 
 export type MemoryStats = {
@@ -78,7 +80,28 @@ export type MemoryStats = {
   embedded: number;
   schema_version: number;
   file: string;
+  // Over active (not faded, not superseded) memories, now.
+  retrievability: { mean: number; below_half: number };
+  overdue: number;
+  reviews: number;
+  threads_open: number;
+  predictions_open: number;
+  contradiction_candidates: number;
 };
+
+// ---- the learning layer (memory/fsrs.ts, wander.ts, contradiction.ts, dream.ts) ----------------
+
+export type GradeName = 'again' | 'hard' | 'good' | 'easy';
+export type ReviewResult = { id: number; grade: GradeName; retrievability: number; stability: number; due: string };
+export type WanderItem = { id: number; text: string; category: Category; retrievability: number; via: 'start' | 'edge' | 'jump' | 'restart' };
+export type ThreadRecord = { id: number; text: string; status: 'open' | 'resolved'; solo: boolean; opened_at: string; resolved_at: string | null; resolution: string | null };
+export type PredictionOutcome = 'correct' | 'partly' | 'wrong';
+export type SurpriseRecord = { id: number; text: string; confidence: number; outcome: PredictionOutcome; surprise: number; resolved_at: string; note: string | null };
+export type BeliefRecord = { id: number; text: string; confidence: number; salience: number; retrievability: number };
+export type OverdueRecord = { id: number; text: string; category: Category; salience: number; retrievability: number; due: string };
+export type ContradictionCandidate = { id: number; a: number; b: number; method: 'heuristic' | 'gemini' | 'explicit'; score: number; reason: string | null; status: 'candidate' | 'confirmed' | 'dismissed'; created_at: string };
+// What a session did with memory (memory/grading.ts reads it from the transcript).
+export type SessionUse = { sessionId: string; outcome: string; recalledIds: number[]; usedIds: number[]; surfacedIds?: number[]; injectedIds?: number[] };
 
 // A vector model. `model` names the space: vectors of two models never meet in one ranking.
 export type Embedder = {

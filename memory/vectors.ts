@@ -34,6 +34,20 @@ export class VectorIndex {
     this.data.set(unit(v), at * this.dim);
   }
 
+  // Drops an id's vector (a memory deleted for good): the last vector moves into its slot.
+  delete(id: number): void {
+    const at = this.pos.get(id);
+    if (at === undefined) return;
+    const last = this.ids.length - 1;
+    if (at !== last) {
+      this.data.copyWithin(at * this.dim, last * this.dim, (last + 1) * this.dim);
+      this.ids[at] = this.ids[last];
+      this.pos.set(this.ids[at], at);
+    }
+    this.ids.pop();
+    this.pos.delete(id);
+  }
+
   // The `n` nearest by cosine, best first.
   top(q: Float32Array, n: number, skip?: (id: number) => boolean): Array<{ id: number; score: number }> {
     const u = unit(q);

@@ -17,6 +17,8 @@ export type FakeGemini = {
   mode: FakeGeminiMode;
   slowMs: number;
   hydeText: string;
+  // When set, what generateContent answers (as the model's text) for a request body.
+  generate?: (body: any) => string;
   requests: GeminiRequestRecord[];
   close(): Promise<void>;
 };
@@ -55,7 +57,7 @@ export async function startFakeGemini(mode: FakeGeminiMode = 'ok'): Promise<Fake
     }
     if (action === 'generateContent') {
       if (fake.mode === 'empty' || fake.mode === 'wrong-dim') return send(200, JSON.stringify({ candidates: [] }));
-      return send(200, JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: fake.hydeText }] }, finishReason: 'STOP', index: 0 }], modelVersion: 'fake' }));
+      return send(200, JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: fake.generate ? fake.generate(body) : fake.hydeText }] }, finishReason: 'STOP', index: 0 }], modelVersion: 'fake' }));
     }
     send(404, JSON.stringify({ error: { code: 404, message: `Unknown action ${action}`, status: 'NOT_FOUND' } }));
   }

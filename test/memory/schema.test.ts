@@ -52,7 +52,7 @@ test('a version 1 file migrates forward and keeps its data; observation text bec
 
   const s = MemoryStore.open(file);
   t.after(() => s.close());
-  assert.equal(s.stats().schema_version, 2);
+  assert.equal(s.stats().schema_version, SCHEMA_VERSION);
   const r = await s.query('teal gantry');
   assert.deepEqual(r.map((x) => [x.id, x.sources]), [[1, ['old']]]);
 });
