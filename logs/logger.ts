@@ -6,6 +6,7 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { dayOf } from '../budget/day.js';
 import type { Redactor } from './redact.js';
+import { withPriority } from './journal.js';
 
 export type { Logger };
 
@@ -22,6 +23,8 @@ export type LoggerOptions = {
   now?: () => Date;
   level?: string;
   stderr?: Sink;
+  // stderr is the journal: each stderr line gets its syslog priority prefix (logs/journal.ts).
+  journal?: boolean;
 };
 
 // Appends each line to the file of the day it is written on, so a daemon that runs for weeks
@@ -61,7 +64,9 @@ export class DailyFileSink implements Sink {
 }
 
 export function createLogger(o: LoggerOptions): Logger {
-  const streams: Array<{ stream: Sink }> = [{ stream: redacting(o.stderr ?? pino.destination({ dest: 2, sync: true }), o.redact) }];
+  const stderr = o.stderr ?? pino.destination({ dest: 2, sync: true });
+  const toStderr: Sink = o.journal ? { write: (line: string) => stderr.write(withPriority(line)) } : stderr;
+  const streams: Array<{ stream: Sink }> = [{ stream: redacting(toStderr, o.redact) }];
   if (o.logDir) streams.push({ stream: redacting(new DailyFileSink(o.logDir, o.timezone ?? 'UTC', o.now), o.redact) });
   return pino({ level: o.level ?? 'info', base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.multistream(streams));
 }

@@ -22,12 +22,15 @@ export function tempDir(t: TestContext | null, prefix = 'nightshift-'): string {
 
 export type Workspace = { dir: string; vault: string; prompts: string; config: string; logs: string; state: string; env: NodeJS.ProcessEnv };
 
+// Discord for tests that do not test it: a closed loopback port (refused at once), never discord.com.
+const DISCORD_OFFLINE = { api_base: 'http://127.0.0.1:9/api', timeout: '2s' };
+
 // YAML for a test config: the real CLI, short limits, explicit overrides merged in.
-export function configYaml(extra: { claude?: Record<string, unknown>; budget?: Record<string, unknown>; loop?: Record<string, unknown>; top?: string } = {}): string {
+export function configYaml(extra: { claude?: Record<string, unknown>; budget?: Record<string, unknown>; loop?: Record<string, unknown>; discord?: Record<string, unknown>; top?: string } = {}): string {
   const claude = { command: CLAUDE, model: 'sonnet', max_turns: 10, timeout: '60s', idle_timeout: '30s', kill_grace: '3s', ...extra.claude };
   const block = (name: string, o: Record<string, unknown> | undefined) =>
     o ? `${name}:\n${Object.entries(o).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`).join('\n')}\n` : '';
-  return `${extra.top ?? ''}vault: ./vault\nstate_dir: ./state\nlog_dir: ./logs\nagents_dir: ./prompts\n${block('claude', claude)}${block('budget', extra.budget)}${block('loop', extra.loop)}`;
+  return `${extra.top ?? ''}vault: ./vault\nstate_dir: ./state\nlog_dir: ./logs\nagents_dir: ./prompts\n${block('claude', claude)}${block('budget', extra.budget)}${block('loop', extra.loop)}${block('discord', { ...DISCORD_OFFLINE, ...extra.discord })}`;
 }
 
 export function writeAgent(ws: Workspace, name: string, prompt: string, front: Record<string, unknown> = {}): void {
