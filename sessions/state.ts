@@ -1,0 +1,239 @@
+// The session state, rendered: pure, from plain data (sessions/state-data.ts gathers it). Bounded by
+// `state.max_chars`; a section that is cut says so and by how much, and those notices are never
+// themselves cut (down to the smallest bound the config allows, 500).
+
+// A section's data, or why there is none (the learning layer has not landed, the store is
+// unusable, the vault is not a git repo ...).
+export type Avail<T> = { ok: true; items: T[]; note?: string } | { ok: false; why: string };
+
+export type StateMemory = { id: number; text: string; category: string; salience: number; retrievability: number | null };
+export type StateThread = { id: number; text: string; solo: boolean };
+export type StateSurprise = { id: number; text: string; source: string | null; predictionError: number; at: string };
+export type StateContradiction = { a: { id: number; text: string }; b: { id: number; text: string }; at: string };
+export type StateOverdue = { id: number; text: string; due: string };
+export type StateStep = { id: number; text: string; via: string | null };
+export type StateSession = { id: string; agent: string; outcome: string; started_at: string; cost_usd: number; turns: number; result: string | null; error: string | null };
+export type StateGit = { branch: string | null; lastCommit: string | null; uncommitted: string[]; unpushed: number | null };
+export type StateBudget = { day: string; sessions: number; maxSessions: number; usd: number; maxUsd: number; agentRuns: number | null; agentMax: number | null };
+
+export type StateData = {
+  now: string;
+  timezone: string;
+  agent: string | null;
+  sessionId: string | null;
+  // Unattended (a supervised session): only solo threads, ones the agent can take on alone.
+  unattended: boolean;
+  budget: StateBudget | null;
+  // This agent's last session began at (the surprises are since then); null: never.
+  since: string | null;
+  identity: Avail<StateMemory>;
+  threads: Avail<StateThread>;
+  surprises: Avail<StateSurprise>;
+  contradictions: Avail<StateContradiction>;
+  overdue: Avail<StateOverdue>;
+  wander: Avail<StateStep>;
+  sessions: Avail<StateSession>;
+  lastOkAt: string | null;
+  git: { ok: true; value: StateGit } | { ok: false; why: string };
+};
+
+export type Section = { key: string; title: string; lines: string[] };
+export type Cut = { section: string; lines: number; chars: number };
+export type RenderedState = { text: string; chars: number; maxChars: number; cut: Cut[]; sections: Section[] };
+
+export const MIN_STATE_CHARS = 500;
+const ITEM_MAX = 300;
+// A ledger outcome older than this with no ok since is a stale last ok.
+const STALE_OK_MS = 24 * 3600 * 1000;
+const UNPUSHED_BACKLOG = 3;
+
+const clip = (s: string, n = ITEM_MAX) => {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+};
+const money = (n: number) => `$${n.toFixed(2)}`;
+const unavailable = (why: string) => [`(${why})`];
+
+// Pure: the warnings a session should see first.
+export function healthWarnings(d: StateData): string[] {
+  const out: string[] = [];
+  if (d.sessions.ok) {
+    const recent = d.sessions.items;
+    const failed = recent.filter((s) => s.outcome !== 'ok' && s.outcome !== 'running');
+    if (failed.length) out.push(`${failed.length} of the last ${recent.length} sessions did not end ok: ${failed.slice(0, 4).map((s) => `${s.agent} ${s.outcome}`).join(', ')}`);
+    const mine = d.agent ? recent.filter((s) => s.agent === d.agent) : [];
+    let streak = 0;
+    for (const s of mine) if (s.outcome !== 'ok' && s.outcome !== 'running') streak++; else break;
+    if (streak >= 2) out.push(`your last ${streak} sessions failed in a row: change approach`);
+    if (recent.length && (!d.lastOkAt || Date.parse(d.now) - Date.parse(d.lastOkAt) > STALE_OK_MS)) {
+      out.push(d.lastOkAt ? `no session has ended ok since ${d.lastOkAt}` : 'no session has ever ended ok');
+    }
+  }
+  if (d.git.ok) {
+    const g = d.git.value;
+    if (g.unpushed !== null && g.unpushed >= UNPUSHED_BACKLOG) out.push(`${g.unpushed} commits are not pushed (a backlog: the remote may be unreachable)`);
+    if (g.uncommitted.length) out.push(`the vault has ${g.uncommitted.length} uncommitted change(s) from before this session`);
+  }
+  if (d.budget) {
+    const b = d.budget;
+    if (b.maxUsd > 0 && b.usd / b.maxUsd >= 0.8) out.push(`today's spend is ${money(b.usd)} of ${money(b.maxUsd)}: be brief`);
+    if (b.maxSessions - b.sessions <= 1) out.push(`${Math.max(0, b.maxSessions - b.sessions)} session(s) left today after this one`);
+  }
+  return out;
+}
+
+// Pure: every section with all its lines, in display order.
+export function stateSections(d: StateData): Section[] {
+  const s: Section[] = [];
+  const b = d.budget;
+  s.push({
+    key: 'now',
+    title: 'Now',
+    lines: [
+      `- time: ${d.now} (${d.timezone})`,
+      `- agent: ${d.agent ?? '(none named)'}${d.sessionId ? `, session ${d.sessionId}` : ''}${d.unattended ? ', unattended' : ''}`,
+      b
+        ? `- budget left today (${b.day}): ${Math.max(0, b.maxSessions - b.sessions)} of ${b.maxSessions} sessions, ${money(Math.max(0, b.maxUsd - b.usd))} of ${money(b.maxUsd)}${b.agentMax !== null ? `; this agent ${b.agentRuns ?? 0} of ${b.agentMax} runs` : ''}`
+        : '- budget: (unknown)',
+    ],
+  });
+  const health = healthWarnings(d);
+  s.push({ key: 'health', title: 'Health warnings', lines: health.length ? health.map((h) => `- ${h}`) : ['- none'] });
+  s.push({
+    key: 'identity',
+    title: 'Identity: beliefs and values (by salience x retrievability)',
+    lines: !d.identity.ok
+      ? unavailable(d.identity.why)
+      : [
+          ...(d.identity.note ? [`(${d.identity.note})`] : []),
+          ...(d.identity.items.length
+            ? d.identity.items.map((m) => `- [${m.category}] ${clip(m.text)} (#${m.id}, salience ${m.salience.toFixed(2)}${m.retrievability === null ? '' : `, R ${m.retrievability.toFixed(2)}`})`)
+            : ['- none yet: BELIEVE: lines and belief/value observations become your identity']),
+        ],
+  });
+  s.push({
+    key: 'threads',
+    title: d.unattended ? 'Open threads (solo: ones you can take on alone)' : 'Open threads',
+    lines: !d.threads.ok
+      ? unavailable(d.threads.why)
+      : [...(d.threads.note ? [`(${d.threads.note})`] : []), ...(d.threads.items.length ? d.threads.items.map((t) => `- ${clip(t.text)} (#${t.id}${t.solo ? '' : ', needs the operator'})`) : ['- none open'])],
+  });
+  const since = d.since ? `since your last session (${d.since})` : 'since ever (your first session)';
+  const sur: string[] = [];
+  if (!d.surprises.ok) sur.push(...unavailable(`surprises: ${d.surprises.why}`));
+  else if (!d.surprises.items.length) sur.push('- no surprises');
+  else sur.push(...d.surprises.items.map((x) => `- ${clip(x.text)} (#${x.id}, prediction error ${x.predictionError.toFixed(2)}${x.source ? `, from ${x.source}` : ''})`));
+  if (!d.contradictions.ok) sur.push(...unavailable(`contradictions: ${d.contradictions.why}`));
+  else if (!d.contradictions.items.length) sur.push('- no new contradictions');
+  else sur.push(...d.contradictions.items.map((c) => `- contradiction: #${c.a.id} "${clip(c.a.text, 140)}" vs #${c.b.id} "${clip(c.b.text, 140)}"`));
+  s.push({ key: 'surprises', title: `Surprises and contradictions ${since}`, lines: sur });
+  const od: string[] = [];
+  if (!d.overdue.ok) od.push(...unavailable(`overdue: ${d.overdue.why}`));
+  else if (!d.overdue.items.length) od.push('- nothing overdue for review');
+  else od.push(...d.overdue.items.map((m) => `- overdue since ${m.due}: ${clip(m.text)} (#${m.id})`));
+  if (!d.wander.ok) od.push(...unavailable(`wander: ${d.wander.why}`));
+  else if (!d.wander.items.length) od.push('- wander: nothing to wander through yet');
+  else {
+    if (d.wander.note) od.push(`(${d.wander.note})`);
+    od.push(...d.wander.items.map((w, i) => `- wander ${i + 1}${w.via ? ` (via ${w.via})` : ''}: ${clip(w.text, 200)} (#${w.id})`));
+  }
+  s.push({ key: 'review', title: 'Overdue memories and a wander', lines: od });
+  s.push({
+    key: 'sessions',
+    title: 'Last sessions',
+    lines: !d.sessions.ok
+      ? unavailable(d.sessions.why)
+      : d.sessions.items.length
+        ? d.sessions.items.map((x) => {
+            const what = x.outcome === 'ok' ? x.result : (x.error ?? x.result);
+            return `- ${x.started_at} ${x.agent}: ${x.outcome}, ${x.turns} turns, ${money(x.cost_usd)}${what ? `: ${clip(what, 200)}` : ''}`;
+          })
+        : ['- none yet'],
+  });
+  s.push({
+    key: 'git',
+    title: 'Git',
+    lines: !d.git.ok
+      ? unavailable(d.git.why)
+      : [
+          `- branch: ${d.git.value.branch ?? '(detached or unknown)'}`,
+          `- last commit: ${d.git.value.lastCommit ? clip(d.git.value.lastCommit, 200) : '(none)'}`,
+          `- unpushed commits: ${d.git.value.unpushed ?? 'unknown (no remote)'}`,
+          `- uncommitted: ${d.git.value.uncommitted.length ? '' : 'none'}`,
+          ...d.git.value.uncommitted.slice(0, 20).map((f) => `  - ${clip(f, 200)}`),
+          ...(d.git.value.uncommitted.length > 20 ? [`  - … and ${d.git.value.uncommitted.length - 20} more`] : []),
+        ],
+  });
+  return s;
+}
+
+const HEADER = '# Session state (nightshift)';
+const titleLine = (s: Section) => `## ${s.title}`;
+const notice = (lines: number, total: number, chars: number) => `(cut: ${lines} of ${total} lines, ${chars} chars, left out to fit state.max_chars)`;
+const join = (parts: string[]) => parts.join('\n');
+
+function full(sections: Section[]): string {
+  return join([HEADER, ...sections.flatMap((s) => ['', titleLine(s), ...s.lines])]);
+}
+
+// Pure: the state text within `maxChars`. Sections share the room fairly (water-filling over
+// whole lines); a cut section ends with a notice of what was left out. If even titles and notices do
+// not fit, one compact notice lists every section and its size.
+export function renderState(d: StateData, maxChars: number): RenderedState {
+  const max = Math.max(MIN_STATE_CHARS, Math.floor(maxChars));
+  const sections = stateSections(d);
+  const whole = full(sections);
+  if (whole.length <= max) return { text: whole, chars: whole.length, maxChars: max, cut: [], sections };
+
+  const bodySize = (s: Section) => s.lines.reduce((n, l) => n + l.length + 1, 0);
+  const sizes = sections.map(bodySize);
+  // Fixed cost: header, and per section a blank line, the title and the longest notice it could need.
+  const fixed = HEADER.length + sections.reduce((n, s, i) => n + 2 + titleLine(s).length + 1 + notice(s.lines.length, s.lines.length, sizes[i]).length + 1, 0);
+  let room = max - fixed;
+  if (room >= 0) {
+    // Water-filling: each section gets up to an equal share; what small ones leave goes to the rest.
+    const alloc = sections.map(() => 0);
+    let open = sections.map((_, i) => i);
+    while (open.length && room >= open.length) {
+      const share = Math.floor(room / open.length);
+      const next: number[] = [];
+      for (const i of open) {
+        const give = Math.min(share, sizes[i] - alloc[i]);
+        alloc[i] += give;
+        room -= give;
+        if (alloc[i] < sizes[i]) next.push(i);
+      }
+      // Every open section took a full share: what is left is less than one char each.
+      if (next.length === open.length) break;
+      open = next;
+    }
+    const cut: Cut[] = [];
+    const parts = [HEADER];
+    sections.forEach((s, i) => {
+      parts.push('', titleLine(s));
+      let used = 0;
+      let kept = 0;
+      for (const l of s.lines) {
+        if (used + l.length + 1 > alloc[i]) break;
+        parts.push(l);
+        used += l.length + 1;
+        kept++;
+      }
+      if (kept < s.lines.length) {
+        const lines = s.lines.length - kept;
+        const chars = sizes[i] - used;
+        cut.push({ section: s.key, lines, chars });
+        parts.push(notice(lines, s.lines.length, chars));
+      }
+    });
+    const text = join(parts);
+    return { text, chars: text.length, maxChars: max, cut, sections };
+  }
+  // Compact: the first line of "now" if it fits, then one notice naming every section left out.
+  const cut = sections.map((s, i) => ({ section: s.key, lines: s.lines.length, chars: sizes[i] }));
+  const summary = `(cut to fit state.max_chars=${max}: left out ${cut.map((c) => `${c.section} ${c.lines} lines/${c.chars} chars`).join(', ')})`;
+  let text = join([HEADER, summary]);
+  const first = sections[0]?.lines[0];
+  if (first && text.length + first.length + 1 <= max) text = join([HEADER, first, summary]);
+  return { text, chars: text.length, maxChars: max, cut, sections };
+}
