@@ -1,0 +1,105 @@
+// What a session leaves behind: markers into the store with the session as source; Gemini's
+// structured extraction against the loopback imitation, and the markers when its answer is malformed.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test, type TestContext } from 'node:test';
+import { validateConfig } from '../../daemon/config.js';
+import { MemoryStore } from '../../memory/store.js';
+import { extractMarkers, leaveBehind, parseExtraction } from '../../sessions/capture.js';
+import { startFakeGemini } from '../fake-gemini.js';
+import { tempDir } from '../helpers.js';
+
+const line = (text: string) => JSON.stringify({ type: 'assistant', message: { id: 'm', content: [{ type: 'text', text }] } });
+
+function setup(t: TestContext, texts: string[], gemini?: string) {
+  const dir = tempDir(t);
+  const config = validateConfig({ state_dir: './state', ...(gemini ? { gemini: { base_url: gemini } } : {}) }, path.join(dir, 'nightshift.yaml')).config!;
+  const transcript = path.join(dir, 'S1.jsonl');
+  fs.writeFileSync(transcript, `${['{"type":"system","subtype":"init"}', ...texts.map(line), '{"type":"result","subtype":"success"}'].join('\n')}\n`);
+  const db = path.join(config.state_dir, 'memory.db');
+  const logs: string[] = [];
+  const logger = { warn: (o: object) => logs.push(JSON.stringify(o)), info: (o: object) => logs.push(JSON.stringify(o)) };
+  const session = { id: 'S1', agent: 'gardener', outcome: 'ok', turns: 3, cost_usd: 0.01, result: 'Tidied the notes', error: null };
+  return { config, transcript, db, logs, logger, session, openStore: async () => MemoryStore.open(db) };
+}
+
+describe('capture', () => {
+  test('markers are found at the start of lines only, each once', () => {
+    const m = extractMarkers(['Some text\nOBSERVE: the index is stale\n  - BELIEVE: small notes age better\nnot OBSERVE: this one', 'THREAD: link orphans\nRESOLVED: the index\nOBSERVE: the index is stale']);
+    assert.deepEqual(m, [
+      { kind: 'OBSERVE', text: 'the index is stale' },
+      { kind: 'BELIEVE', text: 'small notes age better' },
+      { kind: 'THREAD', text: 'link orphans' },
+      { kind: 'RESOLVED', text: 'the index' },
+    ]);
+  });
+
+  test('markers and the result record land in the store with the session as source; RESOLVED closes the thread', async (t) => {
+    const s = setup(t, ['Working.\nOBSERVE: The sitemap note lists 14 pages\nBELIEVE: Short notes are reread more often\nTHREAD: Merge the two glossary notes']);
+    const r = await leaveBehind({ config: s.config, env: {}, session: s.session, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: s.openStore });
+    assert.deepEqual({ ...r, observed: r!.observed }, { markers: 3, extraction: 'markers', observed: 4, refused: 0, resolved: 0 });
+    const store = MemoryStore.open(s.db);
+    t.after(() => store.close());
+    const [hit] = await store.query('sitemap pages');
+    assert.match(hit.text, /14 pages/);
+    assert.deepEqual(hit.sources, ['S1']);
+    assert.equal(store.topBeliefs(5)[0].text, 'Short notes are reread more often');
+    const open = store.threads({ open: true });
+    assert.equal(open[0].text, 'Merge the two glossary notes');
+    assert.equal(open[0].solo, true);
+    assert.match((await store.query('session gardener ended ok'))[0].text, /^Session S1 of gardener ended ok after 3 turns/);
+    assert.ok(store.auditLog().some((a) => a.surface === 'session' && a.session_id === 'S1'));
+    store.close();
+    // A later session resolves it.
+    fs.writeFileSync(s.transcript, `${line('RESOLVED: Merged the two glossary notes into one')}\n`);
+    const r2 = await leaveBehind({ config: s.config, env: {}, session: { ...s.session, id: 'S2' }, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: s.openStore });
+    assert.equal(r2!.resolved, 1);
+    const again = MemoryStore.open(s.db);
+    t.after(() => again.close());
+    assert.deepEqual(again.threads({ open: true }), []);
+  });
+
+  test('with GEMINI_API_KEY the structured extraction is stored; a malformed answer falls back to the markers', async (t) => {
+    const fake = await startFakeGemini('ok');
+    t.after(() => fake.close());
+    fake.hydeText = JSON.stringify({ observations: [{ text: 'The glossary has 212 entries', category: 'entity', salience: 0.6 }, { text: 'Review the glossary monthly', category: 'thread', salience: 0.5 }] });
+    const s = setup(t, ['OBSERVE: marker text that Gemini replaced'], fake.url);
+    const env = { GEMINI_API_KEY: 'gm-test-key-123456' };
+    const r = await leaveBehind({ config: s.config, env, session: s.session, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: s.openStore });
+    assert.equal(r!.extraction, 'gemini');
+    const req = fake.requests.find((x) => x.action === 'generateContent')!;
+    assert.equal(req.body.generationConfig.responseMimeType, 'application/json');
+    assert.match(JSON.stringify(req.body.contents), /marker text that Gemini replaced/);
+    let store = MemoryStore.open(s.db);
+    assert.match((await store.query('glossary entries'))[0].text, /212 entries/);
+    assert.equal(store.threads({ open: true })[0].text, 'Review the glossary monthly');
+    store.close();
+
+    fake.hydeText = 'this is {not json';
+    fs.writeFileSync(s.transcript, `${line('OBSERVE: The fallback kept this marker')}\n`);
+    const r2 = await leaveBehind({ config: s.config, env, session: { ...s.session, id: 'S2' }, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: s.openStore });
+    assert.equal(r2!.extraction, 'gemini-failed');
+    assert.ok(s.logs.some((l) => l.includes('capture_gemini_failed')));
+    assert.ok(!s.logs.some((l) => l.includes('gm-test-key-123456')), 'the key is never logged');
+    store = MemoryStore.open(s.db);
+    t.after(() => store.close());
+    const [hit] = await store.query('fallback marker');
+    assert.match(hit.text, /The fallback kept this marker/);
+    assert.deepEqual(hit.sources, ['S2']);
+  });
+
+  test('a malformed extraction is refused field by field', () => {
+    assert.throws(() => parseExtraction('{"observations": [{"text": "", "category": "entity"}]}'), /text/);
+    assert.throws(() => parseExtraction('{"observations": [{"text": "x", "category": "gossip"}]}'), /category/);
+    assert.throws(() => parseExtraction('{}'), /observations/);
+    assert.throws(() => parseExtraction(undefined), /nothing/);
+  });
+
+  test('a store that cannot be opened is logged, never thrown', async (t) => {
+    const s = setup(t, ['OBSERVE: x marks']);
+    const r = await leaveBehind({ config: s.config, env: {}, session: s.session, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: async () => { throw new Error('disk full'); } });
+    assert.equal(r, null);
+    assert.ok(s.logs.some((l) => l.includes('capture_failed') && l.includes('disk full')));
+  });
+});
