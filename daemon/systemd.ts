@@ -9,9 +9,11 @@ import type { Config } from './config.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TEMPLATES = path.join(ROOT, 'deploy', 'systemd');
-export const UNIT_FILES = ['nightshift.service', 'nightshift.timer', 'nightshift-daemon.service', 'nightshift-alert@.service'] as const;
+export const UNIT_FILES = [
+  'nightshift.service', 'nightshift.timer', 'nightshift-daemon.service', 'nightshift-alert@.service', 'nightshift-watch.service', 'nightshift-watch.timer',
+] as const;
 
-export type RenderOptions = { user?: string; onCalendar?: string; node?: string };
+export type RenderOptions = { user?: string; onCalendar?: string; watchOnCalendar?: string; node?: string };
 
 const seconds = (ms: number) => `${Math.ceil(ms / 1000)}s`;
 
@@ -19,6 +21,15 @@ const seconds = (ms: number) => `${Math.ceil(ms / 1000)}s`;
 function writablePaths(c: Config): string[] {
   const all = [c.vault, c.state_dir, c.log_dir, path.dirname(c.git.lock_file)].map((p) => path.resolve(p));
   return [...new Set(all)].filter((p, _, xs) => !xs.some((q) => q !== p && p.startsWith(`${q}/`)));
+}
+
+// PrivateTmp= gives each unit its own /tmp and /var/tmp, so a vault, state or log folder under
+// either is hidden from it (the unit fails with 226/NAMESPACE). One line per such folder.
+export function privateTmpWarnings(c: Config): string[] {
+  const under = (p: string) => /^\/(var\/)?tmp(\/|$)/.test(path.resolve(p));
+  return ([['vault', c.vault], ['state_dir', c.state_dir], ['log_dir', c.log_dir], ['git.lock_file', c.git.lock_file]] as const)
+    .filter(([, p]) => under(p))
+    .map(([key, p]) => `warning: ${key} ${path.resolve(p)} is under /tmp or /var/tmp, which the units' PrivateTmp= hides from them: move it (e.g. under /srv or /var/lib)`);
 }
 
 export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): Array<{ name: string; text: string }> {
@@ -37,7 +48,10 @@ export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): 
     TIMEOUT_START: seconds(longest + c.claude.kill_grace + 2 * c.git.lock_timeout + 5 * 60_000),
     TIMEOUT_STOP: seconds(c.daemon.shutdown_grace + c.claude.kill_grace + 30_000),
     RW_PATHS: writablePaths(c).join(' '),
+    // For the alert and watch units: a missing folder (`-`) must not stop the report of it.
+    RW_PATHS_OPTIONAL: writablePaths(c).map((p) => `-${p}`).join(' '),
     ON_CALENDAR: o.onCalendar ?? 'hourly',
+    WATCH_ON_CALENDAR: o.watchOnCalendar ?? '*-*-* *:17:00',
   };
   return UNIT_FILES.map((name) => {
     const text = fs.readFileSync(path.join(TEMPLATES, name), 'utf8').replace(/\{\{([A-Z_]+)\}\}/g, (m, key: string) => {
