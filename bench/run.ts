@@ -178,8 +178,10 @@ const only = process.argv[2];
 if (!only || only === 'stream') streamThroughput();
 if (!only || only === 'ledger') ledgerPairs();
 if (!only || only === 'tick') await tickOverhead();
+if (!only || only === 'startup') report.startup = (await import('./startup.js')).startupBench();
 if (!only || only === 'supervisor') await supervisorOverhead();
 if (!only || only === 'embeddings') report.embeddings = await (await import('./embeddings.js')).embeddingsBench();
+if (!only || only === 'memory-mcp') report.memory_mcp = await (await import('./memory-mcp.js')).memoryMcpBench();
 if (!only || only === 'memory-recall') {
   const { memoryRecall, formatRecall } = await import('./memory-recall.js');
   const r = await memoryRecall();
@@ -188,4 +190,5 @@ if (!only || only === 'memory-recall') {
     console.log(formatRecall(r));
   }
 }
+if (!only || only === 'hooks') report.hooks = await (await import('./hooks.js')).hooksBench();
 if (process.argv.includes('--json')) console.log(JSON.stringify(report));

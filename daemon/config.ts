@@ -186,6 +186,19 @@ export const ConfigSchema = z.strictObject({
       base_url: z.url({ error: 'Expected a URL such as `https://generativelanguage.googleapis.com`' }).optional(),
     })
     .prefault({}),
+  // The session state every session starts with (sessions/state.ts).
+  state: z
+    .strictObject({ max_chars: z.number().int('Expected a whole number').min(500, 'Expected at least 500').default(DEFAULTS.state.max_chars) })
+    .prefault({}),
+  // The supervisor's PreToolUse hook (sessions/hook-server.ts): writes outside the vault and
+  // extra_dirs are blocked.
+  hooks: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      extra_dirs: z.array(nonEmpty).default([]),
+      timeout: duration(1000).prefault(DEFAULTS.hooks.timeout),
+    })
+    .prefault({}),
 });
 
 export type RawConfig = z.output<typeof ConfigSchema>;
@@ -221,6 +234,7 @@ export function validateConfig(data: unknown, file: string): { config: Config; p
     claude: { ...c.claude, command },
     git: { ...c.git, lock_file: c.git.lock_file ? abs(c.git.lock_file) : path.join(abs(c.state_dir), 'git.lock') },
     memory: { ...c.memory, db: c.memory.db ? abs(c.memory.db) : path.join(abs(c.state_dir), DEFAULTS.memory.db) },
+    hooks: { ...c.hooks, extra_dirs: c.hooks.extra_dirs.map(abs) },
     file,
     dir,
   };

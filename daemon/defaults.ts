@@ -23,6 +23,8 @@ export const DEFAULTS = {
   git: { remote: 'origin', lock_timeout: '120s', timeout: '120s', push_retries: 3, author_name: 'nightshift', author_email: 'nightshift@localhost' },
   daemon: { schedule: '0 */6 * * *', shutdown_grace: '60s' },
   loop: { max_repeats: 5, window: 20, cycle_repeats: 3 },
+  state: { max_chars: 12000 },
+  hooks: { timeout: '10s' },
   discord: { api_base: 'https://discord.com/api', timeout: '10s' },
   alerts: { max_silence: '26h', max_consecutive_failures: 3 },
   memory: {

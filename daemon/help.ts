@@ -23,9 +23,12 @@ Commands:
   lock -- CMD...       run CMD holding the host-wide git lock
   daemon               run ticks on daemon.schedule (node-cron) until SIGTERM
   systemd print|install  render the systemd units for this install
-  alert --unit NAME    record a failed unit (used by nightshift-alert@.service)
+  doctor [--alert]     check everything a tick needs; --alert posts a failing doctor to Discord
+  alert --unit NAME    report a failed unit to journald and Discord (nightshift-alert@.service)
   memory observe|query|recall|stats|import|export   the memory store
   mcp                  the memory store's MCP server on stdio (what sessions connect to)
+  state [--agent NAME] the session state a session of NAME would start with now
+  hook pre-tool-use    the guardrail as a Claude Code command hook (payload on stdin)
 
 Global options:
   --config PATH        config file (else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml)
@@ -93,7 +96,23 @@ nightshift-alert@.service with this install's paths. install writes them to --pr
 /etc/systemd/system) and prints the systemctl line to run; it never runs systemctl itself.`,
   alert: `Usage: nightshift alert --unit NAME [--config PATH]
 
-Records that a systemd unit failed (journald and the daily log). Used by OnFailure=.`,
+Reports that a systemd unit failed: an error event in journald and the daily log, and an embed
+to Discord (DISCORD_WEBHOOK_URL; through the outbox). Used by OnFailure=. Works with a broken or
+missing config: what validates is used, defaults for the rest, and the embed names what could
+not be read. systemd's MONITOR_SERVICE_RESULT, MONITOR_EXIT_CODE, MONITOR_EXIT_STATUS and
+MONITOR_INVOCATION_ID are included when set; so are the unit's last journal lines when readable.
+Exits 0 when the alert was sent or queued (or Discord is not configured), 1 when it was neither.`,
+  doctor: `Usage: nightshift doctor [--json] [--alert] [--config PATH]
+
+Checks, each ok, WARN or FAIL with a one-line fix: config, agents, cli (claude --version), ledger
+and memory (integrity; never created), vault and remote (git ls-remote), run lock and git lock
+(stale: the owner is gone), discord (the webhook answers) and outbox (reports waiting), silence
+(the last ok session is younger than alerts.max_silence) and failures (fewer than
+alerts.max_consecutive_failures in a row). Sends what the outbox holds first, like every start.
+Works with a broken or missing config (the config check fails and names the problems).
+  --alert   when a check fails, post the doctor's embed to Discord (through the outbox)
+  --json    {ok, config, checks: [{name, status, detail, fix}], alert}
+Exits 1 when a check fails, else 0.`,
   memory: `Usage: nightshift memory <command> [--json] [--config PATH]
 
 The memory store at memory.db (default <state_dir>/memory.db). Every change is written to its
@@ -128,6 +147,28 @@ A memory database that is corrupt or not a nightshift store is refused with an e
 file (exit 70); it is never overwritten. A refused observation (a forgotten claim) exits 75.
 
 ${EXIT_CODES_HELP}`,
+  state: `Usage: nightshift state [--agent NAME] [--json] [--config PATH]
+
+The session state every session gets (with --append-system-prompt, and in
+<vault>/.nightshift/session-state.md, and beside its transcript as <id>.state.md): the time, the
+agent and the budget left today; identity (beliefs and values by salience x retrievability); open
+threads; surprises and contradictions since the agent's last session; overdue memories and a wander
+seeded by the date; the last sessions; git; health warnings. At most state.max_chars (default
+12000) characters: a cut section says how much was left out. Faded and superseded memories are
+never in it.
+--json: {text, chars, max_chars, cut: [{section, lines, chars}], data}`,
+  hook: `Usage: nightshift hook pre-tool-use [--config PATH]
+
+nightshift's guardrail as a PreToolUse command hook for your own Claude Code. The payload comes on
+stdin; a blocked call prints the hook's deny JSON on stdout (nothing for an allowed one). Blocked:
+writes and edits outside the project folder, the config's vault and hooks.extra_dirs; rm -r of /,
+~, $HOME, .. or any path with ~. A payload that is not JSON or lacks fields is logged on stderr and
+allowed. Always exits 0. In .claude/settings.json:
+
+  {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "nightshift hook pre-tool-use"}]}]}}
+
+Sessions nightshift runs get the same guardrail over HTTP from the supervisor itself, with the loop
+pre-block ("blocked: repeat ...") on top.`,
   mcp: `Usage: nightshift mcp [--config PATH]
 
 Serves the memory store over MCP on stdio (server name "nightshift_memory"), until stdin closes

@@ -9,12 +9,13 @@ import { dayOf } from '../budget/day.js';
 import type { Ledger } from '../budget/ledger.js';
 import type { Logger } from '../logs/logger.js';
 import { makeRedactor, secretValues, type Redactor } from '../logs/redact.js';
+import { prefixLines, stderrIsJournal } from '../logs/journal.js';
 import type { Config } from './config.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { ConfigError, EXIT, LockedError, NightshiftError, UsageError } from './errors.js';
 import type { GitReport } from './git-sync.js';
 import type { LockOwner } from './lock.js';
-import { installUnits, renderUnits } from './systemd.js';
+import { installUnits, privateTmpWarnings, renderUnits } from './systemd.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import { budgetReport } from './budget-report.js';
 import { reconcile } from './reconcile.js';
@@ -25,7 +26,8 @@ type Io = { out: (text: string) => void; redact: Redactor };
 type Flags = {
   config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
-  source?: string; category?: string; tags?: string; explain?: boolean; 'include-faded'?: boolean;
+  source?: string; category?: string; tags?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
+  agent?: string;
 };
 
 const OPTIONS = {
@@ -45,6 +47,8 @@ const OPTIONS = {
   tags: { type: 'string' },
   explain: { type: 'boolean' },
   'include-faded': { type: 'boolean' },
+  agent: { type: 'string' },
+  alert: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -62,8 +66,11 @@ const ALLOWED: Record<string, Array<keyof Flags>> = {
   daemon: ['config'],
   systemd: ['config', 'user', 'on-calendar', 'prefix'],
   alert: ['config', 'unit'],
+  doctor: ['config', 'json', 'alert'],
   memory: ['config', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded'],
   mcp: ['config'],
+  state: ['config', 'json', 'agent'],
+  hook: ['config'],
 };
 
 function version(): string {
@@ -128,6 +135,8 @@ export type MainDeps = { argv: string[]; env: NodeJS.ProcessEnv; cwd: string; st
 // Runs a command; returns the exit code. Never calls process.exit itself.
 export async function main(deps: MainDeps): Promise<number> {
   const redact = makeRedactor(secretValues(deps.env));
+  // stderr is the journal: log lines and error text carry syslog priorities (logs/journal.ts).
+  const journal = stderrIsJournal(deps.env.JOURNAL_STREAM);
   const io: Io = { out: (t) => deps.stdout(`${redact(t)}\n`), redact };
   let logger: Logger | null = null;
   try {
@@ -138,10 +147,28 @@ export async function main(deps: MainDeps): Promise<number> {
       return flags.help ? EXIT.OK : EXIT.USAGE;
     }
     if (flags.help) return io.out(COMMAND_HELP[command] ?? MAIN_HELP), EXIT.OK;
+    // doctor and alert must work with a broken or missing config: they read it leniently themselves.
+    if (command === 'doctor' || command === 'alert') {
+      const [{ configPath }, health] = await Promise.all([import('./config.js'), import('./health.js')]);
+      const file = configPath(flags.config, deps.env, deps.cwd);
+      const hio = { out: io.out, redact, env: deps.env, now: () => new Date(), level: logLevel(deps.env.NIGHTSHIFT_LOG_LEVEL).level, journal };
+      return command === 'doctor' ? await health.doctorCommand(file, flags, hio) : await health.alertCommand(file, flags.unit, hio);
+    }
+    // The command hook runs in an operator's own Claude Code: it needs no config, and always exits 0.
+    if (command === 'hook') {
+      const { configPath, loadConfig } = await import('./config.js');
+      return await (await import('../sessions/hook-command.js')).hookCommand(positionals, {
+        stdin: process.stdin, stdout: deps.stdout, stderr: deps.stderr, cwd: deps.cwd, redact,
+        loadRoots: async () => {
+          const c = loadConfig(configPath(flags.config, deps.env, deps.cwd));
+          return { vault: c.vault, extraDirs: c.hooks.extra_dirs };
+        },
+      });
+    }
     const [{ configPath, loadConfig }, { createLogger }] = await Promise.all([import('./config.js'), import('../logs/logger.js')]);
     const config = loadConfig(configPath(flags.config, deps.env, deps.cwd));
     const level = logLevel(deps.env.NIGHTSHIFT_LOG_LEVEL);
-    logger = createLogger({ redact, logDir: config.log_dir, timezone: config.budget.timezone, level: level.level });
+    logger = createLogger({ redact, logDir: config.log_dir, timezone: config.budget.timezone, level: level.level, journal });
     if (level.warning) logger.warn({ event: 'bad_log_level' }, level.warning);
     switch (command) {
       case 'run':
@@ -165,13 +192,13 @@ export async function main(deps: MainDeps): Promise<number> {
       case 'daemon':
         return await cmdDaemon(config, logger, io, deps.env);
       case 'systemd':
-        return await cmdSystemd(config, positionals, flags, io);
-      case 'alert':
-        return cmdAlert(flags, logger);
+        return await cmdSystemd(config, positionals, flags, io, deps.stderr);
       case 'memory':
         return await (await import('../memory/cli.js')).memoryCommand(config, positionals, flags, {
           out: io.out, err: deps.stderr, stdin: process.stdin, stderrIsTTY: !!process.stderr.isTTY, env: deps.env, logger,
         });
+      case 'state':
+        return await (await import('../sessions/state-command.js')).stateCommand(config, flags, io, logger);
       case 'mcp': {
         const { mcpCommand } = await import('../memory/cli.js');
         const log = logger;
@@ -182,12 +209,12 @@ export async function main(deps: MainDeps): Promise<number> {
     throw new UsageError(`Unknown command \`${command}\``);
   } catch (err) {
     if (err instanceof NightshiftError) {
-      deps.stderr(`${redact(err instanceof ConfigError ? err.message : `nightshift: ${err.message}`)}\n`);
+      deps.stderr(prefixLines(`${redact(err instanceof ConfigError ? err.message : `nightshift: ${err.message}`)}\n`, err.exitCode === EXIT.REFUSED ? 4 : 3, journal));
       if (err.exitCode === EXIT.REFUSED) logger?.warn({ event: 'refused', code: err.code }, err.message);
       if (err.exitCode === EXIT.INTERNAL) logger?.error({ event: 'internal_error', err }, err.message);
       return err.exitCode;
     }
-    deps.stderr(`nightshift: internal error: ${redact(String((err as Error)?.stack ?? err))}\n`);
+    deps.stderr(prefixLines(`nightshift: internal error: ${redact(String((err as Error)?.stack ?? err))}\n`, 3, journal));
     logger?.error({ err }, 'internal error');
     return EXIT.INTERNAL;
   }
@@ -316,24 +343,18 @@ async function cmdDaemon(config: Config, logger: Logger, io: Io, env: NodeJS.Pro
   return withStopSignal(logger, 'stopping the daemon', (stopSignal) => runDaemon(config, { ...runDeps(io, logger, env), stopSignal }));
 }
 
-async function cmdSystemd(config: Config, positionals: string[], flags: Flags, io: Io): Promise<number> {
+async function cmdSystemd(config: Config, positionals: string[], flags: Flags, io: Io, err: (t: string) => void): Promise<number> {
   const [action, ...rest] = positionals;
   if ((action !== 'print' && action !== 'install') || rest.length) throw new UsageError('Expected `nightshift systemd print|install [--user NAME] [--on-calendar SPEC] [--prefix DIR]`');
   const { loadAgents } = await import('./agents.js');
   const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: flags['on-calendar'] });
+  for (const w of privateTmpWarnings(config)) err(`${io.redact(w)}\n`);
   if (action === 'print') {
     io.out(units.map((u) => `# ---- ${u.name} ----\n${u.text}`).join('\n'));
     return EXIT.OK;
   }
   const files = installUnits(units, flags.prefix ?? '/etc/systemd/system');
-  io.out([...files.map((f) => `wrote ${f}`), '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
-  return EXIT.OK;
-}
-
-// Run by nightshift-alert@.service when a unit fails: one error event in journald and the daily log.
-function cmdAlert(flags: Flags, logger: Logger): number {
-  if (!flags.unit) throw new UsageError('Expected `nightshift alert --unit NAME`');
-  logger.error({ event: 'unit_failed', unit: flags.unit }, `systemd unit ${flags.unit} failed`);
+  io.out([...files.map((f) => `wrote ${f}`), '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
   return EXIT.OK;
 }
 

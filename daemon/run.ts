@@ -14,6 +14,9 @@ import { readProc } from '../sessions/process-tree.js';
 import { runClaude } from '../sessions/runner.js';
 import { keepInTranscript } from '../sessions/transcript.js';
 import { StreamTracker } from '../sessions/stream-tracker.js';
+import { leaveBehind } from '../sessions/capture.js';
+import { startSessionHooks, type SessionHooks } from '../sessions/session-hooks.js';
+import { prepareSessionState } from '../sessions/session-state.js';
 import type { Agent } from './agents.js';
 import type { Config } from './config.js';
 import { BudgetExhaustedError, ConfigError, EXIT, LockedError } from './errors.js';
@@ -117,6 +120,8 @@ export async function supervise(
     // Nothing is charged after a stop request.
     if (signal.aborted) return stopped();
     const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
+    // FSRS grades from what the session did with memory; never fails the session (it logs instead).
+    await import('../memory/session-grading.js').then((m) => m.gradeSessionMemory(config, session, deps.logger, deps.now)).catch(() => null);
     if (vault && inRepo) {
       try {
         await vault.commitAndPush(session, deps.redact, git);
@@ -163,6 +168,8 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     id, agent: agent.name, day, started_at: startedAt.toISOString(), transcript, model: agent.model,
     supervisor_pid: process.pid, supervisor_start: me?.start ?? null,
   };
+  // Built before the charge: a state that cannot be built costs no count (the session runs without it).
+  const state = await prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log });
   // Charged before the spawn: from here on the session counts, whatever happens, and every
   // statement after the charge sits inside the try whose finally settles it.
   ledger.open(open);
@@ -171,6 +178,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let lastProgress = 0;
   let run: Awaited<ReturnType<typeof runClaude>> | null = null;
   let internal: unknown = null;
+  let hooks: SessionHooks | null = null;
   try {
     log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
     const t = (tracker = new StreamTracker(
@@ -178,9 +186,15 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       null,
     ));
     const out = (fd = fs.openSync(transcript, 'a'));
+    if (config.hooks.enabled) {
+      hooks = await startSessionHooks({
+        vault: config.vault, extraDirs: config.hooks.extra_dirs, timeoutMs: config.hooks.timeout, logger: log, redact: deps.redact,
+        limits: { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
+      });
+    }
     run = await runClaude({
       command: config.claude.command,
-      args: claudeArgs(agent, config, id),
+      args: claudeArgs(agent, config, id, [...(state ? ['--append-system-prompt', state.text] : []), ...(hooks?.args ?? [])]),
       cwd: config.vault,
       env: claudeEnv(deps.env),
       sessionId: id,
@@ -190,6 +204,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       maxUsd: config.budget.max_usd_per_session,
       tracker: t,
       signal: deps.signal,
+      fail: hooks?.dead,
       redact: deps.redact,
       subreaper: deps.subreaper,
       onSpawn: (pid) => ledger.setChild(id, pid),
@@ -258,6 +273,13 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       `session ${id} ended: ${outcome}`,
     );
     if (t.garbage) log.warn({ event: 'garbage', lines: t.garbage }, `${t.garbage} stdout line(s) were not stream-json`);
+    // After the settle: neither of these can lose the session's count (they log, never throw).
+    await hooks?.close().catch((err) => log.warn({ event: 'hooks_close_failed', err }, 'closing the hook server failed'));
+    await leaveBehind({
+      config, env: deps.env, transcript, logger: log, redact: deps.redact,
+      session: { id, agent: agent.name, outcome, turns: settlement.turns, cost_usd: settlement.cost_usd, result: settlement.result, error: settlement.error },
+      openStore: async () => (await import('../memory/cli.js')).openMemoryStore(config, deps.env, deps.logger),
+    });
   }
   if (internal) throw internal;
   return toRecord(ledger.get(id) ?? { ...open, status: 'settled' } as never);

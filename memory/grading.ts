@@ -17,15 +17,17 @@ const MIN_SHARE = 0.4;
 export type SessionUsage = {
   recalledIds: number[]; // returned by query or recall
   surfacedIds: number[]; // returned by wander
+  injectedIds: number[]; // put in the prompt by session-state
   usedIds: number[]; // of those, the ones the agent referred to later (by id or by their words)
 };
 
 type Seen = { id: number; text: string; askedTerms: Set<string>; order: number };
 
 /** Reads a transcript (stream-json lines, any order of assistant/user messages) and says which memories were recalled, surfaced and used. */
-export function usageFromTranscript(lines: Iterable<string>): SessionUsage {
+export function usageFromTranscript(lines: Iterable<string>, injected: Array<{ id: number; text: string }> = []): SessionUsage {
   const pending = new Map<string, { tool: string; asked: string }>(); // tool_use id -> memory tool
-  const seen = new Map<number, Seen & { kind: 'recalled' | 'surfaced' }>();
+  const seen = new Map<number, Seen & { kind: 'recalled' | 'surfaced' | 'injected' }>();
+  for (const m of injected) seen.set(m.id, { id: m.id, text: m.text, askedTerms: new Set(), order: 0, kind: 'injected' });
   const used = new Set<number>();
   let order = 0;
   for (const line of lines) {
@@ -74,14 +76,15 @@ export function usageFromTranscript(lines: Iterable<string>): SessionUsage {
           const kind = SURFACING.has(call.tool) ? 'surfaced' : 'recalled';
           const prev = seen.get(m.id);
           // Asked for beats surfaced: a memory the agent queried for is not "surfaced and ignored".
-          if (!prev || (prev.kind === 'surfaced' && kind === 'recalled')) seen.set(m.id, { ...m, askedTerms: asked, order, kind });
+          if (!prev || (prev.kind !== 'recalled' && kind === 'recalled')) seen.set(m.id, { ...m, askedTerms: asked, order, kind });
         }
       }
     }
   }
   const recalledIds = [...seen.values()].filter((s) => s.kind === 'recalled').map((s) => s.id).sort((a, b) => a - b);
   const surfacedIds = [...seen.values()].filter((s) => s.kind === 'surfaced').map((s) => s.id).sort((a, b) => a - b);
-  return { recalledIds, surfacedIds, usedIds: [...used].sort((a, b) => a - b) };
+  const injectedIds = [...seen.values()].filter((s) => s.kind === 'injected').map((s) => s.id).sort((a, b) => a - b);
+  return { recalledIds, surfacedIds, injectedIds, usedIds: [...used].sort((a, b) => a - b) };
 }
 
 function usesWords(s: Seen, said: Set<string>): boolean {

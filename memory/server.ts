@@ -1,9 +1,10 @@
-// The memory store's MCP tools: observe, query, recall, link, stats. Importable and side-effect
+// The memory store's MCP tools: observe, query, recall, link, stats (and memory/learning-tools.ts). Importable and side-effect
 // free; memory/mcp-stdio.ts connects it to stdio.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestParamsSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Logger } from '../logs/logger.js';
+import { learningTools, type LearningToolStore } from './learning-tools.js';
 import {
   CATEGORIES, EDGE_TYPES, MemoryError,
   type Actor, type EdgeType, type MemoryRecord, type MemoryStats, type ObserveInput, type ObserveResult, type QueryOptions, type QueryResult,
@@ -18,7 +19,7 @@ export type ToolStore = {
   recall(id: number): Promise<MemoryRecord> | MemoryRecord;
   link(from: number, to: number, type: EdgeType, weight: number, actor: Actor): unknown;
   stats(): Promise<MemoryStats> | MemoryStats;
-};
+} & LearningToolStore;
 
 export type ToolOptions = {
   // Who the audit log names for every mutation made through these tools.
@@ -81,6 +82,8 @@ const RecallOut = z.object({
   superseded_by: z.number().int().nullable(),
   sources: z.array(z.string()),
   edges: z.array(z.object({ type: edgeType, to: z.number().int(), weight: z.number(), direction: z.enum(['out', 'in']) })),
+  retrievability: z.number().describe('FSRS-6 probability of recall now, 0..1'),
+  due: z.string().nullable().describe('When FSRS next expects it to be seen'),
 });
 
 const LinkIn = z.strictObject({
@@ -104,10 +107,16 @@ const StatsOut = z.object({
   embedded: z.number().int(),
   schema_version: z.number().int(),
   file: z.string(),
+  retrievability: z.object({ mean: z.number(), below_half: z.number().int() }).describe('FSRS-6 over active memories, now'),
+  overdue: z.number().int().describe('Active memories past their FSRS due time'),
+  reviews: z.number().int(),
+  threads_open: z.number().int(),
+  predictions_open: z.number().int(),
+  contradiction_candidates: z.number().int().describe('Found on ingest or by dream, not yet confirmed'),
 });
 
 type Annotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint: boolean; openWorldHint: boolean };
-type Tool = {
+export type Tool = {
   name: string;
   title: string;
   description: string;
@@ -128,6 +137,7 @@ function toRecord(m: MemoryRecord): z.output<typeof RecallOut> {
     id: m.id, text: m.text, category: m.category, salience: m.salience, confidence: m.confidence, access_count: m.access_count, tags: m.tags,
     created_at: m.created_at, updated_at: m.updated_at, faded: m.faded, superseded_by: m.superseded_by, sources: m.sources,
     edges: m.edges.map((e) => ({ type: e.type, to: e.to, weight: e.weight, direction: e.direction })),
+    retrievability: m.retrievability, due: m.due,
   };
 }
 
@@ -136,6 +146,8 @@ function toStats(s: MemoryStats): z.output<typeof StatsOut> {
     memories: s.memories, observations: s.observations, edges: s.edges, faded: s.faded, superseded: s.superseded, tombstones: s.tombstones,
     by_category: Object.fromEntries(Object.entries(s.by_category).filter(([, n]) => typeof n === 'number')) as Record<string, number>,
     embedding_model: s.embedding_model, embedded: s.embedded, schema_version: s.schema_version, file: s.file,
+    retrievability: s.retrievability, overdue: s.overdue, reviews: s.reviews, threads_open: s.threads_open,
+    predictions_open: s.predictions_open, contradiction_candidates: s.contradiction_candidates,
   };
 }
 
@@ -200,7 +212,7 @@ function tools(store: ToolStore, opts: ToolOptions): Tool[] {
     {
       name: 'stats',
       title: 'Memory statistics',
-      description: 'How many memories, observations, edges and tombstones the store holds, by category, and which embedding model indexes them.',
+      description: 'How many memories, observations, edges and tombstones the store holds, by category, which embedding model indexes them, and how well it is remembered (mean FSRS retrievability, overdue count, open threads and predictions, contradiction candidates).',
       input: StatsIn,
       output: StatsOut,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -208,6 +220,7 @@ function tools(store: ToolStore, opts: ToolOptions): Tool[] {
         return { structured: toStats(await store.stats()) };
       },
     },
+    ...learningTools(store, opts),
   ];
 }
 

@@ -15,12 +15,14 @@ export async function gradeSessionMemory(
   session: { id: string; outcome: string; transcript: string | null },
   logger: Log,
   now: () => Date = () => new Date(),
+  // The memories session-state injected into the prompt: ignored ones are graded Hard.
+  injected: Array<{ id: number; text: string }> = [],
 ): Promise<GradedSession> {
   try {
     const file = memoryDbPath(config);
     if (!session.transcript || !fs.existsSync(session.transcript) || !fs.existsSync(file)) return null;
-    const use = usageFromTranscript(fs.readFileSync(session.transcript, 'utf8').split('\n'));
-    if (!use.recalledIds.length && !use.surfacedIds.length) return { graded: [], recalled: 0, surfaced: 0, used: 0 };
+    const use = usageFromTranscript(fs.readFileSync(session.transcript, 'utf8').split('\n'), injected);
+    if (!use.recalledIds.length && !use.surfacedIds.length && !use.injectedIds.length) return { graded: [], recalled: 0, surfaced: 0, used: 0 };
     const store = MemoryStore.open(file, { now });
     try {
       const graded = store.gradeSession({ sessionId: session.id, outcome: session.outcome, ...use });

@@ -3,7 +3,8 @@ import type { Agent } from '../daemon/agents.js';
 import type { Config } from '../daemon/config.js';
 import { memoryMcpConfig, MEMORY_TOOLS_RULE } from './mcp-config.js';
 
-export function claudeArgs(agent: Agent, config: Config, sessionId: string): string[] {
+// `more`: the session's own flags (its state, its hook settings), placed before the variadic ones.
+export function claudeArgs(agent: Agent, config: Config, sessionId: string, more: string[] = []): string[] {
   const args = [
     '-p', agent.prompt,
     // Variadic: it must be followed by another flag, never by the prompt.
@@ -18,6 +19,7 @@ export function claudeArgs(agent: Agent, config: Config, sessionId: string): str
     '--max-budget-usd', String(config.budget.max_usd_per_session),
     // The CLI would keep its own unredacted copy of the session under CLAUDE_CONFIG_DIR/projects.
     '--no-session-persistence',
+    ...more,
     ...config.claude.extra_args,
   ];
   // Last, because --allowedTools takes every value up to the next flag.

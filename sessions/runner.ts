@@ -19,6 +19,9 @@ export type RunnerOptions = {
   maxUsd: number | null;
   tracker: StreamTracker;
   signal?: AbortSignal;
+  // Aborted when a part of the supervisor the session relies on fails (its hook server stopped
+  // answering): the session ends as an internal error, since the CLI would go on unguarded.
+  fail?: AbortSignal;
   onSpawn?: (pid: number) => void;
   onLine?: (line: string) => void;
   onStop?: (reason: StopReason, detail: string) => void;
@@ -138,6 +141,9 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const onAbort = () => stop('canceled', String(o.signal?.reason ?? 'aborted'));
   if (o.signal?.aborted) onAbort();
   else o.signal?.addEventListener('abort', onAbort, { once: true });
+  const onFail = () => stop('internal', String(o.fail?.reason ?? 'a supervisor part failed'));
+  if (o.fail?.aborted) onFail();
+  else o.fail?.addEventListener('abort', onFail, { once: true });
 
   const onLine = (line: string, truncated: boolean) => {
     // A line cut for length may begin mid-secret: it is counted, never written.
@@ -182,6 +188,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   if (idle) clearTimeout(idle);
   clearTimeout(wallClock);
   o.signal?.removeEventListener('abort', onAbort);
+  o.fail?.removeEventListener('abort', onFail);
   if (escalation) await escalation;
   // Whatever way it ended, nothing the session started may outlive it.
   if (sessionProcs(null, o.sessionId).length) killed += await killSession(null, o.sessionId, 1000);

@@ -26,9 +26,11 @@ describe('systemd units', () => {
   test('install writes every unit with this install\'s paths and prints the systemctl line', async (t) => {
     const { dir, units, ran } = await rendered(t, ['--on-calendar', '*-*-* 06,18:00:00']);
     assert.equal(ran.code, 0, ran.stderr);
-    assert.match(ran.stdout, /systemctl daemon-reload && systemctl enable --now nightshift\.timer/);
+    assert.match(ran.stdout, /systemctl daemon-reload && systemctl enable --now nightshift\.timer nightshift-watch\.timer/);
     const names = fs.readdirSync(units).sort();
-    assert.deepEqual(names, ['nightshift-alert@.service', 'nightshift-daemon.service', 'nightshift.service', 'nightshift.timer']);
+    assert.deepEqual(names, [
+      'nightshift-alert@.service', 'nightshift-daemon.service', 'nightshift-watch.service', 'nightshift-watch.timer', 'nightshift.service', 'nightshift.timer',
+    ]);
     const service = fs.readFileSync(path.join(units, 'nightshift.service'), 'utf8');
     assert.ok(!/\{\{/.test(names.map((n) => fs.readFileSync(path.join(units, n), 'utf8')).join('')), 'every placeholder filled');
     assert.match(service, new RegExp(`ExecStart=${process.execPath} ${ROOT}/dist/daemon/bin.js tick --config ${dir}/nightshift.yaml`));
@@ -37,6 +39,36 @@ describe('systemd units', () => {
     const timeout = Number(/TimeoutStartSec=(\d+)s/.exec(service)![1]);
     assert.ok(timeout > 1800, `TimeoutStartSec ${timeout}`);
     assert.match(fs.readFileSync(path.join(units, 'nightshift.timer'), 'utf8'), /OnCalendar=\*-\*-\* 06,18:00:00\nPersistent=true/);
+    // The watch runs the doctor on its own schedule; the alert reports the failed unit (%i), and
+    // neither stops on a missing folder, which is what they are there to report.
+    const watch = fs.readFileSync(path.join(units, 'nightshift-watch.service'), 'utf8');
+    assert.match(watch, new RegExp(`ExecStart=${process.execPath} ${ROOT}/dist/daemon/bin.js doctor --alert --config ${dir}/nightshift.yaml`));
+    assert.match(watch, new RegExp(`ReadWritePaths=-${dir}/vault -${dir}/state -${dir}/logs\n`));
+    assert.match(watch, new RegExp(`WorkingDirectory=-${dir}\n`));
+    assert.doesNotMatch(watch, /^OnFailure=/m);
+    assert.match(fs.readFileSync(path.join(units, 'nightshift-watch.timer'), 'utf8'), /OnCalendar=\*-\*-\* \*:17:00\n[\s\S]*Unit=nightshift-watch\.service/);
+    const alert = fs.readFileSync(path.join(units, 'nightshift-alert@.service'), 'utf8');
+    assert.match(alert, /ExecStart=\S+ \S+ alert --unit %i --config /);
+    assert.match(service, /OnFailure=nightshift-alert@%n\.service/);
+  });
+
+  test('install warns, on stderr, of each folder under /tmp or /var/tmp, which PrivateTmp= hides', async (t) => {
+    const { dir, ran } = await rendered(t);
+    assert.equal(ran.code, 0, ran.stderr);
+    // tempDir lives under os.tmpdir(); this test is only meaningful there.
+    if (!/^\/(var\/)?tmp\//.test(dir)) return t.skip(`the temp dir ${dir} is not under /tmp`);
+    for (const key of ['vault', 'state_dir', 'log_dir']) assert.match(ran.stderr, new RegExp(`warning: ${key} \\S+ is under /tmp or /var/tmp, which the units' PrivateTmp= hides`));
+    assert.doesNotMatch(ran.stdout, /warning/);
+  });
+
+  test('no warning for a site under /srv-like paths', async (t) => {
+    const { dir, env } = await rendered(t);
+    const site = '/srv/nightshift-test-site-never-created';
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `vault: ${site}/vault\nstate_dir: ${site}/state\nlog_dir: ${dir}/logs\n`);
+    const ran = await nightshift(['systemd', 'print'], env, dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.doesNotMatch(ran.stderr, /warning: (vault|state_dir)/);
+    assert.match(ran.stderr, /warning: log_dir /);
   });
 
   test('every rendered unit passes systemd-analyze verify', async (t) => {

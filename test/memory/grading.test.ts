@@ -17,7 +17,7 @@ test('a recalled memory is used when later text carries its own words, not just 
     say('Checking the staging database port now.'),
     other({ command: 'psql -h staging -p 5433 # PostgreSQL 16 via pgbouncer' }),
   ];
-  assert.deepEqual(usageFromTranscript(lines), { recalledIds: [7, 8], surfacedIds: [], usedIds: [7] });
+  assert.deepEqual(usageFromTranscript(lines), { recalledIds: [7, 8], surfacedIds: [], injectedIds: [], usedIds: [7] });
 });
 
 test('an id named later (#12, or as a memory tool argument) is a use; a result before the call is not', () => {
@@ -41,5 +41,11 @@ test('wander results are surfaced, not recalled; an error result and unrelated t
     say('The kiln fires stoneware glaze at 1200 degrees, noted.'),
     'not json at all',
   ];
-  assert.deepEqual(usageFromTranscript(lines), { recalledIds: [], surfacedIds: [4, 5], usedIds: [4] });
+  assert.deepEqual(usageFromTranscript(lines), { recalledIds: [], surfacedIds: [4, 5], injectedIds: [], usedIds: [4] });
+});
+
+test('memories injected by session-state count as shown: used when the agent carries their words', () => {
+  const injected = [{ id: 20, text: 'The operator prefers short commit messages in the imperative mood' }, { id: 21, text: 'Bird feeder refills happen on Saturdays' }];
+  const lines = [say('Writing commit messages short and in the imperative mood, as the operator prefers.')];
+  assert.deepEqual(usageFromTranscript(lines, injected), { recalledIds: [], surfacedIds: [], injectedIds: [20, 21], usedIds: [20] });
 });

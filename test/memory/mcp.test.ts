@@ -35,16 +35,16 @@ async function connect(t: TestContext, ws: Ws): Promise<{ client: Client; stderr
 
 const structured = (r: any) => r.structuredContent as any;
 
-test('lists five tools, each with a title, described input schema, output schema and hints', async (t) => {
+test('lists the twelve tools, each with a title, described input schema, output schema and hints', async (t) => {
   const { client } = await connect(t, memoryWorkspace(t));
   assert.equal(client.getServerVersion()?.name, 'nightshift_memory');
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((x) => x.name).sort(), ['link', 'observe', 'query', 'recall', 'stats']);
+  assert.deepEqual(tools.map((x) => x.name).sort(), ['believe', 'contradict', 'link', 'observe', 'predict', 'query', 'recall', 'resolve', 'review', 'stats', 'threads', 'wander']);
   for (const tool of tools) {
     assert.ok(tool.title && tool.description, `${tool.name} has a title and description`);
     assert.ok(tool.outputSchema, `${tool.name} has an output schema`);
     for (const [k, v] of Object.entries(tool.inputSchema.properties ?? {})) assert.ok((v as any).description, `${tool.name}.${k} is described`);
-    const readOnly = ['query', 'recall', 'stats'].includes(tool.name);
+    const readOnly = ['query', 'recall', 'stats', 'wander'].includes(tool.name);
     assert.equal(tool.annotations?.readOnlyHint, readOnly, `${tool.name} readOnlyHint`);
     if (!readOnly) assert.equal(tool.annotations?.destructiveHint, false, `${tool.name} destructiveHint`);
   }
@@ -141,7 +141,7 @@ test('an unknown tool and an unknown method are JSON-RPC errors', async (t) => {
   await assert.rejects(client.callTool({ name: 'forget_everything', arguments: {} }), (err: unknown) => {
     assert.ok(err instanceof McpError);
     assert.equal(err.code, -32602);
-    assert.match(err.message, /Unknown tool: forget_everything\. Tools: observe, query, recall, link, stats/);
+    assert.match(err.message, /Unknown tool: forget_everything\. Tools: observe, query, recall, link, stats, believe, contradict, predict, resolve, review, threads, wander/);
     return true;
   });
   await assert.rejects(client.request({ method: 'memory/dump', params: {} }, z.object({}).loose()), (err: unknown) => {
@@ -150,7 +150,7 @@ test('an unknown tool and an unknown method are JSON-RPC errors', async (t) => {
     return true;
   });
   // Still serving.
-  assert.equal((await client.listTools()).tools.length, 5);
+  assert.equal((await client.listTools()).tools.length, 12);
 });
 
 // 100 lines no client library would send: not JSON, JSON that is not JSON-RPC, and JSON-RPC with
