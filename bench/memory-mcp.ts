@@ -11,14 +11,18 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { BIN, ROOT } from '../test/helpers.js';
 
 export type Latency = { calls: number; p50_ms: number; p95_ms: number };
-export type SizeRow = { memories: number; query: Latency; observe: Latency };
+// load_avg: the 1-minute load average when the row was measured; on a shared machine it explains
+// more of the spread than the store does.
+// ping: the bare MCP round trip with the same client and process pair, the floor under both calls.
+export type SizeRow = { memories: number; query: Latency; observe: Latency; ping: Latency; load_avg: number };
 export type OurRow = SizeRow & { memories_in_store: number };
 export type McpBenchReport = {
   calls: number;
+  cpus: number;
   nightshift: OurRow[];
   reference: SizeRow[];
   import_lines_per_s: number[];
-  soak: { observes: number; first_decile_p50_ms: number; last_decile_p50_ms: number; growth: number };
+  soak: { observes: number; first_decile_p50_ms: number; last_decile_p50_ms: number; growth: number; load_avg: number };
   targets: Record<string, { target: string; value: number; met: boolean }>;
 };
 
@@ -31,6 +35,7 @@ export function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
 }
 
+const load = () => Math.round(os.loadavg()[0] * 100) / 100;
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const latency = (xs: number[]): Latency => ({ calls: xs.length, p50_ms: round(percentile(xs, 0.5)), p95_ms: round(percentile(xs, 0.95)) });
 
@@ -115,6 +120,16 @@ async function connect(command: string, args: string[], env: Record<string, stri
   return client;
 }
 
+async function timePings(client: Client, n: number): Promise<Latency> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await client.ping();
+    out.push(performance.now() - t0);
+  }
+  return latency(out);
+}
+
 async function timeCalls(client: Client, calls: Array<{ name: string; arguments: Record<string, unknown> }>): Promise<number[]> {
   const out: number[] = [];
   for (const c of calls) {
@@ -128,7 +143,7 @@ async function timeCalls(client: Client, calls: Array<{ name: string; arguments:
 
 const WARMUP = 20;
 
-async function measureNightshift(corpus: Corpus, stored: string[], calls: number, ws: ReturnType<typeof workspace>): Promise<{ query: Latency; observe: Latency; memories_in_store: number }> {
+async function measureNightshift(corpus: Corpus, stored: string[], calls: number, ws: ReturnType<typeof workspace>): Promise<{ query: Latency; observe: Latency; ping: Latency; memories_in_store: number }> {
   const client = await connect(process.execPath, [BIN, 'mcp', '--config', ws.config], ws.env, ws.dir);
   try {
     // What the store really holds (the gate may have merged some of the generated lines).
@@ -140,7 +155,7 @@ async function measureNightshift(corpus: Corpus, stored: string[], calls: number
     await timeCalls(client, fresh.slice(0, WARMUP).map((text) => ({ name: 'observe', arguments: { text } })));
     const observe = await timeCalls(client, fresh.slice(WARMUP).map((text) => ({ name: 'observe', arguments: { text } })));
     stored.push(...fresh);
-    return { query: latency(query), observe: latency(observe), memories_in_store };
+    return { query: latency(query), observe: latency(observe), ping: await timePings(client, calls), memories_in_store };
   } finally {
     await client.close();
   }
@@ -161,7 +176,7 @@ async function measureReference(corpus: Corpus, n: number, calls: number): Promi
       const o = () => ({ name: 'create_entities', arguments: { entities: [{ name: `memory-${k++}`, entityType: 'observation', observations: [corpus.sentence()] }] } });
       await timeCalls(client, Array.from({ length: WARMUP }, o));
       const observe = await timeCalls(client, Array.from({ length: calls }, o));
-      return { memories: n, query: latency(query), observe: latency(observe) };
+      return { memories: n, query: latency(query), observe: latency(observe), ping: await timePings(client, calls), load_avg: load() };
     } finally {
       await client.close();
     }
@@ -176,11 +191,14 @@ async function soak(corpus: Corpus, n: number): Promise<McpBenchReport['soak']> 
   try {
     const client = await connect(process.execPath, [BIN, 'mcp', '--config', ws.config], ws.env, ws.dir);
     try {
-      const times = await timeCalls(client, Array.from({ length: n }, () => ({ name: 'observe', arguments: { text: corpus.sentence() } })));
+      const observe = () => ({ name: 'observe', arguments: { text: corpus.sentence() } });
+      // Warm up first, so the first decile is steady state and not JIT compilation.
+      await timeCalls(client, Array.from({ length: WARMUP }, observe));
+      const times = await timeCalls(client, Array.from({ length: n }, observe));
       const d = Math.floor(n / 10);
       const first = percentile(times.slice(0, d), 0.5);
       const last = percentile(times.slice(n - d), 0.5);
-      return { observes: n, first_decile_p50_ms: round(first), last_decile_p50_ms: round(last), growth: round(last / first) };
+      return { observes: n, first_decile_p50_ms: round(first), last_decile_p50_ms: round(last), growth: round(last / first), load_avg: load() };
     } finally {
       await client.close();
     }
@@ -196,7 +214,7 @@ export async function memoryMcpBench(o: McpBenchOptions = {}): Promise<McpBenchR
   const calls = o.calls ?? 200;
   const sizes = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
   const corpus = new Corpus();
-  const report: McpBenchReport = { calls, nightshift: [], reference: [], import_lines_per_s: [], soak: { observes: 0, first_decile_p50_ms: 0, last_decile_p50_ms: 0, growth: 0 }, targets: {} };
+  const report: McpBenchReport = { calls, cpus: os.cpus().length, nightshift: [], reference: [], import_lines_per_s: [], soak: { observes: 0, first_decile_p50_ms: 0, last_decile_p50_ms: 0, growth: 0, load_avg: 0 }, targets: {} };
   const fmt = (l: Latency) => `p50 ${l.p50_ms.toFixed(2)} ms, p95 ${l.p95_ms.toFixed(2)} ms`;
 
   // One store grows through the sizes: import up to the size, then measure.
@@ -209,8 +227,8 @@ export async function memoryMcpBench(o: McpBenchOptions = {}): Promise<McpBenchR
       stored.push(...add);
       report.import_lines_per_s.push(rate);
       const m = await measureNightshift(corpus, stored, calls, ws);
-      report.nightshift.push({ memories: size, ...m });
-      log(`memory mcp @${size} (${m.memories_in_store} in the store): query ${fmt(m.query)}; observe ${fmt(m.observe)} (imported ${add.length} at ${rate} lines/s)`);
+      report.nightshift.push({ memories: size, ...m, load_avg: load() });
+      log(`memory mcp @${size} (${m.memories_in_store} in the store): query ${fmt(m.query)}; observe ${fmt(m.observe)}; ping p50 ${m.ping.p50_ms.toFixed(2)} ms (imported ${add.length} at ${rate} lines/s; load ${load()})`);
     }
   } finally {
     fs.rmSync(ws.dir, { recursive: true, force: true });
@@ -219,11 +237,11 @@ export async function memoryMcpBench(o: McpBenchOptions = {}): Promise<McpBenchR
   for (const size of [1_000, 10_000]) {
     const r = await measureReference(corpus, size, calls);
     report.reference.push(r);
-    log(`reference server-memory @${size}: search_nodes ${fmt(r.query)}; create_entities ${fmt(r.observe)}`);
+    log(`reference server-memory @${size}: search_nodes ${fmt(r.query)}; create_entities ${fmt(r.observe)}; ping p50 ${r.ping.p50_ms.toFixed(2)} ms (load ${r.load_avg})`);
   }
 
   report.soak = await soak(corpus, o.soak ?? 10_000);
-  log(`memory mcp soak: ${report.soak.observes} observes, first decile p50 ${report.soak.first_decile_p50_ms} ms, last ${report.soak.last_decile_p50_ms} ms: growth ${report.soak.growth}`);
+  log(`memory mcp soak: ${report.soak.observes} observes, first decile p50 ${report.soak.first_decile_p50_ms} ms, last ${report.soak.last_decile_p50_ms} ms: growth ${report.soak.growth} (load ${report.soak.load_avg})`);
 
   const at = (n: number) => report.nightshift.find((r) => r.memories === n);
   const target = (name: string, value: number | undefined, limit: number, unit: string) => {
