@@ -91,7 +91,7 @@ export async function recallAfterDream(dataDir = LOCOMO_DEV): Promise<{ question
         const score = async (into: Recall) => {
           for (const q of qs) {
             const seen = new Set<string>();
-            for (const r of await store.query(q.question, { limit: 20 })) if (!process.env.DROP_INSIGHT || r.category !== "insight") for (const s of r.sources) seen.add(s);
+            for (const r of await store.query(q.question, { limit: 20 })) for (const s of r.sources) seen.add(s);
             const ranked = [...seen];
             for (const k of DEPTHS) {
               const top = new Set(ranked.slice(0, k));
@@ -100,7 +100,7 @@ export async function recallAfterDream(dataDir = LOCOMO_DEV): Promise<{ question
           }
         };
         await score(sums.before);
-        dreams.push((await dream(store, { failPhase: (process.env.DREAM_FAIL as any) ?? null })).phases);
+        dreams.push((await dream(store)).phases);
         await score(sums.after);
         n += qs.length;
       } finally {

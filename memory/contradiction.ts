@@ -7,7 +7,7 @@ import { contentTerms } from './text.js';
 
 export type Verdict = { contradicts: boolean; score: number; reason: string };
 
-const NEGATION = /\b(?:not|no|never|none|nobody|nothing|neither|nor|nowhere|cannot|without|stopped|quit|longer)\b|n['’]t\b/g;
+const NEGATION = /\b(?:not|no|never|none|nobody|nothing|neither|nor|nowhere|cannot|without|stopped|quit)\b|n['’]t\b/g;
 // Word pairs that flip a claim's polarity; either order.
 const ANTONYMS: Array<[string, string]> = [
   ['true', 'false'], ['always', 'never'], ['enabled', 'disabled'], ['enable', 'disable'], ['open', 'closed'], ['up', 'down'],
@@ -41,7 +41,8 @@ export function heuristicVerdict(a: string, b: string): Verdict {
   for (const t of ta) if (tb.has(t)) shared++;
   const overlap = Math.min(ta.size, tb.size) ? shared / Math.min(ta.size, tb.size) : 0;
   const no = { contradicts: false, score: 0, reason: '' };
-  if (shared < MIN_SHARED || overlap < SAME_TOPIC) return { ...no, reason: `different topics (overlap ${overlap.toFixed(2)})` };
+  // Short claims ("Melanie is married") share fewer words; all of the smaller one is enough then.
+  if (shared < Math.min(MIN_SHARED, ta.size, tb.size) || !shared || overlap < SAME_TOPIC) return { ...no, reason: `different topics (overlap ${overlap.toFixed(2)})` };
   if (negations(a) % 2 !== negations(b) % 2) return { contradicts: true, score: round(overlap), reason: 'one negates what the other asserts' };
   const wa = new Set(contentTerms(a, 200).concat(a.toLowerCase().match(/\b[a-z]+\b/g) ?? []));
   const wb = new Set(contentTerms(b, 200).concat(b.toLowerCase().match(/\b[a-z]+\b/g) ?? []));
@@ -106,7 +107,7 @@ export async function geminiVerdicts(pairs: Array<[string, string]>, g: GeminiCh
     throw new GeminiError('GEMINI_MALFORMED', `Expected a JSON array from Gemini, got ${JSON.stringify((text ?? '').slice(0, 100))}`);
   }
   if (!Array.isArray(parsed)) throw new GeminiError('GEMINI_MALFORMED', `Expected a JSON array from Gemini, got ${typeof parsed}`);
-  const out: Array<Verdict | undefined> = new Array(pairs.length);
+  const out: Array<Verdict | undefined> = Array.from({ length: pairs.length }, () => undefined);
   for (const item of parsed as any[]) {
     const i = Number(item?.pair) - 1;
     if (!Number.isInteger(i) || i < 0 || i >= pairs.length || typeof item?.contradicts !== 'boolean') continue;

@@ -198,7 +198,7 @@ export function extractive(texts: string[]): string {
     }
   });
   const central = texts[best].length > 300 ? `${texts[best].slice(0, 300)}…` : texts[best];
-  return process.env.ABS_MODE === 'label' ? `Recurring across ${texts.length} memories: ${shared.join(', ')}` : `Recurring across ${texts.length} memories${shared.length ? ` (${shared.join(', ')})` : ''}: ${central}`;
+  return `Recurring across ${texts.length} memories${shared.length ? ` (${shared.join(', ')})` : ''}: ${central}`;
 }
 
 async function geminiAbstract(texts: string[], g: { models: GeminiModels; model: string }): Promise<string> {

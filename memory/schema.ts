@@ -162,6 +162,24 @@ export const MIGRATIONS: string[] = [
     metrics TEXT NOT NULL
   );
   `,
+  // 4: derived memories (a dream's abstractions) are reached through their members, not by their
+  // own words: they stay out of the memory text index, so they never shift BM25 or crowd out evidence.
+  `
+  ALTER TABLE memories ADD COLUMN derived INTEGER NOT NULL DEFAULT 0 CHECK (derived IN (0, 1));
+  DROP TRIGGER memories_fts_insert;
+  DROP TRIGGER memories_fts_delete;
+  DROP TRIGGER memories_fts_update;
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories WHEN new.derived = 0 BEGIN
+    INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories WHEN old.derived = 0 BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories WHEN old.derived = 0 BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+  END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
