@@ -7,6 +7,7 @@ import type { Config } from '../daemon/config.js';
 import { EXIT, NightshiftError, UsageError } from '../daemon/errors.js';
 import type { Logger } from '../logs/logger.js';
 import { memoryDbPath } from './db-path.js';
+import { LEARNING_FLAGS, LEARNING_SUBS, learningCommand, type LearningFlags } from './learning-cli.js';
 import { makeEmbedder, type EmbedderConfig } from './embedders.js';
 import { parseImportLine, type LineProblem } from './jsonl.js';
 import { runMcpServer } from './mcp-stdio.js';
@@ -64,7 +65,7 @@ export async function openMemoryStore(config: Config, env: NodeJS.ProcessEnv, lo
   }
 }
 
-async function withStore<T>(config: Config, io: MemoryIo, fn: (s: MemoryStore) => Promise<T>): Promise<T> {
+export async function withStore<T>(config: Config, io: MemoryIo, fn: (s: MemoryStore) => Promise<T>): Promise<T> {
   const store = await openMemoryStore(config, io.env, io.logger);
   try {
     return await fn(store).catch(refusal);
@@ -104,8 +105,15 @@ const SUB_FLAGS: Record<string, Array<keyof MemoryFlags>> = {
 /** Runs `nightshift memory <sub> ...`; returns the exit code. */
 export async function memoryCommand(config: Config, positionals: string[], flags: MemoryFlags, io: MemoryIo): Promise<number> {
   const [sub, ...args] = positionals;
+  if ((LEARNING_SUBS as readonly string[]).includes(sub)) {
+    const learning = sub as (typeof LEARNING_SUBS)[number];
+    for (const [k, v] of Object.entries(flags)) {
+      if (v !== undefined && k !== 'config' && !LEARNING_FLAGS[learning].includes(k)) throw new UsageError(`\`memory ${sub}\` does not take --${k}. See \`nightshift memory --help\`.`);
+    }
+    return learningCommand(config, learning, args, flags as LearningFlags, io, withStore);
+  }
   const allowed = sub ? SUB_FLAGS[sub] : undefined;
-  if (!allowed) throw new UsageError(`Expected \`nightshift memory observe|query|recall|stats|import|export\`, got ${sub ? `\`${sub}\`` : 'nothing'}. See \`nightshift memory --help\`.`);
+  if (!allowed) throw new UsageError(`Expected \`nightshift memory observe|query|recall|stats|import|export|${LEARNING_SUBS.join('|')}\`, got ${sub ? `\`${sub}\`` : 'nothing'}. See \`nightshift memory --help\`.`);
   for (const k of FLAG_KEYS) {
     if (flags[k] !== undefined && !allowed.includes(k)) throw new UsageError(`\`memory ${sub}\` does not take --${k}. See \`nightshift memory --help\`.`);
   }
@@ -193,6 +201,8 @@ async function stats(config: Config, flags: MemoryFlags, io: MemoryIo): Promise<
       `observations  ${s.observations}`,
       `edges         ${s.edges}`,
       `tombstones    ${s.tombstones}`,
+      `recall        mean retrievability ${s.retrievability.mean.toFixed(2)} (${s.retrievability.below_half} below 0.5), ${s.overdue} overdue, ${s.reviews} reviews`,
+      `learning      ${s.threads_open} open threads, ${s.predictions_open} open predictions, ${s.contradiction_candidates} contradiction candidates`,
       `embeddings    ${s.embedded} (${s.embedding_model ?? 'none'})`,
       ...Object.entries(s.by_category).map(([c, n]) => `  ${c.padEnd(12)} ${n}`),
     ].join('\n'));
