@@ -131,3 +131,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     recallAfterDream().then((r) => process.stdout.write(`${JSON.stringify(r)}\n`));
   }
 }
+
+/** `npm run bench` (only=dream): dream at 10k and 100k memories and LoCoMo recall before/after, printed and returned. */
+export async function dreamBenchAll(): Promise<{ sizes: DreamSizeReport[]; recall: Awaited<ReturnType<typeof recallAfterDream>> }> {
+  const sizes = dreamBench();
+  const recall = await recallAfterDream();
+  process.stdout.write(`${formatDream(sizes, recall)}\n`);
+  return { sizes, recall };
+}

@@ -191,4 +191,5 @@ if (!only || only === 'memory-recall') {
   }
 }
 if (!only || only === 'hooks') report.hooks = await (await import('./hooks.js')).hooksBench();
+if (!only || only === 'dream') report.dream = await (await import('./dream.js')).dreamBenchAll();
 if (process.argv.includes('--json')) console.log(JSON.stringify(report));
