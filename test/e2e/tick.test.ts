@@ -55,7 +55,13 @@ describe('tick', () => {
     const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: slow\n` }));
     writeAgent(ws, 'slow', 'SCENARIO=slow-tool SLEEP=3', { allowed_tools: ['Bash'] });
     const runs = await Promise.all(Array.from({ length: 10 }, () => nightshift(['tick', '--json'], ws.env, ws.dir)));
-    const results = runs.map((r) => ({ code: r.code, ...JSON.parse(r.stdout), events: logEvents(r.stderr) }));
+    const results = runs.map((r) => {
+      try {
+        return { code: r.code, ...JSON.parse(r.stdout), events: logEvents(r.stderr) };
+      } catch {
+        throw new Error(`a tick printed no JSON (exit ${r.code}, signal ${r.signal}):\n${r.stderr}`);
+      }
+    });
     const sessions = results.filter((r) => r.action === 'session');
     const locked = results.filter((r) => r.action === 'skip' && /^locked/.test(r.reason));
     assert.equal(sessions.length, 1, JSON.stringify(results.map((r) => r.reason)));
