@@ -1,38 +1,60 @@
-// `npm run demo`: one offline session, end to end. Starts the loopback imitation of the API,
-// makes a temporary vault with an example agent, runs the built `nightshift run` against it with
-// the real Claude Code CLI, and prints the outcome and where the logs went.
+// `npm run demo`: one offline session, end to end. Starts the loopback imitations of the Anthropic
+// API and of Discord, makes a temporary vault (a git clone of a bare remote) with an example agent,
+// runs the built `nightshift run` against it with the real Claude Code CLI, and shows what it left:
+// the note in the vault and its commit, the memory it stored, the session state the next session
+// starts with, and the report Discord received.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFakeApi } from './fake-api.js';
+import { startFakeDiscord } from './fake-discord.js';
+import { git, makeRepos } from './git-helpers.js';
 import { claudeTestEnv, configYaml, nightshift } from './helpers.js';
 
 const api = await startFakeApi();
+const discord = await startFakeDiscord();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-demo-'));
+const say = (title: string, body: string) => process.stdout.write(`\n== ${title} ==\n${body.trimEnd()}\n`);
 try {
-  for (const d of ['vault', 'prompts']) fs.mkdirSync(path.join(dir, d));
-  fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml());
+  fs.mkdirSync(path.join(dir, 'prompts'));
+  makeRepos(dir, path.join(dir, 'vault'));
+  fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ discord: { api_base: `${discord.apiBase}` } }));
+  // The imitation API plays the model: it writes a note, stores what it learned, and reports.
+  api.script('demo', ({ turn, lastToolResult }) => {
+    if (turn === 0) return { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: "printf '# Hello\\nWritten by the demo agent.\\n' > hello.md" } }] };
+    if (turn === 1) return { kind: 'message', blocks: [{ type: 'tool_use', name: 'mcp__nightshift_memory__observe', input: { text: 'The vault greets visitors in hello.md', category: 'project' } }] };
+    return {
+      kind: 'message',
+      blocks: [{ type: 'text', text: `Wrote hello.md and remembered it (${lastToolResult ? 'stored' : 'not stored'}).\nOBSERVE: hello.md is the vault's front page\nTHREAD: link hello.md from an index note` }],
+    };
+  });
   fs.writeFileSync(
     path.join(dir, 'prompts', 'demo.md'),
-    `---\ndescription: "Writes a note into the vault (the imitation API plays the model)."\nallowed_tools: ["Bash"]\n---\nSCENARIO=write FILE=hello.md CONTENT=hello-from-nightshift\n`,
+    `---\ndescription: "Writes a note, remembers it (the imitation API plays the model)."\nallowed_tools: ["Bash"]\n---\nSCENARIO=demo\n`,
   );
-  process.stderr.write(`nightshift demo: imitation API on ${api.url}, workspace ${dir}\n`);
-  const ran = await nightshift(['run', 'demo', '--json'], claudeTestEnv(dir, api.url), dir);
+  const env = { ...claudeTestEnv(dir, api.url), DISCORD_WEBHOOK_URL: discord.webhookUrl };
+  process.stderr.write(`nightshift demo: imitation API on ${api.url}, Discord on ${discord.apiBase}, workspace ${dir}\n`);
+  const ran = await nightshift(['run', 'demo', '--json'], env, dir);
   const r = JSON.parse(ran.stdout);
   const day = r.started_at.slice(0, 10);
-  process.stdout.write(
-    [
-      `outcome     ${r.outcome} (exit ${ran.code})`,
-      `cost        $${r.cost_usd.toFixed(4)}${r.cost_estimated ? ' (estimated)' : ''}, ${r.turns} turns, ${r.duration_ms} ms`,
-      `result      ${r.result}`,
-      `vault file  ${path.join(dir, 'vault', 'hello.md')}: ${fs.readFileSync(path.join(dir, 'vault', 'hello.md'), 'utf8').trim()}`,
-      `daily log   ${path.join(dir, 'logs', `${day}.log`)}`,
-      `transcript  ${r.transcript}`,
-      `ledger      ${path.join(dir, 'state', 'ledger.db')}  (try: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} node dist/daemon/bin.js sessions)`,
-      '',
-    ].join('\n'),
-  );
+  say('session', [
+    `outcome     ${r.outcome} (exit ${ran.code})`,
+    `cost        $${r.cost_usd.toFixed(4)}${r.cost_estimated ? ' (estimated)' : ''}, ${r.turns} turns, ${r.duration_ms} ms`,
+    `result      ${r.result}`,
+    `vault file  ${path.join(dir, 'vault', 'hello.md')}`,
+    `commit      ${git(path.join(dir, 'vault'), 'log', '-1', '--format=%h %s')} (pushed to ${path.join(dir, 'remote.git')})`,
+    `daily log   ${path.join(dir, 'logs', `${day}.log`)}`,
+    `transcript  ${r.transcript}`,
+  ].join('\n'));
+  const memory = await nightshift(['memory', 'query', 'vault front page hello', '--limit', '5'], env, dir);
+  say('memory (nightshift memory query "vault front page hello")', memory.stdout || memory.stderr);
+  const state = await nightshift(['state', '--agent', 'demo'], env, dir);
+  say('session state the next session starts with (nightshift state --agent demo)', state.stdout || state.stderr);
+  const embed = discord.messages.at(-1)?.body?.embeds?.[0];
+  say('Discord report (received by the loopback Discord)', embed ? [embed.title, embed.description ?? '', ...(embed.fields ?? []).map((f: { name: string; value: string }) => `${f.name}: ${f.value}`)].join('\n') : 'none received');
+  process.stdout.write(`\nTry: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} node dist/daemon/bin.js status\n`);
   process.exitCode = ran.code ?? 1;
 } finally {
   await api.close();
+  await discord.close();
 }
