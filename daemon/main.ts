@@ -15,7 +15,7 @@ import { formatDuration, parseDuration } from './duration.js';
 import { ConfigError, EXIT, LockedError, NightshiftError, UsageError } from './errors.js';
 import type { GitReport } from './git-sync.js';
 import type { LockOwner } from './lock.js';
-import { installUnits, privateTmpWarnings, renderUnits } from './systemd.js';
+import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits } from './systemd.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import { budgetReport } from './budget-report.js';
 import { reconcile } from './reconcile.js';
@@ -28,6 +28,7 @@ type Flags = {
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
   source?: string; category?: string; tags?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
   agent?: string;
+  confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string;
 };
 
 const OPTIONS = {
@@ -47,6 +48,13 @@ const OPTIONS = {
   tags: { type: 'string' },
   explain: { type: 'boolean' },
   'include-faded': { type: 'boolean' },
+  confidence: { type: 'string' },
+  note: { type: 'string' },
+  due: { type: 'string' },
+  solo: { type: 'boolean' },
+  seed: { type: 'string' },
+  steps: { type: 'string' },
+  approve: { type: 'string' },
   agent: { type: 'string' },
   alert: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -67,7 +75,7 @@ const ALLOWED: Record<string, Array<keyof Flags>> = {
   systemd: ['config', 'user', 'on-calendar', 'prefix'],
   alert: ['config', 'unit'],
   doctor: ['config', 'json', 'alert'],
-  memory: ['config', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded'],
+  memory: ['config', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
   mcp: ['config'],
   state: ['config', 'json', 'agent'],
   hook: ['config'],
@@ -168,7 +176,8 @@ export async function main(deps: MainDeps): Promise<number> {
     const [{ configPath, loadConfig }, { createLogger }] = await Promise.all([import('./config.js'), import('../logs/logger.js')]);
     const config = loadConfig(configPath(flags.config, deps.env, deps.cwd));
     const level = logLevel(deps.env.NIGHTSHIFT_LOG_LEVEL);
-    logger = createLogger({ redact, logDir: config.log_dir, timezone: config.budget.timezone, level: level.level, journal });
+    // `systemd install` runs as root: it must not make the log folder, or today's file, root's.
+    logger = createLogger({ redact, logDir: command === 'systemd' ? null : config.log_dir, timezone: config.budget.timezone, level: level.level, journal });
     if (level.warning) logger.warn({ event: 'bad_log_level' }, level.warning);
     switch (command) {
       case 'run':
@@ -354,7 +363,10 @@ async function cmdSystemd(config: Config, positionals: string[], flags: Flags, i
     return EXIT.OK;
   }
   const files = installUnits(units, flags.prefix ?? '/etc/systemd/system');
-  io.out([...files.map((f) => `wrote ${f}`), '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
+  // Staging elsewhere (--prefix) makes no folders; the real install makes the missing ones.
+  const site = flags.prefix ? { made: [], warnings: [] } : makeWritablePaths(config, flags.user);
+  for (const w of site.warnings) err(`${io.redact(w)}\n`);
+  io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
   return EXIT.OK;
 }
 

@@ -70,3 +70,40 @@ export function installUnits(units: Array<{ name: string; text: string }>, prefi
     return file;
   });
 }
+
+// The service user's uid and gid from /etc/passwd, or null when it has no entry there.
+function passwdEntry(user: string, passwd = '/etc/passwd'): { uid: number; gid: number } | null {
+  let text = '';
+  try {
+    text = fs.readFileSync(passwd, 'utf8');
+  } catch {
+    return null;
+  }
+  const line = text.split('\n').find((l) => l.split(':')[0] === user);
+  return line ? { uid: Number(line.split(':')[2]), gid: Number(line.split(':')[3]) } : null;
+}
+
+// A ReadWritePaths= entry that does not exist fails the unit with 226/NAMESPACE, so `install`
+// makes the missing folders, owned by the service user when it runs as root. Folders that exist
+// are left as they are. Returns one line per folder made, and warnings.
+export function makeWritablePaths(c: Config, user = os.userInfo().username, passwd?: string): { made: string[]; warnings: string[] } {
+  const made: string[] = [];
+  const warnings: string[] = [];
+  const owner = process.getuid?.() === 0 ? passwdEntry(user, passwd) : null;
+  if (process.getuid?.() === 0 && !owner) warnings.push(`warning: user ${user} has no entry in /etc/passwd: the folders made are owned by root; chown them to the service user`);
+  for (const p of writablePaths(c)) {
+    if (fs.existsSync(p)) {
+      const uid = fs.statSync(p).uid;
+      if (owner && uid !== owner.uid) warnings.push(`warning: ${p} is owned by uid ${uid}, not ${user}: the units write there as ${user}; chown it unless its mode lets them`);
+      continue;
+    }
+    const first = fs.mkdirSync(p, { recursive: true }) ?? p;
+    // Every folder made, from the first one down to p.
+    for (let d = p; ; d = path.dirname(d)) {
+      if (owner) fs.chownSync(d, owner.uid, owner.gid);
+      if (d === first || d === path.dirname(d)) break;
+    }
+    made.push(p);
+  }
+  return { made, warnings };
+}
