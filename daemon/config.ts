@@ -82,6 +82,9 @@ const MemorySchema = z
     db: nonEmpty.optional(),
     // The offline vector arm (memory/embedders.ts); Gemini takes over whenever GEMINI_API_KEY is set.
     embeddings: z.enum(['auto', 'none', 'use'], { error: 'Expected one of `auto`, `none`, `use`' }).default(DEFAULTS.memory.embeddings),
+    // Memory pressure that makes a tick with nothing due dream instead (memory/pressure.ts).
+    dream_after: posInt.default(DEFAULTS.memory.dream_after),
+    dream_every: duration(60_000).prefault(DEFAULTS.memory.dream_every),
     gate: z
       .strictObject({ merge: fraction.default(DEFAULTS.memory.gate.merge), link: fraction.default(DEFAULTS.memory.gate.link) })
       .refine((g) => g.link <= g.merge, { message: 'Expected `link` to be at most `merge`', path: ['link'] })

@@ -30,6 +30,8 @@ export const DEFAULTS = {
   memory: {
     db: 'memory.db', // inside state_dir
     embeddings: 'auto', // the offline vector arm: auto (= none, as measured), none, use
+    dream_after: 200, // observations since the last dream
+    dream_every: '24h', // since the last dream (with anything new observed)
     gate: { merge: 0.9, link: 0.5 },
     recall: {
       rrf_k: 1,

@@ -272,6 +272,7 @@ async function cmdTick(config: Config, flags: Flags, io: Io, logger: Logger, env
   const r = await withStopSignal(logger, 'ending the session', (signal) => tick(config, runDeps(io, logger, env, signal)));
   if (flags.json) io.out(JSON.stringify(r));
   else if (r.action === 'skip') io.out(`skip: ${r.reason}`);
+  else if (r.action === 'dream') io.out(`dream: ${r.dream?.ok ? 'ok' : 'failed'} (${r.reason})${r.dream?.error ? `: ${r.dream.error}` : ''}`);
   else {
     printRecord(io, r.session!, false);
     io.out(`git       ${gitLine(r.git)}`);

@@ -18,6 +18,7 @@ import { leaveBehind } from '../sessions/capture.js';
 import { startSessionHooks, type SessionHooks } from '../sessions/session-hooks.js';
 import { prepareSessionState } from '../sessions/session-state.js';
 import type { Agent } from './agents.js';
+import { superviseDream, type DreamOutcome } from './dream-tick.js';
 import type { Config } from './config.js';
 import { BudgetExhaustedError, ConfigError, EXIT, LockedError } from './errors.js';
 import { emptyGitReport, VaultGit, type GitReport } from './git-sync.js';
@@ -55,14 +56,15 @@ const capped = (text: string | null) => (text !== null && text.length > LEDGER_T
 // How often the running cost estimate is written to the ledger at most.
 const PROGRESS_EVERY_MS = 1000;
 
-export type Choice = { agent: Agent; reason: string } | { skip: string };
+export type Choice = { agent: Agent; reason: string } | { skip: string } | { dream: string };
 export type SuperviseResult = {
-  action: 'session' | 'skip';
+  action: 'session' | 'skip' | 'dream';
   reason: string;
   // Set when a daily limit refused the start.
   limit: string | null;
   session: SessionRecord | null;
   git: GitReport;
+  dream?: DreamOutcome;
 };
 
 // The one path of a session, shared by `run` and `tick`: run lock -> reconcile -> choose ->
@@ -71,7 +73,7 @@ export type SuperviseResult = {
 // exit code.
 export async function supervise(
   config: Config,
-  choose: (ledger: Ledger, now: Date, day: string) => Choice,
+  choose: (ledger: Ledger, now: Date, day: string) => Choice | Promise<Choice>,
   options: { force: boolean },
   deps: RunDeps,
 ): Promise<SuperviseResult> {
@@ -97,8 +99,12 @@ export async function supervise(
     await drainOutbox(config, deps);
     const startedAt = deps.now();
     const day = dayOf(startedAt, config.budget.timezone);
-    const choice = choose(ledger, startedAt, day);
+    const choice = await choose(ledger, startedAt, day);
     if ('skip' in choice) return skip(choice.skip);
+    if ('dream' in choice) {
+      const dream = await superviseDream(config, choice.dream, deps);
+      return { action: 'dream', reason: choice.dream, limit: null, session: null, git, dream };
+    }
     const { agent } = choice;
     const verdict = canStart(agent.name, ledger.dayTotals(day), {
       maxSessionsPerDay: config.budget.max_sessions_per_day,
@@ -142,7 +148,8 @@ export async function supervise(
 
 // The exit code of a supervised session: 1 also when git left the work uncommitted, so that
 // OnFailure= fires (an unreachable remote alone is not a failure: the next tick pushes).
-export function exitCodeOf(r: Pick<SuperviseResult, 'session' | 'git'>): number {
+export function exitCodeOf(r: Pick<SuperviseResult, 'session' | 'git' | 'dream'>): number {
+  if (r.dream) return r.dream.ok ? EXIT.OK : EXIT.FAILED;
   if (!r.session) return EXIT.OK;
   return r.session.exit_code !== EXIT.OK || r.git.uncommitted ? EXIT.FAILED : EXIT.OK;
 }

@@ -6,6 +6,7 @@ import type { Ledger } from '../budget/ledger.js';
 import { loadAgents, type Agent } from './agents.js';
 import type { Config } from './config.js';
 import { decide, type Decision } from './dispatch.js';
+import { dreamDue } from './dream-tick.js';
 import { VaultGit } from './git-sync.js';
 import { lockOwner } from './lock.js';
 import { supervise, type RunDeps, type SuperviseResult } from './run.js';
@@ -25,10 +26,12 @@ export async function tick(config: Config, deps: RunDeps): Promise<TickResult> {
   deps.logger.info({ event: 'tick_start' }, 'tick');
   const r = await supervise(
     config,
-    (ledger, now) => {
+    async (ledger, now) => {
       const d = explain(config, agents, ledger, now);
-      if (!d.agent) return { skip: d.reason };
-      return { agent: byName.get(d.agent)!, reason: d.reason };
+      if (d.agent) return { agent: byName.get(d.agent)!, reason: d.reason };
+      // Nothing due: a session always wins, so only now may the memory's pressure ask for a dream.
+      const dream = await dreamDue(config, deps, now);
+      return dream ? { dream } : { skip: d.reason };
     },
     { force: false },
     deps,

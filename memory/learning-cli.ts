@@ -5,8 +5,8 @@ import { createHash } from 'node:crypto';
 import { dayOf } from '../budget/day.js';
 import type { Config } from '../daemon/config.js';
 import { EXIT, NightshiftError, UsageError } from '../daemon/errors.js';
-import { PHASES, dream } from './dream.js';
-import { geminiModels, geminiSettingsFrom } from './gemini-client.js';
+import { PHASES } from './dream.js';
+import { dreamWithConfig } from './dream-run.js';
 import type { MemoryFlags, MemoryIo } from './cli.js';
 import type { MemoryStore } from './store.js';
 import type { Actor, GradeName, PredictionOutcome } from './types.js';
@@ -120,14 +120,11 @@ export async function learningCommand(config: Config, sub: (typeof LEARNING_SUBS
     }
     case 'dream': {
       need(0, 'dream [--json]');
-      const g = geminiSettingsFrom(config as never, io.env);
-      const gemini = g ? { models: geminiModels(g), model: g.model ?? 'gemini-2.5-flash', apiKey: g.apiKey } : null;
       const tty = io.stderrIsTTY;
       const r = await withStore(config, io, (s) =>
-        dream(s, {
+        dreamWithConfig(s, config, io.env, {
           actor: CLI_ACTOR,
           logger: io.logger,
-          gemini,
           onPhase: (phase, i, n) => {
             if (tty) io.err(`\rdream [${'#'.repeat(i + 1).padEnd(n)}] ${phase.padEnd(16)}`);
           },

@@ -6,7 +6,7 @@ import type { Redactor } from '../logs/redact.js';
 export type EmbedField = { name: string; value: string; inline?: boolean };
 export type Embed = { title: string; description?: string; color: number; fields: EmbedField[]; footer?: { text: string }; timestamp?: string };
 // What the outbox keeps and the sender posts: `key` dedupes (a session id, a doctor run, a unit failure).
-export type Report = { key: string; kind: 'session' | 'doctor' | 'alert'; embed: Embed };
+export type Report = { key: string; kind: 'session' | 'doctor' | 'alert' | 'dream'; embed: Embed };
 
 // Discord's limits (https://discord.com/developers/docs/resources/message#embed-object-embed-limits).
 export const LIMITS = { title: 256, description: 4096, fieldName: 256, fieldValue: 1024, fields: 25, footer: 2048, total: 6000 } as const;
@@ -95,6 +95,27 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
     timestamp: s.ended_at ?? undefined,
   };
   return { key: `session:${s.id}`, kind: 'session', embed: finish(embed, o.redact) };
+}
+
+// A dream the tick ran: each phase with its time and counts; red when a phase failed.
+export type DreamFacts = { id: string; reason: string; duration_ms: number; phases: Record<string, { ok: boolean; ms: number; error?: string; [k: string]: unknown }> };
+
+export function dreamReport(d: DreamFacts, o: { redact: Redactor; host?: string; at: Date }): Report {
+  const failed = Object.entries(d.phases).filter(([, p]) => !p.ok);
+  const fields: EmbedField[] = Object.entries(d.phases).map(([name, p]) => {
+    const { ok, ms, error, ...counts } = p;
+    const detail = error ? shorten(o.redact(String(error)), 200) : Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ') || '-';
+    return { name: `${ok ? '' : 'FAILED '}${name}`, value: `${ms} ms: ${detail}`, inline: true };
+  });
+  const embed: Embed = {
+    title: `dream: ${failed.length ? `${failed.length} phase(s) failed` : 'ok'}`,
+    description: shorten(o.redact(`${d.reason}; ${formatMs(d.duration_ms)}`), RESULT_MAX),
+    color: failed.length ? COLORS.error : COLORS.ok,
+    fields: fields.slice(0, LIMITS.fields),
+    footer: { text: o.host ? `nightshift on ${o.host}` : 'nightshift' },
+    timestamp: o.at.toISOString(),
+  };
+  return { key: `dream:${d.id}`, kind: 'dream', embed: finish(embed, o.redact) };
 }
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import type { Config } from '../daemon/config.js';
 import type { SessionRecord } from '../daemon/session-record.js';
 import { deliver, reportSettings, type DeliverDeps, type Delivery } from './deliver.js';
-import { sessionReport, type GitFacts } from './embed.js';
+import { dreamReport, sessionReport, type DreamFacts, type GitFacts } from './embed.js';
 
 export type SessionReportInput = {
   session: SessionRecord;
@@ -24,6 +24,16 @@ export async function reportSession(config: Config, r: SessionReportInput, deps:
       { redact: deps.redact, host: os.hostname() },
     );
     return await deliver(report, reportSettings(config), deps);
+  } catch (err) {
+    deps.logger.error({ event: 'report_error', err }, `Discord report failed: ${(err as Error).message}`);
+    return { configured: true, queued: false, sent: 0, pending: 0, error: (err as Error).message };
+  }
+}
+
+// A dream the tick ran, reported like a session.
+export async function reportDream(config: Config, d: DreamFacts, deps: DeliverDeps): Promise<Delivery> {
+  try {
+    return await deliver(dreamReport(d, { redact: deps.redact, host: os.hostname(), at: new Date() }), reportSettings(config), deps);
   } catch (err) {
     deps.logger.error({ event: 'report_error', err }, `Discord report failed: ${(err as Error).message}`);
     return { configured: true, queued: false, sent: 0, pending: 0, error: (err as Error).message };

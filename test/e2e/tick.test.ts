@@ -153,4 +153,35 @@ describe('daemon', () => {
     assert.match(all[0].error, /daemon shutdown/);
     assert.deepEqual(processesMatching('sleep 662'), []);
   });
+
+  test('memory pressure and nothing due gives a dream, logged and reported; a session due wins over it', async (t) => {
+    const pressure = 'memory:\n  dream_after: 3\n';
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}${pressure}` }));
+    const lines = ['the kettle is in the left cupboard', 'the spare key hangs by the door', 'the plants want water on mondays', 'the boiler code is in the blue folder']
+      .map((text, i) => JSON.stringify({ text, source: `note-${i}` })).join('\n');
+    fs.writeFileSync(path.join(ws.dir, 'notes.jsonl'), `${lines}\n`);
+    const imported = await nightshift(['memory', 'import', path.join(ws.dir, 'notes.jsonl'), '--json'], ws.env, ws.dir);
+    assert.equal(imported.code, 0, imported.stderr);
+    const first = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(first.code, 0, first.stderr);
+    const r = JSON.parse(first.stdout);
+    assert.equal(r.action, 'dream');
+    assert.match(r.reason, /4 observations since the last dream/);
+    assert.equal(r.dream.ok, true, JSON.stringify(r.dream));
+    assert.ok(r.dream.report.phases.fade.ok);
+    const events = logEvents(first.stderr).map((e) => e.event);
+    assert.ok(events.includes('dream_start') && events.includes('dream_end') && events.includes('report'), events.join(','));
+    assert.deepEqual(ledgerRows(ws.dir), [], 'a dream is not a session: nothing charged');
+    // The pressure is spent: the next tick skips.
+    const second = JSON.parse((await nightshift(['tick', '--json'], ws.env, ws.dir)).stdout);
+    assert.equal(second.action, 'skip');
+    // Pressure again, but now a session is due: the session wins.
+    fs.writeFileSync(path.join(ws.dir, 'more.jsonl'), ['a', 'b', 'c'].map((x) => JSON.stringify({ text: `fresh fact ${x} about the garden shed roof`, source: x })).join('\n') + '\n');
+    assert.equal((await nightshift(['memory', 'import', path.join(ws.dir, 'more.jsonl')], ws.env, ws.dir)).code, 0);
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}${pressure}dispatch:\n  - agent: due\n` }));
+    writeAgent(ws, 'due', 'SCENARIO=text');
+    const third = JSON.parse((await nightshift(['tick', '--json'], ws.env, ws.dir)).stdout);
+    assert.equal(third.action, 'session');
+    assert.equal(third.session.outcome, 'ok');
+  });
 });

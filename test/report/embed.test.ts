@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { makeRedactor, secretValues } from '../../logs/redact.js';
-import { COLORS, doctorReport, embedLength, finish, LIMITS, sessionReport, unitReport, type SessionFacts } from '../../report/embed.js';
+import { COLORS, doctorReport, dreamReport, embedLength, finish, LIMITS, sessionReport, unitReport, type SessionFacts } from '../../report/embed.js';
 
 const noRedact = (t: string) => t;
 const base: SessionFacts = {
@@ -135,4 +135,17 @@ test('a unit failure embed names the unit, systemd result and what could not be 
     ['Exit', 'exited 78'],
     ['Could not read', 'config: claude.timeout: Expected a duration'],
   ]);
+});
+
+test('a dream embed lists each phase; a failed phase turns it red and is named', () => {
+  const phases = { cluster: { ok: true, ms: 12, clusters: 2 }, abstract: { ok: false, ms: 3, error: 'gemini said no to fake-key-0123456789' }, fade: { ok: true, ms: 5, faded: 1 } };
+  const r = dreamReport({ id: 'dream-1', reason: '250 observations since the last dream', duration_ms: 20, phases }, { redact: makeRedactor(['fake-key-0123456789']), at: new Date('2026-11-30T12:00:00Z') });
+  assert.equal(r.key, 'dream:dream-1');
+  assert.equal(r.embed.title, 'dream: 1 phase(s) failed');
+  assert.equal(r.embed.color, COLORS.error);
+  assert.deepEqual(r.embed.fields.map((f) => f.name), ['cluster', 'FAILED abstract', 'fade']);
+  assert.match(r.embed.fields[0].value, /12 ms: clusters 2/);
+  assert.ok(!JSON.stringify(r).includes('fake-key-0123456789'), 'redacted');
+  const ok = dreamReport({ id: 'dream-2', reason: 'r', duration_ms: 1, phases: { fade: { ok: true, ms: 1 } } }, { redact: (t) => t, at: new Date() });
+  assert.equal(ok.embed.color, COLORS.ok);
 });
