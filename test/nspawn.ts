@@ -42,6 +42,8 @@ function exec(cmd: string, args: string[], opts: { input?: string; timeoutMs?: n
   return new Promise((resolve) => {
     const child = execFile(cmd, args, { encoding: 'utf8', timeout: opts.timeoutMs ?? 60_000, env: opts.env ?? { PATH: process.env.PATH }, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr: `${stderr}${err && typeof err.code !== 'number' ? `\n${err.message}` : ''}` }));
+    // A command that never reads its stdin may be gone before the write: no EPIPE from that.
+    child.stdin?.on('error', () => {});
     child.stdin?.end(opts.input ?? '');
   });
 }

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { makeWritablePaths } from '../../daemon/systemd.js';
 import { nightshift, ROOT, tempDir } from '../helpers.js';
 
 function verify(dir: string) {
@@ -69,6 +70,22 @@ describe('systemd units', () => {
     assert.equal(ran.code, 0, ran.stderr);
     assert.doesNotMatch(ran.stderr, /warning: (vault|state_dir)/);
     assert.match(ran.stderr, /warning: log_dir /);
+  });
+
+  test('install makes the missing writable folders, owned by the service user, and leaves existing ones', (t) => {
+    const dir = tempDir(t);
+    fs.mkdirSync(path.join(dir, 'vault'));
+    fs.writeFileSync(path.join(dir, 'passwd'), 'root:x:0:0::/root:/bin/sh\nsvc:x:12345:12346::/nonexistent:/usr/sbin/nologin\n');
+    const c = { vault: path.join(dir, 'vault'), state_dir: path.join(dir, 'site', 'state'), log_dir: path.join(dir, 'site', 'logs'), git: { lock_file: path.join(dir, 'site', 'state', 'git.lock') } };
+    const r = makeWritablePaths(c as any, 'svc', path.join(dir, 'passwd'));
+    assert.deepEqual(r.made, [c.state_dir, c.log_dir]);
+    const root = process.getuid?.() === 0;
+    // As root the owner is checked: the vault exists, owned by root, not by svc.
+    assert.deepEqual(r.warnings, root ? [`warning: ${c.vault} is owned by uid 0, not svc: the units write there as svc; chown it unless its mode lets them`] : []);
+    for (const d of [c.state_dir, c.log_dir, path.join(dir, 'site')]) assert.equal(fs.statSync(d).uid, root ? 12345 : process.getuid?.(), d);
+    assert.equal(fs.statSync(c.vault).uid, process.getuid?.(), 'an existing folder keeps its owner');
+    assert.deepEqual(makeWritablePaths(c as any, 'svc', path.join(dir, 'passwd')).made, [], 'nothing to make the second time');
+    if (root) assert.match(makeWritablePaths({ ...c, log_dir: path.join(dir, 'other') } as any, 'nobody-here', path.join(dir, 'passwd')).warnings[0], /user nobody-here has no entry/);
   });
 
   test('every rendered unit passes systemd-analyze verify', async (t) => {
