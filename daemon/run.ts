@@ -126,8 +126,6 @@ export async function supervise(
     // Nothing is charged after a stop request.
     if (signal.aborted) return stopped();
     const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
-    // FSRS grades from what the session did with memory; never fails the session (it logs instead).
-    await import('../memory/session-grading.js').then((m) => m.gradeSessionMemory(config, session, deps.logger, deps.now)).catch(() => null);
     if (vault && inRepo) {
       try {
         await vault.commitAndPush(session, deps.redact, git);
@@ -287,6 +285,11 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       session: { id, agent: agent.name, outcome, turns: settlement.turns, cost_usd: settlement.cost_usd, result: settlement.result, error: settlement.error },
       openStore: async () => (await import('../memory/cli.js')).openMemoryStore(config, deps.env, deps.logger),
     });
+    // FSRS grades from what the session did with memory, the injected state's memories included
+    // (ignored ones are graded Hard); never fails the session (it logs instead).
+    await import('../memory/session-grading.js')
+      .then((m) => m.gradeSessionMemory(config, { id, outcome, transcript }, log, deps.now, state?.injected ?? []))
+      .catch((err) => log.warn({ event: 'grading_failed', err }, `memory grading failed: ${(err as Error).message}`));
   }
   if (internal) throw internal;
   return toRecord(ledger.get(id) ?? { ...open, status: 'settled' } as never);

@@ -8,7 +8,7 @@ import type { Ledger } from '../budget/ledger.js';
 import type { Config } from '../daemon/config.js';
 import { gitIn } from '../daemon/git-sync.js';
 import { gatherState } from './state-data.js';
-import { renderState, type RenderedState } from './state.js';
+import { injectedMemories, renderState, type RenderedState } from './state.js';
 
 export const STATE_DIR = '.nightshift';
 export const STATE_FILE = 'session-state.md';
@@ -49,6 +49,7 @@ export async function prepareSessionState(i: SessionStateInput): Promise<Rendere
   try {
     const data = await gatherState({ config: i.config, agent: i.agent, sessionId: i.sessionId, unattended: true, ledger: i.ledger, now: i.now, redact: i.redact });
     const state = renderState(data, i.config.state.max_chars);
+    state.injected = injectedMemories(data, state.text);
     await excludeStateDir(i.config.vault).catch((err) => i.logger.warn({ event: 'state_exclude_failed', err }, `could not add ${EXCLUDE_LINE} to .git/info/exclude: ${(err as Error).message}`));
     const dir = path.join(i.config.vault, STATE_DIR);
     fs.mkdirSync(dir, { recursive: true });

@@ -39,7 +39,19 @@ export type StateData = {
 
 export type Section = { key: string; title: string; lines: string[] };
 export type Cut = { section: string; lines: number; chars: number };
-export type RenderedState = { text: string; chars: number; maxChars: number; cut: Cut[]; sections: Section[] };
+export type RenderedState = { text: string; chars: number; maxChars: number; cut: Cut[]; sections: Section[]; injected?: Array<{ id: number; text: string }> };
+
+// The memories whose lines made it into the rendered text (not cut): what the session was shown,
+// for grading (shown and ignored is Hard). Threads and surprises are tasks and news, not graded.
+export function injectedMemories(d: StateData, text: string): Array<{ id: number; text: string }> {
+  const shown = (id: number) => text.includes(`(#${id},`) || text.includes(`(#${id})`);
+  const seen = new Map<number, string>();
+  const add = (items: Array<{ id: number; text: string }>) => items.forEach((m) => shown(m.id) && !seen.has(m.id) && seen.set(m.id, m.text));
+  if (d.identity.ok) add(d.identity.items);
+  if (d.overdue.ok) add(d.overdue.items);
+  if (d.wander.ok) add(d.wander.items);
+  return [...seen].map(([id, t]) => ({ id, text: t }));
+}
 
 export const MIN_STATE_CHARS = 500;
 const ITEM_MAX = 300;

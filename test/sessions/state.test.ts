@@ -11,7 +11,7 @@ import { makeRedactor } from '../../logs/redact.js';
 import { MemoryStore } from '../../memory/store.js';
 import type { Actor } from '../../memory/types.js';
 import { gatherState } from '../../sessions/state-data.js';
-import { renderState, stateSections, type StateData } from '../../sessions/state.js';
+import { injectedMemories, renderState, stateSections, type StateData } from '../../sessions/state.js';
 import { excludeStateDir, prepareSessionState } from '../../sessions/session-state.js';
 import { tempDir } from '../helpers.js';
 
@@ -72,6 +72,17 @@ async function seeded(t: TestContext): Promise<{ config: Config; ledger: Ledger;
 }
 
 describe('session state', () => {
+  test('the memories a rendered state shows are the ones graded as injected; a cut one is not', async (t) => {
+    const { config, ledger, ids } = await seeded(t);
+    const data = await gatherState({ config, agent: { name: 'gardener', maxRunsPerDay: 2 }, sessionId: 'S-NOW', unattended: true, ledger, now: NOW, redact: (x) => x });
+    const full = injectedMemories(data, renderState(data, 12_000).text).map((m) => m.id);
+    assert.ok(full.includes(ids.belief) && full.includes(ids.value), JSON.stringify(full));
+    // A text without the lines that show them (as if cut) names neither.
+    const text = renderState(data, 12_000).text.split('\n').filter((l) => !l.includes(`(#${ids.belief}`) && !l.includes(`(#${ids.value}`)).join('\n');
+    const without = injectedMemories(data, text).map((m) => m.id);
+    assert.ok(!without.includes(ids.belief) && !without.includes(ids.value));
+  });
+
   test('every section comes from its data; faded and superseded memories never appear; secrets are redacted', async (t) => {
     const { config, ledger, ids } = await seeded(t);
     const data = await gatherState({ config, agent: { name: 'gardener', maxRunsPerDay: 2 }, sessionId: 'S-NOW', unattended: true, ledger, now: NOW, redact: makeRedactor([SECRET]) });
