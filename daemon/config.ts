@@ -85,6 +85,14 @@ const MemorySchema = z
     // Memory pressure that makes a tick with nothing due dream instead (memory/pressure.ts).
     dream_after: posInt.default(DEFAULTS.memory.dream_after),
     dream_every: duration(60_000).prefault(DEFAULTS.memory.dream_every),
+    // The learning layer's knobs (memory/store.ts LearningSettings).
+    learning: z
+      .strictObject({
+        wander_jump: fraction.default(DEFAULTS.memory.learning.wander_jump),
+        fade_retrievability: fraction.default(DEFAULTS.memory.learning.fade_retrievability),
+        fade_salience: fraction.default(DEFAULTS.memory.learning.fade_salience),
+      })
+      .prefault({}),
     gate: z
       .strictObject({ merge: fraction.default(DEFAULTS.memory.gate.merge), link: fraction.default(DEFAULTS.memory.gate.link) })
       .refine((g) => g.link <= g.merge, { message: 'Expected `link` to be at most `merge`', path: ['link'] })

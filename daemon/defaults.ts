@@ -32,6 +32,8 @@ export const DEFAULTS = {
     embeddings: 'auto', // the offline vector arm: auto (= none, as measured), none, use
     dream_after: 200, // observations since the last dream
     dream_every: '24h', // since the last dream (with anything new observed)
+    // wander's jump rate to an overdue memory; what dream fades (R below and salience below).
+    learning: { wander_jump: 0.4, fade_retrievability: 0.5, fade_salience: 0.3 },
     gate: { merge: 0.9, link: 0.5 },
     recall: {
       rrf_k: 1,

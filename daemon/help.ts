@@ -142,6 +142,20 @@ audit log with surface "cli" (or "import").
         refused: [{line, field, message}], bad: [...]}
   export [FILE]
         every observation as an import line (oldest first), to FILE or stdout
+  believe TEXT [--confidence 0..1] [--source S]      a belief (category belief). --json: {id}
+  contradict ID OTHER_ID [--note TEXT]                link the two as contradicting; lowers confidence
+  predict TEXT [--confidence 0..1] [--due ISO]        a prediction. --json: {id}
+  resolve ID correct|partly|wrong [--note TEXT]       resolve a prediction. --json: {id, surprise}
+  review ID again|hard|good|easy                      grade a memory by hand (FSRS-6)
+  threads [open TEXT [--solo] | resolve ID]           open questions and work across sessions
+  wander [--steps N] [--seed N]                       a seeded walk over the memory graph
+  dream                                               cluster, abstract, find contradictions,
+        update schedules, fade, rebuild indices; each phase timed and fault-isolated; progress
+        on a terminal. --json: {duration_ms, phases: {<name>: {ok, ms, ...counts}}}
+  forget ID... [--approve CODE]
+        without --approve a dry run: what would go and the code for exactly these ids today.
+        With the right code, deletes for good and tombstones the claims; a wrong code exits 77.
+        Not reachable through MCP.
 
 A memory database that is corrupt or not a nightshift store is refused with an error naming the
 file (exit 70); it is never overwritten. A refused observation (a forgotten claim) exits 75.

@@ -59,7 +59,7 @@ function refusal(err: unknown): never {
 export async function openMemoryStore(config: Config, env: NodeJS.ProcessEnv, logger: Logger): Promise<MemoryStore> {
   try {
     const embedder = makeEmbedder(config as EmbedderConfig, env, logger);
-    return await MemoryStore.open(memoryDbPath(config), { embedder, logger, now: () => new Date(), thresholds: config.memory.gate, weights: config.memory.recall });
+    return await MemoryStore.open(memoryDbPath(config), { embedder, logger, now: () => new Date(), thresholds: config.memory.gate, weights: config.memory.recall, learning: config.memory.learning });
   } catch (err) {
     return refusal(err);
   }
