@@ -72,7 +72,7 @@ describe('Gemini embeddings against the loopback API', () => {
     assert.notDeepEqual(a, b);
     assert.equal(fake.requests.length, 1);
     const r = fake.requests[0];
-    assert.equal(r.path, '/v1/models/gemini-embedding-001:batchEmbedContents');
+    assert.equal(r.path, '/v1beta/models/gemini-embedding-001:batchEmbedContents');
     assert.equal(r.headers['x-goog-api-key'], KEY);
     assert.ok(!r.path.includes(KEY));
     assert.equal(r.body.requests.length, 3);
@@ -86,7 +86,7 @@ describe('Gemini embeddings against the loopback API', () => {
     reset();
     const e = createGeminiEmbedder({ apiKey: KEY, baseUrl: fake.url, model: 'gemini-embedding-exp' });
     await e.embed(['where did she go?'], 'query');
-    assert.equal(fake.requests[0].path, '/v1/models/gemini-embedding-exp:batchEmbedContents');
+    assert.equal(fake.requests[0].path, '/v1beta/models/gemini-embedding-exp:batchEmbedContents');
     assert.equal(fake.requests[0].body.requests[0].taskType, 'RETRIEVAL_QUERY');
   });
 
@@ -222,7 +222,7 @@ describe('HyDE query expansion', () => {
     assert.ok(expand);
     assert.equal(await expand('When did Caroline go to the support group?'), `When did Caroline go to the support group?\n${fake.hydeText}`);
     const r = fake.requests[0];
-    assert.equal(r.path, '/v1/models/gemini-2.5-flash:generateContent');
+    assert.equal(r.path, '/v1beta/models/gemini-2.5-flash:generateContent');
     assert.equal(r.headers['x-goog-api-key'], KEY);
     assert.match(r.body.contents[0].parts[0].text, /When did Caroline go to the support group\?/);
     assert.equal(makeQueryExpander({}, {}, null), null);
