@@ -1,5 +1,5 @@
 // A loopback imitation of the Gemini Developer API, in the REST shapes @google/genai sends (3.3.0
-// uses API version v1 by default; v1beta is answered alike):
+// @google/genai 2.x uses v1beta, 3.x v1; both are answered alike):
 // POST /{v1|v1beta}/models/{model}:batchEmbedContents ({requests: [{model, content: {parts: [{text}]},
 // taskType, outputDimensionality}]} -> {embeddings: [{values}]}), :embedContent (one content ->
 // {embedding: {values}}) and :generateContent ({contents, generationConfig} -> {candidates}).
