@@ -1,5 +1,5 @@
-// A loopback imitation of the Gemini Developer API, in the REST shapes @google/genai sends (3.3.0
-// @google/genai 2.x uses v1beta, 3.x v1; both are answered alike):
+// A loopback imitation of the Gemini Developer API, in the REST shapes @google/genai sends
+// (2.x uses API version v1beta, 3.x v1; both are answered alike):
 // POST /{v1|v1beta}/models/{model}:batchEmbedContents ({requests: [{model, content: {parts: [{text}]},
 // taskType, outputDimensionality}]} -> {embeddings: [{values}]}), :embedContent (one content ->
 // {embedding: {values}}) and :generateContent ({contents, generationConfig} -> {candidates}).
