@@ -1063,10 +1063,10 @@ export class MemoryStore {
   }
 
   /** Memory pressure for the supervisor: observations since the last dream, and when that was. */
-  dreamPressure(): { observations_since: number; last_dream_at: string | null } {
+  dreamPressure(): { observations_since: number; last_dream_at: string | null; first_since_at: string | null } {
     const last = this.lastDream();
-    const n = (this.stmt('SELECT count(*) AS n FROM observations WHERE id > ?').get(last?.last_observation_id ?? 0) as { n: number }).n;
-    return { observations_since: n, last_dream_at: last?.started_at ?? null };
+    const r = this.stmt('SELECT count(*) AS n, min(created_at) AS first FROM observations WHERE id > ?').get(last?.last_observation_id ?? 0) as { n: number; first: string | null };
+    return { observations_since: r.n, last_dream_at: last?.started_at ?? null, first_since_at: r.first };
   }
 
   /** The newest observation id (a dream remembers where it stopped). */

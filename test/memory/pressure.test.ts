@@ -13,7 +13,9 @@ for (const [what, p, dream] of [
   ['one short of dream_after, dreamed an hour ago', { observations_since: 199, last_dream_at: hoursAgo(1) }, false],
   ['a few observations, last dream past dream_every', { observations_since: 3, last_dream_at: hoursAgo(25) }, true],
   ['a few observations, last dream within dream_every', { observations_since: 3, last_dream_at: hoursAgo(23) }, false],
-  ['a few observations, never dreamed', { observations_since: 3, last_dream_at: null }, true],
+  ['a few observations, never dreamed, the oldest past dream_every', { observations_since: 3, last_dream_at: null, first_since_at: hoursAgo(30) }, true],
+  ['a few observations, never dreamed, all recent', { observations_since: 3, last_dream_at: null, first_since_at: hoursAgo(1) }, false],
+  ['many observations, never dreamed, all recent', { observations_since: 250, last_dream_at: null, first_since_at: hoursAgo(1) }, true],
 ] as const) {
   test(`dream pressure: ${what} -> ${dream ? 'dream' : 'no dream'}`, () => {
     const why = dreamReason(p, now, limits);
