@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BIN, ROOT } from '../test/helpers.js';
+import { seededRng } from '../memory/wander.js';
 
 export type Latency = { calls: number; p50_ms: number; p95_ms: number };
 // load_avg: the 1-minute load average when the row was measured; on a shared machine it explains
@@ -40,22 +41,11 @@ const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const latency = (xs: number[]): Latency => ({ calls: xs.length, p50_ms: round(percentile(xs, 0.5)), p95_ms: round(percentile(xs, 0.95)) });
 
 // Deterministic text: a Zipf-ish vocabulary of made-up words, so postings look like prose.
-function makeRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 class Corpus {
   private readonly rand: () => number;
   private readonly words: string[];
   constructor(seed = 7, vocabulary = 20_000) {
-    this.rand = makeRandom(seed);
+    this.rand = seededRng(seed);
     const syl = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'quel', 'dar', 'fin', 'gor', 'hul', 'jis', 'nem', 'pra', 'sul', 'tek', 'ula', 'wex', 'yor', 'zin', 'bri', 'cho', 'est', 'ith'];
     const seen = new Set<string>();
     while (seen.size < vocabulary) {

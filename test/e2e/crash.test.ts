@@ -76,43 +76,32 @@ describe('a supervisor killed mid-session', () => {
     assert.equal(ran.code, 0, 'the limit of one session a day was overrun');
   });
 
-  test('SIGTERM to nightshift ends the session and settles it before exiting', async (t) => {
-    const ws = workspace(t, api.url, configYaml({ claude: { kill_grace: '2s' } }));
-    writeAgent(ws, 'stopped', 'SCENARIO=bg-hang SLEEP=633', { allowed_tools: ['Bash'] });
-    const before = api.requests.length;
-    const run = startNightshift(['run', 'stopped', '--json'], ws.env, ws.dir, t);
-    await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the second API call');
-    run.child.kill('SIGTERM');
-    const ran = await run.done;
-    assert.equal(ran.code, 1);
-    const record = JSON.parse(ran.stdout);
-    assert.equal(record.outcome, 'error');
-    assert.match(record.error, /SIGTERM/);
-    assert.deepEqual(processesMatching('sleep 633'), []);
-    const sessions = JSON.parse((await nightshift(['sessions', '--json'], ws.env, ws.dir)).stdout);
-    assert.equal(sessions[0].id, record.id);
-    assert.equal(sessions[0].outcome, 'error');
-    assert.ok(fs.existsSync(record.transcript));
-  });
+  // SIGTERM is systemd stopping us; SIGHUP a closed terminal or `systemctl kill -s HUP`.
+  for (const [signal, sleepN] of [['SIGTERM', 633], ['SIGHUP', 634]] as const) {
+    test(`${signal} to nightshift ends the session and settles it before exiting`, async (t) => {
+      const ws = workspace(t, api.url, configYaml({ claude: { kill_grace: '2s' } }));
+      t.after(() => processesMatching(`sleep ${sleepN}`).forEach((p) => process.kill(p.pid, 'SIGKILL')));
+      writeAgent(ws, 'stopped', `SCENARIO=bg-hang SLEEP=${sleepN}`, { allowed_tools: ['Bash'] });
+      const before = api.requests.length;
+      const run = startNightshift(['run', 'stopped', '--json'], ws.env, ws.dir, t);
+      await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the second API call');
+      run.child.kill(signal);
+      const ran = await run.done;
+      assert.equal(ran.signal, null, 'not killed by the signal: it exited on its own');
+      assert.equal(ran.code, 1);
+      const record = JSON.parse(ran.stdout);
+      assert.equal(record.outcome, 'error');
+      assert.match(record.error, new RegExp(signal));
+      assert.match(ran.stderr, /"event":"session_end"/);
+      assert.deepEqual(processesMatching(`sleep ${sleepN}`), []);
+      const sessions = JSON.parse((await nightshift(['sessions', '--json'], ws.env, ws.dir)).stdout);
+      assert.equal(sessions[0].id, record.id);
+      assert.equal(sessions[0].outcome, 'error');
+      assert.equal(ledgerRows(ws.dir)[0].status, 'settled');
+      assert.ok(fs.existsSync(record.transcript));
+    });
+  }
 
-  test('SIGHUP (a closed terminal) ends the session and settles it like SIGTERM', async (t) => {
-    const ws = workspace(t, api.url, configYaml({ claude: { kill_grace: '2s' } }));
-    t.after(() => processesMatching('sleep 634').forEach((p) => process.kill(p.pid, 'SIGKILL')));
-    writeAgent(ws, 'hungup', 'SCENARIO=bg-hang SLEEP=634', { allowed_tools: ['Bash'] });
-    const before = api.requests.length;
-    const run = startNightshift(['run', 'hungup', '--json'], ws.env, ws.dir, t);
-    await waitFor(() => api.requests.slice(before).some((r) => r.scenario === 'bg-hang' && r.turn === 1), 20_000, 'the second API call');
-    run.child.kill('SIGHUP');
-    const ran = await run.done;
-    assert.equal(ran.signal, null, 'not killed by the signal: it exited on its own');
-    assert.equal(ran.code, 1);
-    const record = JSON.parse(ran.stdout);
-    assert.equal(record.outcome, 'error');
-    assert.match(record.error, /SIGHUP/);
-    assert.match(ran.stderr, /"event":"session_end"/);
-    assert.deepEqual(processesMatching('sleep 634'), []);
-    assert.equal(ledgerRows(ws.dir)[0].status, 'settled');
-  });
 
   test('a transcript that cannot be written (file size limit) ends the session as error, settled, nothing left running', async (t) => {
     const ws = workspace(t, api.url);
