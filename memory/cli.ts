@@ -9,6 +9,8 @@ import type { Logger } from '../logs/logger.js';
 import { memoryDbPath } from './db-path.js';
 import { LEARNING_FLAGS, LEARNING_SUBS, learningCommand, type LearningFlags } from './learning-cli.js';
 import { makeEmbedder, type EmbedderConfig } from './embedders.js';
+import type { GeminiConfig } from './gemini-client.js';
+import { makeQueryExpander } from './hyde.js';
 import { parseImportLine, type LineProblem } from './jsonl.js';
 import { runMcpServer } from './mcp-stdio.js';
 import { toResult } from './server.js';
@@ -59,7 +61,8 @@ function refusal(err: unknown): never {
 export async function openMemoryStore(config: Config, env: NodeJS.ProcessEnv, logger: Logger): Promise<MemoryStore> {
   try {
     const embedder = makeEmbedder(config as EmbedderConfig, env, logger);
-    return await MemoryStore.open(memoryDbPath(config), { embedder, logger, now: () => new Date(), thresholds: config.memory.gate, weights: config.memory.recall, learning: config.memory.learning });
+    const expandQuery = embedder ? makeQueryExpander(config as GeminiConfig, env, logger) : null;
+    return await MemoryStore.open(memoryDbPath(config), { embedder, logger, now: () => new Date(), thresholds: config.memory.gate, weights: config.memory.recall, learning: config.memory.learning, expandQuery });
   } catch (err) {
     return refusal(err);
   }
@@ -304,9 +307,17 @@ async function exportJsonl(config: Config, file: string | undefined, flags: Memo
 /** Runs `nightshift mcp`: the memory tools on stdio until the client closes stdin. */
 export async function mcpCommand(config: Config, io: McpIo): Promise<number> {
   const store = await openMemoryStore(config, io.env, io.logger);
+  // After a change of embedding model the memories are re-embedded in the background while the
+  // server answers; meanwhile the vector arm ranks only the new model's vectors, never a mix.
+  let serving = true;
+  void store
+    .reembed()
+    .then((n) => n && io.logger.info({ event: 'reembedded', count: n }, `memory: embedded ${n} memories with the current model`))
+    .catch((err) => serving && io.logger.warn({ event: 'reembed_failed', err }, `memory: background re-embedding stopped: ${(err as Error).message}`));
   try {
     await runMcpServer(store, { stdin: io.stdin, stdout: io.stdout, logger: io.logger, sessionId: io.env.NIGHTSHIFT_SESSION_ID || null, version: io.version, signal: io.signal });
   } finally {
+    serving = false;
     store.close();
   }
   return EXIT.OK;

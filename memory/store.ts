@@ -48,6 +48,9 @@ export type StoreOptions = {
   now?: () => Date;
   logger?: Logger | null;
   learning?: Partial<LearningSettings>;
+  // HyDE (memory/hyde.ts, with Gemini): the query plus a guessed answer passage, for the vector
+  // arm only; the lexical arm keeps the words the caller asked.
+  expandQuery?: ((query: string) => Promise<string>) | null;
 };
 
 // The learning layer's knobs (config `memory.learning`): wander's jump rate, and what dream fades.
@@ -111,6 +114,7 @@ export class MemoryStore {
     this.now = opts.now ?? (() => new Date());
     this.logger = opts.logger ?? null;
     this.learning = { ...DEFAULT_LEARNING, ...opts.learning };
+    this.expandQuery = opts.expandQuery ?? null;
     this.backfillCards();
     this.vectors = this.embedder ? new VectorIndex(this.embedder.model, this.embedder.dim) : null;
     if (this.vectors) {
@@ -400,7 +404,8 @@ export class MemoryStore {
     if (typeof text !== 'string') throw new MemoryError('INVALID', `Expected the query to be a string, got ${typeof text}`);
     const limit = opts.limit ?? 10;
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new MemoryError('INVALID', `Expected limit to be a whole number from 1 to 1000, got ${limit}`);
-    const [qvec] = this.vectors?.size && text.trim() ? await this.embed([text], 'query') : [null];
+    const vectorText = this.vectors?.size && text.trim() && this.expandQuery ? await this.expandQuery(text) : text;
+    const [qvec] = this.vectors?.size && text.trim() ? await this.embed([vectorText], 'query') : [null];
     return this.rank(text, qvec, { ...opts, limit });
   }
 
@@ -683,6 +688,7 @@ export class MemoryStore {
     }
   }
   private lastEmbedded = 0;
+  private readonly expandQuery: ((query: string) => Promise<string>) | null;
 
   // ---- learning: FSRS cards and grades -------------------------------------------------------
 

@@ -329,6 +329,23 @@ test('vectors of another model are never mixed in; reembed fills the new space',
   assert.equal(await s2.reembed(), 0);
 });
 
+test('HyDE: the expanded query feeds the vector arm only; the lexical arm keeps the asked words', async (t) => {
+  const asked: string[] = [];
+  // The guessed answer names a vehicle; the question itself shares no word or concept with it.
+  const s = open(t, { embedder: conceptEmbedder(), expandQuery: async (q) => (asked.push(q), `${q}\nThe automobile was washed.`) });
+  const a = await s.observe({ text: 'I washed the automobile on Saturday' }, CLI);
+  const r = await s.query('what did I clean at the weekend', { explain: true });
+  assert.deepEqual(asked, ['what did I clean at the weekend']);
+  assert.equal(r[0]?.id, a.memory_id, 'found through the guessed passage');
+  assert.equal(r[0].explain!.lexical, 0, 'the lexical arm did not search the guess');
+  assert.ok(r[0].explain!.vector > 0.9, String(r[0].explain!.vector));
+  // Without expansion the same question is far from the memory in the vector space.
+  const plain = open(t, { embedder: conceptEmbedder() });
+  await plain.observe({ text: 'I washed the automobile on Saturday' }, CLI);
+  const p = await plain.query('what did I clean at the weekend', { explain: true });
+  assert.ok((p[0]?.explain?.vector ?? 0) < 0.5, String(p[0]?.explain?.vector));
+});
+
 test('a vector alone links two different wordings but never merges them', async (t) => {
   const s = open(t, { embedder: conceptEmbedder() });
   const a = await s.observe({ text: 'car' }, CLI);
