@@ -122,7 +122,8 @@ function ledgerPairs(n = 2000) {
     }
     const ours = performance.now() - t0;
     ledger.close();
-    // Baseline: the same two writes as bare statements on an identical WAL database.
+    // Baseline: the same two writes as bare statements on an identical WAL database, with the same
+    // durability (the charge's insert committed with synchronous=FULL, the settle with NORMAL).
     const db = new Database(path.join(dir, 'b.db'));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
@@ -131,7 +132,9 @@ function ledgerPairs(n = 2000) {
     const upd = db.prepare('UPDATE t SET cost = ?, outcome = ? WHERE id = ?');
     const t1 = performance.now();
     for (let i = 0; i < n; i++) {
+      db.pragma('synchronous = FULL');
       ins.run(`s${i}`, 'a');
+      db.pragma('synchronous = NORMAL');
       upd.run(0.01, 'ok', `s${i}`);
     }
     const base = performance.now() - t1;

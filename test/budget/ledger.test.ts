@@ -107,7 +107,10 @@ describe('ledger', () => {
   test('the charge is durable: the ledger commits with synchronous=FULL', (t) => {
     const l = Ledger.open(path.join(tempDir(t), 'l.db'));
     t.after(() => l.close());
-    assert.equal(l.synchronous(), 2);
+    assert.equal(l.synchronous(), 1, 'progress and settle: NORMAL');
+    l.open(open('durable'));
+    assert.equal(l.chargedWith, 2, 'the charge: FULL');
+    assert.equal(l.synchronous(), 1, 'and back to NORMAL after it');
   });
 
   test('a corrupt file is a clear error that names it', (t) => {
