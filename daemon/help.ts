@@ -1,13 +1,16 @@
 // User-facing help texts, apart from the code that parses arguments.
 export const EXIT_CODES_HELP = `Exit codes:
-  0   the session ended ok (or the command succeeded)
-  1   the session ended any other way (error, max_turns, timeout, stalled, loop, budget, spawn_failed)
+  0   the session ended ok (or the command succeeded; a tick that skipped)
+  1   the session ended any other way (error, max_turns, timeout, stalled, loop, budget, spawn_failed),
+      git left its work uncommitted, a dream phase failed, or a doctor check failed
   64  usage: an unknown command, flag or agent
   70  internal error (the ledger or the memory database cannot be opened, a bug)
-  75  refused: a daily limit is reached (see --force), or another supervisor holds the lock
+  75  refused: a daily limit is reached (see --force), another supervisor holds the lock, a stop
+      request came before the session started, or a forgotten claim was observed again
+  77  memory forget --approve with a wrong code (nothing deleted)
   78  config: the config file or an agent file is invalid (the message names the file and field)`;
 
-export const MAIN_HELP = `nightshift — watched, counted, logged headless Claude Code sessions
+export const MAIN_HELP = `nightshift — watched, counted, remembered headless Claude Code sessions
 
 Usage: nightshift <command> [options]
 
