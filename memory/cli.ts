@@ -11,6 +11,8 @@ import { LEARNING_FLAGS, LEARNING_SUBS, learningCommand, type LearningFlags } fr
 import { makeEmbedder, type EmbedderConfig } from './embedders.js';
 import type { GeminiConfig } from './gemini-client.js';
 import { makeQueryExpander } from './hyde.js';
+import { checkContradictions } from './contradiction-check.js';
+import { dreamGemini } from './dream-run.js';
 import { parseImportLine, type LineProblem } from './jsonl.js';
 import { runMcpServer } from './mcp-stdio.js';
 import { toResult } from './server.js';
@@ -314,8 +316,17 @@ export async function mcpCommand(config: Config, io: McpIo): Promise<number> {
     .reembed()
     .then((n) => n && io.logger.info({ event: 'reembedded', count: n }, `memory: embedded ${n} memories with the current model`))
     .catch((err) => serving && io.logger.warn({ event: 'reembed_failed', err }, `memory: background re-embedding stopped: ${(err as Error).message}`));
+  // With Gemini, each new memory is checked against its neighbours for contradictions as it
+  // arrives (the offline heuristic already ran inside observe); candidates only, never applied.
+  const gemini = dreamGemini(config, io.env);
+  const afterObserve = gemini
+    ? (m: { id: number; text: string }) =>
+        void checkContradictions(store, [m], { gemini, logger: io.logger }).catch(
+          (err) => serving && io.logger.warn({ event: 'contradiction_check_failed', err }, `memory: contradiction check failed: ${(err as Error).message}`),
+        )
+    : undefined;
   try {
-    await runMcpServer(store, { stdin: io.stdin, stdout: io.stdout, logger: io.logger, sessionId: io.env.NIGHTSHIFT_SESSION_ID || null, version: io.version, signal: io.signal });
+    await runMcpServer(store, { stdin: io.stdin, stdout: io.stdout, logger: io.logger, sessionId: io.env.NIGHTSHIFT_SESSION_ID || null, version: io.version, signal: io.signal, afterObserve });
   } finally {
     serving = false;
     store.close();

@@ -2,7 +2,8 @@
 // phase that throws is logged and reported `ok: false`; the others still run):
 // cluster recent observations -> abstract clusters (`abstracts` edges) -> contradiction candidates
 // -> FSRS schedule report -> fade the weak -> rebuild indices -> one metrics row.
-import { geminiVerdicts, heuristicVerdict, type GeminiCheck } from './contradiction.js';
+import type { GeminiCheck } from './contradiction.js';
+import { checkContradictions } from './contradiction-check.js';
 import { describeError, type GeminiModels } from './gemini-client.js';
 import type { MemoryStore } from './store.js';
 import { contentTerms, dice, tokens } from './text.js';
@@ -28,7 +29,7 @@ export type DreamOptions = {
   failPhase?: PhaseName | null;
 };
 
-const DEFAULTS = { recentLimit: 2000, maxClusters: 100, clusterMin: 0.35, minCluster: 3, maxClusterSize: 50, pairsPerCall: 20, maxGeminiPairs: 200 };
+const DEFAULTS = { recentLimit: 2000, maxClusters: 100, clusterMin: 0.35, minCluster: 3, maxClusterSize: 50 };
 
 /** Runs a dream over `store`; never throws for a failing phase (it is reported). */
 export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promise<DreamReport> {
@@ -90,45 +91,9 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
     return { abstractions: made, already_covered: skipped, gemini, fallbacks };
   });
 
-  await run('contradictions', async () => {
-    const pairs: Array<{ a: number; b: number; ta: string; tb: string }> = [];
-    const seen = new Set<string>();
-    for (const m of recent) {
-      for (const n of store.similar(m.text, { limit: 5, min: 0.2, except: m.id })) {
-        const key = m.id < n.id ? `${m.id}:${n.id}` : `${n.id}:${m.id}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        pairs.push({ a: m.id, b: n.id, ta: m.text, tb: n.text });
-      }
-    }
-    let candidates = 0;
-    let dismissed = 0;
-    let gemini = 0;
-    let fallbacks = 0;
-    const heuristic = pairs.map((p) => heuristicVerdict(p.ta, p.tb));
-    // Gemini, when configured, judges the pairs the heuristic thinks are about the same thing.
-    const forGemini = opts.gemini ? pairs.map((p, i) => ({ p, i })).filter(({ i }) => heuristic[i].contradicts || /same polarity/.test(heuristic[i].reason)).slice(0, DEFAULTS.maxGeminiPairs) : [];
-    const geminiSays = new Map<number, ReturnType<typeof heuristicVerdict>>();
-    for (let k = 0; k < forGemini.length; k += DEFAULTS.pairsPerCall) {
-      const batch = forGemini.slice(k, k + DEFAULTS.pairsPerCall);
-      try {
-        const v = await geminiVerdicts(batch.map(({ p }) => [p.ta, p.tb]), opts.gemini as GeminiCheck);
-        batch.forEach(({ i }, j) => geminiSays.set(i, v[j]));
-        gemini += batch.length;
-      } catch (err) {
-        fallbacks += batch.length;
-        opts.logger?.warn({ event: 'dream_gemini_fallback', phase: 'contradictions', error: describeError(err, opts.gemini?.apiKey) }, 'dream: Gemini contradiction check failed, heuristic instead');
-      }
-    }
-    pairs.forEach((p, i) => {
-      const g = geminiSays.get(i);
-      if (g) {
-        if (g.contradicts) candidates += store.recordCandidate(p.a, p.b, 'gemini', g.score, g.reason) ? 1 : 0;
-        else dismissed += store.dismissCandidate(p.a, p.b) ? 1 : 0;
-      } else if (heuristic[i].contradicts) candidates += store.recordCandidate(p.a, p.b, 'heuristic', heuristic[i].score, heuristic[i].reason) ? 1 : 0;
-    });
-    return { pairs: pairs.length, candidates, dismissed, gemini, fallbacks };
-  });
+  await run('contradictions', () =>
+    checkContradictions(store, recent.map((m) => ({ id: m.id, text: m.text })), { gemini: opts.gemini as GeminiCheck | null, logger: opts.logger, event: 'dream_gemini_fallback' }),
+  );
 
   await run('schedule', () => store.scheduleReport());
 

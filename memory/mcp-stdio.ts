@@ -17,6 +17,7 @@ export type McpDeps = {
   sessionId: string | null;
   version: string;
   signal?: AbortSignal;
+  afterObserve?: (memory: { id: number; text: string }) => void;
 };
 
 const INSTRUCTIONS =
@@ -28,7 +29,7 @@ export async function runMcpServer(store: ToolStore, deps: McpDeps): Promise<voi
   const log = deps.logger.child({ component: 'mcp', sessionId: deps.sessionId });
   const actor: Actor = { surface: 'mcp', sessionId: deps.sessionId };
   const server = new McpServer({ name: SERVER_NAME, version: deps.version }, { instructions: INSTRUCTIONS });
-  registerTools(server, store, { actor, defaultSource: deps.sessionId ?? 'mcp', logger: log });
+  registerTools(server, store, { actor, defaultSource: deps.sessionId ?? 'mcp', logger: log, afterObserve: deps.afterObserve });
 
   const input = guardStdin({
     reply: (line) => deps.stdout.write(line),

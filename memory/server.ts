@@ -27,6 +27,9 @@ export type ToolOptions = {
   // The source of an observation that names none (the session id, when the supervisor set one).
   defaultSource: string | null;
   logger?: Pick<Logger, 'warn' | 'error' | 'debug'>;
+  // Called with each new memory an observe made (not a merge), after it has answered; the server
+  // runs its slower checks there (Gemini's contradiction check) without delaying the reply.
+  afterObserve?: (memory: { id: number; text: string }) => void;
 };
 
 const DEFAULT_LINK_WEIGHT = 0.5;
@@ -166,6 +169,7 @@ function tools(store: ToolStore, opts: ToolOptions): Tool[] {
       async run(a: z.output<typeof ObserveIn>) {
         const input: ObserveInput = { text: a.text, source: a.source ?? opts.defaultSource, salience: a.salience, tags: a.tags, category: a.category };
         const r = await store.observe(input, opts.actor);
+        if (r.decision !== 'merge') setImmediate(() => opts.afterObserve?.({ id: r.memory_id, text: a.text }));
         return { structured: { observation_id: r.observation_id, memory_id: r.memory_id, decision: r.decision, prediction_error: r.prediction_error, linked_to: r.linked_to } };
       },
     },

@@ -289,3 +289,29 @@ test('answers what was already sent when stdin closes, then exits 0; SIGTERM exi
   const stopped = await run(`${init}\n`, 'SIGTERM');
   assert.equal(stopped.code, 0, stopped.stderr);
 });
+
+test('with Gemini configured, a new observation is checked for contradictions as it arrives (a candidate, never applied)', async (t) => {
+  const { startFakeGemini } = await import('../fake-gemini.js');
+  const fake = await startFakeGemini('ok');
+  t.after(() => fake.close());
+  // The loopback judge says every pair it is shown contradicts.
+  fake.generate = (body) => {
+    const prompt: string = body.contents[0].parts[0].text;
+    return JSON.stringify([...prompt.matchAll(/^(\d+)\. A: /gm)].map((m) => ({ pair: Number(m[1]), contradicts: true, confidence: 0.8, reason: 'the judge says so' })));
+  };
+  const ws = memoryWorkspace(t);
+  fs.writeFileSync(ws.config, configYaml({ top: `gemini:\n  base_url: ${fake.url}\n` }));
+  const { client } = await connect(t, { ...ws, env: { ...ws.env, GEMINI_API_KEY: 'fake-gemini-key-for-tests' } });
+  await client.callTool({ name: 'observe', arguments: { text: 'The weekly backup of the vault runs on Fridays at noon' } });
+  await client.callTool({ name: 'observe', arguments: { text: 'The weekly backup of the vault runs on Sundays at dawn' } });
+  const judged = () => fake.requests.some((r) => r.action === 'generateContent' && JSON.stringify(r.body).includes('Sundays at dawn'));
+  for (let i = 0; i < 100 && !judged(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(judged(), 'Gemini was asked about the new memory and its neighbour');
+  await client.close();
+  const store = MemoryStore.open(ws.db);
+  t.after(() => store.close());
+  const c = store.contradictionCandidates('candidate', 10);
+  assert.ok(c.some((x) => x.method === 'gemini'), JSON.stringify(c));
+  // A candidate only: neither memory lost confidence nor gained a contradicts edge.
+  assert.ok(store.recall(c[0].a).edges.every((e) => e.type !== 'contradicts'));
+});
