@@ -51,11 +51,6 @@ export function retrievability(card: Pick<CardRow, 'stability' | 'last_review'>,
   return forgetting_curve(default_w, days, card.stability);
 }
 
-// A card is overdue once its due time has passed.
-export function isOverdue(card: Pick<CardRow, 'due'>, now: Date): boolean {
-  return Date.parse(card.due) <= now.getTime();
-}
-
 function fromRow(r: CardRow): Card {
   return {
     due: new Date(r.due),
