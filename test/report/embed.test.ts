@@ -72,7 +72,7 @@ test('a long result is shortened, after redaction', () => {
 
 test('a secret in a result, an error or a git message never reaches the payload', () => {
   const hook = 'https://discord.com/api/webhooks/112233445566778899/tok-SeCrEtWeBhOoKtOkEn0123456789abcdefABCDEF';
-  const env = { ANTHROPIC_API_KEY: 'sk-ant-test-0123456789abcdef', DISCORD_WEBHOOK_URL: hook, MY_SERVICE_TOKEN: 'svc-token-value-42' };
+  const env = { ANTHROPIC_API_KEY: 'fake-anthropic-test-0123456789abcdef', DISCORD_WEBHOOK_URL: hook, MY_SERVICE_TOKEN: 'svc-token-value-42' };
   const redact = makeRedactor(secretValues(env));
   const leak = `key=${env.ANTHROPIC_API_KEY} hook=${hook} enc=${encodeURIComponent(env.MY_SERVICE_TOKEN)}`;
   // The secret sits right where a cut would split it.
