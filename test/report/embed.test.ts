@@ -79,7 +79,7 @@ test('a secret in a result, an error or a git message never reaches the payload'
   const result = `${'y'.repeat(690)}${env.ANTHROPIC_API_KEY}`;
   const r = sessionReport({ ...base, outcome: 'error', result, error: leak, agent: `a ${env.MY_SERVICE_TOKEN}` }, { ...git, error: leak }, today, { redact });
   const payload = JSON.stringify(r);
-  for (const s of [env.ANTHROPIC_API_KEY, 'tok-SeCrEtWeBhOoKtOkEn0123456789abcdefABCDEF', env.MY_SERVICE_TOKEN, 'sk-ant-test', 'svc-token']) assert.ok(!payload.includes(s), `payload leaks ${s}`);
+  for (const s of [env.ANTHROPIC_API_KEY, 'tok-SeCrEtWeBhOoKtOkEn0123456789abcdefABCDEF', env.MY_SERVICE_TOKEN, 'fake-anthropic-test', 'svc-token']) assert.ok(!payload.includes(s), `payload leaks ${s}`);
   assert.match(payload, /\[redacted\]/);
   const d = doctorReport([{ name: 'discord', status: 'fail', detail: leak, fix: leak }], { redact, at: new Date(0) });
   const u = unitReport({ unit: 'nightshift.service', at: new Date(0), problems: [leak], logTail: leak }, redact);
