@@ -204,7 +204,7 @@ export async function main(deps: MainDeps): Promise<number> {
         return await cmdSystemd(config, positionals, flags, io, deps.stderr);
       case 'memory':
         return await (await import('../memory/cli.js')).memoryCommand(config, positionals, flags, {
-          out: io.out, err: deps.stderr, stdin: process.stdin, stderrIsTTY: !!process.stderr.isTTY, env: deps.env, logger,
+          out: io.out, err: deps.stderr, stdin: process.stdin, stderrIsTTY: !!process.stderr.isTTY, stdinIsTTY: !!process.stdin.isTTY, env: deps.env, logger,
         });
       case 'state':
         return await (await import('../sessions/state-command.js')).stateCommand(config, flags, io, logger);

@@ -40,6 +40,8 @@ export type MemoryIo = {
   err: (text: string) => void; // raw stderr
   stdin: Readable;
   stderrIsTTY: boolean;
+  // `forget --approve` needs a human at a terminal: a session's tools never have one.
+  stdinIsTTY?: boolean;
   env: NodeJS.ProcessEnv;
   logger: Logger;
 };

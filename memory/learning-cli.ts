@@ -162,15 +162,26 @@ async function forget(config: Config, args: string[], flags: LearningFlags, io: 
         }
       });
       if (missing.length) throw new UsageError(`No memory with id ${missing.join(', ')}; nothing to forget`);
+      // A dream's abstractions of these quote their text: they go along.
+      const derived = s.derivedFrom(ids).filter((id) => !ids.includes(id)).map((id) => {
+        const m = s.recall(id);
+        return { id, text: m.text, category: m.category, sources: m.sources.length, faded: m.faded, derived: true };
+      });
+      items.push(...derived);
       const structured = { would_delete: items, day, code, command };
       io.out(flags.json ? JSON.stringify(structured) : [
         `Would delete ${items.length} memor${items.length === 1 ? 'y' : 'ies'} for good, with their observations, edges and vectors, and tombstone their claims:`,
-        ...items.map((m) => `  #${m.id} [${m.category}]${m.faded ? ' (faded)' : ''} ${m.text.length > 160 ? `${m.text.slice(0, 160)}…` : m.text} (${m.sources} source(s))`),
+        ...items.map((m) => `  #${m.id} [${m.category}]${m.faded ? ' (faded)' : ''}${'derived' in m ? ' (an abstraction of them)' : ''} ${m.text.length > 160 ? `${m.text.slice(0, 160)}…` : m.text} (${m.sources} source(s))`),
         '',
         `To do it, run (the code is good today, ${day}, for exactly these ids):`,
         `  ${command}`,
       ].join('\n'));
       return EXIT.OK;
+    }
+    // The code is derived from what a dry run prints, so a session with a shell could approve its
+    // own: an approval must come from a terminal, which no session's tool has.
+    if (!io.stdinIsTTY) {
+      throw new ForgetRefusedError('Refused: `--approve` must be typed by a human at a terminal (stdin is not a terminal). Nothing was deleted.');
     }
     if (flags.approve.trim().toUpperCase() !== code) {
       throw new ForgetRefusedError(`Refused: \`${flags.approve}\` is not the approval code for forgetting ${ids.join(', ')} today (${day}). Nothing was deleted. Run \`nightshift memory forget ${ids.join(' ')}\` to see what would go and the code.`);

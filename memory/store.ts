@@ -5,7 +5,7 @@ import { DEFAULTS } from '../daemon/defaults.js';
 import { checkThresholds, gateDecision, predictionError, type GateThresholds } from './gate.js';
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
 import { SCHEMA_VERSION, openDatabase } from './schema.js';
-import { contentTerms, dice, ftsQuery, textHash, tokens } from './text.js';
+import { contentTerms, dice, ftsQuery, tokens, tombstoneKeys } from './text.js';
 import { heuristicVerdict } from './contradiction.js';
 import { GRADES, initialCard, retrievability as retrievabilityAt, review as reviewCard, type CardRow, type GradeReason } from './fsrs.js';
 import { WANDER_DEFAULTS, seededRng, walk, type Rng, type WanderGraph } from './wander.js';
@@ -170,6 +170,8 @@ export class MemoryStore {
     this.refuseTombstoned(clean.text);
     const [vec] = await this.embed([clean.text]);
     return this.db.transaction(() => {
+      // Again inside the transaction: a forget may have landed while the embedder was awaited.
+      this.refuseTombstoned(clean.text);
       const prev = actor.sessionId
         ? ((this.stmt('SELECT memory_id FROM observations WHERE session_id = ? ORDER BY id DESC LIMIT 1').get(actor.sessionId) as { memory_id: number } | undefined)?.memory_id ?? null)
         : null;
@@ -383,8 +385,8 @@ export class MemoryStore {
   }
 
   private refuseTombstoned(text: string): void {
-    const hash = textHash(text);
-    const t = this.stmt('SELECT hash, at, reason FROM tombstones WHERE hash = ?').get(hash) as { hash: string; at: string; reason: string } | undefined;
+    const [exact, words] = tombstoneKeys(text);
+    const t = this.stmt('SELECT hash, at, reason FROM tombstones WHERE hash IN (?, ?) LIMIT 1').get(exact, words) as { hash: string; at: string; reason: string } | undefined;
     if (t) {
       throw new MemoryError('TOMBSTONED', `Refused: this claim was forgotten on ${t.at} (tombstone ${t.hash.slice(0, 12)}: ${t.reason}). Forgotten claims are not observed again.`);
     }
@@ -621,10 +623,11 @@ export class MemoryStore {
   tombstone(text: string, reason: string, actor: Actor): { hash: string } {
     checkActor(actor);
     if (typeof text !== 'string' || !text.trim()) throw new MemoryError('INVALID', 'Expected the claim to tombstone as a non-empty string');
-    const hash = textHash(text);
+    const keys = tombstoneKeys(text);
+    const hash = keys[0];
     this.db.transaction(() => {
-      this.stmt('INSERT INTO tombstones (hash, at, reason) VALUES (?, ?, ?) ON CONFLICT (hash) DO UPDATE SET reason = excluded.reason, at = excluded.at').run(hash, this.iso(), reason || 'forgotten');
-      this.audit(actor, 'tombstone', `tombstone:${hash}`, null, { hash, reason });
+      for (const k of keys) this.stmt('INSERT INTO tombstones (hash, at, reason) VALUES (?, ?, ?) ON CONFLICT (hash) DO UPDATE SET reason = excluded.reason, at = excluded.at').run(k, this.iso(), reason || 'forgotten');
+      this.audit(actor, 'tombstone', `tombstone:${hash}`, null, { hashes: keys, reason });
     })();
     return { hash };
   }
@@ -635,7 +638,7 @@ export class MemoryStore {
     this.db.transaction(() => {
       const before = this.row(id);
       const texts = new Set([before.text, ...(this.stmt('SELECT text FROM observations WHERE memory_id = ?').pluck().all(id) as string[])]);
-      const hashes = [...new Set([...texts].map(textHash))];
+      const hashes = [...new Set([...texts].flatMap(tombstoneKeys))];
       for (const h of hashes) this.stmt('INSERT OR IGNORE INTO tombstones (hash, at, reason) VALUES (?, ?, ?)').run(h, this.iso(), reason || `memory ${id} forgotten`);
       this.stmt('UPDATE memories SET faded = 1, updated_at = ? WHERE id = ?').run(this.iso(), id);
       this.audit(actor, 'forget', `memory:${id}`, publicRow(before), { faded: true, tombstones: hashes, reason });
@@ -980,6 +983,7 @@ export class MemoryStore {
     this.refuseTombstoned(clean.text);
     const [vec] = await this.embed([clean.text]);
     return this.db.transaction(() => {
+      this.refuseTombstoned(clean.text);
       const r = this.observeOne(clean, actor, vec, null, { noMerge: true });
       extra(r.memory_id);
       return { id: r.memory_id };
@@ -1031,11 +1035,13 @@ export class MemoryStore {
     checkActor(actor);
     memoryIds.forEach(checkId);
     return this.db.transaction(() => {
+      // Abstractions a dream derived from them quote their text: they go too.
+      memoryIds = [...new Set([...memoryIds, ...this.derivedFrom(memoryIds)])];
       const hashes = new Set<string>();
       for (const id of memoryIds) {
         const m = this.row(id);
         const texts = [m.text, ...(this.stmt('SELECT text FROM observations WHERE memory_id = ?').pluck().all(id) as string[])];
-        for (const t of texts) hashes.add(textHash(t));
+        for (const t of texts) for (const k of tombstoneKeys(t)) hashes.add(k);
       }
       for (const h of hashes) this.stmt('INSERT OR IGNORE INTO tombstones (hash, at, reason) VALUES (?, ?, ?)').run(h, this.iso(), reason);
       for (const id of memoryIds) {
@@ -1057,6 +1063,15 @@ export class MemoryStore {
       this.audit(actor, 'delete', `memories:${memoryIds.join(',')}`, null, { deleted: memoryIds, tombstones: [...hashes], reason });
       return { deleted: [...memoryIds], tombstones: [...hashes] };
     })();
+  }
+
+  /** Derived memories (a dream's abstractions) that abstract any of `ids`: a forget takes them along. */
+  derivedFrom(ids: number[]): number[] {
+    if (!ids.length) return [];
+    return this.stmt(
+      `SELECT DISTINCT e.from_id FROM edges e JOIN memories m ON m.id = e.from_id
+       WHERE e.type = 'abstracts' AND m.derived = 1 AND e.to_id IN (SELECT value FROM json_each(?))`,
+    ).pluck().all(JSON.stringify(ids)) as number[];
   }
 
   // ---- dream: the primitives memory/dream.ts runs ---------------------------------------------
@@ -1219,6 +1234,8 @@ function checkActor(actor: Actor): void {
   if (!actor || !SURFACES.includes(actor.surface)) throw new MemoryError('INVALID', `Expected an actor surface (${SURFACES.join(', ')}), got ${JSON.stringify(actor?.surface)}`);
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 // Checks and normalises one input; throws MemoryError INVALID with a message naming the field.
 function validate(input: ObserveInput): Clean {
   if (!input || typeof input !== 'object') throw new MemoryError('INVALID', `Expected an observation object, got ${JSON.stringify(input)}`);
@@ -1237,5 +1254,7 @@ function validate(input: ObserveInput): Clean {
   }
   if (tags !== undefined && (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string'))) throw new MemoryError('INVALID', `Expected \`tags\` to be a list of strings, got ${JSON.stringify(tags)}`);
   if (category !== undefined && !CATEGORIES.includes(category)) throw new MemoryError('INVALID', `Expected \`category\` to be one of ${CATEGORIES.join(', ')}, got ${JSON.stringify(category)}`);
-  return { text: text.trim(), source: source ?? null, created_at: at, salience: salience ?? 0.5, tags: tags ?? [], category: category ?? 'observation' };
+  // Well-formed and NFKC: what SQLite stores is what is hashed and indexed (a lone surrogate would
+  // be stored as U+FFFD, and full-width letters would never match a query).
+  return { text: text.replace(LONE_SURROGATE, '\uFFFD').normalize('NFKC').trim(), source: source ?? null, created_at: at, salience: salience ?? 0.5, tags: tags ?? [], category: category ?? 'observation' };
 }

@@ -29,6 +29,23 @@ export function textHash(text: string): string {
   return createHash('sha256').update(normalize(text)).digest('hex');
 }
 
+// A second tombstone key, by words alone: "Bob's bank-PIN is: 4,921 🙂" and "bobs bank pin is
+// 4921" are the same claim, whatever the punctuation, symbols or invisible characters between.
+export function wordsHash(text: string): string {
+  const words = text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\u2018\u2019\u02bc']/g, '')
+    // Digit groups: 4,921 and 4 921 and 4.921 are one number here.
+    .replace(/(\p{N})[,._\s\u00a0\u202f](?=\p{N})/gu, '$1')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+  return createHash('sha256').update(`words:${words.join(' ')}`).digest('hex');
+}
+
+// Every key a forgotten claim is refused by.
+export const tombstoneKeys = (text: string): string[] => [textHash(text), wordsHash(text)];
+
 // Every word, lower case, in order.
 export function tokens(text: string): string[] {
   return text.normalize('NFKC').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);

@@ -116,3 +116,17 @@ test('with Gemini: abstraction and contradiction verdicts come from it; a malfor
     assert.ok(!JSON.stringify(warnings).includes('test-key'));
   }
 });
+
+test('forgetting the members of an abstraction takes the abstraction, which quotes them, along', async (t) => {
+  const s = await seeded(t);
+  await dream(s);
+  const insight = s.recall(s.stats().memories);
+  assert.equal(insight.category, 'insight');
+  const members = insight.edges.filter((e) => e.type === 'abstracts').map((e) => e.to);
+  assert.deepEqual(s.derivedFrom(members), [insight.id]);
+  const r = s.deleteForever(members, 'operator', { surface: 'cli' });
+  assert.ok(r.deleted.includes(insight.id), JSON.stringify(r));
+  assert.throws(() => s.recall(insight.id));
+  // Its text cannot come back either, and no walk finds it.
+  assert.ok(!s.wander({ steps: 20, seed: 1 }).path.some((p) => /kiln/.test(p.text)));
+});

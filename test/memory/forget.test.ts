@@ -5,7 +5,21 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { forgetCode } from '../../memory/learning-cli.js';
 import { MemoryStore } from '../../memory/store.js';
-import { configYaml, nightshift, tempDir } from '../helpers.js';
+import { spawn } from 'node:child_process';
+import { BIN, configYaml, nightshift, tempDir } from '../helpers.js';
+
+// Runs the built CLI with a terminal on its stdin, as a human at a shell would (util-linux
+// `script` gives it a pty; its output is stdout and stderr together).
+function atTerminal(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; out: string }> {
+  const cmd = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return new Promise((resolve) => {
+    const c = spawn('script', ['-qec', cmd, '/dev/null'], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.stderr.on('data', (d) => (out += d));
+    c.on('close', (code) => resolve({ code, out }));
+  });
+}
 
 function ws(t: TestContext): { dir: string; env: NodeJS.ProcessEnv; db: string } {
   const dir = tempDir(t, 'nightshift-forget-');
@@ -49,17 +63,21 @@ test('dry run prints what would go and the exact command; wrong, other-set and y
     [['1', '2', '3', '--approve', code], 'the code of another set'],
     [['1', '2', '--approve', forgetCode([1, 2], yesterday, file)], "yesterday's code"],
   ] as Array<[string[], string]>) {
-    const r = await nightshift(['memory', 'forget', ...args], w.env, w.dir);
-    assert.equal(r.code, 77, `${why}: ${r.stderr}`);
-    assert.match(r.stderr, /Nothing was deleted/);
+    const r = await atTerminal(['memory', 'forget', ...args], w.env, w.dir);
+    assert.equal(r.code, 77, `${why}: ${r.out}`);
+    assert.match(r.out, /is not the approval code/);
   }
+  // The right code, but not from a terminal (a session's shell has none): refused too.
+  const scripted = await nightshift(['memory', 'forget', '1', '2', '--approve', code], w.env, w.dir);
+  assert.equal(scripted.code, 77, scripted.stderr);
+  assert.match(scripted.stderr, /must be typed by a human at a terminal/);
   const s0 = MemoryStore.open(w.db);
   assert.equal(s0.stats().memories, 3, 'nothing deleted');
   s0.close();
 
-  const ok = await nightshift(['memory', 'forget', '1', '2', '--approve', code.toLowerCase()], w.env, w.dir);
-  assert.equal(ok.code, 0, ok.stderr);
-  assert.match(ok.stdout, /deleted 2 memories for good; 2 claim\(s\) tombstoned/);
+  const ok = await atTerminal(['memory', 'forget', '1', '2', '--approve', code.toLowerCase()], w.env, w.dir);
+  assert.equal(ok.code, 0, ok.out);
+  assert.match(ok.out, /deleted 2 memories for good; 4 claim\(s\) tombstoned/);
   const s = MemoryStore.open(w.db);
   t.after(() => s.close());
   assert.equal(s.stats().memories, 1);

@@ -80,7 +80,46 @@ test('a tombstoned claim is refused with the reason and the tombstone named', as
     (err: unknown) => err instanceof MemoryError && err.code === 'TOMBSTONED' && /wrong: it is Berlin/.test(err.message) && /tombstone [0-9a-f]{12}/.test(err.message),
   );
   assert.equal(s.stats().observations, 0);
-  assert.equal(s.stats().tombstones, 1);
+  assert.equal(s.stats().tombstones, 2, 'two keys: the normalised text and its words alone');
+});
+
+test('a tombstone holds against punctuation, symbol, invisible and Unicode variants of the claim', async (t) => {
+  const s = open(t);
+  s.tombstone("Bob's bank PIN is 4921", 'a secret', CLI);
+  for (const variant of ['Bob\u2019s bank PIN is 4921', "Bob's bank PIN is: 4921", "Bob's bank-PIN is 4921", "Bob's bank PIN is 4921 \u{1F642}", "Bob's bank\u200bPIN is 4921", "Bob's bank PIN is 4,921", 'ＢＯＢ’Ｓ BANK PIN IS ４９２１']) {
+    await assert.rejects(s.observe({ text: variant }, CLI), (e: unknown) => e instanceof MemoryError && e.code === 'TOMBSTONED', JSON.stringify(variant));
+  }
+  // A lone surrogate is stored as U+FFFD; the claim is hashed as stored, so it cannot slip past.
+  const odd = await s.observe({ text: 'Erin\ud800 badge PIN is 5512' }, CLI);
+  s.forget(odd.memory_id, 'a secret', CLI);
+  await assert.rejects(s.observe({ text: 'Erin\ud800 badge PIN is 5512' }, CLI), (e: unknown) => e instanceof MemoryError && e.code === 'TOMBSTONED');
+  // A different claim with the same words in another order is not the same claim.
+  assert.equal((await s.observe({ text: "Is 4921 Bob's bank PIN" }, CLI)).decision !== undefined, true);
+});
+
+test('full-width and compatibility forms are found by their plain spelling', async (t) => {
+  const s = open(t);
+  const a = await s.observe({ text: 'ＡＰＩ ｔｏｋｅｎ rotates ｍｏｎｔｈｌｙ' }, CLI);
+  const b = await s.observe({ text: 'ﬁnance team budget ２０２４' }, CLI);
+  assert.equal((await s.query('API token monthly'))[0]?.id, a.memory_id);
+  assert.equal((await s.query('finance 2024'))[0]?.id, b.memory_id);
+});
+
+test('a forget that lands while an observe is embedding still refuses that observe', async (t) => {
+  const file = path.join(tempDir(t), 'memory.db');
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const slow: Embedder = { model: 'slow', dim: 2, embed: async (texts) => (await gate, texts.map(() => new Float32Array([1, 0]))) };
+  const server = MemoryStore.open(file, { embedder: slow });
+  const cli = MemoryStore.open(file);
+  t.after(() => (server.close(), cli.close()));
+  const first = await cli.observe({ text: 'Dave keeps the root password in passwords.txt' }, CLI);
+  const late = server.observe({ text: 'Dave keeps the root password in passwords.txt on the NAS' }, CLI);
+  cli.deleteForever([first.memory_id], 'a secret', CLI);
+  cli.tombstone('Dave keeps the root password in passwords.txt on the NAS', 'a secret', CLI);
+  release();
+  await assert.rejects(late, (e: unknown) => e instanceof MemoryError && e.code === 'TOMBSTONED');
+  assert.deepEqual(await cli.query('root password NAS', { include_faded: true }), []);
 });
 
 test('a forgotten memory cannot come back, through observe or import; other lines still import', async (t) => {
