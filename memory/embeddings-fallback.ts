@@ -13,7 +13,7 @@
 // in `model` (the primary's space, the one it aims for) once the primary answers again. While the
 // primary is down, queries rank in the fallback's space; memories stored only in the primary's space
 // are then reachable through the lexical arm alone.
-import { describeError, type LogSink } from './gemini-client.js';
+import { describeError, GeminiError, type LogSink } from './gemini-client.js';
 import type { Embedder } from './types.js';
 
 export type LabelledVectors = { model: string; dim: number; vectors: Float32Array[] };
@@ -55,7 +55,17 @@ export function withFallback(primary: Embedder, fallback: Embedder | null, logge
     dim: primary.dim,
     primary,
     fallback,
-    embed: (texts: string[], kind?: 'document' | 'query') => call(primary, texts, kind),
+    // The store's path: the primary only (never another space under its name), but during an
+    // outage every call fails at once for the cooldown instead of waiting out the timeout again.
+    async embed(texts: string[], kind?: 'document' | 'query') {
+      if (now() < downUntil) throw new GeminiError('GEMINI_UNAVAILABLE', `${primary.model} is cooling down after a failure (retry in ${downUntil - now()} ms)`);
+      try {
+        return await call(primary, texts, kind);
+      } catch (err) {
+        downUntil = now() + cooldownMs;
+        throw err;
+      }
+    },
     async embedLabelled(texts: string[], kind?: 'document' | 'query') {
       if (!texts.length) return { model: primary.model, dim: primary.dim, vectors: [] };
       if (now() < downUntil) {

@@ -157,6 +157,19 @@ describe('Gemini embeddings against the loopback API', () => {
     assert.equal(fake.requests.length, 2);
   });
 
+  test('the store\'s plain embed: during the cooldown after a failure it fails at once, without calling Gemini again', async () => {
+    reset('500');
+    let now = 0;
+    const e = withFallback(createGeminiEmbedder({ apiKey: KEY, baseUrl: fake.url }), offlineStub, capture().logger, { cooldownMs: 1000, now: () => now });
+    await assert.rejects(e.embed(['x']));
+    await assert.rejects(e.embed(['x']), /cooling down/);
+    assert.equal(fake.requests.length, 1, 'the second call never reached Gemini');
+    fake.mode = 'ok';
+    now = 1001;
+    assert.equal((await e.embed(['x'])).length, 1);
+    assert.equal(fake.requests.length, 2);
+  });
+
   test('with no fallback a failure gives null, and embedWithLabel does the same for a plain embedder', async () => {
     reset('500');
     const log = capture();
