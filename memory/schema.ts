@@ -208,16 +208,22 @@ export function checkFile(file: string): boolean {
   }
   let appId: number;
   let tables: number;
+  let version: number;
   let db: Database.Database | undefined;
   try {
     // Read-only through SQLite, so a header still in the WAL is seen too.
     db = new Database(file, { readonly: true, fileMustExist: true });
     appId = db.pragma('application_id', { simple: true }) as number;
+    version = db.pragma('user_version', { simple: true }) as number;
     tables = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
   } catch (err) {
     throw new MemoryError('CORRUPT', `Memory database ${file} cannot be read (${(err as { code?: string }).code ?? (err as Error).message}); it was left as it is. Move it aside to start a new store.`);
   } finally {
     db?.close();
+  }
+  // Refused here, read-only, before any pragma that would write (WAL mode changes the header).
+  if (appId === APPLICATION_ID && version > SCHEMA_VERSION) {
+    throw new MemoryError('INVALID', `Memory database ${file} has schema version ${version}, newer than this nightshift knows (${SCHEMA_VERSION}); it was left as it is. Upgrade nightshift.`);
   }
   if (appId === APPLICATION_ID) return true;
   if (appId === 0 && tables === 0) return false;

@@ -99,6 +99,10 @@ test('a store from a newer nightshift is refused, not downgraded', (t) => {
   MemoryStore.open(file).close();
   const db = new Database(file);
   db.pragma('user_version = 99');
+  // A newer nightshift might have left it in rollback-journal mode: we must not switch it to WAL.
+  db.pragma('journal_mode = DELETE');
   db.close();
+  const before = fs.readFileSync(file);
   assert.throws(() => MemoryStore.open(file), /schema version 99, newer than this nightshift knows/);
+  assert.ok(fs.readFileSync(file).equals(before), 'the file is left byte-identical');
 });
