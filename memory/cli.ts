@@ -323,7 +323,7 @@ export async function mcpCommand(config: Config, io: McpIo): Promise<number> {
   const gemini = dreamGemini(config, io.env);
   const afterObserve = gemini
     ? (m: { id: number; text: string }) =>
-        void checkContradictions(store, [m], { gemini, logger: io.logger }).catch(
+        void checkContradictions(store, [m], { actor: { surface: 'mcp', sessionId: io.env.NIGHTSHIFT_SESSION_ID || null }, gemini, logger: io.logger }).catch(
           (err) => serving && io.logger.warn({ event: 'contradiction_check_failed', err }, `memory: contradiction check failed: ${(err as Error).message}`),
         )
     : undefined;

@@ -5,6 +5,7 @@
 import { geminiVerdicts, heuristicVerdict, type GeminiCheck } from './contradiction.js';
 import { describeError } from './gemini-client.js';
 import type { MemoryStore } from './store.js';
+import type { Actor } from './types.js';
 
 export type CheckCounts = { pairs: number; candidates: number; dismissed: number; gemini: number; fallbacks: number };
 type Log = { warn(obj: object, msg?: string): void } | null | undefined;
@@ -15,7 +16,7 @@ const MAX_GEMINI_PAIRS = 200;
 export async function checkContradictions(
   store: Pick<MemoryStore, 'similar' | 'recordCandidate' | 'dismissCandidate'>,
   memories: Array<{ id: number; text: string }>,
-  o: { gemini?: GeminiCheck | null; logger?: Log; event?: string },
+  o: { actor: Actor; gemini?: GeminiCheck | null; logger?: Log; event?: string },
 ): Promise<CheckCounts> {
   const pairs: Array<{ a: number; b: number; ta: string; tb: string }> = [];
   const seen = new Set<string>();
@@ -46,9 +47,9 @@ export async function checkContradictions(
   pairs.forEach((p, i) => {
     const g = geminiSays.get(i);
     if (g) {
-      if (g.contradicts) counts.candidates += store.recordCandidate(p.a, p.b, 'gemini', g.score, g.reason) ? 1 : 0;
-      else counts.dismissed += store.dismissCandidate(p.a, p.b) ? 1 : 0;
-    } else if (heuristic[i].contradicts) counts.candidates += store.recordCandidate(p.a, p.b, 'heuristic', heuristic[i].score, heuristic[i].reason) ? 1 : 0;
+      if (g.contradicts) counts.candidates += store.recordCandidate(p.a, p.b, 'gemini', g.score, g.reason, o.actor) ? 1 : 0;
+      else counts.dismissed += store.dismissCandidate(p.a, p.b, o.actor) ? 1 : 0;
+    } else if (heuristic[i].contradicts) counts.candidates += store.recordCandidate(p.a, p.b, 'heuristic', heuristic[i].score, heuristic[i].reason, o.actor) ? 1 : 0;
   });
   return counts;
 }

@@ -92,7 +92,7 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
   });
 
   await run('contradictions', () =>
-    checkContradictions(store, recent.map((m) => ({ id: m.id, text: m.text })), { gemini: opts.gemini as GeminiCheck | null, logger: opts.logger, event: 'dream_gemini_fallback' }),
+    checkContradictions(store, recent.map((m) => ({ id: m.id, text: m.text })), { actor, gemini: opts.gemini as GeminiCheck | null, logger: opts.logger, event: 'dream_gemini_fallback' }),
   );
 
   await run('schedule', () => store.scheduleReport());

@@ -861,20 +861,24 @@ export class MemoryStore {
   }
 
   /** Records a contradiction candidate (never applied); false when the pair is already known. */
-  recordCandidate(x: number, y: number, method: 'heuristic' | 'gemini', score: number, reason: string): boolean {
+  // `actor`: who found it, for the audit row (observe audits its own candidates in its own row).
+  recordCandidate(x: number, y: number, method: 'heuristic' | 'gemini', score: number, reason: string, actor?: Actor): boolean {
     const [a, b] = x < y ? [x, y] : [y, x];
     const r = this.stmt(
       `INSERT INTO contradiction_candidates (a, b, method, score, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (a, b) DO UPDATE SET method = excluded.method, score = excluded.score, reason = excluded.reason
        WHERE status = 'candidate' AND excluded.method = 'gemini'`,
     ).run(a, b, method, score, reason, this.iso());
+    if (r.changes > 0 && actor) this.audit(actor, 'candidate', `memories:${a},${b}`, null, { method, score, reason });
     return r.changes > 0;
   }
 
   /** Drops a candidate that a later check found compatible (only while it is still a candidate). */
-  dismissCandidate(x: number, y: number): boolean {
+  dismissCandidate(x: number, y: number, actor?: Actor): boolean {
     const [a, b] = x < y ? [x, y] : [y, x];
-    return this.stmt("UPDATE contradiction_candidates SET status = 'dismissed' WHERE a = ? AND b = ? AND status = 'candidate'").run(a, b).changes > 0;
+    const done = this.stmt("UPDATE contradiction_candidates SET status = 'dismissed' WHERE a = ? AND b = ? AND status = 'candidate'").run(a, b).changes > 0;
+    if (done && actor) this.audit(actor, 'dismiss_candidate', `memories:${a},${b}`, { status: 'candidate' }, { status: 'dismissed' });
+    return done;
   }
 
   /** Contradiction candidates, newest first. */

@@ -312,6 +312,8 @@ test('with Gemini configured, a new observation is checked for contradictions as
   t.after(() => store.close());
   const c = store.contradictionCandidates('candidate', 10);
   assert.ok(c.some((x) => x.method === 'gemini'), JSON.stringify(c));
+  // Recorded with an audit row naming the surface and the session, like every other mutation.
+  assert.ok(store.auditLog().some((r) => r.action === 'candidate' && r.surface === 'mcp' && r.session_id === 'sess-mcp-test' && (r.after as any).method === 'gemini'));
   // A candidate only: neither memory lost confidence nor gained a contradicts edge.
   assert.ok(store.recall(c[0].a).edges.every((e) => e.type !== 'contradicts'));
 });
