@@ -804,7 +804,12 @@ export class MemoryStore {
   async believe(input: { text: string; confidence?: number; source?: string | null }, actor: Actor): Promise<{ id: number; decision: GateDecision }> {
     const confidence = input?.confidence ?? 0.7;
     checkFraction(confidence, 'confidence');
-    const r = await this.observe({ text: input?.text, source: input?.source ?? null, category: 'belief' }, actor);
+    let r: { memory_id: number; decision: GateDecision } = await this.observe({ text: input?.text, source: input?.source ?? null, category: 'belief' }, actor);
+    // Merged into a thread or a prediction: those keep what they are; the belief is its own memory.
+    if (r.decision === 'merge' && ['thread', 'prediction'].includes(this.row(r.memory_id).category)) {
+      const own = await this.createSpecial({ text: input.text, source: input?.source ?? null, category: 'belief' }, actor, () => undefined);
+      r = { memory_id: own.id, decision: 'novel' };
+    }
     this.db.transaction(() => {
       const before = this.row(r.memory_id);
       this.stmt("UPDATE memories SET category = 'belief', confidence = ? WHERE id = ?").run(confidence, r.memory_id);

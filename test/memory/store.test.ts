@@ -405,3 +405,13 @@ test('a failing embedder is logged and observe and query still work lexically', 
   assert.ok(warnings.length >= 1);
   assert.match(String((warnings[0] as [object, string])[1]), /embedding failed/);
 });
+
+test('believing the words of an open thread or a prediction leaves them what they are; the belief is its own memory', async (t) => {
+  const s = open(t);
+  const thread = await s.openThread({ text: 'find out why the backup job fails on sundays', solo: true }, CLI);
+  const b = await s.believe({ text: 'find out why the backup job fails on sundays', confidence: 0.9 }, CLI);
+  assert.notEqual(b.id, thread.id);
+  assert.equal(s.recall(thread.id).category, 'thread');
+  assert.equal(s.recall(b.id).category, 'belief');
+  assert.equal(s.threads({ open: true }).length, 1);
+});
