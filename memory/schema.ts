@@ -180,7 +180,23 @@ export const MIGRATIONS: string[] = [
     INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
   END;
   `,
+  // 5: ids are never reused. Without AUTOINCREMENT SQLite hands a deleted top id out again, so a
+  // forgotten memory's id (in the audit log) or an observation id (a dream's watermark) would come
+  // to name another claim. Deletes raise a high-water mark that new ids start above.
+  `
+  CREATE TABLE id_high (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+  CREATE TRIGGER memories_id_high AFTER DELETE ON memories BEGIN
+    INSERT INTO id_high (name, value) VALUES ('memories', old.id) ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value);
+  END;
+  CREATE TRIGGER observations_id_high AFTER DELETE ON observations BEGIN
+    INSERT INTO id_high (name, value) VALUES ('observations', old.id) ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value);
+  END;
+  `,
 ];
+
+// The next id of a table, above every id it ever handed out (see migration 5).
+export const nextId = (table: 'memories' | 'observations') =>
+  `(SELECT max(coalesce((SELECT max(id) FROM ${table}), 0), coalesce((SELECT value FROM id_high WHERE name = '${table}'), 0)) + 1)`;
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 

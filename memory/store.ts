@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 import { DEFAULTS } from '../daemon/defaults.js';
 import { checkThresholds, gateDecision, predictionError, type GateThresholds } from './gate.js';
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
-import { SCHEMA_VERSION, openDatabase } from './schema.js';
+import { nextId, SCHEMA_VERSION, openDatabase } from './schema.js';
 import { contentTerms, dice, ftsQuery, tokens, tombstoneKeys } from './text.js';
 import { heuristicVerdict } from './contradiction.js';
 import { GRADES, initialCard, retrievability as retrievabilityAt, review as reviewCard, type CardRow, type GradeReason } from './fsrs.js';
@@ -268,7 +268,7 @@ export class MemoryStore {
     }
     const pe = round(predictionError(similarity));
     const observationId = Number(
-      this.stmt('INSERT INTO observations (text, source, created_at, salience, prediction_error, decision, memory_id, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+      this.stmt(`INSERT INTO observations (id, text, source, created_at, salience, prediction_error, decision, memory_id, session_id) VALUES (${nextId('observations')}, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         clean.text,
         clean.source,
         at,
@@ -700,8 +700,8 @@ export class MemoryStore {
     const c = initialCard(at);
     return Number(
       this.stmt(
-        `INSERT INTO memories (text, category, salience, confidence, tags, created_at, updated_at, due, stability, difficulty, elapsed_days, scheduled_days, reps, lapses, state, last_review, derived)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO memories (id, text, category, salience, confidence, tags, created_at, updated_at, due, stability, difficulty, elapsed_days, scheduled_days, reps, lapses, state, last_review, derived)
+         VALUES (${nextId('memories')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(text, category, salience, confidence, JSON.stringify(tags), at, at, c.due, c.stability, c.difficulty, c.elapsed_days, c.scheduled_days, c.reps, c.lapses, c.state, c.last_review, derived ? 1 : 0).lastInsertRowid,
     );
   }

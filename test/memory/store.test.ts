@@ -415,3 +415,19 @@ test('believing the words of an open thread or a prediction leaves them what the
   assert.equal(s.recall(b.id).category, 'belief');
   assert.equal(s.threads({ open: true }).length, 1);
 });
+
+test('ids are never reused after a forget: the audit log and a dream\'s watermark keep meaning one claim', async (t) => {
+  const s = open(t);
+  for (const text of ['the red kettle is in the attic', 'the blue ladder is in the shed', 'the green tent is under the stairs']) await s.observe({ text }, CLI);
+  const top = s.stats().memories;
+  s.deleteForever([top], 'operator', CLI);
+  const next = await s.observe({ text: 'the yellow bike is in the garage' }, CLI);
+  assert.ok(next.memory_id > top, `memory id ${next.memory_id} reused ${top}`);
+  assert.ok(next.observation_id > 3, `observation id ${next.observation_id} reused`);
+  // Negative control: SQLite's own rowid choice would have handed the deleted top id out again.
+  const db = new Database(':memory:');
+  db.exec('CREATE TABLE m (id INTEGER PRIMARY KEY, t TEXT)');
+  db.exec("INSERT INTO m (t) VALUES ('a'), ('b'), ('c'); DELETE FROM m WHERE id = 3");
+  assert.equal(db.prepare("INSERT INTO m (t) VALUES ('d')").run().lastInsertRowid, 3);
+  db.close();
+});
