@@ -26,7 +26,9 @@ export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal 
   return async (args, input) => {
     if (o.signal?.aborted) return { ok: false, stdout: '', stderr: `not run: stop requested (git ${args[0]})` };
     const { execa } = await import('execa');
-    const child = execa('git', args, { cwd: dir, reject: false, input, detached: true, env: { GIT_TERMINAL_PROMPT: '0' } });
+    // No hooks: a session could have planted one (post-commit, pre-push) to run after it ended,
+    // outside the watchdog; nightshift's own git runs none.
+    const child = execa('git', ['-c', 'core.hooksPath=/dev/null', ...args], { cwd: dir, reject: false, input, detached: true, env: { GIT_TERMINAL_PROMPT: '0' } });
     let ended: string | null = null;
     const endGroup = (why: string) => {
       if (ended || !child.pid) return;

@@ -3,6 +3,7 @@
 // with `~` never run. A Bash command is read by a small shell lexer; what it cannot resolve (a
 // variable, a substitution, a `cd` it cannot follow) counts as outside. Doubt blocks: a false block
 // costs the agent one turn, a false allow can cost the machine.
+import fs from 'node:fs';
 import path from 'node:path';
 import { LoopDetector, toolKey, type LoopLimits } from './loop-detector.js';
 
@@ -87,12 +88,32 @@ function outside(p: string, cwd: string | null, roots: GuardRoots): string | nul
   if (!path.isAbsolute(p) && cwd === null) return 'a relative path after a `cd` nightshift cannot follow';
   const abs = path.resolve(cwd ?? '/', p);
   const vault = path.resolve(roots.vault);
-  if (inside(abs, vault)) {
-    if (inside(abs, path.join(vault, '.git'))) return "inside the vault's .git (git is nightshift's to run)";
-    return null;
+  const why = (at: string, v: string, extra: string[]) => {
+    if (inside(at, v)) return inside(at, path.join(v, '.git')) ? "inside the vault's .git (git is nightshift's to run)" : null;
+    if (extra.some((d) => inside(at, d))) return null;
+    return `outside the vault (${vault}) and the allowed dirs`;
+  };
+  const byText = why(abs, vault, roots.extraDirs.map((d) => path.resolve(d)));
+  if (byText) return byText;
+  // By text it is inside; a symlink on the way may still lead out (vault/etclink -> /etc).
+  const real = realOf(abs);
+  return real === abs ? null : why(real, realOf(vault), roots.extraDirs.map((d) => realOf(path.resolve(d))));
+}
+
+// The real path of `p`: its deepest existing ancestor resolved, the rest appended.
+function realOf(p: string): string {
+  let head = p;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(head), ...rest.reverse());
+    } catch {
+      const parent = path.dirname(head);
+      if (parent === head) return p;
+      rest.push(path.basename(head));
+      head = parent;
+    }
   }
-  if (roots.extraDirs.some((d) => inside(abs, d))) return null;
-  return `outside the vault (${vault}) and the allowed dirs`;
 }
 
 // ---- a small shell lexer ------------------------------------------------------------------------
@@ -113,6 +134,8 @@ export function lex(src: string): Simple[] {
   let pendingRedirect: string | null = null;
   const endWord = () => {
     if (!word) return;
+    // Brace expansion ({..,x}, {a..b}) makes other paths of one word: treated as unresolvable.
+    if (/\{[^{}]*(,|\.\.)[^{}]*\}/.test(word.text)) word.dynamic = true;
     if (pendingRedirect) {
       cur.redirects.push({ op: pendingRedirect, target: word });
       pendingRedirect = null;
@@ -208,7 +231,8 @@ export function lex(src: string): Simple[] {
       endWord();
       continue;
     }
-    if (c === '\n' || c === ';' || c === '(' || c === ')' || c === '{' && !word || c === '}' && !word) {
+    // `{` opens a group only as a word of its own (`{ cmd; }`); `{a,b}` is a brace expansion.
+    if (c === '\n' || c === ';' || c === '(' || c === ')' || (c === '{' && !word && /[\s]|^$/.test(src[i + 1] ?? '')) || (c === '}' && !word)) {
       endCommand();
       continue;
     }
@@ -248,6 +272,22 @@ export function lex(src: string): Simple[] {
 }
 
 // Prefixes that run the rest of the line as a command.
+// Shell words that come before a command (if/then/do ... !): the command is what follows. (`time`
+// is a wrapper below: it has options of its own.)
+const RESERVED = new Set(['if', 'then', 'elif', 'else', 'fi', 'do', 'done', 'while', 'until', '!', 'coproc', '{', '}', 'esac']);
+// Per wrapper, the options that take a value (the next word is that value, not the command).
+const VALUE_OPTIONS: Record<string, string[]> = {
+  sudo: ['-u', '-g', '-C', '-D', '-p', '-h', '-r', '-t', '-U', '-T', '-R'],
+  doas: ['-u', '-C'],
+  env: ['-u', '-C', '--unset', '--chdir'],
+  xargs: ['-I', '-n', '-L', '-P', '-s', '-d', '-E', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs'],
+  nice: ['-n', '--adjustment'],
+  ionice: ['-c', '-n', '-p', '-P', '-u', '--class', '--classdata'],
+  stdbuf: ['-i', '-o', '-e'],
+  timeout: ['-s', '-k', '--signal', '--kill-after'],
+  exec: ['-a'],
+  time: ['-f', '-o', '--format', '--output'],
+};
 const WRAPPERS = new Set(['sudo', 'doas', 'command', 'builtin', 'exec', 'nohup', 'time', 'nice', 'ionice', 'stdbuf', 'env', 'xargs', 'busybox', 'timeout', 'unbuffer', 'chronic']);
 const WRITERS = new Set(['rm', 'rmdir', 'unlink', 'shred', 'touch', 'mkdir', 'truncate', 'tee', 'mv', 'chmod', 'chown', 'chgrp', 'cp', 'install', 'ln', 'rsync', 'dd', 'sed', 'perl']);
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'fish']);
@@ -293,7 +333,7 @@ function checkSimple(all: Word[], ctx: Ctx, depth: number): string | null {
   // Leading assignments (FOO=1 cmd) and wrappers (sudo, env, xargs ...) with their options.
   let viaXargs = false;
   for (;;) {
-    while (words.length && /^[A-Za-z_]\w*=/.test(words[0].text)) words = words.slice(1);
+    while (words.length && (/^[A-Za-z_]\w*=/.test(words[0].text) || RESERVED.has(words[0].text))) words = words.slice(1);
     if (!words.length || !WRAPPERS.has(base(words[0]))) break;
     const name = base(words[0]);
     if (name === 'xargs') viaXargs = true;
@@ -301,11 +341,14 @@ function checkSimple(all: Word[], ctx: Ctx, depth: number): string | null {
     while (words.length && (words[0].text.startsWith('-') || (name === 'timeout' && /^\d/.test(words[0].text)) || (name === 'nice' && /^\d/.test(words[0].text)))) {
       const flag = words[0].text;
       words = words.slice(1);
-      // Options that take a value: sudo -u USER, env -u NAME, xargs -I {} -n N ...
-      if (/^-[uUgCDpIinLPsEd]$/.test(flag) && words.length) words = words.slice(1);
+      // env -S splits its value into a command line of its own: nothing to check it with.
+      if (name === 'env' && /^(-S|--split-string)/.test(flag)) return 'env -S: a command line nightshift cannot check';
+      // Options that take a value, per wrapper: sudo -u USER, env -u NAME, xargs -I {} -n N ...
+      if ((VALUE_OPTIONS[name] ?? []).includes(flag) && words.length) words = words.slice(1);
     }
   }
   if (!words.length) return null;
+  if (words[0].dynamic) return `a command name nightshift cannot resolve (${JSON.stringify(words[0].text)})`;
   const name = base(words[0]);
   const args = words.slice(1);
   if (name === 'cd' || name === 'pushd') {
@@ -382,8 +425,14 @@ function checkSimple(all: Word[], ctx: Ctx, depth: number): string | null {
     case 'install':
     case 'rsync':
     case 'scp': {
-      const t = flags.findIndex((f) => f === '-t' || f.startsWith('--target-directory'));
-      const dest = t >= 0 ? args.filter((a) => a.text.startsWith('--target-directory=')).map((a) => ({ ...a, text: a.text.split('=')[1] })) : operands.slice(-1);
+      // -t DIR / -tDIR / --target-directory=DIR / --target-directory DIR: the destination is DIR.
+      const dest: Word[] = [];
+      args.forEach((a, k) => {
+        if ((a.text === '-t' || a.text === '--target-directory') && args[k + 1]) dest.push(args[k + 1]);
+        else if (/^-t./.test(a.text)) dest.push({ ...a, text: a.text.slice(2) });
+        else if (a.text.startsWith('--target-directory=')) dest.push({ ...a, text: a.text.slice('--target-directory='.length) });
+      });
+      if (!dest.length) dest.push(...operands.slice(-1));
       if (dest.some((d) => name === 'scp' || name === 'rsync' ? /^[^/]*:/.test(d.text) : false)) return null;
       return each(dest.length ? dest : operands.slice(-1), name);
     }
@@ -399,8 +448,20 @@ function checkSimple(all: Word[], ctx: Ctx, depth: number): string | null {
     }
     case 'git': {
       // git may write anywhere it is pointed: -C DIR and --git-dir / --work-tree outside the vault.
-      const c = args.findIndex((a) => a.text === '-C');
-      if (c >= 0 && args[c + 1]) return each([args[c + 1]], 'git -C');
+      const pointed: Word[] = [];
+      args.forEach((a, k) => {
+        if ((a.text === '-C' || a.text === '--git-dir' || a.text === '--work-tree') && args[k + 1]) pointed.push(args[k + 1]);
+        else if (/^-C./.test(a.text)) pointed.push({ ...a, text: a.text.slice(2) });
+        else if (/^--(git-dir|work-tree)=/.test(a.text)) pointed.push({ ...a, text: a.text.slice(a.text.indexOf('=') + 1) });
+      });
+      const why = each(pointed, 'git pointed at');
+      if (why) return why;
+      // Its config is nightshift's (hooks it would run after the session, outside the watchdog).
+      const sub = args.find((a) => !a.text.startsWith('-') && !pointed.includes(a));
+      if (sub?.text === 'config' && args.some((a) => /^--(global|system)$|^core\.hookspath$|^core\.fsmonitor$|^alias\./i.test(a.text))) {
+        return 'git config of hooks, aliases or the global/system config (git is nightshift\'s to run)';
+      }
+      if (args.some((a) => /^core\.hookspath=|^core\.fsmonitor=/i.test(a.text))) return 'git -c core.hooksPath/fsmonitor (git is nightshift\'s to run)';
       return null;
     }
   }

@@ -214,4 +214,18 @@ describe('git sync', () => {
     await waitFor(() => processesMatching('sleep 682').length === 0, 5000, 'the hung transport to be ended');
     assert.match(git(ws.vault, 'log', '-1', '--format=%s'), /nightshift\(writer\): ok/);
   });
+
+  test('hooks a session planted in the vault never run under nightshift\'s git', async (t) => {
+    const ws = workspace(t, api.url, withDispatch());
+    const repos = makeRepos(ws.dir, ws.vault);
+    const ran = path.join(ws.dir, 'hook-ran');
+    for (const hook of ['post-commit', 'pre-push', 'pre-commit']) {
+      fs.writeFileSync(path.join(ws.vault, '.git', 'hooks', hook), `#!/bin/sh\necho ${hook} >> ${ran}\n`, { mode: 0o755 });
+    }
+    writerAgent(ws, 'git-hooks', 'notes.md', 'with hooks planted');
+    const { r } = await tickJson(ws);
+    assert.equal(r.git.pushed, true, JSON.stringify(r.git));
+    assert.match(remoteFile(repos, 'notes.md'), /with hooks planted/);
+    assert.ok(!fs.existsSync(ran), `a hook ran: ${fs.existsSync(ran) ? fs.readFileSync(ran, 'utf8') : ''}`);
+  });
 });

@@ -57,6 +57,25 @@ const DANGEROUS: Array<[string, ReturnType<typeof bash> | { tool_name: string; t
   ['ln -s to /etc', bash('ln -s /etc/passwd passwd-link')],
   ['git -C outside', bash('git -C /srv/other reset --hard')],
   ['write into .git', bash('echo x > .git/config')],
+  ['rm -rf /* inside if/then', bash('if true; then rm -rf /*; fi')],
+  ['rm -rf .. inside a for loop', bash('for x in 1; do rm -rf ..; done')],
+  ['! rm -rf ~', bash('! rm -rf ~')],
+  ['time -p rm -rf /*', bash('time -p rm -rf /*')],
+  ['env -i rm -rf /*', bash('env -i rm -rf /*')],
+  ['env -S with a command line', bash("env -S 'rm -rf /'")],
+  ['sudo -E rm -rf /*', bash('sudo -E rm -rf /*')],
+  ['sudo -n rm -rf /*', bash('sudo -n rm -rf /*')],
+  ['command -p rm -rf /*', bash('command -p rm -rf /*')],
+  ['exec -a x rm -rf /*', bash('exec -a x rm -rf /*')],
+  ['rm -rf {..,x} (brace expansion)', bash('rm -rf {..,x}')],
+  ['rm -rf {/home/op,x}', bash('rm -rf {/home/op,x}')],
+  ['a command name from a variable', bash('rm$IFS-rf$IFS~')],
+  ['cp -t outside', bash('cp -t /etc/cron.d evil')],
+  ['git config core.hooksPath', bash('git config core.hooksPath .githooks')],
+  ['git config --global', bash('git config --global core.hooksPath /tmp/h')],
+  ['git --work-tree outside', bash('git --work-tree=/etc checkout .')],
+  ['git --git-dir outside', bash('git --git-dir=/etc/x init')],
+  ['git -C attached', bash('git -C/etc init')],
   ['Write outside', { tool_name: 'Write', tool_input: { file_path: '/tmp/outside.txt', content: 'x' }, cwd: '/srv/vault' }],
   ['Write with ~', { tool_name: 'Write', tool_input: { file_path: '~/x.txt', content: 'x' }, cwd: '/srv/vault' }],
   ['Write relative escaping', { tool_name: 'Write', tool_input: { file_path: '../escape.md', content: 'x' }, cwd: '/srv/vault' }],
@@ -149,4 +168,24 @@ describe('loop pre-block', () => {
       h.push(key(`echo ${i}`));
     }
   });
+});
+
+test('a symlink inside the vault that leads out does not carry a write out', async (t) => {
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { tempDir } = await import('../helpers.js');
+  const vault = path.join(tempDir(t), 'vault');
+  const outside = path.join(path.dirname(vault), 'elsewhere');
+  fs.mkdirSync(vault);
+  fs.mkdirSync(outside);
+  fs.symlinkSync(outside, path.join(vault, 'link'));
+  const r = { vault, extraDirs: [], home: '/home/ns' };
+  const at = (tool_name: string, tool_input: unknown) => guard({ tool_name, tool_input, cwd: vault }, r);
+  assert.equal(at('Write', { file_path: path.join(vault, 'link', 'x'), content: 'x' }).allow, false);
+  assert.equal(at('MultiEdit', { file_path: 'link/x', edits: [] }).allow, false);
+  assert.equal(at('Bash', { command: 'echo x > link/x' }).allow, false);
+  assert.equal(at('Bash', { command: 'rm -rf link/*' }).allow, false);
+  // The vault's own files, and a file that does not exist yet, are fine.
+  assert.equal(at('Write', { file_path: path.join(vault, 'notes', 'new.md'), content: 'x' }).allow, true);
+  assert.equal(at('Bash', { command: 'echo x > notes.md' }).allow, true);
 });
