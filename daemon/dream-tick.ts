@@ -38,7 +38,7 @@ export async function superviseDream(config: Config, reason: string, deps: RunDe
     const [{ openMemoryStore }, { dreamWithConfig }] = await Promise.all([import('../memory/cli.js'), import('../memory/dream-run.js')]);
     const store = await openMemoryStore(config, deps.env, deps.logger);
     try {
-      const report = await dreamWithConfig(store, config, deps.env, { actor: { surface: 'session', sessionId: id }, logger: log });
+      const report = await dreamWithConfig(store, config, deps.env, { actor: { surface: 'session', sessionId: id }, logger: log, signal: deps.signal });
       outcome = { id, reason, ok: Object.values(report.phases).every((p) => p.ok), report, error: null };
     } finally {
       store.close();

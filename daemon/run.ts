@@ -102,7 +102,8 @@ export async function supervise(
     const choice = await choose(ledger, startedAt, day);
     if ('skip' in choice) return skip(choice.skip);
     if ('dream' in choice) {
-      const dream = await superviseDream(config, choice.dream, deps);
+      // A stop request or a lost run lock ends the dream early, like a session.
+      const dream = await superviseDream(config, choice.dream, { ...deps, signal });
       return { action: 'dream', reason: choice.dream, limit: null, session: null, git, dream };
     }
     const { agent } = choice;

@@ -16,7 +16,7 @@ const MAX_GEMINI_PAIRS = 200;
 export async function checkContradictions(
   store: Pick<MemoryStore, 'similar' | 'recordCandidate' | 'dismissCandidate'>,
   memories: Array<{ id: number; text: string }>,
-  o: { actor: Actor; gemini?: GeminiCheck | null; logger?: Log; event?: string },
+  o: { actor: Actor; gemini?: GeminiCheck | null; logger?: Log; event?: string; signal?: AbortSignal },
 ): Promise<CheckCounts> {
   const pairs: Array<{ a: number; b: number; ta: string; tb: string }> = [];
   const seen = new Set<string>();
@@ -35,13 +35,16 @@ export async function checkContradictions(
   const geminiSays = new Map<number, ReturnType<typeof heuristicVerdict>>();
   for (let k = 0; k < forGemini.length; k += PAIRS_PER_CALL) {
     const batch = forGemini.slice(k, k + PAIRS_PER_CALL);
+    if (o.signal?.aborted) break;
     try {
       const v = await geminiVerdicts(batch.map(({ p }) => [p.ta, p.tb]), o.gemini!);
       batch.forEach(({ i }, j) => geminiSays.set(i, v[j]));
       counts.gemini += batch.length;
     } catch (err) {
-      counts.fallbacks += batch.length;
+      // One failure is enough: the rest of the pairs go to the heuristic, without more timeouts.
+      counts.fallbacks += forGemini.length - k;
       o.logger?.warn({ event: o.event ?? 'contradiction_gemini_fallback', error: describeError(err, o.gemini?.apiKey) }, 'Gemini contradiction check failed, heuristic instead');
+      break;
     }
   }
   pairs.forEach((p, i) => {

@@ -27,6 +27,8 @@ export type DreamOptions = {
   now?: () => number; // for timing
   // Test seam: the named phase throws before it does anything.
   failPhase?: PhaseName | null;
+  // A stop request (the tick's SIGTERM): the phases not yet run are skipped, a loop stops early.
+  signal?: AbortSignal;
 };
 
 const DEFAULTS = { recentLimit: 2000, maxClusters: 100, clusterMin: 0.35, minCluster: 3, maxClusterSize: 50 };
@@ -46,6 +48,10 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
   const run = async (name: PhaseName, fn: () => Promise<Record<string, unknown>> | Record<string, unknown>) => {
     opts.onPhase?.(name, PHASES.indexOf(name), PHASES.length);
     const start = clock();
+    if (opts.signal?.aborted) {
+      phases[name] = { ok: false, ms: 0, error: `skipped: stop requested (${String(opts.signal.reason)})` };
+      return;
+    }
     try {
       if (opts.failPhase === name) throw new Error(`injected failure in ${name}`);
       const counts = await fn();
@@ -69,19 +75,23 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
     let gemini = 0;
     let fallbacks = 0;
     const byId = new Map(recent.map((m) => [m.id, m]));
+    // After one failed Gemini call this dream goes on offline: an outage costs one timeout, not one per cluster.
+    let geminiUp = !!opts.gemini;
     for (const c of clusters.slice(0, opts.maxClusters ?? DEFAULTS.maxClusters)) {
+      if (opts.signal?.aborted) break;
       if (store.hasAbstraction(c)) {
         skipped++;
         continue;
       }
       const texts = c.map((id) => byId.get(id)?.text ?? store.recall(id).text);
       let text: string | null = null;
-      if (opts.gemini) {
+      if (opts.gemini && geminiUp) {
         try {
           text = await geminiAbstract(texts, opts.gemini);
           gemini++;
         } catch (err) {
           fallbacks++;
+          geminiUp = false;
           opts.logger?.warn({ event: 'dream_gemini_fallback', phase: 'abstract', error: describeError(err, opts.gemini.apiKey) }, 'dream: Gemini abstraction failed, extractive instead');
         }
       }
@@ -92,7 +102,7 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
   });
 
   await run('contradictions', () =>
-    checkContradictions(store, recent.map((m) => ({ id: m.id, text: m.text })), { actor, gemini: opts.gemini as GeminiCheck | null, logger: opts.logger, event: 'dream_gemini_fallback' }),
+    checkContradictions(store, recent.map((m) => ({ id: m.id, text: m.text })), { actor, gemini: opts.gemini as GeminiCheck | null, logger: opts.logger, event: 'dream_gemini_fallback', signal: opts.signal }),
   );
 
   await run('schedule', () => store.scheduleReport());

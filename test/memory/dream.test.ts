@@ -130,3 +130,15 @@ test('forgetting the members of an abstraction takes the abstraction, which quot
   // Its text cannot come back either, and no walk finds it.
   assert.ok(!s.wander({ steps: 20, seed: 1 }).path.some((p) => /kiln/.test(p.text)));
 });
+
+test('a stop request skips the phases not yet run, so a dream under the tick never holds the run lock', async (t) => {
+  const s = await seeded(t);
+  const stop = new AbortController();
+  const r = await dream(s, { signal: stop.signal, onPhase: (p) => p === 'contradictions' && stop.abort('SIGTERM') });
+  assert.equal(r.phases.cluster.ok, true);
+  assert.equal(r.phases.abstract.ok, true);
+  for (const p of ['contradictions', 'schedule', 'fade', 'reindex', 'metrics'] as const) {
+    assert.equal(r.phases[p].ok, false);
+    assert.match(String(r.phases[p].error), /skipped: stop requested \(SIGTERM\)/);
+  }
+});
