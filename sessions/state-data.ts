@@ -77,8 +77,16 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
     lastOkAt,
     git,
   };
-  // Every string redacted in one pass; the redactor also knows secrets' JSON-escaped forms.
-  return JSON.parse(i.redact(JSON.stringify(data))) as StateData;
+  // Every string redacted, value by value: redacting the JSON text would also hit numbers (a
+  // secret of digits inside 0.250000123) and break it.
+  return redactStrings(data, i.redact) as StateData;
+}
+
+function redactStrings(v: unknown, redact: (t: string) => string): unknown {
+  if (typeof v === 'string') return redact(v);
+  if (Array.isArray(v)) return v.map((x) => redactStrings(x, redact));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactStrings(x, redact)]));
+  return v;
 }
 
 type MemoryParts = Pick<StateData, 'identity' | 'threads' | 'surprises' | 'contradictions' | 'overdue' | 'wander'>;

@@ -72,6 +72,23 @@ async function seeded(t: TestContext): Promise<{ config: Config; ledger: Ledger;
 }
 
 describe('session state', () => {
+  test('a secret made of digits is redacted in the text and never breaks a number', async (t) => {
+    const { config, ledger } = await seeded(t);
+    // A session today whose cost has many decimals, as real costs do.
+    const extra = { id: 'S-DIGITS', agent: 'researcher', day: NOW.toISOString().slice(0, 10), started_at: new Date(NOW.getTime() - 60_000).toISOString(), transcript: null, model: 'sonnet', supervisor_pid: 1, supervisor_start: null };
+    ledger.open(extra);
+    ledger.settle(extra, { outcome: 'ok', ended_at: NOW.toISOString(), duration_ms: 1, cost_usd: 0.250000123, cost_estimated: false, turns: 1, exit_code: 0, result: 'r', error: null, input_tokens: 1, output_tokens: 1 });
+    const args = { config, agent: { name: 'gardener', maxRunsPerDay: 2 }, sessionId: 'S-NOW', unattended: true, ledger, now: NOW };
+    const plain = await gatherState({ ...args, redact: (x) => x });
+    // Six digits from inside one of the state's own numbers (a retrievability, say), as a secret.
+    const digits = /\d\.(\d{6,})/.exec(JSON.stringify(plain, (_k, v) => (typeof v === 'string' ? '' : v)))?.[1].slice(0, 6);
+    assert.ok(digits, 'the state has a number with six decimals to collide with');
+    const data = await gatherState({ ...args, redact: makeRedactor([digits!, SECRET]) });
+    assert.deepEqual(JSON.stringify(data, (_k, v) => (typeof v === 'string' ? '' : v)), JSON.stringify(plain, (_k, v) => (typeof v === 'string' ? '' : v)), 'numbers untouched');
+    const text = renderState(data, 12_000).text;
+    assert.ok(!text.includes(SECRET));
+  });
+
   test('the memories a rendered state shows are the ones graded as injected; a cut one is not', async (t) => {
     const { config, ledger, ids } = await seeded(t);
     const data = await gatherState({ config, agent: { name: 'gardener', maxRunsPerDay: 2 }, sessionId: 'S-NOW', unattended: true, ledger, now: NOW, redact: (x) => x });
