@@ -267,7 +267,14 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       // A full disk: try the smallest row that still records the outcome, then give up (the next
       // start settles it `abandoned`, still counted).
       log.error({ event: 'settle_failed', err }, `could not settle ${id}: ${(err as Error).message}`);
-      ledger.settle(open, { ...settlement, result: null, error: `${outcome === 'ok' ? '' : `${settlement.error ?? ''}; `}settle failed: ${(err as Error).message}`.slice(0, 500) });
+      try {
+        ledger.settle(open, { ...settlement, result: null, error: `${outcome === 'ok' ? '' : `${settlement.error ?? ''}; `}settle failed: ${(err as Error).message}`.slice(0, 500) });
+      } catch (again) {
+        // Still counted (the row is there, `running`); the hook server and its token file must
+        // still be closed below, so this is remembered, not thrown from here.
+        log.error({ event: 'settle_failed', err: again }, `could not settle ${id} at all: the next start settles it abandoned`);
+        internal ??= again;
+      }
     }
     const level = outcome === 'ok' ? 'info' : 'warn';
     log[level](
