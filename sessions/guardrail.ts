@@ -289,7 +289,7 @@ const VALUE_OPTIONS: Record<string, string[]> = {
   time: ['-f', '-o', '--format', '--output'],
 };
 const WRAPPERS = new Set(['sudo', 'doas', 'command', 'builtin', 'exec', 'nohup', 'time', 'nice', 'ionice', 'stdbuf', 'env', 'xargs', 'busybox', 'timeout', 'unbuffer', 'chronic']);
-const WRITERS = new Set(['rm', 'rmdir', 'unlink', 'shred', 'touch', 'mkdir', 'truncate', 'tee', 'mv', 'chmod', 'chown', 'chgrp', 'cp', 'install', 'ln', 'rsync', 'dd', 'sed', 'perl']);
+const WRITERS = new Set(['curl', 'wget', 'tar', 'unzip', 'rm', 'rmdir', 'unlink', 'shred', 'touch', 'mkdir', 'truncate', 'tee', 'mv', 'chmod', 'chown', 'chgrp', 'cp', 'install', 'ln', 'rsync', 'dd', 'sed', 'perl']);
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'fish']);
 
 // Why the shell command must not run, or null.
@@ -435,6 +435,28 @@ function checkSimple(all: Word[], ctx: Ctx, depth: number): string | null {
       if (!dest.length) dest.push(...operands.slice(-1));
       if (dest.some((d) => name === 'scp' || name === 'rsync' ? /^[^/]*:/.test(d.text) : false)) return null;
       return each(dest.length ? dest : operands.slice(-1), name);
+    }
+    case 'curl':
+    case 'wget':
+    case 'tar':
+    case 'unzip': {
+      // Where they write: curl -o/--output, wget -O/--output-document/-P, tar/unzip -C/-d DIR.
+      const opts: Record<string, string[]> = { curl: ['-o', '--output'], wget: ['-O', '--output-document', '-P', '--directory-prefix'], tar: ['-C', '--directory'], unzip: ['-d'] };
+      const targets: Word[] = [];
+      args.forEach((a, k) => {
+        for (const o of opts[name]) {
+          if (o.startsWith('--')) {
+            if (a.text === o && args[k + 1]) targets.push(args[k + 1]);
+            else if (a.text.startsWith(`${o}=`)) targets.push({ ...a, text: a.text.slice(o.length + 1) });
+            continue;
+          }
+          // Short options, alone or last in a cluster (-qO FILE), or with the value attached (-OFILE).
+          const letter = o[1];
+          if (new RegExp(`^-[a-zA-Z]*${letter}$`).test(a.text) && args[k + 1]) targets.push(args[k + 1]);
+          else if (a.text.startsWith(o) && a.text.length > 2 && name !== 'tar') targets.push({ ...a, text: a.text.slice(2) });
+        }
+      });
+      return each(targets.filter((w) => w.text !== '-'), name);
     }
     case 'dd': {
       const of = args.find((a) => a.text.startsWith('of='));

@@ -76,6 +76,10 @@ const DANGEROUS: Array<[string, ReturnType<typeof bash> | { tool_name: string; t
   ['git --work-tree outside', bash('git --work-tree=/etc checkout .')],
   ['git --git-dir outside', bash('git --git-dir=/etc/x init')],
   ['git -C attached', bash('git -C/etc init')],
+  ['curl -o outside', bash('curl -sSL https://example.org/x -o /etc/cron.d/x')],
+  ['wget -O outside', bash('wget -qO ~/.profile https://example.org/x')],
+  ['tar -C outside', bash('tar -xzf pkg.tgz -C /usr/local')],
+  ['unzip -d outside', bash('unzip a.zip -d /opt')],
   ['Write outside', { tool_name: 'Write', tool_input: { file_path: '/tmp/outside.txt', content: 'x' }, cwd: '/srv/vault' }],
   ['Write with ~', { tool_name: 'Write', tool_input: { file_path: '~/x.txt', content: 'x' }, cwd: '/srv/vault' }],
   ['Write relative escaping', { tool_name: 'Write', tool_input: { file_path: '../escape.md', content: 'x' }, cwd: '/srv/vault' }],
@@ -114,6 +118,13 @@ const HARMLESS: Array<[string, ReturnType<typeof bash> | { tool_name: string; to
   ['Edit in an extra dir', { tool_name: 'Edit', tool_input: { file_path: '/srv/shared/x.md', old_string: 'a', new_string: 'b' }, cwd: '/srv/vault' }],
   ['Read outside', { tool_name: 'Read', tool_input: { file_path: '/etc/hosts' }, cwd: '/srv/vault' }],
   ['an MCP tool', { tool_name: 'mcp__nightshift_memory__observe', tool_input: { text: 'rm -rf ~' }, cwd: '/srv/vault' }],
+  ['curl to stdout', bash('curl -sS https://example.org/api | head')],
+  ['curl -o into the vault', bash('curl -sSL https://example.org/x -o research/x.html')],
+  ['tar -C into the vault', bash('tar -xzf pkg.tgz -C vendor')],
+  ['a loop over vault files', bash('for f in notes/*.md; do wc -l "$f"; done')],
+  ['if/then with an echo', bash('if [ -f a.md ]; then echo yes; fi')],
+  ['git log with a format', bash("git log -1 --format='%h %s'")],
+  ['JSON in quotes', bash(`echo '{"a":1,"b":2}' > data.json`)],
 ];
 
 describe('guardrail', () => {
