@@ -165,17 +165,24 @@ export class MemoryStore {
 
   /** Records one observation through the gate. Throws MemoryError TOMBSTONED (saying why) or INVALID. */
   async observe(input: ObserveInput, actor: Actor): Promise<ObserveResult> {
+    return this.gated(input, actor, (clean, vec) => {
+      const prev = actor.sessionId
+        ? ((this.stmt('SELECT memory_id FROM observations WHERE session_id = ? ORDER BY id DESC LIMIT 1').get(actor.sessionId) as { memory_id: number } | undefined)?.memory_id ?? null)
+        : null;
+      return this.observeOne(clean, actor, vec, prev);
+    });
+  }
+
+  // One input checked, refused if tombstoned, embedded, then `write` in a transaction that checks
+  // the tombstones again (a forget may have landed while the embedder was awaited).
+  private async gated<T>(input: ObserveInput, actor: Actor, write: (clean: Clean, vec: Float32Array | null) => T): Promise<T> {
     checkActor(actor);
     const clean = validate(input);
     this.refuseTombstoned(clean.text);
     const [vec] = await this.embed([clean.text]);
     return this.db.transaction(() => {
-      // Again inside the transaction: a forget may have landed while the embedder was awaited.
       this.refuseTombstoned(clean.text);
-      const prev = actor.sessionId
-        ? ((this.stmt('SELECT memory_id FROM observations WHERE session_id = ? ORDER BY id DESC LIMIT 1').get(actor.sessionId) as { memory_id: number } | undefined)?.memory_id ?? null)
-        : null;
-      return this.observeOne(clean, actor, vec, prev);
+      return write(clean, vec ?? null);
     })();
   }
 
@@ -987,16 +994,11 @@ export class MemoryStore {
   // A memory of its own (never merged into an older one), made through the gate so it is linked and
   // searchable like any other, then `extra` inside the same transaction.
   private async createSpecial(input: ObserveInput, actor: Actor, extra: (id: number) => void): Promise<{ id: number }> {
-    checkActor(actor);
-    const clean = validate(input);
-    this.refuseTombstoned(clean.text);
-    const [vec] = await this.embed([clean.text]);
-    return this.db.transaction(() => {
-      this.refuseTombstoned(clean.text);
+    return this.gated(input, actor, (clean, vec) => {
       const r = this.observeOne(clean, actor, vec, null, { noMerge: true });
       extra(r.memory_id);
       return { id: r.memory_id };
-    })();
+    });
   }
 
   // ---- learning: wander ------------------------------------------------------------------------
