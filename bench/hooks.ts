@@ -9,9 +9,9 @@ import path from 'node:path';
 import { HOOK_PATH, startHookServer } from '../sessions/hook-server.js';
 import { decider } from '../sessions/session-hooks.js';
 import { startFakeApi } from '../test/fake-api.js';
-import { claudeTestEnv, configYaml, nightshift } from '../test/helpers.js';
+import { median, timedRun } from './timing.js';
+import { claudeTestEnv, configYaml } from '../test/helpers.js';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const CALLS = 10;
 
 async function roundTrips(url: string, token: string | null, n: number): Promise<number[]> {
@@ -75,10 +75,7 @@ export async function hooksBench(runs = 6) {
     const without0: number[] = [];
     for (let i = 0; i < runs; i++) {
       for (const [ws, into] of [[off, without], [on, withHooks], [off0, without0], [on0, withHooks0]] as const) {
-        const t0 = performance.now();
-        const r = await nightshift(['run', 'bench', '--json'], ws.env, ws.d);
-        if (r.code !== 0) throw new Error(`nightshift run failed: ${r.stderr}`);
-        into.push(performance.now() - t0);
+        into.push(await timedRun(ws.env, ws.d));
       }
       process.stderr.write('.');
     }

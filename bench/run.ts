@@ -9,9 +9,9 @@ import { Ledger } from '../budget/ledger.js';
 import { LineSplitter } from '../sessions/line-splitter.js';
 import { StreamTracker } from '../sessions/stream-tracker.js';
 import { startFakeApi } from '../test/fake-api.js';
-import { CLAUDE, claudeTestEnv, configYaml, nightshift } from '../test/helpers.js';
+import { median, timedRun } from './timing.js';
+import { CLAUDE, claudeTestEnv, configYaml } from '../test/helpers.js';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (n: number, d = 1) => n.toFixed(d);
 const report: Record<string, unknown> = {};
 
@@ -47,10 +47,7 @@ async function supervisorOverhead(runs = 10) {
     // Interleaved, so drift on the machine hits both sides alike.
     for (let i = 0; i < runs; i++) {
       cli.push((await timed(CLAUDE, bare, env, path.join(dir, 'vault'))).ms);
-      const t0 = performance.now();
-      const r = await nightshift(['run', 'bench', '--json'], env, dir);
-      if (r.code !== 0) throw new Error(`nightshift run failed: ${r.stderr}`);
-      ns.push(performance.now() - t0);
+      ns.push(await timedRun(env, dir));
       process.stderr.write('.');
     }
     process.stderr.write('\n');

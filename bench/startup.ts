@@ -2,8 +2,7 @@
 // ratio of at most 2 (issue 10); what keeps it there is test/daemon/startup.test.ts.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+import { median } from './timing.js';
 
 function time(args: string[]): number {
   const t0 = performance.now();
