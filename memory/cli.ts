@@ -11,10 +11,9 @@ import { LEARNING_FLAGS, LEARNING_SUBS, learningCommand, type LearningFlags } fr
 import { makeEmbedder, type EmbedderConfig } from './embedders.js';
 import type { GeminiConfig } from './gemini-client.js';
 import { makeQueryExpander } from './hyde.js';
-import { checkContradictions } from './contradiction-check.js';
-import { dreamGemini } from './dream-run.js';
 import { parseImportLine, type LineProblem } from './jsonl.js';
 import { runMcpServer } from './mcp-stdio.js';
+import { serveStore } from './served-store.js';
 import { toResult } from './server.js';
 import { MemoryStore } from './store.js';
 import { CATEGORIES, MemoryError, type Actor, type Category, type ObserveInput, type ObserveResult, type QueryResult } from './types.js';
@@ -311,26 +310,12 @@ async function exportJsonl(config: Config, file: string | undefined, flags: Memo
 /** Runs `nightshift mcp`: the memory tools on stdio until the client closes stdin. */
 export async function mcpCommand(config: Config, io: McpIo): Promise<number> {
   const store = await openMemoryStore(config, io.env, io.logger);
-  // After a change of embedding model the memories are re-embedded in the background while the
-  // server answers; meanwhile the vector arm ranks only the new model's vectors, never a mix.
-  let serving = true;
-  void store
-    .reembed()
-    .then((n) => n && io.logger.info({ event: 'reembedded', count: n }, `memory: embedded ${n} memories with the current model`))
-    .catch((err) => serving && io.logger.warn({ event: 'reembed_failed', err }, `memory: background re-embedding stopped: ${(err as Error).message}`));
-  // With Gemini, each new memory is checked against its neighbours for contradictions as it
-  // arrives (the offline heuristic already ran inside observe); candidates only, never applied.
-  const gemini = dreamGemini(config, io.env);
-  const afterObserve = gemini
-    ? (m: { id: number; text: string }) =>
-        void checkContradictions(store, [m], { actor: { surface: 'mcp', sessionId: io.env.NIGHTSHIFT_SESSION_ID || null }, gemini, logger: io.logger }).catch(
-          (err) => serving && io.logger.warn({ event: 'contradiction_check_failed', err }, `memory: contradiction check failed: ${(err as Error).message}`),
-        )
-    : undefined;
+  const sessionId = io.env.NIGHTSHIFT_SESSION_ID || null;
+  const serving = serveStore(store, config, io.env, io.logger, sessionId);
   try {
-    await runMcpServer(store, { stdin: io.stdin, stdout: io.stdout, logger: io.logger, sessionId: io.env.NIGHTSHIFT_SESSION_ID || null, version: io.version, signal: io.signal, afterObserve });
+    await runMcpServer(store, { stdin: io.stdin, stdout: io.stdout, logger: io.logger, sessionId, version: io.version, signal: io.signal, afterObserve: serving.afterObserve });
   } finally {
-    serving = false;
+    serving.stop();
     store.close();
   }
   return EXIT.OK;

@@ -2,12 +2,13 @@
 // Same contract as the first five (memory/server.ts): described schemas, structured content,
 // refusals as isError results. Forgetting is not here on purpose: only a human, through the CLI.
 import { z } from 'zod';
+import { attribute, CLAIMED_SOURCE } from './claimed-source.js';
 import type { Tool, ToolOptions } from './server.js';
 import { CATEGORIES, MemoryError, type Actor, type GradeName, type PredictionOutcome, type ReviewResult, type ThreadRecord, type WanderItem } from './types.js';
 
 // What these tools need from the store; `MemoryStore` satisfies it.
 export type LearningToolStore = {
-  believe(input: { text: string; confidence?: number; source?: string | null }, actor: Actor): Promise<{ id: number; decision: string }>;
+  believe(input: { text: string; confidence?: number; source?: string | null; tags?: string[] }, actor: Actor): Promise<{ id: number; decision: string }>;
   contradict(id: number, otherId: number, note: string | null, actor: Actor): { id: number; other_id: number; confidence: number };
   predict(input: { text: string; confidence?: number; due?: string | null; source?: string | null }, actor: Actor): Promise<{ id: number }>;
   resolvePrediction(id: number, outcome: PredictionOutcome, note: string | null, actor: Actor): { id: number; surprise: number; touched: number[] };
@@ -29,6 +30,7 @@ const BelieveIn = z.strictObject({
   confidence: fraction.optional().describe('How sure, 0..1 (default 0.7).'),
   source: z.string().min(1).max(500).optional().describe('Where it came from. Defaults to this session.'),
 });
+const BelieveInClaimed = BelieveIn.extend({ source: CLAIMED_SOURCE });
 const BelieveOut = z.object({ id: z.number().int(), decision: z.enum(['merge', 'link', 'novel']).describe('merge: an existing memory became this belief') });
 
 const ContradictIn = z.strictObject({
@@ -108,11 +110,12 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
       name: 'believe',
       title: 'Hold a belief',
       description: 'Record a belief with a confidence (0..1). It passes the same gate as observe; the memory it lands in becomes a belief. Returns its id.',
-      input: BelieveIn,
+      input: opts.trustSource ? BelieveIn : BelieveInClaimed,
       output: BelieveOut,
       annotations: writes,
       async run(a: z.output<typeof BelieveIn>) {
-        const r = await store.believe({ text: a.text, confidence: a.confidence, source: a.source ?? opts.defaultSource }, actor);
+        const { source, tags } = attribute(a.source, undefined, opts);
+        const r = await store.believe({ text: a.text, confidence: a.confidence, source, tags }, actor);
         return { structured: { id: r.id, decision: r.decision } };
       },
     },

@@ -5,7 +5,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../logs/logger.js';
-import { registerTools, SERVER_NAME, type ToolStore } from './server.js';
+import { INSTRUCTIONS, registerTools, SERVER_NAME, type ToolStore } from './server.js';
 import { guardStdin } from './stdio-guard.js';
 import type { Actor } from './types.js';
 
@@ -20,16 +20,13 @@ export type McpDeps = {
   afterObserve?: (memory: { id: number; text: string }) => void;
 };
 
-const INSTRUCTIONS =
-  'Long-term memory shared by every nightshift session. Query it before you start on something; ' +
-  'observe what you learn that a later session would want (one self-contained claim per call). Results name their sources.';
-
 // Resolves once the connection is over; the caller closes the store.
 export async function runMcpServer(store: ToolStore, deps: McpDeps): Promise<void> {
   const log = deps.logger.child({ component: 'mcp', sessionId: deps.sessionId });
   const actor: Actor = { surface: 'mcp', sessionId: deps.sessionId };
   const server = new McpServer({ name: SERVER_NAME, version: deps.version }, { instructions: INSTRUCTIONS });
-  registerTools(server, store, { actor, defaultSource: deps.sessionId ?? 'mcp', logger: log, afterObserve: deps.afterObserve });
+  // Trusted: a source the client gives is the source (a session's own server is memory/mcp-http.ts).
+  registerTools(server, store, { actor, defaultSource: deps.sessionId ?? 'mcp', trustSource: true, logger: log, afterObserve: deps.afterObserve });
 
   const input = guardStdin({
     reply: (line) => deps.stdout.write(line),

@@ -4,6 +4,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestParamsSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Logger } from '../logs/logger.js';
+import { attribute, CLAIMED_SOURCE } from './claimed-source.js';
 import { learningTools, type LearningToolStore } from './learning-tools.js';
 import {
   CATEGORIES, EDGE_TYPES, MemoryError,
@@ -11,6 +12,10 @@ import {
 } from './types.js';
 
 export const SERVER_NAME = 'nightshift_memory';
+
+export const INSTRUCTIONS =
+  'Long-term memory shared by every nightshift session. Query it before you start on something; ' +
+  'observe what you learn that a later session would want (one self-contained claim per call). Results name their sources.';
 
 // What the tools need from the store; `MemoryStore` satisfies it (sync or async methods alike).
 export type ToolStore = {
@@ -26,6 +31,9 @@ export type ToolOptions = {
   actor: Actor;
   // The source of an observation that names none (the session id, when the supervisor set one).
   defaultSource: string | null;
+  // False for a session's own server: every write's source is `defaultSource`, and a `source` the
+  // caller gives is kept only as a `claimed-source:` tag (memory/claimed-source.ts).
+  trustSource: boolean;
   logger?: Pick<Logger, 'warn' | 'error' | 'debug'>;
   // Called with each new memory an observe made (not a merge), after it has answered; the server
   // runs its slower checks there (Gemini's contradiction check) without delaying the reply.
@@ -53,6 +61,8 @@ const ObserveOut = z.object({
   prediction_error: z.number().describe('0 = already known, 1 = nothing like it'),
   linked_to: z.number().int().nullable(),
 });
+
+const ObserveInClaimed = ObserveIn.extend({ source: CLAIMED_SOURCE });
 
 const QueryIn = z.strictObject({
   query: z.string().trim().min(1).max(MAX_TEXT).describe('What to look for, in words (a question or keywords).'),
@@ -163,11 +173,12 @@ function tools(store: ToolStore, opts: ToolOptions): Tool[] {
         'Store something worth remembering across sessions. It passes a prediction-error gate against what is already known: ' +
         'a close match is merged into the existing memory (as more evidence), a related claim becomes a new memory linked to it, anything else a new memory. ' +
         'Returns the memory id it went to and the decision. A claim that was deliberately forgotten is refused.',
-      input: ObserveIn,
+      input: opts.trustSource ? ObserveIn : ObserveInClaimed,
       output: ObserveOut,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       async run(a: z.output<typeof ObserveIn>) {
-        const input: ObserveInput = { text: a.text, source: a.source ?? opts.defaultSource, salience: a.salience, tags: a.tags, category: a.category };
+        const { source, tags } = attribute(a.source, a.tags, opts);
+        const input: ObserveInput = { text: a.text, source, salience: a.salience, tags, category: a.category };
         const r = await store.observe(input, opts.actor);
         if (r.decision !== 'merge') setImmediate(() => opts.afterObserve?.({ id: r.memory_id, text: a.text }));
         return { structured: { observation_id: r.observation_id, memory_id: r.memory_id, decision: r.decision, prediction_error: r.prediction_error, linked_to: r.linked_to } };

@@ -808,13 +808,13 @@ export class MemoryStore {
   // ---- learning: beliefs, contradictions, predictions, threads --------------------------------
 
   /** A belief with a confidence (default 0.7): observed through the gate, its memory's category becomes `belief`. */
-  async believe(input: { text: string; confidence?: number; source?: string | null }, actor: Actor): Promise<{ id: number; decision: GateDecision }> {
+  async believe(input: { text: string; confidence?: number; source?: string | null; tags?: string[] }, actor: Actor): Promise<{ id: number; decision: GateDecision }> {
     const confidence = input?.confidence ?? 0.7;
     checkFraction(confidence, 'confidence');
-    let r: { memory_id: number; decision: GateDecision } = await this.observe({ text: input?.text, source: input?.source ?? null, category: 'belief' }, actor);
+    let r: { memory_id: number; decision: GateDecision } = await this.observe({ text: input?.text, source: input?.source ?? null, tags: input?.tags, category: 'belief' }, actor);
     // Merged into a thread or a prediction: those keep what they are; the belief is its own memory.
     if (r.decision === 'merge' && ['thread', 'prediction'].includes(this.row(r.memory_id).category)) {
-      const own = await this.createSpecial({ text: input.text, source: input?.source ?? null, category: 'belief' }, actor, () => undefined);
+      const own = await this.createSpecial({ text: input.text, source: input?.source ?? null, tags: input?.tags, category: 'belief' }, actor, () => undefined);
       r = { memory_id: own.id, decision: 'novel' };
     }
     this.db.transaction(() => {

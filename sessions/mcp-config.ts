@@ -22,3 +22,13 @@ export function memoryMcpConfig(configFile: string, sessionId: string): string {
     },
   });
 }
+
+// The same server served by the supervisor itself over loopback HTTP (memory/mcp-http.ts): a
+// sandboxed session cannot see memory.db. The token is the session's; keep this string out of logs.
+export function memoryHttpMcpConfig(url: string, token: string): string {
+  return JSON.stringify({
+    mcpServers: {
+      [MEMORY_SERVER]: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } },
+    },
+  });
+}
