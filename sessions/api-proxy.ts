@@ -1,0 +1,228 @@
+// A loopback stand-in for the Anthropic API, one per session: the sandboxed CLI gets a random
+// per-proxy token where its key would be, and the proxy swaps in the real credential upstream.
+// Bodies are piped both ways (node:http, never fetch: fetch decompresses and buffers), so SSE
+// events reach the CLI as the upstream writes them, and compressed bytes stay compressed.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+
+export type ApiCredential = { kind: 'api_key'; value: string } | { kind: 'oauth'; value: string } | { kind: 'auth_token'; value: string };
+
+type Log = { warn(o: object, m?: string): void; info(o: object, m?: string): void; debug(o: object, m?: string): void };
+
+export type ApiProxyOptions = {
+  // Base URL; a path prefix (a gateway's /anthropic) is kept in front of the CLI's path.
+  upstream: string;
+  // null: forwarded without a credential (the upstream decides).
+  credential: ApiCredential | null;
+  logger: Log;
+  redact: (t: string) => string;
+  // A reason: new requests are refused (the session's cost ceiling passed). Checked per request.
+  refuse?: () => string | null;
+  // Upstream connect and idle (no bytes either way) timeout.
+  timeoutMs?: number;
+};
+
+// requests: forwarded upstream; refused: by refuse(); unauthorized: 401s (no or a wrong token).
+export type ApiProxyStats = { requests: number; refused: number; unauthorized: number; upstreamErrors: number };
+
+export type ApiProxy = { url: string; token: string; stats: ApiProxyStats; close(): Promise<void> };
+
+// The CLI retries 429, 5xx and a plain 401 (probed, 2.1.197), but a 400 ends the turn at once and
+// shows our message ("API Error: 400 nightshift: ..."); 403 would read "Failed to authenticate".
+// Refusals and 401s also carry x-should-retry: false, which the CLI honours.
+export const REFUSAL_STATUS = 400;
+// The beta the real CLI sends with an OAuth token (probed): sent exactly when our credential is one.
+export const OAUTH_BETA = 'oauth-2025-04-20';
+// The CLI's own API_TIMEOUT_MS default: long thinking pauses are normal.
+const DEFAULT_TIMEOUT_MS = 600_000;
+
+const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect']);
+
+// Pure: the real credential from an environment, first of ANTHROPIC_API_KEY,
+// CLAUDE_CODE_OAUTH_TOKEN, ANTHROPIC_AUTH_TOKEN (empty counts as unset).
+export function credentialFrom(env: NodeJS.ProcessEnv): ApiCredential | null {
+  const get = (k: string) => (env[k]?.trim() ? env[k]! : null);
+  const key = get('ANTHROPIC_API_KEY');
+  if (key) return { kind: 'api_key', value: key };
+  const oauth = get('CLAUDE_CODE_OAUTH_TOKEN');
+  if (oauth) return { kind: 'oauth', value: oauth };
+  const bearer = get('ANTHROPIC_AUTH_TOKEN');
+  if (bearer) return { kind: 'auth_token', value: bearer };
+  return null;
+}
+
+// Pure: the headers to send upstream. The CLI's own headers pass, minus its credential, the
+// hop-by-hop ones (and any its Connection header names), plus the real credential.
+export function upstreamHeaders(incoming: http.IncomingHttpHeaders, credential: ApiCredential | null): http.OutgoingHttpHeaders {
+  const named = new Set(String(incoming.connection ?? '').toLowerCase().split(',').map((s) => s.trim()).filter(Boolean));
+  const out: http.OutgoingHttpHeaders = {};
+  for (const [k, v] of Object.entries(incoming)) {
+    if (v === undefined || k === 'x-api-key' || k === 'authorization' || HOP_BY_HOP.has(k) || k.startsWith('proxy-') || named.has(k)) continue;
+    out[k] = v;
+  }
+  // The OAuth beta goes with the credential, not with whatever the CLI was handed.
+  const betas = String(out['anthropic-beta'] ?? '').split(',').map((s) => s.trim()).filter((b) => b && b !== OAUTH_BETA);
+  if (credential?.kind === 'oauth') betas.unshift(OAUTH_BETA);
+  if (betas.length) out['anthropic-beta'] = betas.join(',');
+  else delete out['anthropic-beta'];
+  if (credential?.kind === 'api_key') out['x-api-key'] = credential.value;
+  else if (credential) out.authorization = `Bearer ${credential.value}`;
+  return out;
+}
+
+function responseHeaders(incoming: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const out: http.OutgoingHttpHeaders = {};
+  for (const [k, v] of Object.entries(incoming)) {
+    if (v === undefined || HOP_BY_HOP.has(k) || k.startsWith('proxy-')) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+const apiError = (type: string, message: string) => ({ type: 'error', error: { type, message } });
+
+export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
+  const base = new URL(o.upstream);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error(`api proxy: upstream must be http(s), not ${base.protocol}`);
+  // Credentials belong in `credential`; a URL with them would end up in logs and errors.
+  if (base.username || base.password) throw new Error('api proxy: the upstream URL must not carry credentials');
+  const secure = base.protocol === 'https:';
+  const hostname = base.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = base.port ? Number(base.port) : secure ? 443 : 80;
+  const prefix = base.pathname.replace(/\/+$/, '');
+  const where = o.redact(base.origin + prefix);
+  const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+
+  const token = randomBytes(32).toString('hex');
+  const expected = Buffer.from(token);
+  const same = (got: string) => {
+    const b = Buffer.from(got);
+    return b.length === expected.length && timingSafeEqual(b, expected);
+  };
+  const presented = (req: http.IncomingMessage): { ok: boolean; any: boolean } => {
+    const key = req.headers['x-api-key'];
+    const auth = req.headers.authorization;
+    const bearer = typeof auth === 'string' && /^bearer /i.test(auth) ? auth.slice(7).trim() : null;
+    return { ok: (typeof key === 'string' && same(key)) || (bearer !== null && same(bearer)), any: key !== undefined || auth !== undefined };
+  };
+
+  const stats: ApiProxyStats = { requests: 0, refused: 0, unauthorized: 0, upstreamErrors: 0 };
+  const inflight = new Set<http.ClientRequest>();
+  let closing = false;
+  const sockets = new Set<Socket>();
+
+  const send = (res: http.ServerResponse, status: number, body: unknown, extra: http.OutgoingHttpHeaders = {}) => {
+    if (res.headersSent) return void res.destroy();
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extra });
+    res.end(text);
+  };
+
+  const server = http.createServer((req, res) => {
+    const path = req.url ?? '/';
+    const seen = presented(req);
+    if (!seen.ok) {
+      stats.unauthorized++;
+      // The CLI's connection warm-up (HEAD / with no credential) is routine; a wrong token is not.
+      const log = seen.any ? o.logger.warn : o.logger.debug;
+      log.call(o.logger, { event: 'api_proxy_unauthorized', method: req.method, path: o.redact(path), presented: seen.any }, 'api request without the session token refused');
+      req.resume();
+      return send(res, 401, apiError('authentication_error', 'nightshift: invalid session token'), { 'x-should-retry': 'false' });
+    }
+    // Origin-form only, and no dot segments: they could climb out of a gateway's path prefix.
+    if (!path.startsWith('/') || DOT_SEGMENT.test(path.split('?')[0])) {
+      req.resume();
+      return send(res, 400, apiError('invalid_request_error', 'nightshift: this request path is not proxied'));
+    }
+    let reason: string | null;
+    try {
+      reason = o.refuse?.() ?? null;
+    } catch (err) {
+      // Fail closed: a ceiling we cannot check is a ceiling passed.
+      reason = 'the session cost check failed';
+      o.logger.warn({ event: 'api_proxy_refuse_error', err: o.redact(String(err)) }, 'refuse() threw: refusing');
+    }
+    if (reason) {
+      stats.refused++;
+      o.logger.info({ event: 'api_proxy_refused', method: req.method, path: o.redact(path), reason: o.redact(reason) }, `api request refused: ${o.redact(reason)}`);
+      req.resume();
+      return send(res, REFUSAL_STATUS, apiError('invalid_request_error', `nightshift: ${reason}`), { 'x-should-retry': 'false' });
+    }
+
+    stats.requests++;
+    const t0 = Date.now();
+    const up = (secure ? https : http).request({
+      hostname, port, agent, method: req.method, path: prefix + path, headers: upstreamHeaders(req.headers, o.credential), timeout: timeoutMs,
+    });
+    inflight.add(up);
+    up.on('close', () => inflight.delete(up));
+    let failed = false;
+    let clientGone = false;
+    const fail = (err: Error, timedOut: boolean) => {
+      if (failed || clientGone || closing) return;
+      failed = true;
+      stats.upstreamErrors++;
+      o.logger.warn({ event: 'api_proxy_upstream_error', upstream: where, method: req.method, path: o.redact(path), err: o.redact(err.message), timedOut, started: res.headersSent }, `upstream ${timedOut ? 'timed out' : 'failed'}`);
+      // Once the response has started, only a cut connection tells the CLI the stream is broken.
+      if (res.headersSent) res.destroy();
+      else send(res, timedOut ? 504 : 502, apiError('api_error', `nightshift: the API upstream ${timedOut ? 'timed out' : 'is unreachable'} (${o.redact(err.message)})`));
+      up.destroy();
+    };
+    up.on('timeout', () => fail(new Error(`no bytes for ${timeoutMs} ms`), true));
+    up.on('error', (err) => fail(err, false));
+    up.on('response', (ur) => {
+      res.writeHead(ur.statusCode ?? 502, ur.statusMessage, responseHeaders(ur.headers));
+      res.flushHeaders();
+      // pipe, not pipeline: who broke first decides what happens (see fail and the close below).
+      ur.on('aborted', () => fail(new Error('the upstream cut the response'), false));
+      ur.on('error', (err) => fail(err, false));
+      ur.on('end', () => o.logger.debug({ event: 'api_proxy_done', method: req.method, path: o.redact(path), status: ur.statusCode, ms: Date.now() - t0 }, 'api request done'));
+      ur.pipe(res);
+    });
+    // The client going away ends the upstream request (a dropped session stops paying).
+    res.on('close', () => {
+      if (res.writableFinished) return;
+      clientGone = true;
+      up.destroy();
+    });
+    req.on('error', () => {
+      clientGone = true;
+      up.destroy();
+    });
+    req.pipe(up);
+  });
+  // Longer than node's 5 s, so the CLI rarely reuses a socket we are closing between turns.
+  server.keepAliveTimeout = 120_000;
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  o.logger.info({ event: 'api_proxy_started', url, upstream: where, credential: o.credential?.kind ?? 'none' }, 'api proxy listening');
+
+  return {
+    url,
+    token,
+    stats,
+    close: () =>
+      new Promise<void>((resolve) => {
+        closing = true;
+        for (const s of sockets) s.destroy();
+        for (const r of inflight) r.destroy();
+        agent.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
