@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { duration, formatIssuePath, type Config } from './config.js';
 import { ConfigError, UsageError } from './errors.js';
+import { NEVER_IN_SESSION } from '../sessions/session-env.js';
 
 const AgentSchema = z.strictObject({
   name: z.string().optional(), // informative only: the file name is the agent's name
@@ -16,6 +17,15 @@ const AgentSchema = z.strictObject({
   idle_timeout: duration(1000).optional(),
   allowed_tools: z.array(z.string().min(1)).min(1).optional(),
   max_runs_per_day: z.number().int().positive().optional(),
+  // Variables of the supervisor's environment passed into this agent's sessions (by name only).
+  env: z
+    .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'Expected a variable name'))
+    .default([])
+    .superRefine((names, ctx) => {
+      names.forEach((n, i) => {
+        if (NEVER_IN_SESSION.has(n)) ctx.addIssue({ code: 'custom', path: [i], message: `Expected a variable a session may hold, got \`${n}\` (the supervisor's own; never passed to a session)` });
+      });
+    }),
 });
 
 export type Agent = {
@@ -30,6 +40,8 @@ export type Agent = {
   // Explicit allow-list, or null to use claude.permission_mode.
   allowedTools: string[] | null;
   maxRunsPerDay: number | null;
+  // Variable names passed from the supervisor's environment into the session.
+  env: string[];
 };
 
 export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -68,6 +80,7 @@ export function parseAgent(name: string, file: string, text: string, config: Con
     idleTimeoutMs: a.idle_timeout ?? config.claude.idle_timeout,
     allowedTools: a.allowed_tools ?? (Array.isArray(permission) ? permission : null),
     maxRunsPerDay: a.max_runs_per_day ?? null,
+    env: a.env,
   };
 }
 

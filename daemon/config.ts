@@ -120,6 +120,8 @@ const MemorySchema = z
 
 export const ConfigSchema = z.strictObject({
   vault: nonEmpty.default(DEFAULTS.vault),
+  // The wall around every session (sessions/sandbox.ts); `none` only when chosen explicitly.
+  sandbox: z.enum(['bwrap', 'none'], { error: 'Expected `bwrap` or `none`' }).default(DEFAULTS.sandbox),
   state_dir: nonEmpty.default(DEFAULTS.state_dir),
   log_dir: nonEmpty.default(DEFAULTS.log_dir),
   agents_dir: nonEmpty.default(DEFAULTS.agents_dir),
@@ -137,6 +139,9 @@ export const ConfigSchema = z.strictObject({
         })
         .default(DEFAULTS.claude.permission_mode),
       extra_args: z.array(z.string()).default([]),
+      // Where the supervisor's API proxy sends a session's requests (ANTHROPIC_BASE_URL in the
+      // supervisor's environment wins).
+      api_base: z.url({ error: 'Expected a URL such as `https://api.anthropic.com`' }).default(DEFAULTS.claude.api_base),
     })
     .prefault({}),
   budget: z

@@ -1,6 +1,7 @@
 // Defaults for every optional config field, in one place so `--help` and README can quote them.
 export const DEFAULTS = {
   vault: './vault',
+  sandbox: 'bwrap',
   state_dir: './state',
   log_dir: './logs',
   agents_dir: './prompts',
@@ -13,6 +14,7 @@ export const DEFAULTS = {
     kill_grace: '10s',
     permission_mode: 'bypassPermissions',
     extra_args: [] as string[],
+    api_base: 'https://api.anthropic.com',
   },
   budget: {
     timezone: 'UTC',

@@ -11,7 +11,7 @@ import { parseWebhook, probeWebhook } from '../report/discord.js';
 import { formatMs, type CheckFacts } from '../report/embed.js';
 import { Outbox, outboxFile } from '../report/outbox.js';
 import { isAlive } from '../sessions/process-tree.js';
-import { claudeEnv } from '../sessions/command.js';
+import { bwrapProblem } from '../sessions/sandbox.js';
 import { loadAgents } from './agents.js';
 import type { LenientConfig } from './config-fallback.js';
 import { formatDuration } from './duration.js';
@@ -61,12 +61,23 @@ async function cliCheck(l: LenientConfig, deps: DoctorDeps): Promise<Check> {
   const fix = `install Claude Code (npm i -g @anthropic-ai/claude-code) or set claude.command in ${l.config.file}`;
   try {
     const { execa } = await import('execa');
-    const r = await execa(cmd, ['--version'], { reject: false, timeout: PROBE_MS, env: claudeEnv(deps.env), extendEnv: false, stdin: 'ignore' });
+    const r = await execa(cmd, ['--version'], { reject: false, timeout: PROBE_MS, env: { PATH: deps.env.PATH ?? '', HOME: deps.env.HOME ?? '' }, extendEnv: false, stdin: 'ignore' });
     if (r.exitCode === 0) return ok('cli', `${cmd}: ${firstLine(r.stdout)}`);
     return fail('cli', `\`${cmd} --version\` failed: ${firstLine(r.stderr) || firstLine(r.shortMessage) || `exit ${r.exitCode}`}`, fix);
   } catch (err) {
     return fail('cli', `\`${cmd}\` cannot run: ${firstLine((err as Error).message)}`, fix);
   }
+}
+
+// The wall every session runs in: a real, tiny sandbox is started.
+export async function sandboxCheck(l: LenientConfig, deps: Pick<DoctorDeps, 'env'>): Promise<Check> {
+  if (l.config.sandbox === 'none') {
+    return warn('sandbox', 'sandbox: none: sessions run unwalled, with the service user\'s access to every file it can write', `install bubblewrap and remove \`sandbox: none\` from ${l.config.file}`);
+  }
+  const problem = await bwrapProblem('bwrap', deps.env.PATH ?? '');
+  return problem
+    ? fail('sandbox', problem, 'apt-get install bubblewrap; under systemd the unit needs RestrictNamespaces=user mnt pid ipc uts (nightshift systemd install renders it)')
+    : ok('sandbox', 'bwrap makes a sandbox (user, mount, PID namespaces)');
 }
 
 function configCheck(l: LenientConfig): Check {
@@ -191,7 +202,7 @@ async function discordCheck(l: LenientConfig, deps: DoctorDeps): Promise<Check[]
 export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Check[]> {
   const c = l.config;
   const now = deps.now();
-  const checks: Check[] = [configCheck(l), agentsCheck(l), await cliCheck(l, deps)];
+  const checks: Check[] = [configCheck(l), agentsCheck(l), await cliCheck(l, deps), await sandboxCheck(l, deps)];
   const ledger = ledgerCheck(l);
   checks.push(ledger.check, memoryCheck(l), ...(await vaultChecks(l)));
   const maxHold = c.claude.timeout + c.claude.kill_grace + 2 * c.git.lock_timeout + 2 * c.git.timeout + 10 * 60_000;

@@ -42,3 +42,9 @@ export class InternalError extends NightshiftError {
   override readonly code = 'INTERNAL';
   override readonly exitCode = EXIT.INTERNAL;
 }
+
+// `sandbox: bwrap` is configured and bwrap cannot make a sandbox here: no session starts unwalled.
+export class SandboxUnavailableError extends NightshiftError {
+  override readonly code = 'SANDBOX_UNAVAILABLE';
+  override readonly exitCode = EXIT.CONFIG;
+}

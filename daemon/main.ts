@@ -1,8 +1,7 @@
 // The CLI entry: parses arguments, wires production dependencies, runs a command, and is the one
 // place that maps errors to exit codes and calls process.exit.
+import { version } from './version.js';
 import { parseArgs } from 'node:util';
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { dayOf } from '../budget/day.js';
 // Start-up: only light modules load statically, so --help and --version answer fast; config,
 // the logger, the ledger and the session machinery load on the path that needs them.
@@ -80,11 +79,6 @@ const ALLOWED: Record<string, Array<keyof Flags>> = {
   state: ['config', 'json', 'agent'],
   hook: ['config'],
 };
-
-function version(): string {
-  const pkg = JSON.parse(fs.readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'));
-  return pkg.version;
-}
 
 function parse(argv: string[]): { command: string | null; positionals: string[]; flags: Flags } {
   let parsed;

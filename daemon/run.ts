@@ -8,14 +8,14 @@ import { Ledger, type OpenSession } from '../budget/ledger.js';
 import { canStart } from '../budget/policy.js';
 import type { Logger } from '../logs/logger.js';
 import type { Redactor } from '../logs/redact.js';
-import { claudeArgs, claudeEnv } from '../sessions/command.js';
+import { claudeArgs } from '../sessions/command.js';
+import { checkSandbox, prepareGuest, type Guest } from '../sessions/guest.js';
 import { classify } from '../sessions/outcome.js';
 import { readProc } from '../sessions/process-tree.js';
 import { runClaude } from '../sessions/runner.js';
 import { keepInTranscript } from '../sessions/transcript.js';
 import { StreamTracker } from '../sessions/stream-tracker.js';
 import { leaveBehind } from '../sessions/capture.js';
-import { startSessionHooks, type SessionHooks } from '../sessions/session-hooks.js';
 import { prepareSessionState } from '../sessions/session-state.js';
 import type { Agent } from './agents.js';
 import { superviseDream, type DreamOutcome } from './dream-tick.js';
@@ -26,6 +26,7 @@ import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
 import { drainOutbox, reportSession } from '../report/session-report.js';
 import { toRecord, type SessionRecord } from './session-record.js';
+import { version } from './version.js';
 
 export type RunDeps = {
   env: NodeJS.ProcessEnv;
@@ -123,6 +124,8 @@ export async function supervise(
     const inRepo = vault ? await vault.isRepo() : false;
     if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
     if (signal.aborted) return stopped();
+    // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
+    await checkSandbox(config, deps.env);
     if (vault && inRepo) await vault.pull(git);
     // Nothing is charged after a stop request.
     if (signal.aborted) return stopped();
@@ -184,7 +187,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let lastProgress = 0;
   let run: Awaited<ReturnType<typeof runClaude>> | null = null;
   let internal: unknown = null;
-  let hooks: SessionHooks | null = null;
+  let guest: Guest | null = null;
   try {
     log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
     const t = (tracker = new StreamTracker(
@@ -192,17 +195,22 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       null,
     ));
     const out = (fd = fs.openSync(transcript, 'a'));
-    if (config.hooks.enabled) {
-      hooks = await startSessionHooks({
-        vault: config.vault, extraDirs: config.hooks.extra_dirs, timeoutMs: config.hooks.timeout, logger: log, redact: deps.redact,
-        limits: { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
-      });
-    }
+    let usd = 0;
+    guest = await prepareGuest(
+      {
+        config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: state?.text ?? null, version: version(),
+        // The proxy refuses further calls once the running estimate passed the session's ceiling.
+        refuse: () => (config.budget.max_usd_per_session !== null && usd > config.budget.max_usd_per_session ? `the session's cost ceiling $${config.budget.max_usd_per_session} is passed` : null),
+      },
+      (extra) => claudeArgs(agent, config, extra),
+    );
+    log.info({ event: 'sandbox', sandboxed: guest.sandboxed }, guest.sandboxed ? 'session sandboxed (bwrap)' : `session not sandboxed (sandbox: ${config.sandbox})`);
     run = await runClaude({
-      command: config.claude.command,
-      args: claudeArgs(agent, config, id, [...(state ? ['--append-system-prompt', state.text] : []), ...(hooks?.args ?? [])]),
+      command: guest.command,
+      args: guest.args,
+      inner: guest.sandboxed ? guest.cli : null,
       cwd: config.vault,
-      env: claudeEnv(deps.env),
+      env: guest.env,
       sessionId: id,
       timeoutMs: agent.timeoutMs,
       idleTimeoutMs: agent.idleTimeoutMs,
@@ -210,19 +218,20 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       maxUsd: config.budget.max_usd_per_session,
       tracker: t,
       signal: deps.signal,
-      fail: hooks?.dead,
+      fail: guest.hooks?.dead,
       redact: deps.redact,
-      subreaper: deps.subreaper,
+      subreaper: deps.subreaper ?? !guest.sandboxed,
       onSpawn: (pid) => ledger.setChild(id, pid),
       onLine: (line) => {
         if (keepInTranscript(line)) fs.writeSync(out, `${deps.redact(line)}\n`);
       },
       onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
-      onCost: (usd) => {
+      onCost: (spent) => {
+        usd = spent;
         const now = Date.now();
         if (now - lastProgress >= PROGRESS_EVERY_MS) {
           lastProgress = now;
-          ledger.progress(id, usd, t.turns());
+          ledger.progress(id, spent, t.turns());
         }
       },
     });
@@ -281,13 +290,14 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       {
         event: 'session_end', outcome, cost_usd: cost.usd, cost_estimated: cost.estimated, turns: t.turns(),
         duration_ms: endedAt.getTime() - startedAt.getTime(), garbage_lines: t.garbage, tool_calls: t.toolCalls,
-        exit_code: run?.exitCode ?? null, signal: run?.signal ?? null, killed: run?.killed ?? 0, reaped: run?.reaped ?? null, error: fullError, transcript,
+        exit_code: run?.exitCode ?? null, signal: run?.signal ?? null, killed: run?.killed ?? 0, reaped: run?.reaped ?? null, sandboxed: guest?.sandboxed ?? false, error: fullError, transcript,
       },
       `session ${id} ended: ${outcome}`,
     );
     if (t.garbage) log.warn({ event: 'garbage', lines: t.garbage }, `${t.garbage} stdout line(s) were not stream-json`);
     // After the settle: neither of these can lose the session's count (they log, never throw).
-    await hooks?.close().catch((err) => log.warn({ event: 'hooks_close_failed', err }, 'closing the hook server failed'));
+    // The session's endpoints and folder go; its tokens die with them.
+    await guest?.close().catch((err) => log.warn({ event: 'guest_close_failed', err }, 'closing the session\'s endpoints failed'));
     await leaveBehind({
       config, env: deps.env, transcript, logger: log, redact: deps.redact,
       session: { id, agent: agent.name, outcome, turns: settlement.turns, cost_usd: settlement.cost_usd, result: settlement.result, error: settlement.error },

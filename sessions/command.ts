@@ -1,14 +1,13 @@
-// The claude command line for one session, and the environment it runs in.
+// The claude command line for one session. Its environment is sessions/session-env.ts.
 import type { Agent } from '../daemon/agents.js';
 import type { Config } from '../daemon/config.js';
-import { memoryMcpConfig, MEMORY_TOOLS_RULE } from './mcp-config.js';
+import { MEMORY_TOOLS_RULE } from './mcp-config.js';
 
-// `more`: the session's own flags (its state, its hook settings), placed before the variadic ones.
-export function claudeArgs(agent: Agent, config: Config, sessionId: string, more: string[] = []): string[] {
+// `more`: the session's own flags (its memory server, state and hook settings), placed before the
+// variadic ones.
+export function claudeArgs(agent: Agent, config: Config, more: string[] = []): string[] {
   const args = [
     '-p', agent.prompt,
-    // Variadic: it must be followed by another flag, never by the prompt.
-    '--mcp-config', memoryMcpConfig(config.file, sessionId),
     '--output-format', 'stream-json',
     '--verbose',
     // The API's own per-call usage (message_start/message_delta) for a running cost estimate.
@@ -29,10 +28,3 @@ export function claudeArgs(agent: Agent, config: Config, sessionId: string, more
   return args;
 }
 
-// The child's environment: ours, unchanged (API keys and base URL pass through), minus
-// CLAUDECODE, which a parent Claude Code session sets and which makes a nested `claude -p` misbehave.
-export function claudeEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = { ...env };
-  delete out.CLAUDECODE;
-  return out;
-}

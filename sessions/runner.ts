@@ -3,7 +3,8 @@
 // then SIGTERM and SIGKILL to every process of the session, found by tree and by marker.
 import { LineSplitter } from './line-splitter.js';
 import type { StopReason } from './outcome.js';
-import { killSession, sessionProcs, SESSION_MARKER } from './process-tree.js';
+import fs from 'node:fs';
+import { descendants, killSession, listProcs, sessionProcs, SESSION_MARKER } from './process-tree.js';
 import { EXEC_FAILED_CODE, EXEC_FAILED_RE, reaped } from './reaper.js';
 import type { StreamTracker } from './stream-tracker.js';
 
@@ -28,8 +29,12 @@ export type RunnerOptions = {
   onCost?: (usd: number) => void;
   // Applied before anything is cut: a cut can split a secret so that no redactor finds it.
   redact?: (text: string) => string;
-  // Run the CLI under the subreaper (sessions/reaper.ts); off only for the negative control.
+  // Run the CLI under the subreaper (sessions/reaper.ts); off for the negative control and inside
+  // a sandbox, whose PID namespace ends every process when its CLI exits.
   subreaper?: boolean;
+  // The CLI's path when `command` wraps it (bwrap): the stop request goes to that process, since
+  // the wrapper does not pass signals on.
+  inner?: string | null;
 };
 
 export type RunnerResult = {
@@ -97,7 +102,9 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     stopDetail = detail;
     o.onStop?.(reason, detail);
     try {
-      child.kill('SIGINT');
+      const cli = o.inner && child.pid ? innerPid(child.pid, o.inner) : null;
+      if (cli) process.kill(cli, 'SIGINT');
+      else child.kill('SIGINT');
     } catch {
       // not running
     }
@@ -212,6 +219,18 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
 }
 
 const ignoreSignal = () => undefined;
+
+// The first process below `root` (breadth first) whose argv[0] is `command`: the wrapped CLI.
+function innerPid(root: number, command: string): number | null {
+  for (const pid of descendants(root, listProcs())) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === command) return pid;
+    } catch {
+      // gone
+    }
+  }
+  return null;
+}
 
 const errnoName = (n: number) => (n === 2 ? 'ENOENT' : n === 13 ? 'EACCES' : `errno ${n}`);
 

@@ -42,6 +42,8 @@ export async function startSessionHooks(o: {
   redact: (text: string) => string;
   home?: string | null;
   pingMs?: number;
+  // Where the settings file goes: a folder the sandboxed CLI can read (the session's own).
+  dir?: string;
 }): Promise<SessionHooks> {
   const server = await startHookServer({
     decide: decider({ vault: o.vault, extraDirs: o.extraDirs, home: o.home ?? os.homedir() }, o.limits),
@@ -52,7 +54,7 @@ export async function startSessionHooks(o: {
   });
   let settings: { file: string; remove(): void };
   try {
-    settings = writeSettingsFile(hookSettings(server, Math.max(1, Math.round(o.timeoutMs / 1000))));
+    settings = writeSettingsFile(hookSettings(server, Math.max(1, Math.round(o.timeoutMs / 1000))), o.dir);
   } catch (err) {
     await server.close();
     throw err;

@@ -1,6 +1,6 @@
 // Shared test helpers: a temp dir per test with cleanup, the real CLI's path, a workspace with a
 // vault, agents and a config, and a way to run the built nightshift binary.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,11 +26,24 @@ export type Workspace = { dir: string; vault: string; prompts: string; config: s
 const DISCORD_OFFLINE = { api_base: 'http://127.0.0.1:9/api', timeout: '2s' };
 
 // YAML for a test config: the real CLI, short limits, explicit overrides merged in.
+// Whether bwrap makes a sandbox here. Under CI it must: .ci/run installs bubblewrap.
+function bwrapWorks(): boolean {
+  const r = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '--', 'true'], { stdio: 'ignore', timeout: 10_000 });
+  return r.status === 0;
+}
+export const BWRAP = bwrapWorks();
+if (!BWRAP && process.env.CI === 'true') throw new Error('CI=true but bwrap cannot make a sandbox here: the sandbox tests must run under CI');
+// Sessions in tests run sandboxed wherever bwrap works; elsewhere unwalled, and the tests that are
+// about the wall skip with this reason.
+export const SANDBOX = BWRAP ? 'bwrap' : 'none';
+export const NEEDS_BWRAP: string | false = BWRAP ? false : 'bubblewrap cannot make a sandbox here (apt-get install bubblewrap)';
+
 export function configYaml(extra: { claude?: Record<string, unknown>; budget?: Record<string, unknown>; loop?: Record<string, unknown>; discord?: Record<string, unknown>; top?: string } = {}): string {
   const claude = { command: CLAUDE, model: 'sonnet', max_turns: 10, timeout: '60s', idle_timeout: '30s', kill_grace: '3s', ...extra.claude };
   const block = (name: string, o: Record<string, unknown> | undefined) =>
     o ? `${name}:\n${Object.entries(o).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`).join('\n')}\n` : '';
-  return `${extra.top ?? ''}vault: ./vault\nstate_dir: ./state\nlog_dir: ./logs\nagents_dir: ./prompts\n${block('claude', claude)}${block('budget', extra.budget)}${block('loop', extra.loop)}${block('discord', { ...DISCORD_OFFLINE, ...extra.discord })}`;
+  const sandbox = /^sandbox:/m.test(extra.top ?? '') ? '' : `sandbox: ${SANDBOX}\n`;
+  return `${extra.top ?? ''}${sandbox}vault: ./vault\nstate_dir: ./state\nlog_dir: ./logs\nagents_dir: ./prompts\n${block('claude', claude)}${block('budget', extra.budget)}${block('loop', extra.loop)}${block('discord', { ...DISCORD_OFFLINE, ...extra.discord })}`;
 }
 
 export function writeAgent(ws: Workspace, name: string, prompt: string, front: Record<string, unknown> = {}): void {

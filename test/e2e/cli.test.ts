@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { listProcs, withMarker } from '../../sessions/process-tree.js';
-import { fakeApiPerFile, nightshift, runJson, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
+import { listProcs } from '../../sessions/process-tree.js';
+import { CLAUDE, fakeApiPerFile, nightshift, runJson, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
 
 const api = fakeApiPerFile();
 
@@ -24,11 +24,13 @@ describe('nightshift CLI', () => {
       SMTP_PASSWORD: 'fake-smtp-password-value',
       GH_PAT: 'fake-personal-access-token-value',
     };
-    writeAgent(ws, 'leaky', 'SCENARIO=echo-secret', { allowed_tools: ['Bash'] });
+    // The operator hands the agent four of them; the API key and the webhook stay with the supervisor.
+    writeAgent(ws, 'leaky', 'SCENARIO=echo-secret', { allowed_tools: ['Bash'], env: ['MY_SERVICE_TOKEN', 'DATABASE_URL', 'SMTP_PASSWORD', 'GH_PAT'] });
     const { ran, record } = await runJson(ws, 'leaky', [], secrets);
     assert.equal(record.outcome, 'ok', ran.stderr);
-    // The tool really saw each value (the CLI got them unchanged), so there was something to hide.
-    assert.match(record.result, /key=\[redacted\] token=\[redacted\] hook=\[redacted\] db=\[redacted\] pw=\[redacted\] pat=\[redacted\]/);
+    // The tool really saw the four it was given, so there was something to hide; the key it saw is
+    // the proxy's per-session token, and the webhook not at all.
+    assert.match(record.result, /key=[0-9a-f]{64} token=\[redacted\] hook= db=\[redacted\] pw=\[redacted\] pat=\[redacted\]/);
     assert.match(record.result, /DATABASE_URL \[redacted\]/, 'the URL-encoded form is redacted too');
     const shown = (await nightshift(['show', record.id, '--json'], { ...ws.env, ...secrets }, ws.dir)).stdout;
     const files = [...allFiles(ws.logs), ...allFiles(ws.state), ...allFiles(ws.env.CLAUDE_CONFIG_DIR!), ...allFiles(ws.env.HOME!)];
@@ -131,26 +133,47 @@ describe('nightshift CLI', () => {
     assert.match(human.stdout, /sessions {2}2 of 12/);
   });
 
-  test('CLAUDECODE from a parent session is removed from the CLI\'s environment', async (t) => {
+  test('the CLI\'s environment comes from an allowlist: no credential, no webhook, no config, CLAUDECODE removed', async (t) => {
     const ws = workspace(t, api.url);
-    writeAgent(ws, 'envcheck', 'SCENARIO=envcheck');
-    // While the CLI waits for this reply, read its environment (its own tools get CLAUDECODE=1
-    // from the CLI itself, so they cannot tell).
+    writeAgent(ws, 'envcheck', 'SCENARIO=envcheck', { env: ['SOME_SETTING'] });
+    // While the CLI waits for this reply, read its environment from the host's /proc (its own
+    // tools get CLAUDECODE=1 from the CLI itself, so they cannot tell).
     let seen: string[] = [];
     api.script('envcheck', () => {
-      const procs = listProcs();
-      for (const pid of withMarker(ws.env.HOME!, procs, 'HOME')) {
-        const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        if (cmd.includes('SCENARIO=envcheck')) seen = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      for (const pid of listProcs().map((p) => p.pid)) {
+        try {
+          const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          if (cmd.startsWith(CLAUDE) || (cmd.includes('SCENARIO=envcheck') && !cmd.includes('bwrap'))) {
+            const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+            if (env.some((e) => e.startsWith('NIGHTSHIFT_SESSION_ID='))) seen = env;
+          }
+        } catch {
+          // gone
+        }
       }
       return { kind: 'message', blocks: [{ type: 'text', text: 'checked' }] };
     });
-    const { record } = await runJson(ws, 'envcheck', [], { CLAUDECODE: '1', SOME_SETTING: 'kept' });
+    const webhook = 'https://discord.com/api/webhooks/1/envcheck-webhook-token';
+    const { record } = await runJson(ws, 'envcheck', [], { CLAUDECODE: '1', SOME_SETTING: 'kept', OTHER_SETTING: 'dropped', DISCORD_WEBHOOK_URL: webhook, GEMINI_API_KEY: 'gemini-envcheck-key' });
     assert.equal(record.outcome, 'ok');
     assert.ok(seen.length > 0, 'found the CLI process');
-    assert.ok(!seen.some((e) => e.startsWith('CLAUDECODE=')), 'CLAUDECODE removed');
-    assert.ok(seen.includes('SOME_SETTING=kept') && seen.includes(`ANTHROPIC_BASE_URL=${api.url}`), 'the rest passed through');
-    assert.ok(seen.some((e) => e.startsWith('NIGHTSHIFT_SESSION_ID=')), 'the session marker is set');
+    const get = (k: string) => seen.find((e) => e.startsWith(`${k}=`))?.slice(k.length + 1);
+    assert.equal(get('CLAUDECODE'), undefined, 'CLAUDECODE removed');
+    assert.equal(get('SOME_SETTING'), 'kept', 'a variable the agent names is passed');
+    assert.equal(get('OTHER_SETTING'), undefined, 'one it does not name is not');
+    for (const k of ['DISCORD_WEBHOOK_URL', 'GEMINI_API_KEY', 'NIGHTSHIFT_CONFIG']) assert.equal(get(k), undefined, `${k} never reaches the session`);
+    assert.ok(!seen.some((e) => e.includes(ws.env.ANTHROPIC_API_KEY!) || e.includes('envcheck-webhook-token')), 'no value of a secret, under any name');
+    // The API is the supervisor's proxy, with a token in place of the key.
+    assert.match(get('ANTHROPIC_BASE_URL') ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(get('ANTHROPIC_BASE_URL'), api.url);
+    assert.match(get('ANTHROPIC_API_KEY') ?? '', /^[0-9a-f]{64}$/);
+    assert.notEqual(get('HOME'), ws.env.HOME, 'a private HOME');
+    assert.equal(get('CLAUDE_CONFIG_DIR'), `${get('HOME')}/.claude`);
+    assert.equal(get('CLAUDE_CODE_MAX_RETRIES'), '0', 'the CLI\'s own settings pass');
+    assert.ok(get('NIGHTSHIFT_SESSION_ID'), 'the session marker is set');
+    // Every upstream request carried the real key, never the token.
+    const mine = api.requests.filter((r) => r.scenario === 'envcheck');
+    assert.ok(mine.length > 0 && mine.every((r) => r.headers['x-api-key'] === ws.env.ANTHROPIC_API_KEY), 'the proxy put the real key upstream');
   });
 });
 

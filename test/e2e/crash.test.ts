@@ -6,7 +6,7 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import { listProcs, withMarker } from '../../sessions/process-tree.js';
 import { spawn } from 'node:child_process';
 import { makeRepos } from '../git-helpers.js';
-import { configYaml, fakeApiPerFile, FIXTURES, ledgerIntegrity, ledgerRows, nightshift, processesMatching, startNightshift, waitFor, type Workspace, workspace, writeAgent, type Ran } from '../helpers.js';
+import { configYaml, NEEDS_BWRAP, fakeApiPerFile, FIXTURES, ledgerIntegrity, ledgerRows, nightshift, processesMatching, startNightshift, waitFor, type Workspace, workspace, writeAgent, type Ran } from '../helpers.js';
 
 const api = fakeApiPerFile();
 
@@ -45,8 +45,9 @@ async function killMidSession(t: TestContext, ws: Workspace, sleepN: number, con
 }
 
 describe('a supervisor killed mid-session', () => {
-  test('the next start settles the session abandoned, still counted, and ends what it left running', async (t) => {
-    const ws = workspace(t, api.url, configYaml({ budget: { max_sessions_per_day: 1 } }));
+  test('the next start settles the session abandoned, still counted, and ends what it left running (unsandboxed)', async (t) => {
+    // Unwalled, the CLI outlives a killed supervisor; in the sandbox it cannot (the next test).
+    const ws = workspace(t, api.url, configYaml({ top: 'sandbox: none\n', budget: { max_sessions_per_day: 1 } }));
     await killMidSession(t, ws, 631);
     // The CLI and its detached grandchild outlived the supervisor.
     assert.equal(processesMatching('sleep 631').length, 1);
@@ -64,6 +65,18 @@ describe('a supervisor killed mid-session', () => {
     const refused = await nightshift(['run', 'next'], ws.env, ws.dir);
     assert.equal(refused.code, 75);
     assert.equal(ledgerIntegrity(ws.dir), 'ok');
+  });
+
+  test('in the sandbox nothing outlives a killed supervisor, and the session is still counted', { skip: NEEDS_BWRAP }, async (t) => {
+    const ws = workspace(t, api.url, configYaml({ budget: { max_sessions_per_day: 1 } }));
+    await killMidSession(t, ws, 636);
+    // bwrap dies with its parent, and its PID namespace with it: the CLI and the grandchild too.
+    await waitFor(() => processesMatching('sleep 636').length === 0, 3000, 'the sandbox to end with the supervisor');
+    const sessions = JSON.parse((await nightshift(['sessions', '--json'], ws.env, ws.dir)).stdout);
+    assert.equal(sessions.length, 1);
+    assert.equal(sessions[0].outcome, 'abandoned');
+    writeAgent(ws, 'next', 'SCENARIO=text');
+    assert.equal((await nightshift(['run', 'next'], ws.env, ws.dir)).code, 75, 'the limit holds');
   });
 
   test('negative control: a ledger that only counts at the end loses the killed session', async (t) => {

@@ -34,7 +34,8 @@ describe('Discord reports', () => {
       SMTP_PASSWORD: 'fake-smtp-password-value',
       GH_PAT: 'fake-personal-access-token-value',
     };
-    writeAgent(ws, 'leaky', 'SCENARIO=echo-secret', { allowed_tools: ['Bash'] });
+    // Secrets the operator hands the agent reach the session, so its result carries them.
+    writeAgent(ws, 'leaky', 'SCENARIO=echo-secret', { allowed_tools: ['Bash'], env: ['MY_SERVICE_TOKEN', 'DATABASE_URL', 'SMTP_PASSWORD', 'GH_PAT'] });
     const { ran, record } = await runJson(ws, 'leaky', [], secrets);
     assert.equal(record.outcome, 'ok', ran.stderr);
     assert.equal(ran.code, 0);

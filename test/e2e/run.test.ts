@@ -71,8 +71,9 @@ describe('nightshift run', () => {
     assert.equal(record.cost_estimated, lines.at(-1).type !== 'result');
     assert.equal(record.cost_usd.toFixed(4), '0.0045');
     const end = fs.readFileSync(path.join(ws.logs, `${record.started_at.slice(0, 10)}.log`), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.event === 'session_end');
-    // The subreaper ends the grandchild when the CLI exits; without it, our own sweep does.
-    assert.ok(end.reaped === true || end.killed >= 1, 'the subreaper or our sweep ended the detached grandchild');
+    // The sandbox's PID namespace ends the grandchild with the CLI; unsandboxed, the subreaper
+    // does, and without it our own sweep.
+    assert.ok(end.sandboxed === true || end.reaped === true || end.killed >= 1, 'the sandbox, the subreaper or our sweep ended the detached grandchild');
     assert.deepEqual(processesMatching('sleep 617'), [], 'no orphan left behind');
     assert.deepEqual(zombiesUnder(process.pid), [], 'no zombies');
     assert.equal(ledgerRows(ws.dir)[0].outcome, 'timeout');

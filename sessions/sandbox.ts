@@ -1,0 +1,110 @@
+// The wall around a session: bubblewrap with the vault (and hooks.extra_dirs) writable, the vault's
+// .git read-only, the rest of the file system read-only, the supervisor's state, logs, config, env
+// file and home invisible, a private HOME and /tmp, and a PID namespace that dies with its parent.
+// The guardrail hook tells the model why; this is what holds when the model does not listen.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type SandboxMode = 'bwrap' | 'none';
+
+export type SandboxLayout = {
+  vault: string;
+  // Writable beside the vault (hooks.extra_dirs).
+  writable: string[];
+  // Folders whose contents the session must not see: state_dir, log_dir, the operator's home.
+  hidden: string[];
+  // Single files replaced by an empty one: the config file, its env file, a memory db kept elsewhere.
+  hiddenFiles: string[];
+  // Read-only even though they lie under a hidden folder (the CLI itself, resolv.conf's target).
+  readable: string[];
+  // The session's own folder (read-only: its state and settings files) and its private HOME in it
+  // (writable: the CLI's config dir lives there).
+  sessionDir: string;
+  home: string;
+};
+
+type Mount = { at: string; args: string[]; rank: number };
+
+const depth = (p: string) => (p === '/' ? 0 : p.split('/').length - 1);
+const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+
+export class SandboxError extends Error {
+  override name = 'SandboxError';
+}
+
+// Pure: bwrap's arguments for a layout, mounts ordered so that a deeper path always lands on top
+// of a shallower one (a vault inside a hidden home is bound back; a state dir inside the vault is
+// hidden again). Hidden folders become empty read-only tmpfs; hidden files an empty read-only file.
+export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): string[] {
+  const vault = path.resolve(l.vault);
+  const hidden = [...new Set(l.hidden.map((p) => path.resolve(p)))].filter((p) => p !== '/');
+  for (const h of hidden) {
+    if (h === vault) throw new SandboxError(`Cannot hide \`${h}\` from the session: it is the vault`);
+  }
+  const inHidden = (p: string) => hidden.some((h) => within(p, h));
+  const mounts: Mount[] = [];
+  // Rank breaks ties at one depth: hide first, then what is bound back on top.
+  const add = (at: string, rank: number, args: string[]) => mounts.push({ at, rank, args });
+  for (const h of hidden) add(h, 0, ['--tmpfs', h]);
+  for (const f of new Set(l.hiddenFiles.map((p) => path.resolve(p)))) {
+    if (!inHidden(f) && fs.existsSync(f) && !fs.statSync(f).isDirectory()) add(f, 1, ['--ro-bind', '/dev/null', f]);
+  }
+  for (const r of new Set(l.readable.map((p) => path.resolve(p)))) {
+    if (inHidden(r) && fs.existsSync(r)) add(r, 2, ['--ro-bind', r, r]);
+  }
+  for (const w of new Set([vault, ...l.writable.map((p) => path.resolve(p))])) add(w, 3, ['--bind', w, w]);
+  // nightshift's own git reads the vault's .git: a session must not plant config, hooks or refs.
+  const dotGit = path.join(vault, '.git');
+  if (fs.existsSync(dotGit)) add(dotGit, 4, ['--ro-bind', dotGit, dotGit]);
+  add(path.resolve(l.sessionDir), 5, ['--ro-bind', path.resolve(l.sessionDir), path.resolve(l.sessionDir)]);
+  add(path.resolve(l.home), 6, ['--bind', path.resolve(l.home), path.resolve(l.home)]);
+  mounts.sort((a, b) => depth(a.at) - depth(b.at) || a.rank - b.rank);
+  // A hidden folder is made read-only last: the mounts above needed their mount points in it.
+  const readOnlyAfter = hidden.flatMap((h) => ['--remount-ro', h]);
+  return [
+    '--ro-bind', '/', '/',
+    '--dev', '/dev',
+    '--proc', '/proc',
+    '--tmpfs', '/tmp',
+    ...mounts.flatMap((m) => m.args),
+    ...readOnlyAfter,
+    '--unshare-pid',
+    // The user and IPC namespaces come with it; the network stays (the CLI reaches the supervisor's
+    // loopback endpoints).
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--die-with-parent',
+    '--new-session',
+    '--chdir', vault,
+    '--',
+    command,
+    ...args,
+  ];
+}
+
+// The absolute, symlink-free path of a command (a bare name is looked up on PATH), or null.
+export function resolveCommand(command: string, envPath: string): string | null {
+  const candidates = command.includes('/') ? [command] : envPath.split(':').filter(Boolean).map((d) => path.join(d, command));
+  for (const c of candidates) {
+    try {
+      fs.accessSync(c, fs.constants.X_OK);
+      return fs.realpathSync(c);
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+// Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started.
+export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? ''): Promise<string | null> {
+  const bin = resolveCommand(bwrap, envPath);
+  if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
+  const { execa } = await import('execa');
+  const r = await execa(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-pid', '--die-with-parent', '--', 'true'], {
+    reject: false, timeout: 10_000, stdin: 'ignore', env: { PATH: envPath }, extendEnv: false,
+  });
+  if (r.exitCode === 0) return null;
+  const why = String(r.stderr || r.shortMessage || '').trim().split('\n').slice(-1)[0];
+  return `bwrap cannot create a sandbox here: ${why || `exit ${r.exitCode}`} (user namespaces disabled? check /proc/sys/user/max_user_namespaces, or the unit's RestrictNamespaces=)`;
+}
