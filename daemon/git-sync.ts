@@ -19,6 +19,9 @@ type Git = (args: string[], input?: string) => Promise<GitResult>;
 
 // After SIGTERM to a git's process group, this long before SIGKILL.
 const GIT_KILL_GRACE_MS = 2000;
+// Settings that would run a command, neutralised on every git nightshift runs (the operator's own
+// hooks included: a session could have planted one).
+const NEUTRAL = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat', '-c', 'protocol.ext.allow=never'];
 
 // Every git command runs in its own process group with a timeout; a stop request or the timeout
 // ends the whole group (git's own children: ssh, remote helpers, hooks).
@@ -28,7 +31,7 @@ export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal 
     const { execa } = await import('execa');
     // No hooks: a session could have planted one (post-commit, pre-push) to run after it ended,
     // outside the watchdog; nightshift's own git runs none.
-    const child = execa('git', ['-c', 'core.hooksPath=/dev/null', ...args], { cwd: dir, reject: false, input, detached: true, env: { GIT_TERMINAL_PROMPT: '0' } });
+    const child = execa('git', [...NEUTRAL, ...args], { cwd: dir, reject: false, input, detached: true, env: { GIT_TERMINAL_PROMPT: '0' } });
     let ended: string | null = null;
     const endGroup = (why: string) => {
       if (ended || !child.pid) return;

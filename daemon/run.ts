@@ -21,6 +21,7 @@ import type { Agent } from './agents.js';
 import { superviseDream, type DreamOutcome } from './dream-tick.js';
 import type { Config } from './config.js';
 import { BudgetExhaustedError, ConfigError, EXIT, LockedError } from './errors.js';
+import { guardGitConfig } from './git-guard.js';
 import { emptyGitReport, VaultGit, type GitReport } from './git-sync.js';
 import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
@@ -129,7 +130,10 @@ export async function supervise(
     if (vault && inRepo) await vault.pull(git);
     // Nothing is charged after a stop request.
     if (signal.aborted) return stopped();
+    const gitGuard = vault && inRepo ? guardGitConfig(config.vault) : null;
     const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
+    const planted = gitGuard?.restore() ?? [];
+    if (planted.length) deps.logger.warn({ event: 'git_config_restored', files: planted }, `the session changed ${planted.join(', ')}: put back before nightshift's git ran`);
     if (vault && inRepo) {
       try {
         await vault.commitAndPush(session, deps.redact, git);
