@@ -10,7 +10,8 @@ import { LineSplitter } from '../sessions/line-splitter.js';
 import { StreamTracker } from '../sessions/stream-tracker.js';
 import { startFakeApi } from '../test/fake-api.js';
 import { median, timedRun } from './timing.js';
-import { CLAUDE, claudeTestEnv, configYaml } from '../test/helpers.js';
+import { BWRAP, CLAUDE, claudeTestEnv, configYaml, SANDBOX } from '../test/helpers.js';
+import { bwrapArgs } from '../sessions/sandbox.js';
 
 const fmt = (n: number, d = 1) => n.toFixed(d);
 const report: Record<string, unknown> = {};
@@ -42,19 +43,28 @@ async function supervisorOverhead(runs = 10) {
     fs.writeFileSync(path.join(dir, 'prompts', 'bench.md'), '---\nallowed_tools: ["Bash(echo:*)"]\n---\nSCENARIO=tool\n');
     const env = claudeTestEnv(dir, api.url);
     const bare = ['-p', 'SCENARIO=tool', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--max-turns', '10', '--model', 'sonnet', '--allowedTools', 'Bash(echo:*)'];
+    // The sandbox's own cost, measured apart: the same bare CLI inside the same wall nightshift builds.
+    const home = path.join(dir, 'home');
+    const walled = BWRAP
+      ? bwrapArgs({ vault: path.join(dir, 'vault'), writable: [], hidden: [path.join(dir, 'state'), path.join(dir, 'logs'), '/run'], hiddenFiles: [], readable: [path.dirname(CLAUDE)], sessionDir: home, home }, CLAUDE, bare)
+      : null;
     const cli: number[] = [];
     const ns: number[] = [];
+    const boxed: number[] = [];
     // Interleaved, so drift on the machine hits both sides alike.
     for (let i = 0; i < runs; i++) {
       cli.push((await timed(CLAUDE, bare, env, path.join(dir, 'vault'))).ms);
       ns.push(await timedRun(env, dir));
+      if (walled) boxed.push((await timed('bwrap', walled, env, path.join(dir, 'vault'))).ms);
       process.stderr.write('.');
     }
     process.stderr.write('\n');
     const c = median(cli);
     const n = median(ns);
-    report.supervisor = { runs, bare_cli_median_ms: Math.round(c), nightshift_median_ms: Math.round(n), added_ms: Math.round(n - c), ratio: +(n / c).toFixed(3) };
-    console.log(`supervisor overhead: nightshift run ${fmt(n, 0)} ms vs bare CLI ${fmt(c, 0)} ms (median of ${runs}): ratio ${fmt(n / c, 3)}, +${fmt(n - c, 0)} ms`);
+    const b = walled ? median(boxed) : null;
+    report.supervisor = { runs, sandbox: SANDBOX, bare_cli_median_ms: Math.round(c), nightshift_median_ms: Math.round(n), added_ms: Math.round(n - c), ratio: +(n / c).toFixed(3), bare_cli_in_bwrap_median_ms: b === null ? null : Math.round(b), bwrap_added_ms: b === null ? null : Math.round(b - c) };
+    console.log(`supervisor overhead: nightshift run (sandbox: ${SANDBOX}) ${fmt(n, 0)} ms vs bare CLI ${fmt(c, 0)} ms (median of ${runs}): ratio ${fmt(n / c, 3)}, +${fmt(n - c, 0)} ms`);
+    if (b !== null) console.log(`sandbox start-up: bare CLI in bwrap ${fmt(b, 0)} ms vs bare CLI ${fmt(c, 0)} ms: +${fmt(b - c, 0)} ms (ratio ${fmt(b / c, 3)})`);
   } finally {
     await api.close();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -122,11 +122,11 @@ export async function supervise(
       throw new ConfigError(config.file, [`vault: Expected an existing directory, got \`${config.vault}\``]);
     }
     const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal) : null;
-    const inRepo = vault ? await vault.isRepo() : false;
+    // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
+    // Both wait on a child process, so they wait together.
+    const [inRepo] = await Promise.all([vault ? vault.isRepo() : false, checkSandbox(config, deps.env)]);
     if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
     if (signal.aborted) return stopped();
-    // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
-    await checkSandbox(config, deps.env);
     if (vault && inRepo) await vault.pull(git);
     // Nothing is charged after a stop request.
     if (signal.aborted) return stopped();

@@ -5,8 +5,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Logger } from '../logs/logger.js';
 import { INSTRUCTIONS, registerTools, SERVER_NAME, type ToolStore } from './server.js';
 import type { Actor } from './types.js';
@@ -18,7 +16,9 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_DISCARD_BYTES = 64 * 1024 * 1024;
 
 export type MemoryHttpOptions = {
-  store: ToolStore;
+  // May still be opening: the server listens at once (its URL goes into the session's command
+  // line) and the store and the SDK load while the CLI starts; requests wait for them.
+  store: ToolStore | Promise<ToolStore>;
   sessionId: string;
   logger: Logger;
   version: string;
@@ -84,10 +84,20 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
     return !!m && timingSafeEqual(sha256(m[1]), expected);
   };
 
+  // The SDK is the heaviest import of a session start: loaded beside the CLI's own start-up.
+  const backend = Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    Promise.resolve(o.store),
+  ]).then(([mcp, http, store]) => ({ McpServer: mcp.McpServer, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, store }));
+  // A failure is answered per request; nothing is left unhandled.
+  backend.catch(() => {});
+
   // A fresh server and transport per request (stateless): nothing of one call outlives it.
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, body: unknown) => {
+    const { McpServer, StreamableHTTPServerTransport, store } = await backend;
     const server = new McpServer({ name: SERVER_NAME, version: o.version }, { instructions: INSTRUCTIONS });
-    registerTools(server, o.store, { actor, defaultSource: o.sessionId, trustSource: false, logger: log, afterObserve: o.afterObserve });
+    registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, logger: log, afterObserve: o.afterObserve });
     server.server.onerror = (err) => log.warn({ event: 'mcp_error', err }, `mcp: ${err.message}`);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

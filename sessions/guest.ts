@@ -101,6 +101,9 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       }
     }
   };
+  // The store opens while the proxy and the hooks start; awaited before the spawn.
+  const memoryStart = import('../memory/session-server.js').then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version));
+  memoryStart.then((m) => closers.push(() => m.close()), () => {});
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;
     const credential = credentialFrom(i.env);
@@ -124,9 +127,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       extra.push(...hooks.args);
     }
     try {
-      const { serveSessionMemory } = await import('../memory/session-server.js');
-      const memory = await serveSessionMemory(config, i.env, log, i.sessionId, i.version);
-      closers.push(() => memory.close());
+      const memory = await memoryStart;
       const file = path.join(dir, 'mcp.json');
       fs.writeFileSync(file, memory.mcpConfig, { mode: 0o600 });
       mcp.push('--mcp-config', file);
@@ -146,6 +147,8 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     }
     return { command: cli ?? config.claude.command, args, env, cli, sandboxed: false, hooks, dir, close };
   } catch (err) {
+    // The memory server may still be starting: it is closed with the rest once it is up.
+    await memoryStart.catch(() => {});
     await close();
     throw err;
   }

@@ -38,8 +38,9 @@ export class SandboxError extends Error {
 export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): string[] {
   const vault = path.resolve(l.vault);
   const hidden = [...new Set(l.hidden.map((p) => path.resolve(p)))].filter((p) => p !== '/');
+  const writable = [vault, ...l.writable.map((p) => path.resolve(p))];
   for (const h of hidden) {
-    if (h === vault) throw new SandboxError(`Cannot hide \`${h}\` from the session: it is the vault`);
+    if (writable.includes(h)) throw new SandboxError(`Cannot hide \`${h}\` from the session: it is ${h === vault ? 'the vault' : 'in hooks.extra_dirs'}`);
   }
   const inHidden = (p: string) => hidden.some((h) => within(p, h));
   const mounts: Mount[] = [];
@@ -52,7 +53,7 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): st
   for (const r of new Set(l.readable.map((p) => path.resolve(p)))) {
     if (inHidden(r) && fs.existsSync(r)) add(r, 2, ['--ro-bind', r, r]);
   }
-  for (const w of new Set([vault, ...l.writable.map((p) => path.resolve(p))])) add(w, 3, ['--bind', w, w]);
+  for (const w of new Set(writable)) add(w, 3, ['--bind', w, w]);
   // nightshift's own git reads the vault's .git: a session must not plant config, hooks or refs.
   const dotGit = path.join(vault, '.git');
   if (fs.existsSync(dotGit)) add(dotGit, 4, ['--ro-bind', dotGit, dotGit]);
