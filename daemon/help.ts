@@ -8,7 +8,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   75  refused: a daily limit is reached (see --force), another supervisor holds the lock, a stop
       request came before the session started, or a forgotten claim was observed again
   77  memory forget --approve with a wrong code (nothing deleted)
-  78  config: the config file or an agent file is invalid (the message names the file and field)`;
+  78  config: the config file or an agent file is invalid (the message names the file and field),
+      or sandbox: bwrap is configured and bwrap cannot make a sandbox here`;
 
 export const MAIN_HELP = `nightshift — watched, counted, remembered headless Claude Code sessions
 
@@ -45,8 +46,12 @@ export const COMMAND_HELP: Record<string, string> = {
   run: `Usage: nightshift run <agent> [--json] [--force] [--config PATH]
 
 Runs one headless Claude Code session of <agent> (<agents_dir>/<agent>.md) in the vault, under
-the wall-clock and idle watchdogs, the loop detector and the per-session cost ceiling. The session
-is counted in today's ledger before it starts and settled however it ends.
+the wall-clock and idle watchdogs, the loop detector and the per-session cost ceiling, inside a
+bubblewrap sandbox (config sandbox: bwrap, the default; sandbox: none to run it unwalled). The
+session sees the vault writable, the rest read-only, and no state, logs, config or home; its
+environment is an allowlist, and the API key stays with nightshift's proxy. With sandbox: bwrap and
+no usable bwrap the session is refused (exit 78). The session is counted in today's ledger before it
+starts and settled however it ends.
 
   --force   run even when a daily limit (sessions, USD, the agent's runs per day) is reached
   --json    print one object: id, agent, outcome, exit_code, cost_usd, cost_estimated, turns,
@@ -166,7 +171,7 @@ file (exit 70); it is never overwritten. A refused observation (a forgotten clai
 ${EXIT_CODES_HELP}`,
   state: `Usage: nightshift state [--agent NAME] [--json] [--config PATH]
 
-The session state every session gets (with --append-system-prompt, and in
+The session state every session gets (with --append-system-prompt-file, and in
 <vault>/.nightshift/session-state.md, and beside its transcript as <id>.state.md): the time, the
 agent and the budget left today; identity (beliefs and values by salience x retrievability); open
 threads; surprises and contradictions since the agent's last session; overdue memories and a wander
@@ -190,9 +195,10 @@ pre-block ("blocked: repeat ...") on top.`,
 
 Serves the memory store over MCP on stdio (server name "nightshift_memory"), until stdin closes
 or SIGTERM. Tools: observe, query, recall, link, stats. stdout carries the protocol only; logs go
-to stderr. An observation made here takes its source from the call, else from
-$NIGHTSHIFT_SESSION_ID (set by the supervisor for each session). A memory database that cannot be
-used is refused before anything is served (exit 70).
+to stderr. For your own clients: an observation made here takes its source from the call, else
+from $NIGHTSHIFT_SESSION_ID. Sessions nightshift runs never use this: the supervisor serves each
+one its memory over loopback HTTP with a per-session token, and the session is always the source.
+A memory database that cannot be used is refused before anything is served (exit 70).
 
   claude --mcp-config '{"mcpServers":{"nightshift_memory":{"type":"stdio","command":"nightshift","args":["mcp"]}}}'`,
 };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { startFakeApi } from './fake-api.js';
 import { startFakeDiscord } from './fake-discord.js';
 import { git, makeRepos } from './git-helpers.js';
-import { claudeTestEnv, configYaml, nightshift } from './helpers.js';
+import { BWRAP, claudeTestEnv, configYaml, nightshift } from './helpers.js';
 
 const api = await startFakeApi();
 const discord = await startFakeDiscord();
@@ -34,6 +34,9 @@ try {
   );
   const env = { ...claudeTestEnv(dir, api.url), DISCORD_WEBHOOK_URL: discord.webhookUrl };
   process.stderr.write(`nightshift demo: imitation API on ${api.url}, Discord on ${discord.apiBase}, workspace ${dir}\n`);
+  process.stdout.write(BWRAP
+    ? 'The session runs in a bubblewrap sandbox: the vault writable, state, logs, config and your home out of sight.\n'
+    : 'bubblewrap cannot make a sandbox on this machine (apt-get install bubblewrap): this demo runs with `sandbox: none`.\n');
   const ran = await nightshift(['run', 'demo', '--json'], env, dir);
   const r = JSON.parse(ran.stdout);
   const day = r.started_at.slice(0, 10);
@@ -41,6 +44,7 @@ try {
     `outcome     ${r.outcome} (exit ${ran.code})`,
     `cost        $${r.cost_usd.toFixed(4)}${r.cost_estimated ? ' (estimated)' : ''}, ${r.turns} turns, ${r.duration_ms} ms`,
     `result      ${r.result}`,
+    `sandbox     ${BWRAP ? 'bwrap' : 'none'}`,
     `vault file  ${path.join(dir, 'vault', 'hello.md')}`,
     `commit      ${git(path.join(dir, 'vault'), 'log', '-1', '--format=%h %s')} (pushed to ${path.join(dir, 'remote.git')})`,
     `daily log   ${path.join(dir, 'logs', `${day}.log`)}`,
