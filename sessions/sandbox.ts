@@ -53,7 +53,8 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): st
   for (const r of new Set(l.readable.map((p) => path.resolve(p)))) {
     if (inHidden(r) && fs.existsSync(r)) add(r, 2, ['--ro-bind', r, r]);
   }
-  for (const w of new Set(writable)) add(w, 3, ['--bind', w, w]);
+  // An extra dir that does not exist yet cannot be bound (bwrap would refuse to start at all).
+  for (const w of new Set(writable)) if (w === vault || fs.existsSync(w)) add(w, 3, ['--bind', w, w]);
   // nightshift's own git reads the vault's .git: a session must not plant config, hooks or refs.
   const dotGit = path.join(vault, '.git');
   if (fs.existsSync(dotGit)) add(dotGit, 4, ['--ro-bind', dotGit, dotGit]);

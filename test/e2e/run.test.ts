@@ -174,3 +174,24 @@ describe('nightshift run', () => {
     assert.match(refused.stderr, /daily: max_runs_per_day reached: 1 of 1/);
   });
 });
+
+describe('the sandbox is never skipped silently', () => {
+  const api = fakeApiPerFile();
+  test('sandbox: bwrap with no bwrap on PATH refuses the session with 78, nothing charged or started', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: 'sandbox: bwrap\n' }));
+    writeAgent(ws, 'walled', 'SCENARIO=text');
+    // A PATH with what nightshift needs (git, perl, sh) and no bwrap.
+    const bin = path.join(ws.dir, 'bin');
+    fs.mkdirSync(bin);
+    for (const tool of ['git', 'perl', 'sh']) {
+      const real = (process.env.PATH ?? '').split(':').map((d) => path.join(d, tool)).find((p) => fs.existsSync(p));
+      if (real) fs.symlinkSync(real, path.join(bin, tool));
+    }
+    const before = api.requests.length;
+    const ran = await nightshift(['run', 'walled', '--json'], { ...ws.env, PATH: bin }, ws.dir);
+    assert.equal(ran.code, 78, ran.stderr);
+    assert.match(ran.stderr, /sandbox: bwrap is configured and `bwrap` not found on PATH/);
+    assert.equal(api.requests.length, before, 'no session was started');
+    assert.deepEqual(fs.existsSync(path.join(ws.state, 'ledger.db')) ? ledgerRows(ws.dir) : [], [], 'nothing was charged');
+  });
+});
