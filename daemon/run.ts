@@ -109,6 +109,8 @@ export async function supervise(
       return { action: 'dream', reason: choice.dream, limit: null, session: null, git, dream };
     }
     const { agent } = choice;
+    // A session is coming: what its start needs most loads while git and the state are worked on.
+    void import('../memory/mcp-http.js').then((m) => Promise.all(m.loadSdk())).catch(() => {});
     const verdict = canStart(agent.name, ledger.dayTotals(day), {
       maxSessionsPerDay: config.budget.max_sessions_per_day,
       maxUsdPerDay: config.budget.max_usd_per_day,

@@ -10,6 +10,14 @@ import { INSTRUCTIONS, registerTools, SERVER_NAME, type ToolStore } from './serv
 import type { Actor } from './types.js';
 
 export const MCP_PATH = '/mcp';
+
+let sdk: [Promise<typeof import('@modelcontextprotocol/sdk/server/mcp.js')>, Promise<typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js')>] | null = null;
+// Starts loading the SDK (once): a supervisor calls it early, so the session's first MCP request
+// does not wait for the import.
+export function loadSdk(): NonNullable<typeof sdk> {
+  sdk ??= [import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')];
+  return sdk;
+}
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 // An oversized body is read and dropped (so the client sees the 413) up to this much; then the
 // connection is cut.
@@ -86,8 +94,7 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
 
   // The SDK is the heaviest import of a session start: loaded beside the CLI's own start-up.
   const backend = Promise.all([
-    import('@modelcontextprotocol/sdk/server/mcp.js'),
-    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    ...loadSdk(),
     Promise.resolve(o.store),
   ]).then(([mcp, http, store]) => ({ McpServer: mcp.McpServer, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, store }));
   // A failure is answered per request; nothing is left unhandled.
