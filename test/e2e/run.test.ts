@@ -57,9 +57,9 @@ describe('nightshift run', () => {
   });
 
   test('the watchdog ends a hung session and kills the detached grandchild a tool started', async (t) => {
-    // The idle watchdog is longer, so the wall clock is what ends it, even when a loaded machine
-    // is slow to the CLI's first line.
-    const ws = workspace(t, api.url, configYaml({ claude: { timeout: '4s', idle_timeout: '15s', kill_grace: '2s' } }));
+    // The idle clock restarts at the CLI's first line, so the wall clock ends it first (unless the
+    // CLI printed nothing for 6 s: a loaded machine is slow, not that slow).
+    const ws = workspace(t, api.url, configYaml({ claude: { timeout: '6s', idle_timeout: '6s', kill_grace: '2s' } }));
     writeAgent(ws, 'hanger', 'SCENARIO=bg-hang SLEEP=617', { allowed_tools: ['Bash'] });
     const started = Date.now();
     const { ran, record } = await runJson(ws, 'hanger');
