@@ -8,16 +8,42 @@ import path from 'node:path';
 // The files through which git configuration can run a command or point elsewhere.
 const WATCHED = ['config', 'config.worktree', 'commondir'];
 
-export type GitConfigGuard = { restore(): string[] };
+export type GitConfigGuard = {
+  restore(): string[];
+  // The vault's .git is no longer the folder (or file) it was: nothing may be written through it.
+  replaced(): boolean;
+};
 
 // Snapshots the watched files of the vault's git dir (and `.git` itself, when it is a file).
 export function guardGitConfig(vault: string): GitConfigGuard {
   const dotGit = path.join(vault, '.git');
-  const files = fs.existsSync(dotGit) && fs.statSync(dotGit).isDirectory() ? WATCHED.map((f) => path.join(dotGit, f)) : [dotGit];
+  const files = fs.existsSync(dotGit) && fs.lstatSync(dotGit).isDirectory() ? WATCHED.map((f) => path.join(dotGit, f)) : [dotGit];
+  const id = (() => {
+    try {
+      const st = fs.lstatSync(dotGit);
+      return `${st.dev}:${st.ino}:${st.isSymbolicLink()}`;
+    } catch {
+      return null;
+    }
+  })();
+  const isDir = files[0] !== dotGit;
+  // Only a .git folder can be swapped for something else; a .git file is simply put back.
+  const replaced = () => {
+    if (!isDir) return false;
+    try {
+      const st = fs.lstatSync(dotGit);
+      return `${st.dev}:${st.ino}:${st.isSymbolicLink()}` !== id;
+    } catch {
+      return id !== null;
+    }
+  };
   const saved = new Map(files.map((f) => [f, fs.existsSync(f) && !fs.lstatSync(f).isDirectory() ? fs.readFileSync(f) : null]));
   return {
-    // Puts every watched file back as it was; returns the ones that had changed.
+    replaced,
+    // Puts every watched file back as it was; returns the ones that had changed. A replaced .git
+    // folder is left alone (writing through it could land anywhere a symlink points).
     restore() {
+      if (replaced()) return ['.git'];
       const changed: string[] = [];
       for (const [f, before] of saved) {
         const now = fs.existsSync(f) || isLink(f) ? (fs.lstatSync(f).isFile() ? fs.readFileSync(f) : 'not a file') : null;

@@ -136,7 +136,11 @@ export async function supervise(
     const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
     const planted = gitGuard?.restore() ?? [];
     if (planted.length) deps.logger.warn({ event: 'git_config_restored', files: planted }, `the session changed ${planted.join(', ')}: put back before nightshift's git ran`);
-    if (vault && inRepo) {
+    if (gitGuard?.replaced()) {
+      git.error = 'the session replaced the vault\'s .git folder: nothing committed (restore it by hand)';
+      git.uncommitted = true;
+      deps.logger.error({ event: 'git_dir_replaced' }, git.error);
+    } else if (vault && inRepo) {
       try {
         await vault.commitAndPush(session, deps.redact, git);
       } catch (err) {

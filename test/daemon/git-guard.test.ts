@@ -51,3 +51,19 @@ describe('the vault\'s git config is the operator\'s', () => {
     assert.ok(fs.existsSync(`${proof}.filter`), 'the planted clean filter ran');
   });
 });
+
+describe('a .git folder the session swapped out', () => {
+  test('is never written through: a symlink in its place is reported, and the file it points to is untouched', (t) => {
+    const dir = tempDir(t);
+    const { vault } = makeRepos(dir, path.join(dir, 'vault'));
+    const elsewhere = path.join(dir, 'elsewhere');
+    fs.mkdirSync(elsewhere);
+    fs.writeFileSync(path.join(elsewhere, 'config'), 'precious\n');
+    const guard = guardGitConfig(vault);
+    fs.renameSync(path.join(vault, '.git'), path.join(dir, 'moved-git'));
+    fs.symlinkSync(elsewhere, path.join(vault, '.git'));
+    assert.equal(guard.replaced(), true);
+    assert.deepEqual(guard.restore(), ['.git']);
+    assert.equal(fs.readFileSync(path.join(elsewhere, 'config'), 'utf8'), 'precious\n');
+  });
+});
