@@ -58,6 +58,10 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): st
   // nightshift's own git reads the vault's .git: a session must not plant config, hooks or refs.
   const dotGit = path.join(vault, '.git');
   if (fs.existsSync(dotGit)) add(dotGit, 4, ['--ro-bind', dotGit, dotGit]);
+  // The supervisor writes the next session's state into <vault>/.nightshift: a session must not
+  // plant a link there for it to write through (a real folder only; a link is not followed).
+  const dotNightshift = path.join(vault, '.nightshift');
+  if (fs.lstatSync(dotNightshift, { throwIfNoEntry: false })?.isDirectory()) add(dotNightshift, 4, ['--ro-bind', dotNightshift, dotNightshift]);
   add(path.resolve(l.sessionDir), 5, ['--ro-bind', path.resolve(l.sessionDir), path.resolve(l.sessionDir)]);
   add(path.resolve(l.home), 6, ['--bind', path.resolve(l.home), path.resolve(l.home)]);
   mounts.sort((a, b) => depth(a.at) - depth(b.at) || a.rank - b.rank);
@@ -67,6 +71,10 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): st
     '--ro-bind', '/', '/',
     '--dev', '/dev',
     '--proc', '/proc',
+    // Run as root, the session would still be uid 0 (sysctls are checked by uid, not capability):
+    // the kernel's settings stay read-only (kernel.core_pattern would run a program on the host).
+    '--ro-bind', '/proc/sys', '/proc/sys',
+    '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
     '--tmpfs', '/tmp',
     ...mounts.flatMap((m) => m.args),
     ...readOnlyAfter,
@@ -77,6 +85,9 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): st
     '--unshare-uts',
     '--die-with-parent',
     '--new-session',
+    // bwrap started by root leaves the session root's capabilities: with CAP_SYS_ADMIN a bind
+    // mount remounted read-write undoes the whole wall. None, whoever starts it.
+    '--cap-drop', 'ALL',
     '--chdir', vault,
     '--',
     command,
@@ -103,7 +114,7 @@ export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
   const { execa } = await import('execa');
-  const r = await execa(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-pid', '--die-with-parent', '--', 'true'], {
+  const r = await execa(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {
     reject: false, timeout: 10_000, stdin: 'ignore', env: { PATH: envPath }, extendEnv: false,
   });
   if (r.exitCode === 0) return null;
