@@ -76,7 +76,7 @@ export async function sandboxCheck(l: LenientConfig, deps: Pick<DoctorDeps, 'env
   }
   const problem = await bwrapProblem('bwrap', deps.env.PATH ?? '');
   return problem
-    ? fail('sandbox', problem, 'apt-get install bubblewrap; under systemd the unit needs RestrictNamespaces=user mnt pid ipc uts (nightshift systemd install renders it)')
+    ? fail('sandbox', problem, 'apt-get install bubblewrap; under systemd, use the units `nightshift systemd install` renders (they allow what bwrap needs: see the comment in nightshift.service)')
     : ok('sandbox', 'bwrap makes a sandbox (user, mount, PID namespaces)');
 }
 

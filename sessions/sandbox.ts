@@ -37,11 +37,14 @@ export class SandboxError extends Error {
 // hidden again). Hidden folders become empty read-only tmpfs; hidden files an empty read-only file.
 export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): string[] {
   const vault = path.resolve(l.vault);
-  const hidden = [...new Set(l.hidden.map((p) => path.resolve(p)))].filter((p) => p !== '/');
+  const wanted = [...new Set(l.hidden.map((p) => path.resolve(p)))].filter((p) => p !== '/');
   const writable = [vault, ...l.writable.map((p) => path.resolve(p))];
-  for (const h of hidden) {
+  for (const h of wanted) {
     if (writable.includes(h)) throw new SandboxError(`Cannot hide \`${h}\` from the session: it is ${h === vault ? 'the vault' : 'in hooks.extra_dirs'}`);
   }
+  // A folder that does not exist has nothing to hide, and bwrap cannot make its mount point on the
+  // read-only root ("Can't mkdir /nonexistent": a system user's home).
+  const hidden = wanted.filter((h) => fs.existsSync(h));
   const inHidden = (p: string) => hidden.some((h) => within(p, h));
   const mounts: Mount[] = [];
   // Rank breaks ties at one depth: hide first, then what is bound back on top.
@@ -109,15 +112,30 @@ export function resolveCommand(command: string, envPath: string): string | null 
   return null;
 }
 
-// Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started.
+// What bwrap's own error most likely means, measured under the shipped systemd units (see the
+// comment in deploy/systemd/nightshift.service); a generic hint for anything else.
+export function bwrapHint(error: string): string {
+  if (/No permissions to create new namespace|Creating new namespace failed/i.test(error)) {
+    return 'user namespaces are forbidden here: the unit\'s RestrictNamespaces= must allow user mnt pid ipc uts, and /proc/sys/user/max_user_namespaces must not be 0';
+  }
+  if (/overflow[ug]id/.test(error)) return '/proc/sys is hidden: the unit must not set ProcSubset=pid';
+  if (/Can't mount proc/i.test(error)) {
+    return 'the kernel refuses a fresh /proc while something is mounted over this one: the unit must not set ProtectKernelTunables=, ProtectKernelLogs= or ProtectHostname=';
+  }
+  if (/make \/ slave|pivot_root|unmount old root/i.test(error)) return 'mount calls are filtered: the unit\'s SystemCallFilter= must allow mount umount2 pivot_root';
+  return 'user namespaces disabled? check /proc/sys/user/max_user_namespaces, or the unit\'s hardening';
+}
+
+// Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started, with
+// the namespaces a session's sandbox asks for.
 export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? ''): Promise<string | null> {
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
   const { execa } = await import('execa');
-  const r = await execa(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {
+  const r = await execa(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {
     reject: false, timeout: 10_000, stdin: 'ignore', env: { PATH: envPath }, extendEnv: false,
   });
   if (r.exitCode === 0) return null;
   const why = String(r.stderr || r.shortMessage || '').trim().split('\n').slice(-1)[0];
-  return `bwrap cannot create a sandbox here: ${why || `exit ${r.exitCode}`} (user namespaces disabled? check /proc/sys/user/max_user_namespaces, or the unit's RestrictNamespaces=)`;
+  return `bwrap cannot create a sandbox here: ${why || `exit ${r.exitCode}`} (${bwrapHint(why)})`;
 }

@@ -118,8 +118,15 @@ export async function boot(binds: Bind[], log: (line: string) => void = () => {}
       ...binds.map((b) => `--bind${b.readOnly ? '-ro' : ''}=${b.from}:${b.to}`),
       '-b',
     ];
-    // The shell moves itself into the container's own cgroups, then becomes nspawn.
-    const script = `${cgroups.map((cg) => `echo $$ > ${cg}/cgroup.procs`).join(' && ')} && exec systemd-nspawn "$@"`;
+    // The shell moves itself into the container's own cgroups, then becomes nspawn, in a mount
+    // namespace of its own where the host's /proc has a mount on top (a read-only /proc/sys).
+    // Without that, the host's /proc stays in the container's mount namespace, unreachable (nspawn
+    // moves the new root over the old one), and its being fully visible lets any procfs mount in a
+    // user namespace pass the kernel's mount_too_revealing() check: observed, bwrap's --proc then
+    // worked in units whose /proc has mounts on top (ProtectKernelTunables=), though the same
+    // overmount refuses it outside nspawn. Covered, the host's /proc no longer counts.
+    const cover = 'mount --bind -o ro /proc/sys /proc/sys && exec systemd-nspawn "$@"';
+    const script = `${cgroups.map((cg) => `echo $$ > ${cg}/cgroup.procs`).join(' && ')} && exec unshare --mount --propagation slave sh -c '${cover}' sh "$@"`;
     nspawn = spawn('sh', ['-c', script, 'sh', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
     nspawn.stdout!.on('data', (d) => (output += d));
     nspawn.stderr!.on('data', (d) => (output += d));

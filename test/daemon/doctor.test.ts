@@ -6,11 +6,14 @@ import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { Ledger } from '../../budget/ledger.js';
 import { salvage } from '../../daemon/config-fallback.js';
-import { failuresCheck, lockCheck, silenceCheck } from '../../daemon/doctor.js';
+import { failuresCheck, lockCheck, sandboxCheck, silenceCheck } from '../../daemon/doctor.js';
+import { SandboxUnavailableError } from '../../daemon/errors.js';
+import { checkSandbox } from '../../sessions/guest.js';
+import { bwrapHint } from '../../sessions/sandbox.js';
 import { Outbox, outboxFile } from '../../report/outbox.js';
 import { startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
 import { git, makeRepos } from '../git-helpers.js';
-import { BWRAP, CLAUDE, configYaml, nightshift, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { CLAUDE, configYaml, nightshift, SANDBOX, tempDir, workspace, writeAgent, type Workspace } from '../helpers.js';
 
 const H = 3_600_000;
 const NOW = new Date('2026-03-02T12:00:00Z');
@@ -57,6 +60,46 @@ test('a lock whose owner is gone is stale', (t) => {
   assert.match(c.detail, /stale: held by pid \d+ \(gone\)/);
   fs.writeFileSync(`${file}.owner.json`, JSON.stringify({ pid: process.pid, start: null, since: '2026-03-01T00:00:00Z', purpose: 'session' }));
   assert.equal(lockCheck('run lock', file, NOW, H).status, 'warn');
+});
+
+// The sandbox check and the tick's refusal, without a real bwrap: a PATH without one, and a stand-in
+// that fails the way bwrap does where namespaces are forbidden.
+test('sandbox: no bwrap on PATH fails the doctor check and refuses the tick, each naming why', async (t) => {
+  const empty = tempDir(t);
+  const lenient = { config: { sandbox: 'bwrap', file: '/srv/site/nightshift.yaml' }, problems: [], exact: true } as any;
+  const c = await sandboxCheck(lenient, { env: { PATH: empty } });
+  assert.equal(c.status, 'fail');
+  assert.equal(c.detail, '`bwrap` not found on PATH (Debian: apt-get install bubblewrap)');
+  assert.match(c.fix!, /apt-get install bubblewrap/);
+  await assert.rejects(checkSandbox({ sandbox: 'bwrap' }, { PATH: empty }), (err: Error) =>
+    err instanceof SandboxUnavailableError && /^Refused: sandbox: bwrap is configured and `bwrap` not found on PATH .*set `sandbox: none`/.test(err.message));
+  // `sandbox: none` is a choice: a warning, and no refusal.
+  assert.equal((await sandboxCheck({ ...lenient, config: { ...lenient.config, sandbox: 'none' } }, { env: { PATH: empty } })).status, 'warn');
+  await checkSandbox({ sandbox: 'none' }, { PATH: empty });
+});
+
+test('sandbox: a bwrap that cannot make its namespaces fails with its own words and the likely cause', async (t) => {
+  const dir = tempDir(t);
+  const said = 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.';
+  fs.writeFileSync(path.join(dir, 'bwrap'), `#!/bin/sh\necho '${said}' >&2\nexit 1\n`, { mode: 0o755 });
+  const env = { PATH: `${dir}:/usr/bin:/bin` };
+  const c = await sandboxCheck({ config: { sandbox: 'bwrap', file: '/x.yaml' }, problems: [], exact: true } as any, { env });
+  assert.equal(c.status, 'fail');
+  assert.ok(c.detail.startsWith(`bwrap cannot create a sandbox here: ${said} (user namespaces are forbidden here: the unit's RestrictNamespaces= must allow user mnt pid ipc uts`), c.detail);
+  await assert.rejects(checkSandbox({ sandbox: 'bwrap' }, env), /Refused: sandbox: bwrap is configured and bwrap cannot create a sandbox here: bwrap: No permissions/);
+});
+
+test('sandbox: each refusal measured under the shipped units maps to the setting behind it', () => {
+  const table: Array<[string, RegExp]> = [
+    ['bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.', /RestrictNamespaces= must allow user mnt pid ipc uts/],
+    ["bwrap: Can't read /proc/sys/kernel/overflowuid: No such file or directory", /ProcSubset=pid/],
+    ["bwrap: Can't mount proc on /newroot/proc: Operation not permitted", /ProtectKernelTunables=, ProtectKernelLogs= or ProtectHostname=/],
+    ['bwrap: Failed to make / slave: Operation not permitted', /SystemCallFilter= must allow mount umount2 pivot_root/],
+    ['bwrap: pivot_root: Operation not permitted', /SystemCallFilter=/],
+    ['bwrap: unmount old root: Operation not permitted', /SystemCallFilter=/],
+    ['bwrap: something new', /max_user_namespaces/],
+  ];
+  for (const [error, want] of table) assert.match(bwrapHint(error), want, error);
 });
 
 // A ledger row, written through the ledger's own module as a session would leave it.
@@ -110,8 +153,8 @@ describe('nightshift doctor', () => {
     discord.messages.length = 0;
     const { ran, out } = await doctor(ws, ['--alert']);
     assert.equal(ran.code, 0, ran.stdout);
-    // Without a usable bwrap the tests run `sandbox: none`, which doctor rightly warns about.
-    assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok' && !(c.name === 'sandbox' && !BWRAP)), []);
+    // Where bwrap cannot run, the workspace runs `sandbox: none`, which the doctor warns of.
+    assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok').map((c: any) => `${c.name} ${c.status}`), SANDBOX === 'bwrap' ? [] : ['sandbox warn']);
     assert.deepEqual(out.checks.map((c: any) => c.name), ['config', 'agents', 'cli', 'sandbox', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'discord', 'outbox', 'silence', 'failures']);
     assert.equal(out.alert, null);
     assert.equal(discord.messages.length, 0);

@@ -2,26 +2,42 @@
 // the build bound in read-only at /opt/nightshift, the site bound at /srv/nightshift-test, and the
 // units installed there by `nightshift systemd install` itself. Sessions run the real Claude Code
 // CLI against the loopback API and report to the loopback Discord, both in this process (the
-// container shares the host's network). Skips, with the reason, without root or systemd-nspawn.
+// container shares the host's network). Without root, systemd-nspawn or a working bwrap every test
+// is skipped with the reason (one by one: under Node 20 a skipped describe counts for nothing);
+// under CI=true they run and fail with it instead.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startFakeApi, type FakeApi } from '../fake-api.js';
 import { startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
-import { CLAUDE, ledgerRows, ROOT, tempDir, waitFor } from '../helpers.js';
+import { BWRAP, CLAUDE, ledgerRows, NEEDS_BWRAP, ROOT, tempDir, waitFor } from '../helpers.js';
 import { boot, unavailable, type Machine } from '../nspawn.js';
 
-const skip = unavailable();
+const missing = unavailable() ?? (BWRAP ? null : NEEDS_BWRAP || null);
+// Under CI nothing skips: .ci/run installs what the test needs, so a missing piece is a failure.
+const skip: string | false = missing && process.env.CI !== 'true' ? missing : false;
 const OPT = '/opt/nightshift';
 const SITE = '/srv/nightshift-test';
 const NODE = process.execPath;
 const BIN = `${OPT}/dist/daemon/bin.js`;
 const ALERT = 'nightshift-alert@nightshift.service.service';
 const FAST = '[Timer]\nRandomizedDelaySec=0\nAccuracySec=1s\n';
-const PROBE = `grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status; awk '$5 ~ "^${SITE}" { split($6, o, ","); print "mount", $5, o[1] }' /proc/self/mountinfo`;
+const KEY = 'sk-test-nightshift-key';
+// Run by the session's Bash tool, inside its sandbox: privileges and seccomp, the site's mounts (with
+// their type, in mount order), the processes it can see and whether any of their environments holds
+// the real API key, a write into the real state folder, and the env file.
+const PROBE = [
+  `grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status`,
+  `awk '$5 ~ "^${SITE}" { for (i = 7; $i != "-"; i++); split($6, o, ","); print "mount", $5, o[1], $(i + 1) }' /proc/self/mountinfo`,
+  `echo "pids $(ls /proc | grep -c '^[0-9]')"`,
+  `echo "comms $(cat /proc/[0-9]*/comm | sort -u | tr '\\n' ' ')"`,
+  `echo "environ-key $(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c ${KEY.slice(0, 12)})"`,
+  `touch ${SITE}/state/x 2>&1; echo "touch-state $?"`,
+  `echo "env-bytes $(cat ${SITE}/nightshift.env 2>/dev/null | wc -c)"`,
+].join('; ');
 
-describe('the units under a real systemd (systemd-nspawn)', { skip: skip ?? false }, () => {
+describe('the units under a real systemd (systemd-nspawn)', () => {
   let api: FakeApi;
   let discord: FakeDiscord;
   let machine: Machine;
@@ -31,12 +47,13 @@ describe('the units under a real systemd (systemd-nspawn)', { skip: skip ?? fals
   const journal = async (args: string[]) => (await sh(['journalctl', '--no-pager', '-o', 'cat', ...args])).stdout;
   const rows = (): any[] => (fs.existsSync(path.join(site, 'state', 'ledger.db')) ? ledgerRows(site) : []);
   // The site's config: the real CLI from the bound build, git off (no remote), Discord on loopback.
-  const writeConfig = (agent: string, budget = '') =>
+  // `hooks: false` takes the guardrail hook away, so what stops the probe is the sandbox itself.
+  const writeConfig = (agent: string, budget = '', hooks = true) =>
     fs.writeFileSync(path.join(site, 'nightshift.yaml'), [
       `vault: ${SITE}/vault`, `state_dir: ${SITE}/state`, `log_dir: ${SITE}/logs`, `agents_dir: ${SITE}/prompts`,
       'claude:', `  command: ${OPT}/${path.relative(ROOT, CLAUDE)}`, '  model: sonnet', '  timeout: 90s', '  idle_timeout: 60s', '  kill_grace: 3s',
       'budget:', '  max_sessions_per_day: 100', ...(budget ? [budget] : []),
-      'git:', '  enabled: false',
+      'git:', '  enabled: false', ...(hooks ? [] : ['hooks:', '  enabled: false']),
       'discord:', `  api_base: ${discord.apiBase}`,
       'dispatch:', `  - agent: ${agent}`, '',
     ].join('\n'));
@@ -55,6 +72,8 @@ describe('the units under a real systemd (systemd-nspawn)', { skip: skip ?? fals
   };
 
   before(async () => {
+    if (skip) return;
+    if (missing) throw new Error(`CI=true: the real-systemd test must run here, but ${missing}`);
     api = await startFakeApi();
     discord = await startFakeDiscord();
     site = tempDir(null, 'nightshift-site-');
@@ -67,9 +86,9 @@ describe('the units under a real systemd (systemd-nspawn)', { skip: skip ?? fals
     agent('worker', 'SCENARIO=probe');
     agent('ticker', 'SCENARIO=text');
     agent('failing', 'SCENARIO=err500');
-    writeConfig('worker');
+    writeConfig('worker', '', false);
     fs.writeFileSync(path.join(site, 'nightshift.env'), [
-      `ANTHROPIC_BASE_URL=${api.url}`, 'ANTHROPIC_API_KEY=sk-test-nightshift-key', 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1',
+      `ANTHROPIC_BASE_URL=${api.url}`, `ANTHROPIC_API_KEY=${KEY}`, 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1',
       'DISABLE_AUTOUPDATER=1', 'DISABLE_TELEMETRY=1', 'DISABLE_ERROR_REPORTING=1', 'CLAUDE_CODE_MAX_RETRIES=0', 'API_TIMEOUT_MS=20000',
       `DISCORD_WEBHOOK_URL=${discord.webhookUrl}`, '',
     ].join('\n'), { mode: 0o600 });
@@ -102,26 +121,46 @@ describe('the units under a real systemd (systemd-nspawn)', { skip: skip ?? fals
     if (site) fs.rmSync(site, { recursive: true, force: true });
   });
 
-  test('systemctl start nightshift.service runs one session with the real CLI, under the units\' hardening', async () => {
+  test('systemctl start nightshift.service runs one session with the real CLI, sandboxed, under the units\' hardening', { skip }, async () => {
     const started = await sh(['systemctl', 'start', 'nightshift.service'], 150_000);
-    assert.equal(started.code, 0, `${started.stderr}\n${await journal(['-u', 'nightshift.service'])}`);
+    const log = await journal(['-u', 'nightshift.service']);
+    assert.equal(started.code, 0, `${started.stderr}\n${log}`);
     assert.equal(await show('nightshift.service', 'Result'), 'success');
     const [row] = rows();
-    assert.equal(row?.outcome, 'ok', JSON.stringify(rows()));
+    assert.equal(row?.outcome, 'ok', `${JSON.stringify(rows())}\n${log}`);
     assert.equal(row.agent, 'worker');
-    // What the session's own tool saw: no new privileges, a seccomp filter, the site read-only
-    // (ProtectSystem=strict, though the service user owns it) but for ReadWritePaths=.
+    assert.match(log, /"event":"session_end"[^\n]*"sandboxed":true/, log);
+    // What the session's own tool saw, inside bwrap inside the unit. The unit's no-new-privileges
+    // and seccomp filter reach into the sandbox (neither can be shed).
     assert.match(row.result, /NoNewPrivs:\s+1/, row.result);
     assert.match(row.result, /Seccomp:\s+2/, row.result);
-    assert.match(row.result, new RegExp(`mount ${SITE} ro\\b`), row.result);
-    for (const d of ['vault', 'state', 'logs']) assert.match(row.result, new RegExp(`mount ${SITE}/${d} rw\\b`), row.result);
+    // The mount on top at each of the site's paths (mountinfo lists them in mount order): the site
+    // read-only (bwrap's read-only root, over ProtectSystem=strict) but for the vault; the state
+    // and log folders, writable for the supervisor (ReadWritePaths=), empty read-only tmpfs; the
+    // config and env files covered by an empty file (from bwrap's --dev tmpfs).
+    const top = new Map([...row.result.matchAll(/^mount (\S+) (\S+) (\S+)$/gm)].map((m: string[]) => [m[1], `${m[2]} ${m[3]}`]));
+    const paths = [SITE, ...['vault', 'state', 'logs', 'nightshift.yaml', 'nightshift.env'].map((d) => `${SITE}/${d}`)];
+    assert.deepEqual(paths.map((p) => top.get(p)), ['ro ext4', 'rw ext4', 'ro tmpfs', 'ro tmpfs', 'ro tmpfs', 'ro tmpfs'], row.result);
+    // Its own PID namespace: a handful of processes (bwrap, the CLI, its shell, the probe's own
+    // commands), no supervisor, and the real key in none of their environments (the CLI holds a
+    // per-session token for the supervisor's API proxy).
+    const pids = Number(/pids (\d+)/.exec(row.result)?.[1]);
+    assert.ok(pids >= 2 && pids <= 12, row.result);
+    assert.match(row.result, /comms [^\n]*\bclaude/, row.result);
+    assert.doesNotMatch(/comms ([^\n]*)/.exec(row.result)![1], /\bnode\b/, row.result);
+    assert.match(row.result, /environ-key 0\b/, row.result);
+    assert.ok(!row.result.includes(KEY), row.result);
+    // No write outside the vault, nothing read from the env file.
+    assert.match(row.result, /touch[^\n]*Read-only file system\ntouch-state 1\b/, row.result);
+    assert.ok(!fs.existsSync(path.join(site, 'state', 'x')), 'nothing written in the real state folder');
+    assert.match(row.result, /env-bytes 0\b/, row.result);
     assert.ok(fs.existsSync(path.join(site, 'logs', 'transcripts', `${row.id}.jsonl`)), 'the transcript was written');
     assert.equal(fs.statSync(path.join(site, 'state', 'ledger.db')).uid, fs.statSync(site).uid, 'written as the service user');
     // The session's report reached the loopback Discord.
     await waitFor(() => discord.messages.some((m) => JSON.stringify(m.body).includes(row.id)), 20_000, 'the session report on Discord');
   });
 
-  test('a failed session fails the unit, fires the alert unit, and shows in journalctl -p warning', async () => {
+  test('a failed session fails the unit, fires the alert unit, and shows in journalctl -p warning', { skip }, async () => {
     writeConfig('failing');
     const before = await invocation();
     const seen = discord.messages.length;
@@ -139,7 +178,7 @@ describe('the units under a real systemd (systemd-nspawn)', { skip: skip ?? fals
     await waitFor(() => discord.messages.slice(seen).some((m) => JSON.stringify(m.body).includes('nightshift.service')), 20_000, 'the alert on Discord');
   });
 
-  test('the timer fires more ticks', async () => {
+  test('the timer fires more ticks', { skip }, async () => {
     writeConfig('ticker');
     const had = rows().length;
     assert.equal((await sh(['systemctl', 'start', 'nightshift.timer'])).code, 0);
@@ -153,7 +192,7 @@ describe('the units under a real systemd (systemd-nspawn)', { skip: skip ?? fals
     assert.ok(runs.trim().split('\n').length >= 2, runs);
   });
 
-  test('a broken config fails the tick with 78, and the alert unit still succeeds and reaches Discord', async () => {
+  test('a broken config fails the tick with 78, and the alert unit still succeeds and reaches Discord', { skip }, async () => {
     // The tick may still be finishing a timer's session.
     for (let i = 0; i < 200 && (await show('nightshift.service', 'ActiveState')) === 'activating'; i++) await new Promise((r) => setTimeout(r, 300));
     // Invalid, yet its discord section still reads: `alert` keeps every setting that validates.
@@ -168,7 +207,7 @@ describe('the units under a real systemd (systemd-nspawn)', { skip: skip ?? fals
     await waitFor(() => discord.messages.slice(seen).some((m) => JSON.stringify(m.body).includes('nightshift.service')), 20_000, 'the alert on Discord');
   });
 
-  test('the watch timer runs the doctor on its own schedule', async () => {
+  test('the watch timer runs the doctor on its own schedule', { skip }, async () => {
     writeConfig('ticker');
     const before = await show('nightshift-watch.service', 'InvocationID');
     assert.equal((await sh(['systemctl', 'start', 'nightshift-watch.timer'])).code, 0);

@@ -44,6 +44,7 @@ describe('the sandbox\'s mounts', () => {
   test('a state dir inside the vault is hidden again after the vault is bound', (t) => {
     const { dir, layout } = site(t);
     const state = path.join(layout.vault, 'state');
+    fs.mkdirSync(state);
     const m = mounts(bwrapArgs({ ...layout, hidden: [state, path.join(dir, 'logs')] }, '/bin/claude', []));
     assert.ok(at(m, '--bind', layout.vault) < at(m, '--tmpfs', state));
   });
@@ -70,4 +71,17 @@ describe('the sandbox\'s mounts', () => {
     assert.throws(() => bwrapArgs({ ...layout, hidden: [layout.vault] }, '/bin/claude', []), SandboxError);
     assert.throws(() => bwrapArgs({ ...layout, writable: [layout.hidden[2]] }, '/bin/claude', []), /hooks\.extra_dirs/);
   });
+});
+
+test('a hidden folder that does not exist is left out (a system user\'s home: /nonexistent)', (t) => {
+  const dir = tempDir(t);
+  for (const d of ['vault', 'state', 'session/home']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+  const gone = path.join(dir, 'nonexistent');
+  const args = bwrapArgs({
+    vault: path.join(dir, 'vault'), writable: [], hidden: [path.join(dir, 'state'), gone], hiddenFiles: [], readable: [],
+    sessionDir: path.join(dir, 'session'), home: path.join(dir, 'session', 'home'),
+  }, 'claude', ['-p']);
+  const tmpfs = args.flatMap((a, i) => (a === '--tmpfs' ? [args[i + 1]] : []));
+  assert.deepEqual(tmpfs, ['/tmp', path.join(dir, 'state')]);
+  assert.ok(!args.includes(gone), args.join(' '));
 });
