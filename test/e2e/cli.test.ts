@@ -143,7 +143,8 @@ describe('nightshift CLI', () => {
       for (const pid of listProcs().map((p) => p.pid)) {
         try {
           const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-          if (cmd.startsWith(CLAUDE) || (cmd.includes('SCENARIO=envcheck') && !cmd.includes('bwrap'))) {
+          // This session's CLI only (other test files run sessions at the same time).
+          if (cmd.split('\0')[0] === CLAUDE && cmd.includes('SCENARIO=envcheck')) {
             const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
             if (env.some((e) => e.startsWith('NIGHTSHIFT_SESSION_ID='))) seen = env;
           }
