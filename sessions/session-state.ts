@@ -16,6 +16,14 @@ const EXCLUDE_LINE = `/${STATE_DIR}/`;
 
 type Log = { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 
+const isLink = (p: string) => {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+};
+
 // Where the state of session `id` is kept beside its transcript.
 export const stateBesideTranscript = (transcript: string) => transcript.replace(/\.jsonl$/, '') + '.state.md';
 
@@ -52,8 +60,14 @@ export async function prepareSessionState(i: SessionStateInput): Promise<Rendere
     state.injected = injectedMemories(data, state.text);
     await excludeStateDir(i.config.vault).catch((err) => i.logger.warn({ event: 'state_exclude_failed', err }, `could not add ${EXCLUDE_LINE} to .git/info/exclude: ${(err as Error).message}`));
     const dir = path.join(i.config.vault, STATE_DIR);
+    // The vault is the session's: a link planted at the folder or the file is replaced, never
+    // written through.
+    if (isLink(dir)) fs.rmSync(dir, { force: true });
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, STATE_FILE), `${state.text}\n`);
+    const tmp = path.join(dir, `.${STATE_FILE}.${process.pid}.tmp`);
+    fs.rmSync(tmp, { force: true });
+    fs.writeFileSync(tmp, `${state.text}\n`, { flag: 'wx' });
+    fs.renameSync(tmp, path.join(dir, STATE_FILE));
     fs.writeFileSync(stateBesideTranscript(i.transcript), `${state.text}\n`);
     i.logger.info({ event: 'session_state', chars: state.chars, max_chars: state.maxChars, cut: state.cut }, `session state: ${state.chars} chars${state.cut.length ? `, cut: ${state.cut.map((c) => c.section).join(', ')}` : ''}`);
     return state;

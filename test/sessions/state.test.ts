@@ -197,3 +197,23 @@ describe('session state', () => {
     assert.equal(fs.readFileSync(path.join(config.vault, '.git', 'info', 'exclude'), 'utf8').match(/\.nightshift/g)!.length, 1, 'added once');
   });
 });
+
+describe('the state file in the vault', () => {
+  test('a link a session planted there is replaced, never written through', async (t) => {
+    const { config, ledger } = await seeded(t);
+    const dir = tempDir(t);
+    fs.mkdirSync(path.join(config.vault, '.nightshift'), { recursive: true });
+    const outside = path.join(dir, 'outside.txt');
+    fs.writeFileSync(outside, 'precious\n');
+    const file = path.join(config.vault, '.nightshift', 'session-state.md');
+    fs.rmSync(file, { force: true });
+    fs.symlinkSync(outside, file);
+    const transcript = path.join(config.log_dir, 'transcripts', 'S2.jsonl');
+    fs.mkdirSync(path.dirname(transcript), { recursive: true });
+    const state = await prepareSessionState({ config, agent: { name: 'gardener', maxRunsPerDay: null }, sessionId: 'S2', ledger, now: NOW, transcript, redact: (x) => x, logger: { warn: () => {}, info: () => {} } });
+    assert.ok(state, 'the state was built');
+    assert.equal(fs.readFileSync(outside, 'utf8'), 'precious\n', 'the file the link pointed to is untouched');
+    assert.equal(fs.lstatSync(file).isSymbolicLink(), false);
+    assert.match(fs.readFileSync(file, 'utf8'), /Session state/);
+  });
+});
