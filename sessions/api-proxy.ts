@@ -2,10 +2,11 @@
 // per-proxy token where its key would be, and the proxy swaps in the real credential upstream.
 // Bodies are piped both ways (node:http, never fetch: fetch decompresses and buffers), so SSE
 // events reach the CLI as the upstream writes them, and compressed bytes stay compressed.
+import { listenOnLoopback } from './loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 
 export type ApiCredential = { kind: 'api_key'; value: string } | { kind: 'oauth'; value: string } | { kind: 'auth_token'; value: string };
 
@@ -202,14 +203,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     s.on('close', () => sockets.delete(s));
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = await listenOnLoopback(server);
   o.logger.info({ event: 'api_proxy_started', url, upstream: where, credential: o.credential?.kind ?? 'none' }, 'api proxy listening');
 
   return {

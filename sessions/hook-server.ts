@@ -3,10 +3,10 @@
 // open (a hook that is down, slow or answers garbage lets the tool run), so this server fails
 // closed: anything it cannot read or decide is answered "deny", and the supervisor is told when the
 // server stops answering, to end the session.
+import { listenOnLoopback } from './loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Verdict } from './guardrail.js';
@@ -155,14 +155,7 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
   server.keepAliveTimeout = 60_000;
   server.on('error', (err) => die(err.message));
   server.on('close', () => die('closed'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = await listenOnLoopback(server);
 
   // The watch: the server must answer its own health check; two misses in a row and it is dead.
   let misses = 0;
