@@ -7,7 +7,7 @@ import { OAUTH_BETA, startApiProxy, type ApiProxy, type ApiProxyOptions } from '
 import { CLAUDE, claudeTestEnv, fakeApiPerFile, tempDir } from '../helpers.js';
 
 const REAL_KEY = 'sk-test-real-upstream-key';
-const REAL_OAUTH = 'sk-ant-oat01-test-real-oauth-token';
+const REAL_OAUTH = 'fake-oauth-test-real-token';
 const quiet = { warn() {}, info() {}, debug() {} };
 const api = fakeApiPerFile();
 

@@ -149,16 +149,16 @@ describe('api proxy', () => {
 
   test('an OAuth credential goes up as Authorization: Bearer with the oauth beta added, and no x-api-key', async (t) => {
     const up = await upstream(t);
-    const p = await proxy(t, { upstream: up.url, credential: { kind: 'oauth', value: 'sk-ant-oat01-real-oauth' } });
+    const p = await proxy(t, { upstream: up.url, credential: { kind: 'oauth', value: 'fake-oauth-real-credential' } });
     await call(p, { headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
     const h = up.seen[0].headers;
-    assert.equal(h.authorization, 'Bearer sk-ant-oat01-real-oauth');
+    assert.equal(h.authorization, 'Bearer fake-oauth-real-credential');
     assert.equal(h['x-api-key'], undefined);
     assert.equal(h['anthropic-beta'], `${OAUTH_BETA},claude-code-20250219,interleaved-thinking-2025-05-14`);
     // The CLI's own oauth beta (it was handed the token as CLAUDE_CODE_OAUTH_TOKEN) is not doubled.
     await call(p, { headers: cliHeaders({ authorization: `Bearer ${p.token}`, 'anthropic-beta': `claude-code-20250219,${OAUTH_BETA},effort-2025-11-24` }), body: BODY });
     assert.equal(up.seen[1].headers['anthropic-beta'], `${OAUTH_BETA},claude-code-20250219,effort-2025-11-24`);
-    assert.equal(up.seen[1].headers.authorization, 'Bearer sk-ant-oat01-real-oauth');
+    assert.equal(up.seen[1].headers.authorization, 'Bearer fake-oauth-real-credential');
   });
 
   test('an auth token goes up as a bearer without the oauth beta; no credential sends neither header', async (t) => {
