@@ -9,6 +9,7 @@ import type { Redactor } from '../logs/redact.js';
 import { listProcs } from '../sessions/process-tree.js';
 import type { Config } from './config.js';
 import { acquireLock } from './lock.js';
+import { startChild } from './child-process.js';
 
 // `uncommitted`: the work tree still holds changes that no commit saved (exit 1, OnFailure= fires).
 export type GitReport = { pulled: boolean; committed: boolean; pushed: boolean; branch: string | null; error: string | null; uncommitted: boolean };
@@ -28,10 +29,9 @@ const NEUTRAL = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false',
 export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal }): Git {
   return async (args, input) => {
     if (o.signal?.aborted) return { ok: false, stdout: '', stderr: `not run: stop requested (git ${args[0]})` };
-    const { execa } = await import('execa');
     // No hooks: a session could have planted one (post-commit, pre-push) to run after it ended,
     // outside the watchdog; nightshift's own git runs none.
-    const child = execa('git', [...NEUTRAL, ...args], { cwd: dir, reject: false, input, detached: true, env: { GIT_TERMINAL_PROMPT: '0' } });
+    const { child, done } = startChild('git', [...NEUTRAL, ...args], { cwd: dir, input, detached: true, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
     let ended: string | null = null;
     const endGroup = (why: string) => {
       if (ended || !child.pid) return;
@@ -54,9 +54,9 @@ export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal 
     const onAbort = () => endGroup('stop requested');
     o.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const r = await child;
-      const stderr = String(r.stderr ?? '').trim();
-      return { ok: r.exitCode === 0 && !ended, stdout: String(r.stdout ?? '').trim(), stderr: ended ? `git ${args[0]} ${ended}` : stderr };
+      const r = await done;
+      const stderr = (r.error ? `cannot run git: ${r.error.message}` : r.stderr).trim();
+      return { ok: r.exitCode === 0 && !ended, stdout: r.stdout.trim(), stderr: ended ? `git ${args[0]} ${ended}` : stderr };
     } finally {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);

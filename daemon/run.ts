@@ -109,8 +109,6 @@ export async function supervise(
       return { action: 'dream', reason: choice.dream, limit: null, session: null, git, dream };
     }
     const { agent } = choice;
-    // A session is coming: what its start needs most loads while git and the state are worked on.
-    void import('../memory/mcp-http.js').then((m) => Promise.all(m.loadSdk())).catch(() => {});
     const verdict = canStart(agent.name, ledger.dayTotals(day), {
       maxSessionsPerDay: config.budget.max_sessions_per_day,
       maxUsdPerDay: config.budget.max_usd_per_day,
@@ -206,14 +204,14 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     ));
     const out = (fd = fs.openSync(transcript, 'a'));
     let usd = 0;
-    guest = await prepareGuest(
+    const g = (guest = await prepareGuest(
       {
         config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: state?.text ?? null, version: version(),
         // The proxy refuses further calls once the running estimate passed the session's ceiling.
         refuse: () => (config.budget.max_usd_per_session !== null && usd > config.budget.max_usd_per_session ? `the session's cost ceiling $${config.budget.max_usd_per_session} is passed` : null),
       },
       (extra) => claudeArgs(agent, config, extra),
-    );
+    ));
     log.info({ event: 'sandbox', sandboxed: guest.sandboxed }, guest.sandboxed ? 'session sandboxed (bwrap)' : `session not sandboxed (sandbox: ${config.sandbox})`);
     run = await runClaude({
       command: guest.command,
@@ -231,7 +229,10 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       fail: guest.hooks?.dead,
       redact: deps.redact,
       subreaper: deps.subreaper ?? !guest.sandboxed,
-      onSpawn: (pid) => ledger.setChild(id, pid),
+      onSpawn: (pid) => {
+        ledger.setChild(id, pid);
+        g.spawned();
+      },
       onLine: (line) => {
         if (keepInTranscript(line)) fs.writeSync(out, `${deps.redact(line)}\n`);
       },

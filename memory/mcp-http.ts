@@ -41,6 +41,8 @@ export type MemoryHttp = {
   url: string;
   token: string;
   stats: MemoryHttpStats;
+  // Starts loading what requests need; call it once the session's CLI is spawned.
+  warm(): void;
   close(): Promise<void>;
 };
 
@@ -92,17 +94,21 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
     return !!m && timingSafeEqual(sha256(m[1]), expected);
   };
 
-  // The SDK is the heaviest import of a session start: loaded beside the CLI's own start-up.
-  const backend = Promise.all([
-    ...loadSdk(),
-    Promise.resolve(o.store),
-  ]).then(([mcp, http, store]) => ({ McpServer: mcp.McpServer, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, store }));
-  // A failure is answered per request; nothing is left unhandled.
-  backend.catch(() => {});
+  // The SDK is the heaviest import of a session start: loaded once the CLI is spawned (`warm`),
+  // beside its own start-up, or at the first request.
+  let backend: Promise<{ McpServer: typeof import('@modelcontextprotocol/sdk/server/mcp.js').McpServer; StreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport; store: ToolStore }> | null = null;
+  const load = () => {
+    if (!backend) {
+      backend = Promise.all([...loadSdk(), Promise.resolve(o.store)]).then(([mcp, http, store]) => ({ McpServer: mcp.McpServer, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, store }));
+      // A failure is answered per request; nothing is left unhandled.
+      backend.catch(() => {});
+    }
+    return backend;
+  };
 
   // A fresh server and transport per request (stateless): nothing of one call outlives it.
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, body: unknown) => {
-    const { McpServer, StreamableHTTPServerTransport, store } = await backend;
+    const { McpServer, StreamableHTTPServerTransport, store } = await load();
     const server = new McpServer({ name: SERVER_NAME, version: o.version }, { instructions: INSTRUCTIONS });
     registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, logger: log, afterObserve: o.afterObserve });
     server.server.onerror = (err) => log.warn({ event: 'mcp_error', err }, `mcp: ${err.message}`);
@@ -186,6 +192,7 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
     url,
     token,
     stats,
+    warm: () => void load(),
     close() {
       closed ??= new Promise<void>((resolve) => {
         httpServer.close(() => resolve());

@@ -14,6 +14,8 @@ export type SessionMemory = {
   token: string;
   // Inline `--mcp-config` JSON; it holds the token.
   mcpConfig: string;
+  // Loads the MCP SDK; called once the CLI is spawned, so the import is not paid before it.
+  warm(): void;
   // Stops the server (open connections are cut), then closes the store.
   close(): Promise<void>;
 };
@@ -40,6 +42,7 @@ export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv,
     url: http.url,
     token: http.token,
     mcpConfig: memoryHttpMcpConfig(http.url, http.token),
+    warm: http.warm,
     close() {
       closed ??= http.close().finally(() => {
         serving.stop();

@@ -43,6 +43,8 @@ export type Guest = {
   sandboxed: boolean;
   hooks: SessionHooks | null;
   dir: string;
+  // Called once the CLI is spawned: what the endpoints need loads beside the CLI's own start-up.
+  spawned(): void;
   close(): Promise<void>;
 };
 
@@ -126,8 +128,10 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       closers.push(() => hooks!.close());
       extra.push(...hooks.args);
     }
+    let spawned = () => {};
     try {
       const memory = await memoryStart;
+      spawned = memory.warm;
       const file = path.join(dir, 'mcp.json');
       fs.writeFileSync(file, memory.mcpConfig, { mode: 0o600 });
       mcp.push('--mcp-config', file);
@@ -143,9 +147,9 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       const bwrap = resolveCommand('bwrap', env.PATH);
       if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
       const layout = layoutFor(config, i.env, dir, home, cli, os.homedir());
-      return { command: bwrap, args: bwrapArgs(layout, cli, args), env, cli, sandboxed: true, hooks, dir, close };
+      return { command: bwrap, args: bwrapArgs(layout, cli, args), env, cli, sandboxed: true, hooks, dir, spawned, close };
     }
-    return { command: cli ?? config.claude.command, args, env, cli, sandboxed: false, hooks, dir, close };
+    return { command: cli ?? config.claude.command, args, env, cli, sandboxed: false, hooks, dir, spawned, close };
   } catch (err) {
     // The memory server may still be starting: it is closed with the rest once it is up.
     await memoryStart.catch(() => {});

@@ -3,6 +3,7 @@
 // then SIGTERM and SIGKILL to every process of the session, found by tree and by marker.
 import { LineSplitter } from './line-splitter.js';
 import type { StopReason } from './outcome.js';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { descendants, killSession, listProcs, sessionProcs, SESSION_MARKER } from './process-tree.js';
 import { EXEC_FAILED_CODE, EXEC_FAILED_RE, reaped } from './reaper.js';
@@ -77,24 +78,28 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   let killed = 0;
   let escalation: Promise<void> | null = null;
 
-  // Loaded on first use: execa is the heaviest import, and a tick with nothing due never spawns.
-  const { execa } = await import('execa');
-  // execa's exit hook (signal-exit) re-raises any signal it alone listens to, SIGXFSZ included, so
-  // a file over the size limit would kill us unsettled. With a listener of ours the write fails
-  // with EFBIG instead, which the guarded callbacks turn into an ended, settled session.
-  // (Other modules' exit hooks listen too, proper-lockfile's among them; ours must be there anyway.)
+  // A listener of ours for SIGXFSZ: a file over the size limit then fails its write with EFBIG,
+  // which the guarded callbacks turn into an ended, settled session, instead of killing us
+  // unsettled (signal-exit, loaded by other modules, re-raises signals it alone listens to).
   if (!process.listeners('SIGXFSZ').includes(ignoreSignal)) process.on('SIGXFSZ', ignoreSignal);
   const wrapped = o.subreaper === false ? null : reaped(o.command, o.args);
-  const child = execa(wrapped?.command ?? o.command, wrapped?.args ?? o.args, {
+  // node's own spawn, not execa: its import is the largest cost before a session can start.
+  const child = spawn(wrapped?.command ?? o.command, wrapped?.args ?? o.args, {
     cwd: o.cwd,
     env: { ...o.env, [SESSION_MARKER]: o.sessionId },
-    extendEnv: false,
-    stdin: 'ignore',
-    buffer: false,
-    reject: false,
-    cleanup: true,
-    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // If we exit first (an uncaught error), the CLI is not left running unwatched.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const ended = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null; error: NodeJS.ErrnoException | null }>((resolve) => {
+    let error: NodeJS.ErrnoException | null = null;
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      error ??= err;
+      if (child.pid === undefined) resolve({ exitCode: null, signal: null, error });
+    });
+    child.on('close', (exitCode, signal) => resolve({ exitCode, signal, error }));
+  }).finally(() => process.removeListener('exit', killOnExit));
 
   const stop = (reason: StopReason, detail: string) => {
     if (stopReason) return;
@@ -117,7 +122,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
         resolve();
       }, o.killGraceMs);
       // The CLI ended within the grace: no escalation. Once begun, it runs to its end.
-      void child.finally(() => {
+      void ended.finally(() => {
         if (escalating) return;
         clearTimeout(t);
         resolve();
@@ -167,7 +172,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
       }
     }
   };
-  child.stdout?.on('data', (chunk: string) => {
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     armIdle();
     try {
       splitter.push(chunk, onLine);
@@ -178,7 +183,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
       })();
     }
   });
-  child.stderr?.on('data', (chunk: string) => {
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderrRaw += chunk;
     if (stderrRaw.length > STDERR_KEEP) {
       stderrRaw = stderrRaw.slice(-STDERR_KEEP);
@@ -186,7 +191,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     }
   });
 
-  const result = await child;
+  const result = await ended;
   try {
     splitter.end(onLine);
   } catch {
@@ -202,14 +207,14 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
 
   const execFailed = wrapped && result.exitCode === EXEC_FAILED_CODE ? EXEC_FAILED_RE.exec(stderrRaw) : null;
   let spawnError: string | null = null;
-  if (!stopReason && execFailed) spawnError = spawnMessage({ cause: { code: errnoName(Number(execFailed[1])) } }, o.command);
-  else if (result.exitCode === undefined && result.signal === undefined && !stopReason) spawnError = spawnMessage(result, o.command);
+  if (!stopReason && execFailed) spawnError = spawnMessage(Object.assign(new Error(''), { code: errnoName(Number(execFailed[1])) }), o.command);
+  else if (result.error && result.exitCode === null && result.signal === null && !stopReason) spawnError = spawnMessage(result.error, o.command);
   return {
     stopReason,
     stopDetail,
     spawnError,
-    exitCode: result.exitCode ?? null,
-    signal: result.signal ?? null,
+    exitCode: result.exitCode,
+    signal: result.signal,
     durationMs: Date.now() - started,
     stderrTail: redactedTail(stderrRaw, stderrCut, redact, STDERR_TAIL),
     killed,
@@ -234,9 +239,8 @@ function innerPid(root: number, command: string): number | null {
 
 const errnoName = (n: number) => (n === 2 ? 'ENOENT' : n === 13 ? 'EACCES' : `errno ${n}`);
 
-function spawnMessage(result: { cause?: unknown; shortMessage?: string; message?: string }, command: string): string {
-  const code = (result.cause as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT') return `cannot start \`${command}\`: not found (claude.command)`;
-  if (code === 'EACCES') return `cannot start \`${command}\`: permission denied (claude.command)`;
-  return `cannot start \`${command}\`: ${result.shortMessage ?? result.message ?? 'unknown error'}`;
+function spawnMessage(err: NodeJS.ErrnoException, command: string): string {
+  if (err.code === 'ENOENT') return `cannot start \`${command}\`: not found (claude.command)`;
+  if (err.code === 'EACCES') return `cannot start \`${command}\`: permission denied (claude.command)`;
+  return `cannot start \`${command}\`: ${err.message || 'unknown error'}`;
 }

@@ -4,6 +4,7 @@
 // The guardrail hook tells the model why; this is what holds when the model does not listen.
 import fs from 'node:fs';
 import path from 'node:path';
+import { runChild } from '../daemon/child-process.js';
 
 export type SandboxMode = 'bwrap' | 'none';
 
@@ -131,11 +132,10 @@ export function bwrapHint(error: string): string {
 export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? ''): Promise<string | null> {
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
-  const { execa } = await import('execa');
-  const r = await execa(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {
-    reject: false, timeout: 10_000, stdin: 'ignore', env: { PATH: envPath }, extendEnv: false,
+  const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {
+    timeoutMs: 10_000, env: { PATH: envPath },
   });
   if (r.exitCode === 0) return null;
-  const why = String(r.stderr || r.shortMessage || '').trim().split('\n').slice(-1)[0];
+  const why = (r.stderr || r.error?.message || (r.signal ? `killed by ${r.signal}` : '')).trim().split('\n').slice(-1)[0];
   return `bwrap cannot create a sandbox here: ${why || `exit ${r.exitCode}`} (${bwrapHint(why)})`;
 }

@@ -1,0 +1,64 @@
+// A child process and its whole output, on node's own child_process: on the path of every session
+// start (the sandbox probe, git), where execa's ~130 ms import would be paid before the spawn.
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export type ChildResult = {
+  // null when the process never ran (then `error` says why) or ended by a signal.
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  // Why it could not start (ENOENT, EACCES...), or a stdin write that failed.
+  error: NodeJS.ErrnoException | null;
+};
+
+export type ChildOptions = {
+  cwd?: string;
+  // The whole environment of the child; nothing is inherited that is not here.
+  env: NodeJS.ProcessEnv;
+  // Written to stdin, which is then closed; without it stdin is /dev/null.
+  input?: string;
+  // Its own process group, so a caller can end the child and everything it started at once.
+  detached?: boolean;
+  // SIGKILL after this long.
+  timeoutMs?: number;
+};
+
+// Starts `command` and collects its output as text; never rejects.
+export function startChild(command: string, args: string[], o: ChildOptions): { child: ChildProcess; done: Promise<ChildResult> } {
+  const child = spawn(command, args, {
+    cwd: o.cwd,
+    env: o.env,
+    detached: o.detached ?? false,
+    stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  const done = new Promise<ChildResult>((resolve) => {
+    let stdout = '';
+    let stderr = '';
+    let error: NodeJS.ErrnoException | null = null;
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = o.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), o.timeoutMs) : null;
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+      if (timer) clearTimeout(timer);
+      resolve({ exitCode, signal, stdout, stderr, error });
+    };
+    // A spawn failure may or may not be followed by 'close': whichever comes first settles it.
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      error ??= err;
+      if (child.pid === undefined) finish(null, null);
+    });
+    child.on('close', (code, signal) => finish(code, signal));
+    if (o.input !== undefined) {
+      // A child that exits without reading its input is not an error of ours.
+      child.stdin!.on('error', () => {});
+      child.stdin!.end(o.input);
+    }
+  });
+  return { child, done };
+}
+
+// `startChild` for a caller that only needs the result.
+export function runChild(command: string, args: string[], o: ChildOptions): Promise<ChildResult> {
+  return startChild(command, args, o).done;
+}
