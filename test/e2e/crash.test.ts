@@ -140,8 +140,9 @@ describe('a supervisor killed mid-session', () => {
     assert.deepEqual(processesMatching('sleep 635'), []);
   });
 
-  test('a stop request during the git-lock wait ends the run at once, with nothing charged or started', async (t) => {
-    const ws = workspace(t, api.url, configYaml({ top: 'git:\n  lock_timeout: 60s\n' }));
+  // The lock wait is ten minutes: a stop that is not heard fails by the test's own timeout.
+  test('a stop request during the git-lock wait ends the run at once, with nothing charged or started', { timeout: 180_000 }, async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: 'git:\n  lock_timeout: 10m\n' }));
     makeRepos(ws.dir, ws.vault);
     writeAgent(ws, 'waiter', 'SCENARIO=text-for-waiter');
     const holder = startNightshift(['lock', '--', 'sleep', '636'], ws.env, ws.dir, t);
@@ -150,10 +151,8 @@ describe('a supervisor killed mid-session', () => {
     const run = startNightshift(['run', 'waiter', '--json'], ws.env, ws.dir, t);
     await waitFor(() => fs.existsSync(path.join(ws.state, 'run.owner.json')), 5000, 'the run to wait on the git lock');
     await new Promise((r) => setTimeout(r, 1000));
-    const t0 = Date.now();
     run.child.kill('SIGTERM');
     const ran = await run.done;
-    assert.ok(Date.now() - t0 < 5000, `stopped in ${Date.now() - t0} ms, not after the lock wait`);
     assert.equal(ran.code, 75, ran.stderr);
     assert.match(ran.stderr, /stop requested/);
     assert.deepEqual(ledgerRows(ws.dir), [], 'nothing charged after the stop request');

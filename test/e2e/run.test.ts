@@ -61,11 +61,10 @@ describe('nightshift run', () => {
     // CLI printed nothing for 6 s: a loaded machine is slow, not that slow).
     const ws = workspace(t, api.url, configYaml({ claude: { timeout: '6s', idle_timeout: '6s', kill_grace: '2s' } }));
     writeAgent(ws, 'hanger', 'SCENARIO=bg-hang SLEEP=617', { allowed_tools: ['Bash'] });
-    const started = Date.now();
     const { ran, record } = await runJson(ws, 'hanger');
     assert.equal(ran.code, 1);
+    // `timeout` is the supervisor's wall clock; the CLI's own 600 s would end it as an error.
     assert.equal(record.outcome, 'timeout');
-    assert.ok(Date.now() - started < 20_000, 'ended near the limit, not the CLI\'s own 600 s');
     // Interrupted while waiting for the API, the CLI usually writes no result (then the cost is our
     // estimate from the first call's usage, 1000 in / 100 out on sonnet); caught between retries
     // it writes one. Either way the figure is the same and says where it came from.
@@ -102,7 +101,6 @@ describe('nightshift run', () => {
     const { ran, record } = await runJson(ws, 'staller');
     assert.equal(ran.code, 1);
     assert.equal(record.outcome, 'stalled');
-    assert.ok(record.duration_ms < 20_000);
   });
 
   test('the same tool call over and over is a loop', async (t) => {

@@ -82,12 +82,11 @@ test('a 429 within the time budget is waited out by discord.js and sent once', a
   assert.equal(discord.messages.length, 1);
 });
 
-test('a 429 past the time budget is not slept out: queued at once, sent by the next start', async (t) => {
+// A 10-minute retry_after: slept out, the test's own timeout fails it.
+test('a 429 past the time budget is not slept out: queued at once, sent by the next start', { timeout: 60_000 }, async (t) => {
   const { settings, deps, lines } = setup(t, 2000);
-  discord.script = [{ status: 429, retryAfter: 60 }];
-  const t0 = Date.now();
+  discord.script = [{ status: 429, retryAfter: 600 }];
   const d = await deliver(report(), settings, deps);
-  assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms`);
   assert.deepEqual({ sent: d.sent, pending: d.pending }, { sent: 0, pending: 1 });
   assert.match(lines.join(''), /"event":"report_queued".*rate limited/);
   const next = await deliver(null, settings, deps);
@@ -134,12 +133,11 @@ test('Discord down for 20 runs, then up: 20 reports, in order, once each', async
   assert.ok(rows(settings.stateDir).every((r) => r.state === 'sent' && r.uncertain === 0));
 });
 
-test('a post that hangs is cut at the time budget and resent marked as a possible repeat', async (t) => {
+// The fake never answers a hanging post: uncut, the test's own timeout fails it.
+test('a post that hangs is cut at the time budget and resent marked as a possible repeat', { timeout: 60_000 }, async (t) => {
   const { settings, deps } = setup(t, 1000);
   discord.script = [{ status: 'hang' }, { status: 'hang' }, { status: 'hang' }, { status: 'hang' }];
-  const t0 = Date.now();
   const d = await deliver(report(), settings, deps);
-  assert.ok(Date.now() - t0 < 2500, `took ${Date.now() - t0} ms`);
   assert.equal(d.pending, 1);
   assert.equal(rows(settings.stateDir)[0].uncertain, 1);
   discord.script = [];
