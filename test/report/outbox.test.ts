@@ -1,6 +1,6 @@
 // The outbox and delivery against the loopback Discord, in-process, with a real SQLite file.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -10,7 +10,7 @@ import { deliver, type ReportSettings } from '../../report/deliver.js';
 import { sessionReport, type Report } from '../../report/embed.js';
 import { Outbox, outboxFile } from '../../report/outbox.js';
 import { startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
-import { ROOT, tempDir } from '../helpers.js';
+import { FIXTURES, ROOT, tempDir, waitFor } from '../helpers.js';
 
 let discord: FakeDiscord;
 before(async () => {
@@ -169,6 +169,37 @@ test('while a live sender holds a report, a second sender waits its turn (order 
   box.markSent(first!.seq, 'm1', new Date());
   assert.equal(box.claimNext(process.pid, null)?.seq, 2);
   box.close();
+});
+
+// Two real processes: test/fixtures/outbox-sender.mjs claims the report and stays mid-post (the
+// fake Discord hangs it); a second start must not re-send it. Removal tried: with the liveness
+// check in Outbox.recover() gone, the second start re-queued and posted it, and this test failed.
+test('while another live process is posting a report, a second start does not send it again', { timeout: 60_000 }, async (t) => {
+  const { settings, deps } = setup(t, 5000);
+  discord.script = [{ status: 'hang' }];
+  const r = report();
+  const sender = spawn(process.execPath, [path.join(FIXTURES, 'outbox-sender.mjs'), settings.stateDir, discord.apiBase, discord.webhookUrl, JSON.stringify(r)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => sender.once('exit', resolve));
+  t.after(() => sender.kill('SIGKILL'));
+  let out = '';
+  let err = '';
+  sender.stdout.on('data', (c) => (out += c));
+  sender.stderr.on('data', (c) => (err += c));
+  await waitFor(() => discord.requests.some((q) => q.status === 'hang') || sender.exitCode !== null, 30_000, 'the first sender to be mid-post');
+  assert.match(out, /posting/, err);
+  const [claimed] = rows(settings.stateDir);
+  assert.deepEqual({ state: claimed.state, pid: claimed.claimed_pid }, { state: 'sending', pid: sender.pid });
+  const second = await deliver(null, settings, deps);
+  assert.deepEqual({ sent: second.sent, pending: second.pending }, { sent: 0, pending: 1 });
+  assert.equal(discord.requests.filter((q) => q.method === 'POST').length, 1, 'no second post while the first sender lives');
+  assert.equal(rows(settings.stateDir)[0].state, 'sending');
+  // Once that sender is dead, the report goes again, marked as a possible repeat.
+  sender.kill('SIGKILL');
+  await exited;
+  const third = await deliver(null, settings, deps);
+  assert.deepEqual({ sent: third.sent, pending: third.pending }, { sent: 1, pending: 0 });
+  assert.equal(discord.messages.length, 1);
+  assert.match(discord.messages[0].body.embeds[0].footer.text, /possibly a repeat/);
 });
 
 test('a report Discord refuses for its shape (400) is set aside and the next one still goes', async (t) => {
