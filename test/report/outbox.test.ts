@@ -7,9 +7,9 @@ import { after, before, test } from 'node:test';
 import { createLogger } from '../../logs/logger.js';
 import { makeRedactor, secretValues } from '../../logs/redact.js';
 import { deliver, type ReportSettings } from '../../report/deliver.js';
-import { sessionReport, type Report } from '../../report/embed.js';
+import { finish, sessionReport, type Report } from '../../report/embed.js';
 import { Outbox, outboxFile } from '../../report/outbox.js';
-import { startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
+import { embedProblems, startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
 import { FIXTURES, ROOT, tempDir, waitFor } from '../helpers.js';
 
 let discord: FakeDiscord;
@@ -22,6 +22,7 @@ after(async () => {
 
 function reset() {
   discord.messages.length = 0;
+  discord.refused.length = 0;
   discord.requests.length = 0;
   discord.script = [];
   discord.fallback = { status: 200 };
@@ -202,15 +203,62 @@ test('while another live process is posting a report, a second start does not se
   assert.match(discord.messages[0].body.embeds[0].footer.text, /possibly a repeat/);
 });
 
-test('a report Discord refuses for its shape (400) is set aside and the next one still goes', async (t) => {
-  const { settings, deps } = setup(t);
+test('a report Discord refuses for its shape (400) goes as a minimal fallback and the next one still goes', async (t) => {
+  const { settings, deps, lines } = setup(t);
   discord.script = [{ status: 400 }];
   await discord.down();
-  await deliver(report(), settings, deps);
+  const first = report('error', 'the full result');
+  await deliver(first, settings, deps);
   await discord.up();
   const d = await deliver(report(), settings, deps);
-  assert.equal(d.sent, 1);
-  assert.deepEqual(rows(settings.stateDir).map((r) => r.state), ['dead', 'sent']);
+  assert.equal(d.sent, 2);
+  assert.deepEqual(rows(settings.stateDir).map((r) => r.state), ['sent', 'sent']);
+  assert.match(rows(settings.stateDir)[0].last_error ?? '', /minimal fallback.*HTTP 400: Invalid Form Body/);
+  const fallback = discord.messages[0].body.embeds[0];
+  assert.equal(fallback.title, 'gardener: error');
+  assert.deepEqual(fallback.fields.map((f: { name: string; value: string }) => [f.name, f.value]), [['Outcome', 'error'], ['Report', `\`${first.key}\``]]);
+  assert.equal(discord.messages[1].body.embeds[0].description, 'done');
+  const refused = lines.map((l) => JSON.parse(l)).find((l) => l.event === 'report_refused');
+  assert.equal(refused.embed.description, 'the full result', 'the full report is in the log');
+});
+
+// Removal tried: with the fallback in report/deliver.ts taken out, the report ended `dead`, nothing
+// reached the channel, and this test failed.
+test('an embed past Discord\'s limits is refused by the fake like Discord does, and the report still arrives', async (t) => {
+  const { settings, deps, lines } = setup(t);
+  const r = report('error');
+  // Built without finish(), as an older version or a bug could queue it.
+  r.embed = { ...r.embed, description: 'd'.repeat(4097), fields: [...r.embed.fields, { name: 'Error', value: 'v'.repeat(1025) }, { name: 'Empty', value: '' }] };
+  const d = await deliver(r, settings, deps);
+  assert.deepEqual({ sent: d.sent, pending: d.pending }, { sent: 1, pending: 0 });
+  assert.deepEqual(discord.refused[0].problems.map((p) => `${p.path.join('.')} ${p.code}`), [
+    'embeds.0.description BASE_TYPE_MAX_LENGTH',
+    `embeds.0.fields.${r.embed.fields.length - 2}.value BASE_TYPE_MAX_LENGTH`,
+    `embeds.0.fields.${r.embed.fields.length - 1}.value BASE_TYPE_REQUIRED`,
+  ]);
+  assert.equal(discord.messages.length, 1);
+  assert.match(discord.messages[0].body.embeds[0].description, /refused the full report/);
+  assert.match(rows(settings.stateDir)[0].last_error ?? '', /description\[BASE_TYPE_MAX_LENGTH\]/);
+  assert.ok(lines.some((l) => l.includes('"event":"report_refused"') && l.includes('d'.repeat(4097))), 'the full report is in the log');
+});
+
+test('the fake Discord refuses what Discord refuses, and takes what finish() makes of it', () => {
+  const table: Array<[string, unknown, string]> = [
+    ['title 257', [{ title: 't'.repeat(257) }], 'embeds.0.title BASE_TYPE_MAX_LENGTH'],
+    ['description 4097', [{ description: 'd'.repeat(4097) }], 'embeds.0.description BASE_TYPE_MAX_LENGTH'],
+    ['field name 257', [{ fields: [{ name: 'n'.repeat(257), value: 'v' }] }], 'embeds.0.fields.0.name BASE_TYPE_MAX_LENGTH'],
+    ['field value 1025', [{ fields: [{ name: 'n', value: 'v'.repeat(1025) }] }], 'embeds.0.fields.0.value BASE_TYPE_MAX_LENGTH'],
+    ['26 fields', [{ fields: Array.from({ length: 26 }, () => ({ name: 'n', value: 'v' })) }], 'embeds.0.fields BASE_TYPE_MAX_LENGTH'],
+    ['6001 in total', [{ title: 't'.repeat(200), description: 'd'.repeat(4000), fields: [{ name: 'n', value: 'v'.repeat(1000) }, { name: 'n', value: 'v'.repeat(800) }] }], 'embeds MAX_EMBED_SIZE_EXCEEDED'],
+    ['empty field name', [{ fields: [{ name: '', value: 'v' }] }], 'embeds.0.fields.0.name BASE_TYPE_REQUIRED'],
+    ['blank field value', [{ fields: [{ name: 'n', value: '  ' }] }], 'embeds.0.fields.0.value BASE_TYPE_REQUIRED'],
+  ];
+  for (const [what, embeds, expected] of table) {
+    assert.deepEqual(embedProblems(embeds).map((p) => `${p.path.join('.')} ${p.code}`), [expected], what);
+  }
+  assert.deepEqual(embedProblems([{ title: 't'.repeat(256), description: 'd'.repeat(4096), fields: [{ name: 'n', value: 'v'.repeat(1024) }] }]), []);
+  const finished = finish({ title: 't'.repeat(300), description: 'd'.repeat(5000), color: 1, fields: Array.from({ length: 30 }, () => ({ name: '', value: 'v'.repeat(2000) })) }, (x) => x);
+  assert.deepEqual(embedProblems([finished]), []);
 });
 
 test('a wrong webhook token keeps the report queued', async (t) => {
