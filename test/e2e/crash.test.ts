@@ -51,6 +51,10 @@ describe('a supervisor killed mid-session', () => {
     await killMidSession(t, ws, 631);
     // The CLI and its detached grandchild outlived the supervisor.
     assert.equal(processesMatching('sleep 631').length, 1);
+    // So did its session folder, with the hook settings naming the (now dead) session's token.
+    const sessionsDir = path.join(ws.state, 'sessions');
+    const left = fs.readdirSync(sessionsDir, { recursive: true }).map(String);
+    assert.ok(left.some((f) => f.endsWith('settings.json')), `the killed supervisor's folder: ${left.join(' ')}`);
     const budget = await nightshift(['budget', '--json'], ws.env, ws.dir);
     assert.equal(budget.code, 0, budget.stderr);
     const b = JSON.parse(budget.stdout);
@@ -65,6 +69,10 @@ describe('a supervisor killed mid-session', () => {
     const refused = await nightshift(['run', 'next'], ws.env, ws.dir);
     assert.equal(refused.code, 75);
     assert.equal(ledgerIntegrity(ws.dir), 'ok');
+    // Swept by a start that ran no session at all (removal tried: with the sweep in supervise()
+    // taken out, the folder stayed and this failed).
+    assert.deepEqual(fs.readdirSync(sessionsDir), []);
+    assert.match(refused.stderr, /"event":"session_dirs_swept"/);
   });
 
   test('in the sandbox nothing outlives a killed supervisor, and the session is still counted', { skip: NEEDS_BWRAP }, async (t) => {
