@@ -200,6 +200,7 @@ if (!only || only === 'memory-recall') {
     console.log(formatRecall(r));
   }
 }
+if (!only || only === 'memory-import') report.memory_import = (await import('./memory-import.js')).memoryImportBench();
 if (!only || only === 'hooks') report.hooks = await (await import('./hooks.js')).hooksBench();
 if (!only || only === 'dream') report.dream = await (await import('./dream.js')).dreamBenchAll();
 if (process.argv.includes('--json')) console.log(JSON.stringify(report));

@@ -9,7 +9,7 @@ import { canStart } from '../budget/policy.js';
 import type { Logger } from '../logs/logger.js';
 import type { Redactor } from '../logs/redact.js';
 import { claudeArgs } from '../sessions/command.js';
-import { checkSandbox, prepareGuest, type Guest } from '../sessions/guest.js';
+import { checkSandbox, prepareGuest, sweepSessionDirs, type Guest } from '../sessions/guest.js';
 import { classify } from '../sessions/outcome.js';
 import { readProc } from '../sessions/process-tree.js';
 import { runClaude } from '../sessions/runner.js';
@@ -97,6 +97,7 @@ export async function supervise(
   try {
     ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
     await reconcile(ledger, deps);
+    sweepSessionDirs(config, deps.logger);
     // Reports earlier runs could not deliver, oldest first (bounded by discord.timeout).
     await drainOutbox(config, deps);
     const startedAt = deps.now();

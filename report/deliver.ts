@@ -5,7 +5,7 @@ import type { Logger } from '../logs/logger.js';
 import type { Redactor } from '../logs/redact.js';
 import { isAlive, readProc } from '../sessions/process-tree.js';
 import { parseWebhook, postEmbed, type PostResult, type Settings, type Webhook } from './discord.js';
-import { markPossibleRepeat, type Embed, type Report } from './embed.js';
+import { fallbackEmbed, markPossibleRepeat, type Embed, type Report } from './embed.js';
 import { Outbox, outboxFile } from './outbox.js';
 
 export type ReportSettings = { stateDir: string; apiBase: string; timeoutMs: number; username?: string };
@@ -77,7 +77,8 @@ export async function deliver(report: Report | null, s: ReportSettings, deps: De
 const settingsOf = (s: ReportSettings): Settings => ({ apiBase: s.apiBase, username: s.username });
 
 // Oldest first; the first report that cannot go ends the drain (the rest would fail the same way,
-// and order is kept). A report Discord refuses for its shape (400) is set aside, never retried.
+// and order is kept). A report Discord refuses for its shape (400) goes as a minimal fallback
+// (title, outcome, key), the full one kept in the log; never retried as it was.
 async function drain(box: Outbox, hook: Webhook, s: ReportSettings, deadline: number, deps: DeliverDeps): Promise<number> {
   const post = deps.post ?? postEmbed;
   const me = readProc(process.pid);
@@ -86,11 +87,25 @@ async function drain(box: Outbox, hook: Webhook, s: ReportSettings, deadline: nu
     const row = box.claimNext(process.pid, me?.start ?? null);
     if (!row) break;
     const embed = JSON.parse(row.payload) as Embed;
-    let r: PostResult;
-    try {
-      r = await post(hook, row.uncertain ? markPossibleRepeat(embed) : embed, settingsOf(s), deadline, deps.signal);
-    } catch (err) {
-      r = { ok: false, error: (err as Error).message, status: null, maybeDelivered: true, permanent: false };
+    const send = async (e: Embed): Promise<PostResult> => {
+      try {
+        return await post(hook, row.uncertain ? markPossibleRepeat(e) : e, settingsOf(s), deadline, deps.signal);
+      } catch (err) {
+        return { ok: false, error: (err as Error).message, status: null, maybeDelivered: true, permanent: false };
+      }
+    };
+    let r = await send(embed);
+    if (!r.ok && r.permanent) {
+      const refused = deps.redact(r.error);
+      // The payload was redacted when it was built; the log keeps it whole.
+      deps.logger.error({ event: 'report_refused', key: row.key, error: refused, embed }, `Discord refused ${row.key} (${refused}); sending a minimal fallback, the full report is this log line`);
+      r = await send(fallbackEmbed(embed, row.key));
+      if (r.ok) {
+        box.markSentAsFallback(row.seq, r.messageId, deps.now(), `sent as a minimal fallback: Discord refused the full report (${refused})`);
+        sent++;
+        deps.logger.warn({ event: 'report_sent_fallback', key: row.key, message_id: r.messageId }, `Discord: sent ${row.key} as a minimal fallback`);
+        continue;
+      }
     }
     if (r.ok) {
       box.markSent(row.seq, r.messageId, deps.now());
@@ -101,7 +116,7 @@ async function drain(box: Outbox, hook: Webhook, s: ReportSettings, deadline: nu
     const error = deps.redact(r.error);
     if (r.permanent) {
       box.markDead(row.seq, error);
-      deps.logger.error({ event: 'report_refused', key: row.key, error }, `Discord refused ${row.key} (${error}); set aside, not retried`);
+      deps.logger.error({ event: 'report_dead', key: row.key, error }, `Discord refused ${row.key} and its fallback (${error}); set aside, not retried (the full report is in the report_refused line)`);
       continue;
     }
     box.release(row.seq, error, r.maybeDelivered);

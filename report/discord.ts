@@ -59,7 +59,8 @@ function describe(err: unknown): { error: string; status: number | null; maybeDe
   }
   const status = typeof e?.status === 'number' ? e.status : null;
   if (status !== null) {
-    return { error: `HTTP ${status}: ${String(e.message ?? '').split('\n')[0]}`, status, maybeDelivered: false, permanent: status === 400 };
+    // discord.js puts each refused field on its own line (`embeds[0].fields[0].value[BASE_TYPE_MAX_LENGTH]: ...`).
+    return { error: `HTTP ${status}: ${String(e.message ?? '').split('\n').filter(Boolean).join('; ')}`, status, maybeDelivered: false, permanent: status === 400 };
   }
   const code = String(e?.code ?? e?.cause?.code ?? '');
   // Refused or unresolved: it never left. A timeout or reset: it may have arrived.

@@ -198,6 +198,23 @@ export function embedLength(e: Embed): number {
   return e.title.length + (e.description?.length ?? 0) + (e.footer?.text.length ?? 0) + e.fields.reduce((n, f) => n + f.name.length + f.value.length, 0);
 }
 
+// What is sent when Discord refuses a report for its shape (a 400): only the title (agent and
+// outcome), the outcome field and the report's key (a session id), each held well inside the
+// limits, so that the report itself is never lost. The full one stays in the log.
+export function fallbackEmbed(e: Embed, key: string): Embed {
+  const outcome = e.fields.find((f) => f.name === 'Outcome')?.value;
+  const fields: EmbedField[] = [];
+  if (outcome) fields.push({ name: 'Outcome', value: shorten(outcome, 100), inline: true });
+  fields.push({ name: 'Report', value: shorten(`\`${key}\``, 200), inline: true });
+  return {
+    title: shorten(e.title, 200),
+    description: 'Discord refused the full report for its shape; it is in the log (event `report_refused`).',
+    color: e.color,
+    fields,
+    ...(e.timestamp ? { timestamp: e.timestamp } : {}),
+  };
+}
+
 // A repeat that may already have reached the channel (an earlier attempt's fate is unknown) says so.
 export function markPossibleRepeat(e: Embed): Embed {
   const note = 'possibly a repeat: an earlier delivery attempt ended without an answer';

@@ -117,7 +117,12 @@ export class Outbox {
     this.db.prepare(`UPDATE outbox SET state = 'queued', last_error = ?, uncertain = MAX(uncertain, ?), claimed_pid = NULL, claimed_start = NULL WHERE seq = ?`).run(error, uncertain ? 1 : 0, seq);
   }
 
-  // Discord refuses this report for good (400: its shape): kept for the record, never retried.
+  // Discord refused the report's shape and took its minimal fallback: sent, with why in last_error.
+  markSentAsFallback(seq: number, messageId: string | null, at: Date, error: string): void {
+    this.db.prepare(`UPDATE outbox SET state = 'sent', sent_at = ?, message_id = ?, last_error = ?, claimed_pid = NULL, claimed_start = NULL WHERE seq = ?`).run(at.toISOString(), messageId, error, seq);
+  }
+
+  // Discord refuses this report for good (400: its shape), its fallback too: kept, never retried.
   markDead(seq: number, error: string): void {
     this.db.prepare(`UPDATE outbox SET state = 'dead', last_error = ?, claimed_pid = NULL, claimed_start = NULL WHERE seq = ?`).run(error, seq);
   }

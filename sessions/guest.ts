@@ -84,11 +84,20 @@ export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, h
   return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home };
 }
 
+// Leftovers of sessions a killed supervisor could not clean up (their settings name tokens that
+// died with it): removed by every start that holds the run lock, a session or not. The count.
+export function sweepSessionDirs(config: Pick<Config, 'state_dir'>, log?: Pick<Logger, 'warn'>): number {
+  const root = sessionsDir(config);
+  const old = fs.existsSync(root) ? fs.readdirSync(root) : [];
+  for (const o of old) fs.rmSync(path.join(root, o), { recursive: true, force: true });
+  if (old.length) log?.warn({ event: 'session_dirs_swept', dirs: old }, `removed ${old.length} session folder(s) an interrupted supervisor left in ${root}`);
+  return old.length;
+}
+
 export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) => string[]): Promise<Guest> {
   const { config, logger: log } = i;
   const root = sessionsDir(config);
-  // Leftovers of sessions a killed supervisor could not clean up (their tokens are long dead).
-  for (const old of fs.existsSync(root) ? fs.readdirSync(root) : []) fs.rmSync(path.join(root, old), { recursive: true, force: true });
+  sweepSessionDirs(config, log);
   const dir = path.join(root, i.sessionId);
   const home = path.join(dir, 'home');
   fs.mkdirSync(home, { recursive: true, mode: 0o700 });

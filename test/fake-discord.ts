@@ -2,7 +2,8 @@
 // `POST /api/v10/webhooks/{id}/{token}?wait=true` answers the created message, `GET` the same path
 // answers the webhook. Answers can be scripted per request (429 with retry_after and the
 // rate-limit headers discord.js reads, 500), and the server can go down (connection refused) and
-// come back on the same port.
+// come back on the same port. Like Discord, it refuses an embed past the documented limits, or
+// with an empty title, name or value, with 400 and the `Invalid Form Body` errors tree.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -20,6 +21,8 @@ export type FakeDiscord = {
   webhookUrl: string;
   // Delivered messages (answered 200), in the order they arrived.
   messages: Posted[];
+  // Posts refused for their embeds (answered 400), with what was wrong.
+  refused: Array<{ body: any; problems: Problem[] }>;
   requests: Seen[];
   // Answers for the next POSTs, in order; after them, `fallback`.
   script: Answer[];
@@ -31,8 +34,58 @@ export type FakeDiscord = {
 
 let snowflake = 1_300_000_000_000_000_000n;
 
+// https://discord.com/developers/docs/resources/message#embed-object-embed-limits
+const LIMITS = { title: 256, description: 4096, fieldName: 256, fieldValue: 1024, fields: 25, footer: 2048, author: 256, total: 6000 };
+
+type Problem = { path: Array<string | number>; code: string; message: string };
+
+// Discord's checks on a webhook message's embeds; empty when it would take them.
+export function embedProblems(embeds: unknown): Problem[] {
+  const out: Problem[] = [];
+  if (embeds === undefined) return out;
+  if (!Array.isArray(embeds)) return [{ path: ['embeds'], code: 'BASE_TYPE_ARRAY', message: 'Must be an array.' }];
+  if (embeds.length > 10) out.push({ path: ['embeds'], code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 10 or fewer in length.' });
+  let total = 0;
+  embeds.forEach((e: any, i) => {
+    const str = (v: unknown, max: number, p: Array<string | number>, required: boolean) => {
+      if (v === undefined || v === null) {
+        if (required) out.push({ path: ['embeds', i, ...p], code: 'BASE_TYPE_REQUIRED', message: 'This field is required' });
+        return;
+      }
+      const s = String(v);
+      if (required && !s.trim()) out.push({ path: ['embeds', i, ...p], code: 'BASE_TYPE_REQUIRED', message: 'This field is required' });
+      if ([...s].length > max) out.push({ path: ['embeds', i, ...p], code: 'BASE_TYPE_MAX_LENGTH', message: `Must be ${max} or fewer in length.` });
+      total += [...s].length;
+    };
+    str(e.title, LIMITS.title, ['title'], false);
+    str(e.description, LIMITS.description, ['description'], false);
+    if (e.footer) str(e.footer.text, LIMITS.footer, ['footer', 'text'], true);
+    if (e.author) str(e.author.name, LIMITS.author, ['author', 'name'], true);
+    const fields = e.fields ?? [];
+    if (fields.length > LIMITS.fields) out.push({ path: ['embeds', i, 'fields'], code: 'BASE_TYPE_MAX_LENGTH', message: `Must be ${LIMITS.fields} or fewer in length.` });
+    fields.forEach((f: any, j: number) => {
+      str(f.name, LIMITS.fieldName, ['fields', j, 'name'], true);
+      str(f.value, LIMITS.fieldValue, ['fields', j, 'value'], true);
+    });
+  });
+  if (total > LIMITS.total) out.push({ path: ['embeds'], code: 'MAX_EMBED_SIZE_EXCEEDED', message: `Embed size exceeds maximum size of ${LIMITS.total}` });
+  return out;
+}
+
+// Discord's shape: `{ errors: { embeds: { 0: { fields: { 1: { value: { _errors: [...] } } } } } } }`.
+function errorTree(problems: Problem[]): Record<string, unknown> {
+  const root: Record<string, any> = {};
+  for (const p of problems) {
+    let node = root;
+    for (const k of p.path) node = node[k] ??= {};
+    (node._errors ??= []).push({ code: p.code, message: p.message });
+  }
+  return root;
+}
+
 export async function startFakeDiscord(): Promise<FakeDiscord> {
   const messages: Posted[] = [];
+  const refused: Array<{ body: any; problems: Problem[] }> = [];
   const requests: Seen[] = [];
   const hanging = new Set<http.ServerResponse>();
   let port = 0;
@@ -62,7 +115,9 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
         return;
       }
       if (answer.status === 500) return json(500, { message: '500: Internal Server Error', code: 0 });
-      if (answer.status === 400) return json(400, { message: 'Invalid Form Body', code: 50035, errors: {} });
+      if (answer.status === 400) {
+        return json(400, { message: 'Invalid Form Body', code: 50035, errors: { embeds: { 0: { _errors: [{ code: 'MAX_EMBED_SIZE_EXCEEDED', message: 'Embed size exceeds maximum size of 6000' }] } } } });
+      }
       if (answer.status === 429) {
         return json(
           429,
@@ -83,6 +138,11 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
         body = JSON.parse(raw);
       } catch {
         return json(400, { message: 'Cannot send an empty message', code: 50006 });
+      }
+      const problems = embedProblems(body.embeds);
+      if (problems.length) {
+        refused.push({ body, problems });
+        return json(400, { message: 'Invalid Form Body', code: 50035, errors: errorTree(problems) });
       }
       const messageId = String(++snowflake);
       messages.push({ body, query: u.search, at: Date.now(), messageId });
@@ -124,6 +184,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     apiBase: `http://127.0.0.1:${port}/api`,
     webhookUrl: webhookUrl(),
     messages,
+    refused,
     requests,
     get script() {
       return state.script;

@@ -110,7 +110,9 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     // The session's memory server was the installed one, started by the installed bin.
     const init = JSON.parse(fs.readFileSync(record.transcript, 'utf8').split('\n')[0]);
     const memory = (init.mcp_servers ?? []).find((s: any) => s.name === 'nightshift_memory');
-    if (memory) assert.equal(memory.status, 'connected', JSON.stringify(init.mcp_servers));
+    // Missing from the list is the failure this checks for, not a reason to skip it.
+    assert.ok(memory, `no nightshift_memory among the session's MCP servers: ${JSON.stringify(init.mcp_servers)}`);
+    assert.equal(memory.status, 'connected', JSON.stringify(init.mcp_servers));
     const status = await sh('nightshift', ['sessions', '--json'], { cwd: site, env: runEnv });
     assert.equal(JSON.parse(status.stdout)[0].id, record.id);
   });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, runJson, workspace, writeAgent, zombiesUnder } from '../helpers.js';
+import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, nightshift, processesMatching, runJson, workspace, writeAgent, zombiesUnder } from '../helpers.js';
 
 const api = fakeApiPerFile();
 
@@ -61,11 +61,10 @@ describe('nightshift run', () => {
     // CLI printed nothing for 6 s: a loaded machine is slow, not that slow).
     const ws = workspace(t, api.url, configYaml({ claude: { timeout: '6s', idle_timeout: '6s', kill_grace: '2s' } }));
     writeAgent(ws, 'hanger', 'SCENARIO=bg-hang SLEEP=617', { allowed_tools: ['Bash'] });
-    const started = Date.now();
     const { ran, record } = await runJson(ws, 'hanger');
     assert.equal(ran.code, 1);
+    // `timeout` is the supervisor's wall clock; the CLI's own 600 s would end it as an error.
     assert.equal(record.outcome, 'timeout');
-    assert.ok(Date.now() - started < 20_000, 'ended near the limit, not the CLI\'s own 600 s');
     // Interrupted while waiting for the API, the CLI usually writes no result (then the cost is our
     // estimate from the first call's usage, 1000 in / 100 out on sonnet); caught between retries
     // it writes one. Either way the figure is the same and says where it came from.
@@ -96,13 +95,33 @@ describe('nightshift run', () => {
     assert.deepEqual(processesMatching('sleep 618'), []);
   });
 
+  // The backstop, since the CLI fails open when its hook cannot be reached. Removal tried: with
+  // `fail: guest.hooks?.dead` taken out of daemon/run.ts, the session ran on until its 40 s wall
+  // clock (outcome timeout) and this test failed.
+  test('a session whose hook server stops answering is ended by the supervisor', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { timeout: '40s', idle_timeout: '40s', kill_grace: '2s' } }));
+    t.after(() => processesMatching('sleep 671').forEach((p) => process.kill(p.pid, 'SIGKILL')));
+    api.script('hook-dies', ({ turn }) =>
+      turn === 0
+        ? { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 671', description: 'wait' } }] }
+        : { kind: 'message', blocks: [{ type: 'text', text: 'done' }] },
+    );
+    writeAgent(ws, 'orphaned', 'SCENARIO=hook-dies', { allowed_tools: ['Bash'] });
+    // The fixture closes the supervisor's hook server right after it allowed the `sleep`.
+    const { ran, record } = await runJson(ws, 'orphaned', [], { NODE_OPTIONS: `--import=${path.join(FIXTURES, 'hook-server-dies.mjs')}` });
+    assert.match(ran.stderr, /closing the hook server/, 'the fixture did close it');
+    assert.match(ran.stderr, /"event":"hook_server_dead"/);
+    assert.equal(record.outcome, 'error', ran.stderr);
+    assert.match(record.error, /hook server stopped answering/);
+    assert.deepEqual(processesMatching('sleep 671'), [], 'the tool the session was running is ended too');
+  });
+
   test('a stream that goes silent is ended as stalled', async (t) => {
     const ws = workspace(t, api.url, configYaml({ claude: { timeout: '60s', idle_timeout: '3s', kill_grace: '2s' } }));
     writeAgent(ws, 'staller', 'SCENARIO=stall');
     const { ran, record } = await runJson(ws, 'staller');
     assert.equal(ran.code, 1);
     assert.equal(record.outcome, 'stalled');
-    assert.ok(record.duration_ms < 20_000);
   });
 
   test('the same tool call over and over is a loop', async (t) => {

@@ -87,11 +87,10 @@ describe('tick', () => {
     const status = JSON.parse((await nightshift(['status', '--json'], ws.env, ws.dir)).stdout);
     assert.equal(status.locks.run.pid, victim.child.pid);
     writeAgent(ws, 'hang', 'SCENARIO=text');
-    const t0 = Date.now();
     const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
     const r = JSON.parse(ran.stdout);
+    // Taken over from the dead holder (mtime staleness is set beyond reach in daemon/lock.ts).
     assert.equal(r.action, 'session', ran.stderr);
-    assert.ok(Date.now() - t0 < 9000, 'taken over from the dead holder without waiting for mtime staleness');
     assert.match(ran.stderr, /"event":"lock_recovered"/);
     const all = ledgerRows(ws.dir);
     assert.deepEqual(all.map((x) => x.outcome), ['abandoned', 'ok']);
@@ -102,6 +101,7 @@ describe('tick', () => {
   test('status --json has the documented shape', async (t) => {
     const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: ok\n` }));
     writeAgent(ws, 'ok', 'SCENARIO=text');
+    const before = Date.now();
     await nightshift(['tick'], ws.env, ws.dir);
     const s = JSON.parse((await nightshift(['status', '--json'], ws.env, ws.dir)).stdout);
     assert.deepEqual(Object.keys(s).sort(), ['budget', 'last_ok_at', 'last_sessions', 'locks', 'next', 'unpushed']);
@@ -110,7 +110,7 @@ describe('tick', () => {
     assert.equal(s.next.agent, 'ok');
     assert.deepEqual(s.locks, { run: null, git: null });
     assert.equal(s.unpushed, null);
-    assert.ok(Date.now() - Date.parse(s.last_ok_at) < 60_000);
+    assert.ok(Date.parse(s.last_ok_at) >= before - 1000, `last_ok_at ${s.last_ok_at} is this tick's`);
   });
 });
 

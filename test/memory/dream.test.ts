@@ -34,7 +34,9 @@ async function seeded(t: TestContext, now = new Date(T0 + 400 * 86_400_000)): Pr
 test('a dream on a seeded store: every phase ok, with the expected counts, and one metrics row', async (t) => {
   const s = await seeded(t);
   const seen: string[] = [];
-  const r = await dream(s, { onPhase: (p) => seen.push(p) });
+  // A clock that moves 10 ms per reading: each phase takes a multiple of 10, the dream more than all.
+  let clock = 0;
+  const r = await dream(s, { onPhase: (p) => seen.push(p), now: () => (clock += 10) });
   assert.deepEqual(seen, [...PHASES]);
   assert.deepEqual(Object.keys(r.phases), [...PHASES]);
   for (const p of PHASES) assert.equal(r.phases[p].ok, true, `${p}: ${r.phases[p].error}`);
@@ -47,7 +49,10 @@ test('a dream on a seeded store: every phase ok, with the expected counts, and o
   assert.equal(r.phases.schedule.overdue, 8);
   assert.equal(r.phases.fade.faded, 2);
   assert.equal(typeof r.phases.metrics.dream_id, 'number');
-  assert.ok(r.duration_ms >= 0);
+  // Timed by the given clock, the whole dream spanning its phases (run one after another).
+  for (const p of PHASES) assert.ok(r.phases[p].ms >= 10 && r.phases[p].ms % 10 === 0, `${p}: ${r.phases[p].ms}`);
+  const phasesMs = PHASES.reduce((n, p) => n + r.phases[p].ms, 0);
+  assert.ok(r.duration_ms > phasesMs && r.duration_ms % 10 === 0, `duration_ms ${r.duration_ms}, phases ${phasesMs}`);
   const insight = s.recall(s.stats().memories);
   assert.equal(insight.category, 'insight');
   assert.match(insight.text, /^Recurring across 4 memories \(.*kiln.*\): /);

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../../daemon/config.js';
+import { validateConfig } from '../../daemon/config.js';
 import { makeEmbedder, offlineEmbedder, OFFLINE_DEFAULT, type EmbedderConfig } from '../../memory/embedders.js';
 import { embedWithLabel, withFallback, type FallbackEmbedder } from '../../memory/embeddings-fallback.js';
 import { createGeminiEmbedder, GEMINI_EMBEDDING_DIM } from '../../memory/embeddings-gemini.js';
@@ -196,9 +196,12 @@ describe('Gemini embeddings against the loopback API', () => {
     assert.equal(makeEmbedder({}, { GEMINI_API_KEY: '  ' }, log.logger), null);
     assert.equal(makeEmbedder({ memory: { embeddings: 'use' } }, {}, log.logger)?.model, USE_MODEL);
     assert.equal(OFFLINE_DEFAULT, 'none');
-    // The daemon's validated config is accepted as it is.
-    const fromDaemon: EmbedderConfig = {} as Config;
-    assert.ok(fromDaemon);
+    // The daemon's validated config is accepted as it is (the type is checked at build; the value here).
+    const validated = validateConfig({ vault: '/tmp/vault', memory: { embeddings: 'use' }, gemini: { base_url: fake.url } }, '/tmp/nightshift.yaml');
+    assert.deepEqual(validated.problems, undefined);
+    const fromDaemon: EmbedderConfig = validated.config!;
+    assert.equal(makeEmbedder(fromDaemon, {}, log.logger)?.model, USE_MODEL);
+    assert.equal((makeEmbedder(fromDaemon, { GEMINI_API_KEY: KEY }, log.logger) as FallbackEmbedder).fallback?.model, USE_MODEL);
     assert.throws(() => offlineEmbedder('glove'), /Expected `memory.embeddings` to be one of auto, none, use, got `glove`/);
   });
 

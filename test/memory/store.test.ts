@@ -94,7 +94,9 @@ test('a tombstone holds against punctuation, symbol, invisible and Unicode varia
   s.forget(odd.memory_id, 'a secret', CLI);
   await assert.rejects(s.observe({ text: 'Erin\ud800 badge PIN is 5512' }, CLI), (e: unknown) => e instanceof MemoryError && e.code === 'TOMBSTONED');
   // A different claim with the same words in another order is not the same claim.
-  assert.equal((await s.observe({ text: "Is 4921 Bob's bank PIN" }, CLI)).decision !== undefined, true);
+  // (Refused, observe would reject above; here it resolves with the claim stored.)
+  const reordered = await s.observe({ text: "Is 4921 Bob's bank PIN" }, CLI);
+  assert.equal(s.recall(reordered.memory_id).text, "Is 4921 Bob's bank PIN");
 });
 
 test('full-width and compatibility forms are found by their plain spelling', async (t) => {

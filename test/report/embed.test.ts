@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { makeRedactor, secretValues } from '../../logs/redact.js';
-import { COLORS, doctorReport, dreamReport, embedLength, finish, LIMITS, sessionReport, unitReport, type SessionFacts } from '../../report/embed.js';
+import { COLORS, doctorReport, dreamReport, embedLength, finish, LIMITS, RESULT_MAX, sessionReport, shorten, unitReport, type SessionFacts } from '../../report/embed.js';
 
 const noRedact = (t: string) => t;
 const base: SessionFacts = {
@@ -84,6 +84,59 @@ test('a secret in a result, an error or a git message never reaches the payload'
   const d = doctorReport([{ name: 'discord', status: 'fail', detail: leak, fix: leak }], { redact, at: new Date(0) });
   const u = unitReport({ unit: 'nightshift.service', at: new Date(0), problems: [leak], logTail: leak }, redact);
   for (const p of [JSON.stringify(d), JSON.stringify(u)]) assert.ok(!p.includes(env.ANTHROPIC_API_KEY) && !p.includes('tok-SeCrEt'));
+});
+
+// Any 6-character piece of `secret` found in `text` (a cut-first bug leaves a prefix of the secret
+// at the cut: any piece of it is a leak, not just the whole).
+function leakedPiece(text: string, secret: string, min = 6): string | null {
+  for (let i = 0; i + min <= secret.length; i++) if (text.includes(secret.slice(i, i + min))) return secret.slice(i, i + min);
+  return null;
+}
+
+// Every offset at which a cut at `max` would split the secret, for each place a string is cut.
+function cutOffsets(max: number, secretLength: number): number[] {
+  const out: number[] = [];
+  for (let at = max - secretLength - 2; at <= max + 1; at++) out.push(at);
+  return out;
+}
+
+const SECRET = 'Qx7vLm2Rp9Tk4Wz8Hc3Nb6Fj5Yd1Gs0Ue';
+const secretRedact = makeRedactor(secretValues({ MY_SERVICE_TOKEN: SECRET }));
+
+test('a secret split by any cut (result, error, description, field value) leaves not even a piece of itself', () => {
+  // Removal tried: with sessionReport's result cut before it is redacted, this test failed at
+  // offset 667 (the other tests in this file all passed); with finish()'s field value cut first, at
+  // offset 991.
+  for (const at of cutOffsets(RESULT_MAX, SECRET.length)) {
+    const text = `${'y'.repeat(at)}${SECRET}${'z'.repeat(50)}`;
+    const r = sessionReport({ ...base, outcome: 'error', result: text, error: text }, { ...git, error: text }, today, { redact: secretRedact });
+    const payload = JSON.stringify(r);
+    assert.equal(leakedPiece(payload, SECRET), null, `offset ${at}: payload leaks a piece of the secret`);
+  }
+  for (const at of [...cutOffsets(300, SECRET.length), ...cutOffsets(LIMITS.fieldValue, SECRET.length)]) {
+    const text = `${'y'.repeat(at)}${SECRET}${'z'.repeat(50)}`;
+    const r = sessionReport({ ...base, outcome: 'error', error: text }, git, today, { redact: secretRedact });
+    const d = doctorReport([{ name: 'discord', status: 'fail', detail: text, fix: null }], { redact: secretRedact, at: new Date(0) });
+    const u = unitReport({ unit: 'nightshift.service', at: new Date(0), problems: [text], logTail: text }, secretRedact);
+    for (const p of [r, d, u].map((x) => JSON.stringify(x))) assert.equal(leakedPiece(p, SECRET), null, `offset ${at}: payload leaks a piece of the secret`);
+  }
+  for (const at of [...cutOffsets(LIMITS.description, SECRET.length), ...cutOffsets(LIMITS.title, SECRET.length), ...cutOffsets(LIMITS.fieldValue, SECRET.length)]) {
+    const text = `${'y'.repeat(at)}${SECRET}${'z'.repeat(50)}`;
+    const e = finish({ title: text, description: text, color: 1, fields: [{ name: text, value: text }], footer: { text } }, secretRedact);
+    assert.equal(leakedPiece(JSON.stringify(e), SECRET), null, `offset ${at}: finish() leaks a piece of the secret`);
+  }
+});
+
+test('negative control: cut first, then redacted, the same texts leak a piece of the secret at every offset', () => {
+  const cutFirst = (text: string, max: number) => secretRedact(shorten(text, max));
+  for (const max of [RESULT_MAX, 300, LIMITS.fieldValue, LIMITS.description]) {
+    for (const at of cutOffsets(max, SECRET.length)) {
+      const out = cutFirst(`${'y'.repeat(at)}${SECRET}${'z'.repeat(50)}`, max);
+      // Offsets where the whole secret fits (or none of it does) are redacted by either order.
+      const kept = max - 1 - at;
+      if (kept >= 6 && kept < SECRET.length) assert.notEqual(leakedPiece(out, SECRET), null, `max ${max}, offset ${at}`);
+    }
+  }
 });
 
 test('an embed is held to Discord limits', () => {
