@@ -265,12 +265,17 @@ export function openDatabase(file: string, upTo = SCHEMA_VERSION): Database.Data
 }
 
 // Runs the migrations above the file's version, each with its version bump, in one transaction.
+// The version is read first without a write lock: a store that is current (nearly every open)
+// writes nothing, so a writer holding the store does not keep a server or a capture from opening it.
 export function migrate(db: Database.Database, file: string, upTo = SCHEMA_VERSION): void {
+  const newer = (v: number) => new MemoryError('INVALID', `Memory database ${file} has schema version ${v}, newer than this nightshift knows (${SCHEMA_VERSION}); upgrade nightshift.`);
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) throw newer(current);
+  if (current >= upTo) return;
   db.transaction(() => {
+    // Again under the lock: another process may have migrated meanwhile.
     const from = db.pragma('user_version', { simple: true }) as number;
-    if (from > SCHEMA_VERSION) {
-      throw new MemoryError('INVALID', `Memory database ${file} has schema version ${from}, newer than this nightshift knows (${SCHEMA_VERSION}); upgrade nightshift.`);
-    }
+    if (from > SCHEMA_VERSION) throw newer(from);
     if (from === 0) db.pragma(`application_id = ${APPLICATION_ID}`);
     for (let v = from; v < upTo; v++) {
       db.exec(MIGRATIONS[v]);

@@ -9,6 +9,7 @@ import readline from 'node:readline';
 import type { Config } from '../daemon/config.js';
 import { describeError, geminiModels, geminiSettingsFrom } from '../memory/gemini-client.js';
 import type { MemoryStore } from '../memory/store.js';
+import { cleanDerived } from '../memory/text-hygiene.js';
 import { CATEGORIES, MemoryError, type Actor, type Category } from '../memory/types.js';
 
 export const MARKERS = ['OBSERVE', 'BELIEVE', 'THREAD', 'RESOLVED'] as const;
@@ -182,6 +183,8 @@ async function resolveThread(store: MemoryStore, text: string, actor: Actor): Pr
 
 // One item into the store, the way its kind asks: beliefs and threads through their own verbs.
 async function store1(store: MemoryStore, x: Extracted, actor: Actor, source: string): Promise<void> {
+  // Derived text: a control character is dropped, never a reason to lose the item.
+  x = { ...x, text: cleanDerived(x.text) };
   if (x.category === 'belief') await store.believe({ text: x.text, source }, actor);
   else if (x.category === 'thread') await store.openThread({ text: x.text, solo: !x.tags.includes('operator'), source }, actor);
   else await store.observe({ text: x.text, source, category: x.category, salience: x.salience, tags: x.tags }, actor);
@@ -221,7 +224,7 @@ export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null
       }
       for (const m of markers.filter((m) => m.kind === 'RESOLVED')) {
         try {
-          if (await resolveThread(store, m.text, actor)) report.resolved++;
+          if (await resolveThread(store, cleanDerived(m.text), actor)) report.resolved++;
         } catch (err) {
           if (!(err instanceof MemoryError)) throw err;
           report.refused++;
