@@ -1243,6 +1243,11 @@ export class MemoryStore {
     }));
   }
 
+  /** True when session `sessionId` already has an observation of `text` (as the store keeps it): a spooled item stored before a crash is not stored again. */
+  hasObservation(sessionId: string, text: string): boolean {
+    return !!this.stmt('SELECT 1 FROM observations WHERE session_id = ? AND text = ? LIMIT 1').get(sessionId, String(text).normalize('NFKC').trim());
+  }
+
   static readonly schemaVersion = SCHEMA_VERSION;
 }
 
