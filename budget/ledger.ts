@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { InternalError } from '../daemon/errors.js';
+import { InternalError, PermissionError } from '../daemon/errors.js';
+import { accessProblem } from '../daemon/file-access.js';
 import type { DayTotals } from './policy.js';
 
 export type SessionRow = {
@@ -71,9 +72,9 @@ export class Ledger {
   private constructor(private readonly db: Database.Database, readonly file: string, private readonly chargeOn: ChargeOn) {}
 
   static open(file: string, options: { chargeOn?: ChargeOn } = {}): Ledger {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
     let db: Database.Database | undefined;
     try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
       db = new Database(file);
       db.pragma('busy_timeout = 5000');
       db.pragma('journal_mode = WAL');
@@ -86,11 +87,12 @@ export class Ledger {
       db.pragma('user_version = 1');
     } catch (err) {
       db?.close();
+      const denied = accessProblem(file, 'ledger');
+      if (denied) throw new PermissionError(denied, { cause: err });
       const code = (err as { code?: string }).code ?? '';
-      throw new InternalError(
-        `Ledger ${file} cannot be opened (${code || (err as Error).message}). If it is corrupt, move it aside; a new one is made on the next start.`,
-        { cause: err },
-      );
+      // Only a file that is not a database (or a damaged one) is worth moving aside.
+      const damaged = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' ? ' It is damaged or not a ledger: move it aside; a new one is made on the next start.' : '';
+      throw new InternalError(`Ledger ${file} cannot be opened (${code || (err as Error).message}).${damaged}`, { cause: err });
     }
     return new Ledger(db, file, options.chargeOn ?? 'open');
   }

@@ -1,6 +1,6 @@
 // The small typed error set: each carries a stable string code and the exit code the CLI entry
 // maps it to (sysexits, so systemd's OnFailure= and scripts can act on them).
-export const EXIT = { OK: 0, FAILED: 1, USAGE: 64, INTERNAL: 70, REFUSED: 75, CONFIG: 78 } as const;
+export const EXIT = { OK: 0, FAILED: 1, USAGE: 64, INTERNAL: 70, REFUSED: 75, NOPERM: 77, CONFIG: 78 } as const;
 
 export class NightshiftError extends Error {
   readonly code: string = 'NIGHTSHIFT';
@@ -47,4 +47,11 @@ export class InternalError extends NightshiftError {
 export class SandboxUnavailableError extends NightshiftError {
   override readonly code = 'SANDBOX_UNAVAILABLE';
   override readonly exitCode = EXIT.CONFIG;
+}
+
+// One of our files or folders cannot be used by the user we run as (daemon/file-access.ts says
+// who owns it and the chown/chmod that fixes it); nothing is wrong with its content.
+export class PermissionError extends NightshiftError {
+  override readonly code = 'PERMISSION';
+  override readonly exitCode = EXIT.NOPERM;
 }

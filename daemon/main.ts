@@ -12,6 +12,7 @@ import { prefixLines, stderrIsJournal } from '../logs/journal.js';
 import type { Config } from './config.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { ConfigError, EXIT, LockedError, NightshiftError, UsageError } from './errors.js';
+import { errnoAccessProblem } from './file-access.js';
 import type { GitReport } from './git-sync.js';
 import type { LockOwner } from './lock.js';
 import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits } from './systemd.js';
@@ -216,6 +217,13 @@ export async function main(deps: MainDeps): Promise<number> {
       if (err.exitCode === EXIT.REFUSED) logger?.warn({ event: 'refused', code: err.code }, err.message);
       if (err.exitCode === EXIT.INTERNAL) logger?.error({ event: 'internal_error', err }, err.message);
       return err.exitCode;
+    }
+    // state_dir, log_dir or another of our paths the service user cannot use: who owns it and the fix.
+    const denied = errnoAccessProblem(err, '');
+    if (denied) {
+      deps.stderr(prefixLines(`nightshift: ${redact(denied)}\n`, 3, journal));
+      logger?.error({ event: 'permission_denied', path: (err as NodeJS.ErrnoException).path }, denied);
+      return EXIT.NOPERM;
     }
     deps.stderr(prefixLines(`nightshift: internal error: ${redact(String((err as Error)?.stack ?? err))}\n`, 3, journal));
     logger?.error({ err }, 'internal error');

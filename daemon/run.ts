@@ -15,7 +15,9 @@ import { readProc } from '../sessions/process-tree.js';
 import { runClaude } from '../sessions/runner.js';
 import { keepInTranscript } from '../sessions/transcript.js';
 import { StreamTracker } from '../sessions/stream-tracker.js';
-import { leaveBehind } from '../sessions/capture.js';
+import { applyLeft, leaveBehind } from '../sessions/capture.js';
+import { drainSpool } from '../sessions/capture-spool.js';
+import { spoolDir } from '../memory/spool.js';
 import { prepareSessionState } from '../sessions/session-state.js';
 import type { Agent } from './agents.js';
 import { superviseDream, type DreamOutcome } from './dream-tick.js';
@@ -98,6 +100,8 @@ export async function supervise(
     ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
     await reconcile(ledger, deps);
     sweepSessionDirs(config, deps.logger);
+    // What earlier sessions left behind that the store could not take then, oldest first.
+    await storeSpooled(config, deps);
     // Reports earlier runs could not deliver, oldest first (bounded by discord.timeout).
     await drainOutbox(config, deps);
     const startedAt = deps.now();
@@ -323,4 +327,12 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   }
   if (internal) throw internal;
   return toRecord(ledger.get(id) ?? { ...open, status: 'settled' } as never);
+}
+
+// Stores the spool (sessions/capture-spool.ts); never fails the start: what is left waits.
+async function storeSpooled(config: Config, deps: RunDeps): Promise<void> {
+  const r = await drainSpool({ dir: spoolDir(config.state_dir), apply: applyLeft, open: async () => (await import('../memory/cli.js')).openMemoryStore(config, deps.env, deps.logger) });
+  if (r.batches) deps.logger.info({ event: 'spool_stored', ...r }, `stored ${r.batches} spooled batch(es) of what earlier sessions left behind (${r.stored} stored, ${r.skipped} already in)`);
+  if (r.error) deps.logger.warn({ event: 'spool_waiting', ...r }, `the memory spool waits for the next start (${r.left} batch(es)): ${deps.redact(r.error)}`);
+  if (r.unreadable.length) deps.logger.warn({ event: 'spool_unreadable', files: r.unreadable }, `spooled batches that cannot be read were left as they are: ${r.unreadable.join(', ')}`);
 }

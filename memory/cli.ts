@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Config } from '../daemon/config.js';
-import { EXIT, NightshiftError, UsageError } from '../daemon/errors.js';
+import { EXIT, NightshiftError, PermissionError, UsageError } from '../daemon/errors.js';
 import type { Logger } from '../logs/logger.js';
 import { memoryDbPath } from './db-path.js';
 import { LEARNING_FLAGS, LEARNING_SUBS, learningCommand, type LearningFlags } from './learning-cli.js';
@@ -53,6 +53,7 @@ const IMPORT_ACTOR: Actor = { surface: 'import', sessionId: null };
 function refusal(err: unknown): never {
   if (err instanceof MemoryError) {
     if (err.code === 'CORRUPT' || err.code === 'FOREIGN') throw new MemoryDbError(err.message, { cause: err });
+    if (err.code === 'PERMISSION') throw new PermissionError(err.message, { cause: err });
     if (err.code === 'TOMBSTONED') throw new MemoryRefusedError(err.message, { cause: err });
     if (err.code === 'INVALID' && /schema version/.test(err.message)) throw new MemoryDbError(err.message, { cause: err });
     throw new UsageError(err.message, { cause: err });

@@ -5,6 +5,7 @@
 import { geminiVerdicts, heuristicVerdict, type GeminiCheck } from './contradiction.js';
 import { describeError } from './gemini-client.js';
 import type { MemoryStore } from './store.js';
+import { cleanDerived } from './text-hygiene.js';
 import type { Actor } from './types.js';
 
 export type CheckCounts = { pairs: number; candidates: number; dismissed: number; gemini: number; fallbacks: number };
@@ -50,7 +51,7 @@ export async function checkContradictions(
   pairs.forEach((p, i) => {
     const g = geminiSays.get(i);
     if (g) {
-      if (g.contradicts) counts.candidates += store.recordCandidate(p.a, p.b, 'gemini', g.score, g.reason, o.actor) ? 1 : 0;
+      if (g.contradicts) counts.candidates += store.recordCandidate(p.a, p.b, 'gemini', g.score, cleanDerived(g.reason), o.actor) ? 1 : 0;
       else counts.dismissed += store.dismissCandidate(p.a, p.b, o.actor) ? 1 : 0;
     } else if (heuristic[i].contradicts) counts.candidates += store.recordCandidate(p.a, p.b, 'heuristic', heuristic[i].score, heuristic[i].reason, o.actor) ? 1 : 0;
   });

@@ -7,6 +7,7 @@ import { checkContradictions } from './contradiction-check.js';
 import { describeError, type GeminiModels } from './gemini-client.js';
 import type { MemoryStore } from './store.js';
 import { contentTerms, dice, tokens } from './text.js';
+import { cleanDerived } from './text-hygiene.js';
 import type { Actor } from './types.js';
 
 export const PHASES = ['cluster', 'abstract', 'contradictions', 'schedule', 'fade', 'reindex', 'metrics'] as const;
@@ -95,7 +96,7 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
           opts.logger?.warn({ event: 'dream_gemini_fallback', phase: 'abstract', error: describeError(err, opts.gemini.apiKey) }, 'dream: Gemini abstraction failed, extractive instead');
         }
       }
-      await store.addAbstraction(text ?? extractive(texts), c, actor);
+      await store.addAbstraction(cleanDerived(text ?? extractive(texts)), c, actor);
       made++;
     }
     return { abstractions: made, already_covered: skipped, gemini, fallbacks };

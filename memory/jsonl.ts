@@ -1,4 +1,5 @@
 // The JSONL line formats of `nightshift memory import` and `export`. Pure: a line in, a verdict out.
+import { fieldsProblem } from './text-hygiene.js';
 import { CATEGORIES, type Category, type ObserveInput } from './types.js';
 
 export type LineProblem = { line: number; field: string; message: string };
@@ -20,6 +21,8 @@ export function parseImportLine(line: string): ParsedLine | null {
   const o = v as Record<string, unknown>;
   if (typeof o.text !== 'string' || !o.text.trim()) return { ok: false, field: 'text', message: `Expected \`text\` to be a non-empty string, got ${show(o.text)}` };
   if (typeof o.source !== 'string' || !o.source.trim()) return { ok: false, field: 'source', message: `Expected \`source\` to be a non-empty string, got ${show(o.source)}` };
+  const bad = fieldsProblem({ text: o.text, source: o.source, tags: o.tags });
+  if (bad) return { ok: false, ...bad };
   const input: ObserveInput = { text: o.text, source: o.source };
   if (o.created_at !== undefined && o.created_at !== null) {
     const t = typeof o.created_at === 'string' ? Date.parse(o.created_at) : NaN;

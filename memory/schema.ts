@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { accessProblem } from '../daemon/file-access.js';
 import { CATEGORIES, EDGE_TYPES, MemoryError, SURFACES } from './types.js';
 
 // "NSMe": marks a SQLite file as a nightshift memory store.
@@ -213,7 +214,7 @@ export function checkFile(file: string): boolean {
   }
   if (size === 0) return false;
   const head = Buffer.alloc(100);
-  const fd = fs.openSync(file, 'r');
+  const fd = withAccess(file, () => fs.openSync(file, 'r'));
   try {
     fs.readSync(fd, head, 0, 100, 0);
   } finally {
@@ -233,6 +234,7 @@ export function checkFile(file: string): boolean {
     version = db.pragma('user_version', { simple: true }) as number;
     tables = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
   } catch (err) {
+    refuseDenied(file);
     throw new MemoryError('CORRUPT', `Memory database ${file} cannot be read (${(err as { code?: string }).code ?? (err as Error).message}); it was left as it is. Move it aside to start a new store.`);
   } finally {
     db?.close();
@@ -246,11 +248,29 @@ export function checkFile(file: string): boolean {
   throw new MemoryError('FOREIGN', `Memory database ${file} is a SQLite file that is not a nightshift memory store (application id ${appId}); it was left as it is. Point memory.db elsewhere.`);
 }
 
+// A failure that the file's or its folder's permissions explain is told as such (who we run as,
+// the owner, the chown/chmod), never as a corrupt file.
+function refuseDenied(file: string): void {
+  const denied = accessProblem(file, 'memory database');
+  if (denied) throw new MemoryError('PERMISSION', denied);
+}
+
+function withAccess<T>(file: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    refuseDenied(file);
+    throw err;
+  }
+}
+
 // Opens (creating when absent) and migrates to `upTo` (default: the latest). Refuses a newer schema.
 export function openDatabase(file: string, upTo = SCHEMA_VERSION): Database.Database {
   checkFile(file);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file);
+  const db = withAccess(file, () => {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    return new Database(file);
+  });
   try {
     db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
@@ -259,18 +279,24 @@ export function openDatabase(file: string, upTo = SCHEMA_VERSION): Database.Data
     migrate(db, file, upTo);
   } catch (err) {
     db.close();
+    refuseDenied(file);
     throw err;
   }
   return db;
 }
 
 // Runs the migrations above the file's version, each with its version bump, in one transaction.
+// The version is read first without a write lock: a store that is current (nearly every open)
+// writes nothing, so a writer holding the store does not keep a server or a capture from opening it.
 export function migrate(db: Database.Database, file: string, upTo = SCHEMA_VERSION): void {
+  const newer = (v: number) => new MemoryError('INVALID', `Memory database ${file} has schema version ${v}, newer than this nightshift knows (${SCHEMA_VERSION}); upgrade nightshift.`);
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) throw newer(current);
+  if (current >= upTo) return;
   db.transaction(() => {
+    // Again under the lock: another process may have migrated meanwhile.
     const from = db.pragma('user_version', { simple: true }) as number;
-    if (from > SCHEMA_VERSION) {
-      throw new MemoryError('INVALID', `Memory database ${file} has schema version ${from}, newer than this nightshift knows (${SCHEMA_VERSION}); upgrade nightshift.`);
-    }
+    if (from > SCHEMA_VERSION) throw newer(from);
     if (from === 0) db.pragma(`application_id = ${APPLICATION_ID}`);
     for (let v = from; v < upTo; v++) {
       db.exec(MIGRATIONS[v]);

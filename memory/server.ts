@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Logger } from '../logs/logger.js';
 import { attribute, CLAIMED_SOURCE } from './claimed-source.js';
 import { learningTools, type LearningToolStore } from './learning-tools.js';
+import { fieldsProblem } from './text-hygiene.js';
 import {
   CATEGORIES, EDGE_TYPES, MemoryError,
   type Actor, type EdgeType, type MemoryRecord, type MemoryStats, type ObserveInput, type ObserveResult, type QueryOptions, type QueryResult,
@@ -251,6 +252,9 @@ function toolError(text: string): CallToolResult {
 async function callTool(tool: Tool, args: unknown, opts: ToolOptions): Promise<CallToolResult> {
   const parsed = tool.input.safeParse(args ?? {});
   if (!parsed.success) return toolError(`Invalid arguments for \`${tool.name}\`: ${describeIssues(parsed.error)}. Fix the arguments and call it again.`);
+  // Every text argument, by the name the caller used (the store checks again under its own names).
+  const bad = fieldsProblem(parsed.data as Record<string, unknown>);
+  if (bad) return toolError(`Invalid arguments for \`${tool.name}\`: ${bad.message}. Fix the arguments and call it again.`);
   try {
     const { structured, text } = await tool.run(parsed.data);
     return { content: [{ type: 'text', text: text ?? JSON.stringify(structured) }], structuredContent: structured };

@@ -6,6 +6,7 @@ import { checkThresholds, gateDecision, predictionError, type GateThresholds } f
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
 import { nextId, SCHEMA_VERSION, openDatabase } from './schema.js';
 import { contentTerms, dice, ftsQuery, tokens, tombstoneKeys } from './text.js';
+import { fieldsProblem } from './text-hygiene.js';
 import { heuristicVerdict } from './contradiction.js';
 import { GRADES, initialCard, retrievability as retrievabilityAt, review as reviewCard, type CardRow, type GradeReason } from './fsrs.js';
 import { WANDER_DEFAULTS, seededRng, walk, type Rng, type WanderGraph } from './wander.js';
@@ -51,6 +52,8 @@ export type StoreOptions = {
   // HyDE (memory/hyde.ts, with Gemini): the query plus a guessed answer passage, for the vector
   // arm only; the lexical arm keeps the words the caller asked.
   expandQuery?: ((query: string) => Promise<string>) | null;
+  // Test-only: `deferred` shows, as a negative control, the lost writes IMMEDIATE prevents.
+  transactionMode?: 'immediate' | 'deferred';
 };
 
 // The learning layer's knobs (config `memory.learning`): wander's jump rate, and what dream fades.
@@ -104,6 +107,7 @@ export class MemoryStore {
   private readonly logger: Logger | null;
   private readonly embedder: Embedder | null;
   readonly learning: LearningSettings;
+  private readonly transactionMode: 'immediate' | 'deferred';
 
   private constructor(private readonly db: Database.Database, readonly file: string, opts: StoreOptions) {
     this.embedder = opts.embedder ?? null;
@@ -115,6 +119,7 @@ export class MemoryStore {
     this.logger = opts.logger ?? null;
     this.learning = { ...DEFAULT_LEARNING, ...opts.learning };
     this.expandQuery = opts.expandQuery ?? null;
+    this.transactionMode = opts.transactionMode ?? 'immediate';
     this.backfillCards();
     this.vectors = this.embedder ? new VectorIndex(this.embedder.model, this.embedder.dim) : null;
     if (this.vectors) {
@@ -137,6 +142,13 @@ export class MemoryStore {
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+
+  // Every write takes the write lock as it begins (BEGIN IMMEDIATE), so the busy timeout applies:
+  // in WAL mode a deferred transaction that has read cannot wait for another writer and fails at once.
+  private write<T>(fn: () => T): () => T {
+    const t = this.db.transaction(fn);
+    return () => t[this.transactionMode]();
   }
 
   private stmt(sql: string): Database.Statement {
@@ -180,7 +192,7 @@ export class MemoryStore {
     const clean = validate(input);
     this.refuseTombstoned(clean.text);
     const [vec] = await this.embed([clean.text]);
-    return this.db.transaction(() => {
+    return this.write(() => {
       this.refuseTombstoned(clean.text);
       return write(clean, vec ?? null);
     })();
@@ -201,7 +213,7 @@ export class MemoryStore {
     let batch: Array<{ index: number; clean: Clean }> = [];
     const flush = async () => {
       const vecs = await this.embed(batch.map((b) => b.clean.text));
-      this.db.transaction(() => {
+      this.write(() => {
         batch.forEach(({ index, clean }, k) => {
           try {
             this.refuseTombstoned(clean.text);
@@ -612,7 +624,7 @@ export class MemoryStore {
     if (!EDGE_TYPES.includes(type)) throw new MemoryError('INVALID', `Expected an edge type (${EDGE_TYPES.join(', ')}), got ${JSON.stringify(type)}`);
     if (typeof weight !== 'number' || !(weight >= 0 && weight <= 1)) throw new MemoryError('INVALID', `Expected weight between 0 and 1, got ${JSON.stringify(weight)}`);
     if (from === to) throw new MemoryError('INVALID', `Expected two different memories, got ${from} twice`);
-    return this.db.transaction(() => {
+    return this.write(() => {
       this.row(from);
       this.row(to);
       const before = this.stmt('SELECT weight FROM edges WHERE from_id = ? AND to_id = ? AND type = ?').get(from, to, type) as { weight: number } | undefined;
@@ -630,9 +642,10 @@ export class MemoryStore {
   tombstone(text: string, reason: string, actor: Actor): { hash: string } {
     checkActor(actor);
     if (typeof text !== 'string' || !text.trim()) throw new MemoryError('INVALID', 'Expected the claim to tombstone as a non-empty string');
+    checkText({ text, reason });
     const keys = tombstoneKeys(text);
     const hash = keys[0];
-    this.db.transaction(() => {
+    this.write(() => {
       for (const k of keys) this.stmt('INSERT INTO tombstones (hash, at, reason) VALUES (?, ?, ?) ON CONFLICT (hash) DO UPDATE SET reason = excluded.reason, at = excluded.at').run(k, this.iso(), reason || 'forgotten');
       this.audit(actor, 'tombstone', `tombstone:${hash}`, null, { hashes: keys, reason });
     })();
@@ -642,7 +655,7 @@ export class MemoryStore {
   /** Fades a memory and tombstones its text and its evidence, so none of it is observed again. */
   forget(id: number, reason: string, actor: Actor): void {
     checkActor(actor);
-    this.db.transaction(() => {
+    this.write(() => {
       const before = this.row(id);
       const texts = new Set([before.text, ...(this.stmt('SELECT text FROM observations WHERE memory_id = ?').pluck().all(id) as string[])]);
       const hashes = [...new Set([...texts].flatMap(tombstoneKeys))];
@@ -655,7 +668,7 @@ export class MemoryStore {
   /** Fades (or with `faded = false` revives) a memory: searchable only with include_faded, never injected. */
   fade(id: number, actor: Actor, faded = true): void {
     checkActor(actor);
-    this.db.transaction(() => {
+    this.write(() => {
       const before = this.row(id);
       this.stmt('UPDATE memories SET faded = ? WHERE id = ?').run(faded ? 1 : 0, id);
       this.audit(actor, faded ? 'fade' : 'revive', `memory:${id}`, { faded: !!before.faded }, { faded });
@@ -666,7 +679,7 @@ export class MemoryStore {
   supersede(older: number, newer: number, actor: Actor): void {
     checkActor(actor);
     if (older === newer) throw new MemoryError('INVALID', `Expected two different memories, got ${older} twice`);
-    this.db.transaction(() => {
+    this.write(() => {
       const before = this.row(older);
       this.row(newer);
       this.stmt('UPDATE memories SET superseded_by = ? WHERE id = ?').run(newer, older);
@@ -687,7 +700,7 @@ export class MemoryStore {
       if (!rows.length) return done;
       const vecs = await this.embed(rows.map((r) => r.text));
       if (vecs.some((v) => !v)) return done;
-      this.db.transaction(() => {
+      this.write(() => {
         rows.forEach((r, i) => {
           this.stmt('INSERT OR REPLACE INTO embeddings (memory_id, model, dim, vector) VALUES (?, ?, ?, ?)').run(r.id, this.vectors!.model, this.vectors!.dim, toBlob(vecs[i]!));
           this.vectors!.set(r.id, vecs[i]!);
@@ -718,7 +731,7 @@ export class MemoryStore {
     const rows = this.stmt('SELECT id, created_at FROM memories WHERE stability IS NULL').all() as Array<{ id: number; created_at: string }>;
     if (!rows.length) return;
     const set = this.stmt('UPDATE memories SET due = ?, stability = ?, difficulty = ?, elapsed_days = ?, scheduled_days = ?, reps = ?, lapses = ?, state = ?, last_review = ? WHERE id = ?');
-    this.db.transaction(() => {
+    this.write(() => {
       for (const r of rows) {
         const c = initialCard(r.created_at);
         set.run(c.due, c.stability, c.difficulty, c.elapsed_days, c.scheduled_days, c.reps, c.lapses, c.state, c.last_review, r.id);
@@ -764,7 +777,7 @@ export class MemoryStore {
     checkActor(actor);
     checkId(id);
     if (!GRADES.includes(grade)) throw new MemoryError('INVALID', `Expected grade to be one of ${GRADES.join(', ')}, got ${JSON.stringify(grade)}`);
-    return this.db.transaction(() => this.applyGrade(id, grade, 'manual', actor, this.now(), true))();
+    return this.write(() => this.applyGrade(id, grade, 'manual', actor, this.now(), true))();
   }
 
   /**
@@ -776,7 +789,7 @@ export class MemoryStore {
     if (!use || typeof use.sessionId !== 'string' || !use.sessionId) throw new MemoryError('INVALID', 'Expected a session id to grade');
     if (use.outcome !== 'ok') return [];
     const actor: Actor = { surface: 'session', sessionId: use.sessionId };
-    return this.db.transaction(() => {
+    return this.write(() => {
       const done = (this.stmt("SELECT count(*) AS n FROM reviews WHERE session_id = ? AND reason IN ('used', 'ignored')").get(use.sessionId) as { n: number }).n;
       if (done) return [];
       const used = new Set(use.usedIds);
@@ -817,7 +830,7 @@ export class MemoryStore {
       const own = await this.createSpecial({ text: input.text, source: input?.source ?? null, tags: input?.tags, category: 'belief' }, actor, () => undefined);
       r = { memory_id: own.id, decision: 'novel' };
     }
-    this.db.transaction(() => {
+    this.write(() => {
       const before = this.row(r.memory_id);
       this.stmt("UPDATE memories SET category = 'belief', confidence = ? WHERE id = ?").run(confidence, r.memory_id);
       this.audit(actor, 'believe', `memory:${r.memory_id}`, { category: before.category, confidence: before.confidence }, { category: 'belief', confidence });
@@ -844,7 +857,8 @@ export class MemoryStore {
     checkId(id);
     checkId(otherId);
     if (id === otherId) throw new MemoryError('INVALID', `Expected two different memories, got ${id} twice`);
-    return this.db.transaction(() => {
+    checkText({ note });
+    return this.write(() => {
       const before = this.row(id);
       this.row(otherId);
       const confidence = round(Math.max(0.05, before.confidence * (2 / 3)));
@@ -875,22 +889,27 @@ export class MemoryStore {
   /** Records a contradiction candidate (never applied); false when the pair is already known. */
   // `actor`: who found it, for the audit row (observe audits its own candidates in its own row).
   recordCandidate(x: number, y: number, method: 'heuristic' | 'gemini', score: number, reason: string, actor?: Actor): boolean {
+    checkText({ reason });
     const [a, b] = x < y ? [x, y] : [y, x];
-    const r = this.stmt(
-      `INSERT INTO contradiction_candidates (a, b, method, score, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (a, b) DO UPDATE SET method = excluded.method, score = excluded.score, reason = excluded.reason
-       WHERE status = 'candidate' AND excluded.method = 'gemini'`,
-    ).run(a, b, method, score, reason, this.iso());
-    if (r.changes > 0 && actor) this.audit(actor, 'candidate', `memories:${a},${b}`, null, { method, score, reason });
-    return r.changes > 0;
+    return this.write(() => {
+      const r = this.stmt(
+        `INSERT INTO contradiction_candidates (a, b, method, score, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (a, b) DO UPDATE SET method = excluded.method, score = excluded.score, reason = excluded.reason
+         WHERE status = 'candidate' AND excluded.method = 'gemini'`,
+      ).run(a, b, method, score, reason, this.iso());
+      if (r.changes > 0 && actor) this.audit(actor, 'candidate', `memories:${a},${b}`, null, { method, score, reason });
+      return r.changes > 0;
+    })();
   }
 
   /** Drops a candidate that a later check found compatible (only while it is still a candidate). */
   dismissCandidate(x: number, y: number, actor?: Actor): boolean {
     const [a, b] = x < y ? [x, y] : [y, x];
-    const done = this.stmt("UPDATE contradiction_candidates SET status = 'dismissed' WHERE a = ? AND b = ? AND status = 'candidate'").run(a, b).changes > 0;
-    if (done && actor) this.audit(actor, 'dismiss_candidate', `memories:${a},${b}`, { status: 'candidate' }, { status: 'dismissed' });
-    return done;
+    return this.write(() => {
+      const done = this.stmt("UPDATE contradiction_candidates SET status = 'dismissed' WHERE a = ? AND b = ? AND status = 'candidate'").run(a, b).changes > 0;
+      if (done && actor) this.audit(actor, 'dismiss_candidate', `memories:${a},${b}`, { status: 'candidate' }, { status: 'dismissed' });
+      return done;
+    })();
   }
 
   /** Contradiction candidates, newest first. */
@@ -927,7 +946,8 @@ export class MemoryStore {
     checkId(id);
     const actual = { correct: 1, partly: 0.5, wrong: 0 }[outcome];
     if (actual === undefined) throw new MemoryError('INVALID', `Expected outcome to be one of correct, partly, wrong, got ${JSON.stringify(outcome)}`);
-    return this.db.transaction(() => {
+    checkText({ note });
+    return this.write(() => {
       const p = this.stmt('SELECT confidence, outcome, resolved_at FROM predictions WHERE memory_id = ?').get(id) as { confidence: number; outcome: string | null; resolved_at: string | null } | undefined;
       if (!p) throw new MemoryError('NOT_FOUND', `Memory ${id} is not a prediction (make one with \`predict\`)`);
       if (p.resolved_at) throw new MemoryError('INVALID', `Prediction ${id} was already resolved (${p.outcome}) on ${p.resolved_at}`);
@@ -962,7 +982,8 @@ export class MemoryStore {
   resolveThread(id: number, resolution: string | null, actor: Actor): ThreadRecord {
     checkActor(actor);
     checkId(id);
-    this.db.transaction(() => {
+    checkText({ resolution });
+    this.write(() => {
       const t = this.thread(id);
       if (t.status === 'resolved') throw new MemoryError('INVALID', `Thread ${id} was already resolved on ${t.resolved_at}`);
       this.stmt("UPDATE threads SET status = 'resolved', resolved_at = ?, resolution = ? WHERE memory_id = ?").run(this.iso(), resolution ?? null, id);
@@ -1045,7 +1066,7 @@ export class MemoryStore {
   deleteForever(memoryIds: number[], reason: string, actor: Actor): { deleted: number[]; tombstones: string[] } {
     checkActor(actor);
     memoryIds.forEach(checkId);
-    return this.db.transaction(() => {
+    return this.write(() => {
       // Abstractions a dream derived from them quote their text: they go too.
       memoryIds = [...new Set([...memoryIds, ...this.derivedFrom(memoryIds)])];
       const hashes = new Set<string>();
@@ -1149,8 +1170,9 @@ export class MemoryStore {
   async addAbstraction(text: string, memberIds: number[], actor: Actor): Promise<number> {
     checkActor(actor);
     if (typeof text !== 'string' || !text.trim()) throw new MemoryError('INVALID', 'Expected the abstraction as a non-empty string');
+    checkText({ text });
     const [vec] = await this.embed([text]);
-    return this.db.transaction(() => {
+    return this.write(() => {
       const members = memberIds.map((m) => this.row(m));
       const salience = round(members.reduce((s, m) => s + m.salience, 0) / Math.max(1, members.length));
       const id = this.insertMemory(text.trim(), 'insight', salience, [], this.iso(), 0.5, true);
@@ -1177,7 +1199,7 @@ export class MemoryStore {
     ).all(limits.salience) as Array<{ id: number; stability: number; last_review: string | null; created_at: string }>;
     const weak = rows.filter((r) => retrievabilityAt(r, at, r.created_at) < limits.retrievability).map((r) => r.id);
     if (!weak.length) return [];
-    this.db.transaction(() => {
+    this.write(() => {
       const set = this.stmt('UPDATE memories SET faded = 1 WHERE id = ?');
       for (const id of weak) set.run(id);
       this.audit(actor, 'fade', `memories:${weak.length}`, null, { faded: weak, rule: limits });
@@ -1197,7 +1219,7 @@ export class MemoryStore {
   /** Writes a dream's metrics row. */
   recordDream(startedAt: string, durationMs: number, lastObservationId: number, metrics: unknown, actor: Actor): number {
     checkActor(actor);
-    return this.db.transaction(() => {
+    return this.write(() => {
       const id = Number(this.stmt('INSERT INTO dreams (started_at, duration_ms, last_observation_id, metrics) VALUES (?, ?, ?, ?)').run(startedAt, durationMs, lastObservationId, JSON.stringify(metrics)).lastInsertRowid);
       this.audit(actor, 'dream', `dream:${id}`, null, { duration_ms: durationMs, last_observation_id: lastObservationId });
       return id;
@@ -1219,6 +1241,11 @@ export class MemoryStore {
       before: r.before === null ? null : JSON.parse(r.before as string),
       after: r.after === null ? null : JSON.parse(r.after as string),
     }));
+  }
+
+  /** True when session `sessionId` already has an observation of `text` (as the store keeps it): a spooled item stored before a crash is not stored again. */
+  hasObservation(sessionId: string, text: string): boolean {
+    return !!this.stmt('SELECT 1 FROM observations WHERE session_id = ? AND text = ? LIMIT 1').get(sessionId, String(text).normalize('NFKC').trim());
   }
 
   static readonly schemaVersion = SCHEMA_VERSION;
@@ -1245,7 +1272,11 @@ function checkActor(actor: Actor): void {
   if (!actor || !SURFACES.includes(actor.surface)) throw new MemoryError('INVALID', `Expected an actor surface (${SURFACES.join(', ')}), got ${JSON.stringify(actor?.surface)}`);
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+// Refuses control characters and lone surrogates in any text field (memory/text-hygiene.ts).
+function checkText(fields: Record<string, unknown>): void {
+  const problem = fieldsProblem(fields);
+  if (problem) throw new MemoryError('INVALID', problem.message);
+}
 
 // Checks and normalises one input; throws MemoryError INVALID with a message naming the field.
 function validate(input: ObserveInput): Clean {
@@ -1265,7 +1296,7 @@ function validate(input: ObserveInput): Clean {
   }
   if (tags !== undefined && (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string'))) throw new MemoryError('INVALID', `Expected \`tags\` to be a list of strings, got ${JSON.stringify(tags)}`);
   if (category !== undefined && !CATEGORIES.includes(category)) throw new MemoryError('INVALID', `Expected \`category\` to be one of ${CATEGORIES.join(', ')}, got ${JSON.stringify(category)}`);
-  // Well-formed and NFKC: what SQLite stores is what is hashed and indexed (a lone surrogate would
-  // be stored as U+FFFD, and full-width letters would never match a query).
-  return { text: text.replace(LONE_SURROGATE, '\uFFFD').normalize('NFKC').trim(), source: source ?? null, created_at: at, salience: salience ?? 0.5, tags: tags ?? [], category: category ?? 'observation' };
+  checkText({ text, source, tags });
+  // NFKC: what SQLite stores is what is hashed and indexed (full-width letters would never match a query).
+  return { text: text.normalize('NFKC').trim(), source: source ?? null, created_at: at, salience: salience ?? 0.5, tags: tags ?? [], category: category ?? 'observation' };
 }

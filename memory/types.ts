@@ -112,7 +112,7 @@ export type Embedder = {
 
 // Raised for a refusal the caller should show as is (a tombstoned claim, an unknown id, bad input).
 export class MemoryError extends Error {
-  constructor(readonly code: 'TOMBSTONED' | 'NOT_FOUND' | 'INVALID' | 'CORRUPT' | 'FOREIGN', message: string) {
+  constructor(readonly code: 'TOMBSTONED' | 'NOT_FOUND' | 'INVALID' | 'CORRUPT' | 'FOREIGN' | 'PERMISSION', message: string) {
     super(message);
   }
 }

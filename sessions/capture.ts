@@ -9,6 +9,9 @@ import readline from 'node:readline';
 import type { Config } from '../daemon/config.js';
 import { describeError, geminiModels, geminiSettingsFrom } from '../memory/gemini-client.js';
 import type { MemoryStore } from '../memory/store.js';
+import { cleanDerived } from '../memory/text-hygiene.js';
+import { spoolDir } from '../memory/spool.js';
+import { storeOrSpool } from './capture-spool.js';
 import { CATEGORIES, MemoryError, type Actor, type Category } from '../memory/types.js';
 
 export const MARKERS = ['OBSERVE', 'BELIEVE', 'THREAD', 'RESOLVED'] as const;
@@ -155,7 +158,7 @@ export async function extractWithGemini(texts: string[], generate: GenerateJson,
 
 type Log = { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 
-export type CaptureReport = { markers: number; extraction: 'markers' | 'gemini' | 'gemini-failed'; observed: number; refused: number; resolved: number };
+export type CaptureReport = { markers: number; extraction: 'markers' | 'gemini' | 'gemini-failed'; observed: number; refused: number; resolved: number; spooled: number };
 
 export type CaptureInput = {
   config: Config;
@@ -167,6 +170,7 @@ export type CaptureInput = {
   openStore: () => Promise<MemoryStore>;
   // Injected in tests; by default the SDK's.
   generate?: GenerateJson;
+  now?: () => Date;
 };
 
 // Resolves the open thread a RESOLVED: line names (the best match among open threads); false
@@ -180,8 +184,21 @@ async function resolveThread(store: MemoryStore, text: string, actor: Actor): Pr
   return true;
 }
 
+// What a session left behind, one record each: an item to store or a RESOLVED line; also the spool's line format.
+export type LeftRecord = { session: string; kind: 'store'; item: Extracted } | { session: string; kind: 'resolve'; text: string };
+
+// One record into the store; throws MemoryError for a refusal, anything else when the store failed.
+export async function applyLeft(store: MemoryStore, r: LeftRecord): Promise<'stored' | 'resolved' | 'none'> {
+  const actor: Actor = { surface: 'session', sessionId: r.session };
+  if (r.kind === 'resolve') return (await resolveThread(store, r.text, actor)) ? 'resolved' : 'none';
+  await store1(store, r.item, actor, r.session);
+  return 'stored';
+}
+
 // One item into the store, the way its kind asks: beliefs and threads through their own verbs.
 async function store1(store: MemoryStore, x: Extracted, actor: Actor, source: string): Promise<void> {
+  // Derived text: a control character is dropped, never a reason to lose the item.
+  x = { ...x, text: cleanDerived(x.text) };
   if (x.category === 'belief') await store.believe({ text: x.text, source }, actor);
   else if (x.category === 'thread') await store.openThread({ text: x.text, solo: !x.tags.includes('operator'), source }, actor);
   else await store.observe({ text: x.text, source, category: x.category, salience: x.salience, tags: x.tags }, actor);
@@ -189,7 +206,7 @@ async function store1(store: MemoryStore, x: Extracted, actor: Actor, source: st
 
 // Stores what the session left behind; returns what it did. Never throws.
 export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null> {
-  const report: CaptureReport = { markers: 0, extraction: 'markers', observed: 0, refused: 0, resolved: 0 };
+  const report: CaptureReport = { markers: 0, extraction: 'markers', observed: 0, refused: 0, resolved: 0, spooled: 0 };
   try {
     const texts = (await assistantTexts(i.transcript)).map(i.redact);
     const markers = extractMarkers(texts);
@@ -206,30 +223,20 @@ export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null
         i.logger.warn({ event: 'capture_gemini_failed', err: describeError(err, gemini.apiKey) }, `Gemini extraction failed, using the markers: ${describeError(err, gemini.apiKey)}`);
       }
     }
-    const store = await i.openStore();
-    try {
-      const actor: Actor = { surface: 'session', sessionId: i.session.id };
-      const source = i.session.id;
-      for (const x of [...items, resultRecord({ ...i.session, result: i.session.result && i.redact(i.session.result), error: i.session.error && i.redact(i.session.error) })]) {
-        try {
-          await store1(store, x, actor, source);
-          report.observed++;
-        } catch (err) {
-          if (!(err instanceof MemoryError)) throw err;
-          report.refused++;
-        }
-      }
-      for (const m of markers.filter((m) => m.kind === 'RESOLVED')) {
-        try {
-          if (await resolveThread(store, m.text, actor)) report.resolved++;
-        } catch (err) {
-          if (!(err instanceof MemoryError)) throw err;
-          report.refused++;
-        }
-      }
-    } finally {
-      store.close();
-    }
+    const session = i.session.id;
+    const records: LeftRecord[] = [
+      ...[...items, resultRecord({ ...i.session, result: i.session.result && i.redact(i.session.result), error: i.session.error && i.redact(i.session.error) })].map(
+        (item) => ({ session, kind: 'store' as const, item: { ...item, text: cleanDerived(item.text) } }),
+      ),
+      ...markers.filter((m) => m.kind === 'RESOLVED').map((m) => ({ session, kind: 'resolve' as const, text: cleanDerived(m.text) })),
+    ];
+    // A store that is locked or unavailable: the rest goes to the spool, stored by the next start.
+    const r = await storeOrSpool(records, { open: i.openStore, apply: applyLeft, dir: spoolDir(i.config.state_dir), now: i.now ?? (() => new Date()) });
+    report.observed = r.stored;
+    report.resolved = r.resolved;
+    report.refused = r.refused;
+    report.spooled = r.spooled;
+    if (r.spooled) i.logger.warn({ event: 'capture_spooled', spooled: r.spooled, file: r.file, err: r.cause }, `the memory store could not take ${r.spooled} item(s) now (${i.redact(r.cause ?? '')}); spooled in ${r.file}, stored by the next start`);
     i.logger.info({ event: 'capture', ...report }, `left behind: ${report.observed} observation(s) (${report.extraction})`);
     return report;
   } catch (err) {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Ledger } from '../budget/ledger.js';
 import type { Config } from '../daemon/config.js';
 import { gitIn } from '../daemon/git-sync.js';
+import { cleanDerived } from '../memory/text-hygiene.js';
 import { gatherState } from './state-data.js';
 import { injectedMemories, renderState, type RenderedState } from './state.js';
 
@@ -58,6 +59,8 @@ export async function prepareSessionState(i: SessionStateInput): Promise<Rendere
     const data = await gatherState({ config: i.config, agent: i.agent, sessionId: i.sessionId, unattended: true, ledger: i.ledger, now: i.now, redact: i.redact });
     const state = renderState(data, i.config.state.max_chars);
     state.injected = injectedMemories(data, state.text);
+    // Whatever an older version let into the store, the session's system prompt holds text only.
+    state.text = cleanDerived(state.text);
     await excludeStateDir(i.config.vault).catch((err) => i.logger.warn({ event: 'state_exclude_failed', err }, `could not add ${EXCLUDE_LINE} to .git/info/exclude: ${(err as Error).message}`));
     const dir = path.join(i.config.vault, STATE_DIR);
     // The vault is the session's: a link planted at the folder or the file is replaced, never

@@ -89,10 +89,8 @@ test('a tombstone holds against punctuation, symbol, invisible and Unicode varia
   for (const variant of ['Bob\u2019s bank PIN is 4921', "Bob's bank PIN is: 4921", "Bob's bank-PIN is 4921", "Bob's bank PIN is 4921 \u{1F642}", "Bob's bank\u200bPIN is 4921", "Bob's bank PIN is 4,921", 'ＢＯＢ’Ｓ BANK PIN IS ４９２１']) {
     await assert.rejects(s.observe({ text: variant }, CLI), (e: unknown) => e instanceof MemoryError && e.code === 'TOMBSTONED', JSON.stringify(variant));
   }
-  // A lone surrogate is stored as U+FFFD; the claim is hashed as stored, so it cannot slip past.
-  const odd = await s.observe({ text: 'Erin\ud800 badge PIN is 5512' }, CLI);
-  s.forget(odd.memory_id, 'a secret', CLI);
-  await assert.rejects(s.observe({ text: 'Erin\ud800 badge PIN is 5512' }, CLI), (e: unknown) => e instanceof MemoryError && e.code === 'TOMBSTONED');
+  // A lone surrogate is not text: refused at the boundary (memory/text-hygiene.ts), never hashed.
+  await assert.rejects(s.observe({ text: 'Erin\ud800 badge PIN is 5512' }, CLI), (e: unknown) => e instanceof MemoryError && e.code === 'INVALID');
   // A different claim with the same words in another order is not the same claim.
   // (Refused, observe would reject above; here it resolves with the claim stored.)
   const reordered = await s.observe({ text: "Is 4921 Bob's bank PIN" }, CLI);

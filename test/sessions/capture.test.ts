@@ -38,7 +38,7 @@ describe('capture', () => {
   test('markers and the result record land in the store with the session as source; RESOLVED closes the thread', async (t) => {
     const s = setup(t, ['Working.\nOBSERVE: The sitemap note lists 14 pages\nBELIEVE: Short notes are reread more often\nTHREAD: Merge the two glossary notes']);
     const r = await leaveBehind({ config: s.config, env: {}, session: s.session, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: s.openStore });
-    assert.deepEqual({ ...r, observed: r!.observed }, { markers: 3, extraction: 'markers', observed: 4, refused: 0, resolved: 0 });
+    assert.deepEqual({ ...r, observed: r!.observed }, { markers: 3, extraction: 'markers', observed: 4, refused: 0, resolved: 0, spooled: 0 });
     const store = MemoryStore.open(s.db);
     t.after(() => store.close());
     const [hit] = await store.query('sitemap pages');
@@ -96,10 +96,19 @@ describe('capture', () => {
     assert.throws(() => parseExtraction(undefined), /nothing/);
   });
 
-  test('a store that cannot be opened is logged, never thrown', async (t) => {
+  test('a store that cannot be opened: what the session left is spooled and logged, never thrown', async (t) => {
     const s = setup(t, ['OBSERVE: x marks']);
     const r = await leaveBehind({ config: s.config, env: {}, session: s.session, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: async () => { throw new Error('disk full'); } });
+    assert.equal(r?.spooled, 2, 'the marker and the result record');
+    assert.ok(s.logs.some((l) => l.includes('capture_spooled') && l.includes('disk full')));
+  });
+
+  test('a store that cannot be opened and a spool that cannot be written are logged, never thrown', async (t) => {
+    const s = setup(t, ['OBSERVE: x marks']);
+    fs.mkdirSync(s.config.state_dir, { recursive: true });
+    fs.writeFileSync(path.join(s.config.state_dir, 'memory-spool'), 'a file where the spool folder goes');
+    const r = await leaveBehind({ config: s.config, env: {}, session: s.session, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: async () => { throw new Error('disk full'); } });
     assert.equal(r, null);
-    assert.ok(s.logs.some((l) => l.includes('capture_failed') && l.includes('disk full')));
+    assert.ok(s.logs.some((l) => l.includes('capture_failed')));
   });
 });

@@ -1,0 +1,112 @@
+// Permission and ownership problems on our files (memory database and its folder, ledger,
+// state_dir, log_dir), told as such: who we run as, who owns the path, and the exact command that
+// fixes it. A file that cannot be read because of its mode is healthy; "move it aside" is advice
+// for a corrupt or foreign file only. The advice is pure; `accessFacts` probes the disk.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export type Who = { name: string | null; uid: number };
+export type AccessFacts = {
+  // What the path is to us, e.g. "memory database", "state_dir".
+  what: string;
+  // The path that stops us (the file, or the folder it lives in).
+  path: string;
+  kind: 'file' | 'folder';
+  // What we need of it and do not have.
+  need: Array<'read' | 'write' | 'enter'>;
+  user: Who;
+  owner: Who;
+  mode: number;
+};
+
+const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
+const name = (w: Who) => (w.name ? `${w.name} (uid ${w.uid})` : `uid ${w.uid}`);
+const quote = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
+
+// Pure: the message for one access problem, with the chown (another owner) or chmod (ours, but
+// its mode shuts us out) that fixes it.
+export function accessAdvice(f: AccessFacts, target?: string): string {
+  const bits = f.need.map((n) => (n === 'read' ? 'r' : n === 'write' ? 'w' : 'x')).join('');
+  // A folder of ours holds files made by the same hand (a database and its -wal, -shm): -R.
+  const recursive = f.kind === 'folder' ? '-R ' : '';
+  const fix = f.owner.uid !== f.user.uid ? `sudo chown ${recursive}${f.user.name ?? f.user.uid} ${quote(f.path)}` : `chmod u+${bits} ${quote(f.path)}`;
+  const about = target && target !== f.path ? ` (for ${target})` : '';
+  return (
+    `Permission denied: nightshift runs as ${name(f.user)} and cannot ${f.need.join(' or ')} the ${f.what ? `${f.what} ` : ''}${f.kind} ${f.path}${about}, ` +
+    `owned by ${name(f.owner)} with mode ${octal(f.mode)}. The file is not damaged; fix the access: ${fix}`
+  );
+}
+
+function userName(uid: number): string | null {
+  try {
+    const me = os.userInfo();
+    if (me.uid === uid) return me.username;
+  } catch {
+    // no passwd entry
+  }
+  try {
+    const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.split(':')[2] === String(uid));
+    return line ? line.split(':')[0] : null;
+  } catch {
+    return null;
+  }
+}
+
+const can = (p: string, mode: number) => {
+  try {
+    fs.accessSync(p, mode);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+// The first path on the way to `target` that shuts us out: an ancestor we cannot enter, the folder
+// we cannot write (new files, SQLite's -wal and -shm), or the file we cannot read or write.
+// Null when nothing does (root passes every permission check).
+export function accessFacts(target: string, what: string, opts: { folder?: boolean } = {}): AccessFacts | null {
+  const abs = path.resolve(target);
+  const uid = process.getuid?.() ?? -1;
+  const user: Who = { name: userName(uid), uid };
+  const facts = (p: string, need: AccessFacts['need']): AccessFacts => {
+    const st = fs.statSync(p);
+    return { what, path: p, kind: st.isDirectory() ? 'folder' : 'file', need, user, owner: { name: userName(st.uid), uid: st.uid }, mode: st.mode };
+  };
+  const chain: string[] = [];
+  for (let d = path.dirname(abs); ; d = path.dirname(d)) {
+    chain.unshift(d);
+    if (d === path.dirname(d)) break;
+  }
+  for (const d of chain) if (fs.existsSync(d) && !can(d, fs.constants.X_OK)) return facts(d, ['enter']);
+  // The nearest folder that exists is where the target (or its missing folders) would be made.
+  let parent = path.dirname(abs);
+  while (!fs.existsSync(parent) && parent !== path.dirname(parent)) parent = path.dirname(parent);
+  if (!fs.existsSync(abs)) return can(parent, fs.constants.W_OK) ? null : facts(parent, ['write']);
+  const isDir = fs.statSync(abs).isDirectory();
+  // A database file needs its folder writable too (its journal lives beside it); the folder is
+  // named first, since a chown -R of it fixes the file as well.
+  if (!isDir && !opts.folder && !can(path.dirname(abs), fs.constants.W_OK)) return facts(path.dirname(abs), ['write']);
+  const need: AccessFacts['need'] = [];
+  if (!can(abs, fs.constants.R_OK)) need.push('read');
+  if (!can(abs, fs.constants.W_OK)) need.push('write');
+  if (isDir && !can(abs, fs.constants.X_OK)) need.push('enter');
+  return need.length ? facts(abs, need) : null;
+}
+
+// The advice for `target` when an access problem explains a failure, else null.
+export function accessProblem(target: string, what: string): string | null {
+  try {
+    const f = accessFacts(target, what);
+    return f ? accessAdvice(f, path.resolve(target)) : null;
+  } catch {
+    return null;
+  }
+}
+
+// An errno error (EACCES, EPERM) from fs on one of our paths: the advice, else null.
+export function errnoAccessProblem(err: unknown, what: string): string | null {
+  const e = err as NodeJS.ErrnoException;
+  if (!e || (e.code !== 'EACCES' && e.code !== 'EPERM') || typeof e.path !== 'string') return null;
+  return accessProblem(e.path, what);
+}
