@@ -16,6 +16,12 @@ export function refusalMessage(h: TombstoneHit): string {
 
 export class Tombstones {
   private near: { top: number; keys: Array<{ key: string; near: NearKey }> } = { top: -1, keys: [] };
+  private readonly statements = new Map<string, Database.Statement>();
+  private stmt(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) this.statements.set(sql, (st = this.db.prepare(sql)));
+    return st;
+  }
 
   constructor(
     private readonly db: Database.Database,
@@ -31,14 +37,14 @@ export class Tombstones {
     const sql = replace
       ? 'INSERT INTO tombstones (hash, at, reason) VALUES (?, ?, ?) ON CONFLICT (hash) DO UPDATE SET reason = excluded.reason, at = excluded.at'
       : 'INSERT OR IGNORE INTO tombstones (hash, at, reason) VALUES (?, ?, ?)';
-    const st = this.db.prepare(sql);
+    const st = this.stmt(sql);
     for (const k of keys) st.run(k, at, reason);
     return [...keys];
   }
 
   /** The first tombstone one of `fields` matches, or null. Tags are checked one by one and joined. */
   match(fields: Array<[string, string | null | undefined]>): TombstoneHit | null {
-    const exact = this.db.prepare('SELECT hash, at, reason FROM tombstones WHERE hash IN (SELECT value FROM json_each(?)) LIMIT 1');
+    const exact = this.stmt('SELECT hash, at, reason FROM tombstones WHERE hash IN (SELECT value FROM json_each(?)) LIMIT 1');
     const near = this.nearKeys();
     for (const [field, text] of fields) {
       if (typeof text !== 'string' || !text.trim()) continue;
@@ -46,7 +52,7 @@ export class Tombstones {
       if (row) return { field, ...row, how: 'exact', similarity: 1 };
       const m = near.length ? nearMatch(text, near, this.similarity) : null;
       if (m) {
-        const r = this.db.prepare('SELECT at, reason FROM tombstones WHERE hash = ?').get(m.key) as { at: string; reason: string };
+        const r = this.stmt('SELECT at, reason FROM tombstones WHERE hash = ?').get(m.key) as { at: string; reason: string };
         return { field, hash: m.key.split(':')[2]!, at: r.at, reason: r.reason, how: m.how, similarity: m.similarity };
       }
     }
@@ -61,9 +67,9 @@ export class Tombstones {
 
   // The near keys, read again only when a tombstone was added (rowids only grow).
   private nearKeys(): Array<{ key: string; near: NearKey }> {
-    const top = (this.db.prepare('SELECT coalesce(max(rowid), 0) AS n FROM tombstones').get() as { n: number }).n;
+    const top = (this.stmt('SELECT coalesce(max(rowid), 0) AS n FROM tombstones').get() as { n: number }).n;
     if (top !== this.near.top) {
-      const rows = this.db.prepare("SELECT hash FROM tombstones WHERE hash >= ? AND hash < ?").pluck().all(NEAR_PREFIX, 'near;') as string[];
+      const rows = this.stmt('SELECT hash FROM tombstones WHERE hash >= ? AND hash < ?').pluck().all(NEAR_PREFIX, 'near;') as string[];
       this.near = { top, keys: rows.flatMap((key) => { const near = parseNear(key); return near ? [{ key, near }] : []; }) };
     }
     return this.near.keys;
