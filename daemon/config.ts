@@ -97,6 +97,8 @@ const MemorySchema = z
       .strictObject({ merge: fraction.default(DEFAULTS.memory.gate.merge), link: fraction.default(DEFAULTS.memory.gate.link) })
       .refine((g) => g.link <= g.merge, { message: 'Expected `link` to be at most `merge`', path: ['link'] })
       .prefault({}),
+    // A near copy of a forgotten claim (memory/tombstone-key.ts) at or above this is refused.
+    forget_similarity: fraction.refine((x) => x > 0, { message: 'Expected above 0' }).default(DEFAULTS.memory.forget_similarity),
     recall: z
       .strictObject({
         rrf_k: nonNegative.default(R.rrf_k),

@@ -37,6 +37,9 @@ export const DEFAULTS = {
     // wander's jump rate to an overdue memory; what dream fades (R below and salience below).
     learning: { wander_jump: 0.4, fade_retrievability: 0.5, fade_salience: 0.3 },
     gate: { merge: 0.9, link: 0.5 },
+    // A text this close (sequence Dice over folded words) to a forgotten claim is refused too
+    // (docs/memory.md: the variant tables and their false-refusal rate).
+    forget_similarity: 0.8,
     recall: {
       rrf_k: 1,
       lexical: 1,

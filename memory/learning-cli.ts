@@ -10,6 +10,7 @@ import { dreamWithConfig } from './dream-run.js';
 import type { MemoryFlags, MemoryIo } from './cli.js';
 import type { MemoryStore } from './store.js';
 import type { Actor, GradeName, PredictionOutcome } from './types.js';
+import { redactStateFiles, stateCopies } from './forget-redact.js';
 
 // A forget approval that does not match the dry run (wrong code, other ids, another day): exit 77
 // (EX_NOPERM), nothing deleted.
@@ -186,8 +187,14 @@ async function forget(config: Config, args: string[], flags: LearningFlags, io: 
     if (flags.approve.trim().toUpperCase() !== code) {
       throw new ForgetRefusedError(`Refused: \`${flags.approve}\` is not the approval code for forgetting ${ids.join(', ')} today (${day}). Nothing was deleted. Run \`nightshift memory forget ${ids.join(' ')}\` to see what would go and the code.`);
     }
-    const r = s.deleteForever(ids, `forgotten by the operator (${code})`, CLI_ACTOR);
-    io.out(flags.json ? JSON.stringify(r) : `deleted ${r.deleted.length} memor${r.deleted.length === 1 ? 'y' : 'ies'} for good; ${r.tombstones.length} claim(s) tombstoned`);
+    const d = s.deleteForever(ids, `forgotten by the operator (${code})`, CLI_ACTOR);
+    // The session-state copies quote memories too: beside each transcript, and the vault's.
+    const redacted = redactStateFiles(stateCopies(config.log_dir, config.vault), new Set(d.deleted), (line) => s.isForgotten(line));
+    const r = { ...d, state_files_redacted: redacted.length };
+    io.out(flags.json ? JSON.stringify(r) : [
+      `deleted ${r.deleted.length} memor${r.deleted.length === 1 ? 'y' : 'ies'} for good; ${r.tombstones.length} tombstone key(s) written`,
+      `${r.audit_redacted} audit row(s) and ${r.state_files_redacted} session-state file(s) redacted; ${r.checkpointed ? 'the file is checkpointed' : 'a reader held the WAL: the next checkpoint clears it'}`,
+    ].join('\n'));
     return EXIT.OK;
   });
 }

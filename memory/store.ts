@@ -5,8 +5,10 @@ import { DEFAULTS } from '../daemon/defaults.js';
 import { checkThresholds, gateDecision, predictionError, type GateThresholds } from './gate.js';
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
 import { nextId, SCHEMA_VERSION, openDatabase } from './schema.js';
-import { contentTerms, dice, ftsQuery, tokens, tombstoneKeys } from './text.js';
+import { contentTerms, dice, ftsQuery, tokens } from './text.js';
 import { fieldsProblem } from './text-hygiene.js';
+import { observationFields, Tombstones } from './tombstones.js';
+import { redactAudit } from './forget-redact.js';
 import { heuristicVerdict } from './contradiction.js';
 import { GRADES, initialCard, retrievability as retrievabilityAt, review as reviewCard, type CardRow, type GradeReason } from './fsrs.js';
 import { WANDER_DEFAULTS, seededRng, walk, type Rng, type WanderGraph } from './wander.js';
@@ -54,6 +56,8 @@ export type StoreOptions = {
   expandQuery?: ((query: string) => Promise<string>) | null;
   // Test-only: `deferred` shows, as a negative control, the lost writes IMMEDIATE prevents.
   transactionMode?: 'immediate' | 'deferred';
+  // Config `memory.forget_similarity`: a text this close to a forgotten one is refused.
+  forgetSimilarity?: number;
 };
 
 // The learning layer's knobs (config `memory.learning`): wander's jump rate, and what dream fades.
@@ -108,6 +112,7 @@ export class MemoryStore {
   private readonly embedder: Embedder | null;
   readonly learning: LearningSettings;
   private readonly transactionMode: 'immediate' | 'deferred';
+  private readonly tombstones: Tombstones;
 
   private constructor(private readonly db: Database.Database, readonly file: string, opts: StoreOptions) {
     this.embedder = opts.embedder ?? null;
@@ -120,6 +125,7 @@ export class MemoryStore {
     this.learning = { ...DEFAULT_LEARNING, ...opts.learning };
     this.expandQuery = opts.expandQuery ?? null;
     this.transactionMode = opts.transactionMode ?? 'immediate';
+    this.tombstones = new Tombstones(db, opts.forgetSimilarity ?? DEFAULTS.memory.forget_similarity);
     this.backfillCards();
     this.vectors = this.embedder ? new VectorIndex(this.embedder.model, this.embedder.dim) : null;
     if (this.vectors) {
@@ -190,10 +196,10 @@ export class MemoryStore {
   private async gated<T>(input: ObserveInput, actor: Actor, write: (clean: Clean, vec: Float32Array | null) => T): Promise<T> {
     checkActor(actor);
     const clean = validate(input);
-    this.refuseTombstoned(clean.text);
+    this.tombstones.refuse(observationFields(clean));
     const [vec] = await this.embed([clean.text]);
     return this.write(() => {
-      this.refuseTombstoned(clean.text);
+      this.tombstones.refuse(observationFields(clean));
       return write(clean, vec ?? null);
     })();
   }
@@ -216,7 +222,7 @@ export class MemoryStore {
       this.write(() => {
         batch.forEach(({ index, clean }, k) => {
           try {
-            this.refuseTombstoned(clean.text);
+            this.tombstones.refuse(observationFields(clean));
             out[index] = this.observeOne(clean, actor, vecs[k], clean.created_at === null ? null : this.previousAt(clean.created_at, actor));
           } catch (err) {
             if (!(err instanceof MemoryError)) throw err;
@@ -400,14 +406,6 @@ export class MemoryStore {
       // Lexical recall still works; the vectors are filled in later by `reembed`.
       this.logger?.warn({ err, model: this.embedder.model, texts: texts.length }, 'memory: embedding failed, continuing without vectors');
       return texts.map(() => null);
-    }
-  }
-
-  private refuseTombstoned(text: string): void {
-    const [exact, words] = tombstoneKeys(text);
-    const t = this.stmt('SELECT hash, at, reason FROM tombstones WHERE hash IN (?, ?) LIMIT 1').get(exact, words) as { hash: string; at: string; reason: string } | undefined;
-    if (t) {
-      throw new MemoryError('TOMBSTONED', `Refused: this claim was forgotten on ${t.at} (tombstone ${t.hash.slice(0, 12)}: ${t.reason}). Forgotten claims are not observed again.`);
     }
   }
 
@@ -643,10 +641,10 @@ export class MemoryStore {
     checkActor(actor);
     if (typeof text !== 'string' || !text.trim()) throw new MemoryError('INVALID', 'Expected the claim to tombstone as a non-empty string');
     checkText({ text, reason });
-    const keys = tombstoneKeys(text);
-    const hash = keys[0];
+    let hash = '';
     this.write(() => {
-      for (const k of keys) this.stmt('INSERT INTO tombstones (hash, at, reason) VALUES (?, ?, ?) ON CONFLICT (hash) DO UPDATE SET reason = excluded.reason, at = excluded.at').run(k, this.iso(), reason || 'forgotten');
+      const keys = this.tombstones.add([text], this.iso(), reason || 'forgotten', true);
+      hash = keys[0]!;
       this.audit(actor, 'tombstone', `tombstone:${hash}`, null, { hashes: keys, reason });
     })();
     return { hash };
@@ -658,8 +656,7 @@ export class MemoryStore {
     this.write(() => {
       const before = this.row(id);
       const texts = new Set([before.text, ...(this.stmt('SELECT text FROM observations WHERE memory_id = ?').pluck().all(id) as string[])]);
-      const hashes = [...new Set([...texts].flatMap(tombstoneKeys))];
-      for (const h of hashes) this.stmt('INSERT OR IGNORE INTO tombstones (hash, at, reason) VALUES (?, ?, ?)').run(h, this.iso(), reason || `memory ${id} forgotten`);
+      const hashes = this.tombstones.add(texts, this.iso(), reason || `memory ${id} forgotten`);
       this.stmt('UPDATE memories SET faded = 1, updated_at = ? WHERE id = ?').run(this.iso(), id);
       this.audit(actor, 'forget', `memory:${id}`, publicRow(before), { faded: true, tombstones: hashes, reason });
     })();
@@ -859,6 +856,7 @@ export class MemoryStore {
     if (id === otherId) throw new MemoryError('INVALID', `Expected two different memories, got ${id} twice`);
     checkText({ note });
     return this.write(() => {
+      this.tombstones.refuse([['note', note]]);
       const before = this.row(id);
       this.row(otherId);
       const confidence = round(Math.max(0.05, before.confidence * (2 / 3)));
@@ -891,6 +889,8 @@ export class MemoryStore {
   recordCandidate(x: number, y: number, method: 'heuristic' | 'gemini', score: number, reason: string, actor?: Actor): boolean {
     checkText({ reason });
     const [a, b] = x < y ? [x, y] : [y, x];
+    // A derived reason (Gemini's words) that quotes a forgotten claim is withheld, not stored.
+    if (this.tombstones.match([['reason', reason]])) reason = '(withheld: it quotes a forgotten claim)';
     return this.write(() => {
       const r = this.stmt(
         `INSERT INTO contradiction_candidates (a, b, method, score, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -948,6 +948,7 @@ export class MemoryStore {
     if (actual === undefined) throw new MemoryError('INVALID', `Expected outcome to be one of correct, partly, wrong, got ${JSON.stringify(outcome)}`);
     checkText({ note });
     return this.write(() => {
+      this.tombstones.refuse([['note', note]]);
       const p = this.stmt('SELECT confidence, outcome, resolved_at FROM predictions WHERE memory_id = ?').get(id) as { confidence: number; outcome: string | null; resolved_at: string | null } | undefined;
       if (!p) throw new MemoryError('NOT_FOUND', `Memory ${id} is not a prediction (make one with \`predict\`)`);
       if (p.resolved_at) throw new MemoryError('INVALID', `Prediction ${id} was already resolved (${p.outcome}) on ${p.resolved_at}`);
@@ -984,6 +985,7 @@ export class MemoryStore {
     checkId(id);
     checkText({ resolution });
     this.write(() => {
+      this.tombstones.refuse([['resolution', resolution]]);
       const t = this.thread(id);
       if (t.status === 'resolved') throw new MemoryError('INVALID', `Thread ${id} was already resolved on ${t.resolved_at}`);
       this.stmt("UPDATE threads SET status = 'resolved', resolved_at = ?, resolution = ? WHERE memory_id = ?").run(this.iso(), resolution ?? null, id);
@@ -1062,39 +1064,65 @@ export class MemoryStore {
 
   // ---- learning: forget for good ---------------------------------------------------------------
 
-  /** Deletes memories for good (a human approved it: `nightshift memory forget --approve`), tombstoning their claims first. Returns the tombstone hashes. */
-  deleteForever(memoryIds: number[], reason: string, actor: Actor): { deleted: number[]; tombstones: string[] } {
+  /**
+   * Deletes memories for good (a human approved it: `nightshift memory forget --approve`),
+   * tombstoning their claims first. The text leaves the file too: deleted with secure_delete (freed
+   * cells and pages zeroed), the text indices merged without it, audit rows about them redacted,
+   * and the WAL checkpointed into the file and truncated (`checkpointed` false when a reader held
+   * it back; the next checkpoint finishes the job). Returns the ids and the tombstone keys.
+   */
+  deleteForever(memoryIds: number[], reason: string, actor: Actor): { deleted: number[]; tombstones: string[]; audit_redacted: number; checkpointed: boolean } {
     checkActor(actor);
     memoryIds.forEach(checkId);
-    return this.write(() => {
-      // Abstractions a dream derived from them quote their text: they go too.
-      memoryIds = [...new Set([...memoryIds, ...this.derivedFrom(memoryIds)])];
-      const hashes = new Set<string>();
-      for (const id of memoryIds) {
-        const m = this.row(id);
-        const texts = [m.text, ...(this.stmt('SELECT text FROM observations WHERE memory_id = ?').pluck().all(id) as string[])];
-        for (const t of texts) for (const k of tombstoneKeys(t)) hashes.add(k);
-      }
-      for (const h of hashes) this.stmt('INSERT OR IGNORE INTO tombstones (hash, at, reason) VALUES (?, ?, ?)').run(h, this.iso(), reason);
-      for (const id of memoryIds) {
-        this.stmt('UPDATE memories SET superseded_by = NULL WHERE superseded_by = ?').run(id);
-        for (const sql of [
-          'DELETE FROM reviews WHERE memory_id = @id',
-          'DELETE FROM threads WHERE memory_id = @id',
-          'DELETE FROM predictions WHERE memory_id = @id',
-          'DELETE FROM contradiction_candidates WHERE a = @id OR b = @id',
-          'DELETE FROM embeddings WHERE memory_id = @id',
-          'DELETE FROM edges WHERE from_id = @id OR to_id = @id',
-          'DELETE FROM observations WHERE memory_id = @id',
-          'DELETE FROM memories WHERE id = @id',
-        ]) this.stmt(sql).run({ id });
-        this.vectors?.delete(id);
-      }
-      this.docs = -1;
-      // The audit row names ids and tombstone hashes only: the text is gone for good.
-      this.audit(actor, 'delete', `memories:${memoryIds.join(',')}`, null, { deleted: memoryIds, tombstones: [...hashes], reason });
-      return { deleted: [...memoryIds], tombstones: [...hashes] };
-    })();
+    const secure = this.db.pragma('secure_delete', { simple: true }) as number;
+    this.db.pragma('secure_delete = ON');
+    let out: { deleted: number[]; tombstones: string[]; audit_redacted: number };
+    try {
+      out = this.write(() => {
+        // Abstractions a dream derived from them quote their text: they go too.
+        memoryIds = [...new Set([...memoryIds, ...this.derivedFrom(memoryIds)])];
+        const texts = new Set<string>();
+        for (const id of memoryIds) {
+          const m = this.row(id);
+          texts.add(m.text);
+          for (const t of this.stmt('SELECT text FROM observations WHERE memory_id = ?').pluck().all(id) as string[]) texts.add(t);
+          // A prediction's note and a thread's resolution may restate the claim: their rows go below.
+        }
+        const hashes = this.tombstones.add(texts, this.iso(), reason);
+        for (const id of memoryIds) {
+          this.stmt('UPDATE memories SET superseded_by = NULL WHERE superseded_by = ?').run(id);
+          for (const sql of [
+            'DELETE FROM reviews WHERE memory_id = @id',
+            'DELETE FROM threads WHERE memory_id = @id',
+            'DELETE FROM predictions WHERE memory_id = @id',
+            'DELETE FROM contradiction_candidates WHERE a = @id OR b = @id',
+            'DELETE FROM embeddings WHERE memory_id = @id',
+            'DELETE FROM edges WHERE from_id = @id OR to_id = @id',
+            'DELETE FROM observations WHERE memory_id = @id',
+            'DELETE FROM memories WHERE id = @id',
+          ]) this.stmt(sql).run({ id });
+          this.vectors?.delete(id);
+        }
+        // FTS5 keeps a deleted row's terms in its segments until they merge: merge them now.
+        this.db.exec("INSERT INTO memories_fts (memories_fts) VALUES ('optimize'); INSERT INTO observations_fts (observations_fts) VALUES ('optimize');");
+        const auditRedacted = redactAudit(this.db, memoryIds, [...texts]);
+        this.docs = -1;
+        this.dfCache.clear();
+        // The audit row names ids and tombstone keys only: the text is gone for good.
+        this.audit(actor, 'delete', `memories:${memoryIds.join(',')}`, null, { deleted: memoryIds, tombstones: hashes, reason, audit_redacted: auditRedacted });
+        return { deleted: [...memoryIds], tombstones: hashes, audit_redacted: auditRedacted };
+      })();
+    } finally {
+      this.db.pragma(`secure_delete = ${secure}`);
+    }
+    // Until a checkpoint the WAL holds the pages as they were before the delete.
+    const [cp] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    return { ...out, checkpointed: !!cp && cp.busy === 0 };
+  }
+
+  /** True when `text` would be refused as a forgotten claim (for redacting copies outside the store). */
+  isForgotten(text: string): boolean {
+    return this.tombstones.match([['text', text]]) !== null;
   }
 
   /** Derived memories (a dream's abstractions) that abstract any of `ids`: a forget takes them along. */
@@ -1171,8 +1199,10 @@ export class MemoryStore {
     checkActor(actor);
     if (typeof text !== 'string' || !text.trim()) throw new MemoryError('INVALID', 'Expected the abstraction as a non-empty string');
     checkText({ text });
+    this.tombstones.refuse([['text', text]]);
     const [vec] = await this.embed([text]);
     return this.write(() => {
+      this.tombstones.refuse([['text', text]]);
       const members = memberIds.map((m) => this.row(m));
       const salience = round(members.reduce((s, m) => s + m.salience, 0) / Math.max(1, members.length));
       const id = this.insertMemory(text.trim(), 'insight', salience, [], this.iso(), 0.5, true);

@@ -45,6 +45,8 @@ const BAD: Array<[string, string, RegExp]> = [
   ['a daemon schedule that is not cron', 'daemon:\n  schedule: "every day"\n', /daemon\.schedule\[0\]: Expected a cron expression/],
   ['git.enabled not a boolean', 'git:\n  enabled: maybe\n', /git\.enabled: /],
   ['claude is a string', 'claude: fast\n', /claude: .*expected object/i],
+  ['forget_similarity of 0 (would refuse everything)', 'memory:\n  forget_similarity: 0\n', /memory\.forget_similarity: Expected above 0/],
+  ['forget_similarity above 1', 'memory:\n  forget_similarity: 1.2\n', /memory\.forget_similarity: Expected a number from 0 to 1/],
 ];
 
 describe('config', () => {

@@ -80,7 +80,7 @@ test('a tombstoned claim is refused with the reason and the tombstone named', as
     (err: unknown) => err instanceof MemoryError && err.code === 'TOMBSTONED' && /wrong: it is Berlin/.test(err.message) && /tombstone [0-9a-f]{12}/.test(err.message),
   );
   assert.equal(s.stats().observations, 0);
-  assert.equal(s.stats().tombstones, 2, 'two keys: the normalised text and its words alone');
+  assert.equal(s.stats().tombstones, 3, 'three keys: the folded words, the same words glued, and the near key (memory/tombstone-key.ts)');
 });
 
 test('a tombstone holds against punctuation, symbol, invisible and Unicode variants of the claim', async (t) => {
