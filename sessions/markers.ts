@@ -55,7 +55,7 @@ const FENCE_OPEN = /^(`{3,}|~{3,})/;
 /**
  * Classifies every line (CR, LF and CRLF all end a line). Fences count wherever they sit (in a
  * list, in a quote) and an unclosed one runs to the end; a `>` line and the lines that lazily
- * continue it until a blank line are quoted; a line indented 4 columns past its list item's content
+ * continue it until a blank line (or a new list item) are quoted; a line indented 4 columns past its list item's content
  * (or past the margin, outside lists) is code.
  */
 export function classifyLines(text: string): Array<{ line: string; kind: LineKind }> {
@@ -92,7 +92,8 @@ export function classifyLines(text: string): Array<{ line: string; kind: LineKin
       prevBlank = true;
       continue;
     }
-    if (s.quoted || (inQuote && !prevBlank)) {
+    // A line that starts a list item starts a block of its own: it does not continue a quote.
+    if (s.quoted || (inQuote && !prevBlank && s.bullets === 0)) {
       inQuote = true;
       out.push({ line, kind: 'quote' });
       prevBlank = false;

@@ -110,20 +110,20 @@ describe('session state', () => {
     has('agent: gardener, session S-NOW, unattended');
     has('budget left today (2026-12-01): 2 of 3 sessions');
     has('this agent 0 of 2 runs');
-    has(`[belief] Notes are written for a reader who has forgotten the context (#${ids.belief}`);
-    has(`[value] Prefer small reversible changes over rewrites (#${ids.value}`);
+    has(`[belief] "Notes are written for a reader who has forgotten the context" (#${ids.belief}`);
+    has(`[value] "Prefer small reversible changes over rewrites" (#${ids.value}`);
     has(/, R 0\.\d\d\)/);
-    has(`Link the orphan notes in research/ (#${ids.solo})`);
+    has(`"Link the orphan notes in research/" (#${ids.solo})`);
     const threads = text.slice(text.indexOf('## Open threads'), text.indexOf('## Surprises'));
     assert.doesNotMatch(threads, /Ask the operator about the archive policy/, 'unattended: solo threads only');
     has(`since your last session (${new Date(NOW.getTime() - 2 * 86_400_000).toISOString()})`);
     has('The link checker will find fewer than ten broken links (predicted with confidence 0.90: wrong; it found 40)');
     has(`contradiction: #${ids.claimA}`);
     has(/- wander 1 \(via start\): /);
-    has('researcher: loop, 4 turns, $0.25: repeat: Bash echo x5');
-    has('gardener: ok, 4 turns, $0.25: Tidied three notes');
+    has('researcher: loop, 4 turns, $0.25: "repeat: Bash echo x5"');
+    has('gardener: ok, 4 turns, $0.25: "Tidied three notes"');
     has('branch: main');
-    has(/last commit: [0-9a-f]+ first note/);
+    has(/last commit: "[0-9a-f]+ first note/);
     has('draft-uncommitted.md');
     has('1 of the last 2 sessions did not end ok: researcher loop');
     has('The staging token is [redacted]');
@@ -134,7 +134,7 @@ describe('session state', () => {
     const later = await gatherState({ config, agent: { name: 'gardener', maxRunsPerDay: 2 }, sessionId: null, unattended: false, ledger, now: new Date(NOW.getTime() + 60 * 86_400_000), redact: (x) => x });
     const laterText = renderState(later, 12_000).text;
     assert.match(laterText, /- overdue since /);
-    assert.match(laterText, /Ask the operator about the archive policy .*needs the operator/, 'attended: every open thread');
+    assert.match(laterText, /Ask the operator about the archive policy" .*needs the operator/, 'attended: every open thread');
     assert.doesNotMatch(laterText, /FADEDWORD|SUPERSEDEDWORD/);
   });
 
