@@ -31,6 +31,8 @@ export type SessionRow = {
   supervisor_pid: number | null;
   supervisor_start: string | null;
   child_pid: number | null;
+  // When an abandoned session was reported and captured (null: not yet; see followUp).
+  followed_up_at?: string | null;
 };
 
 export type OpenSession = Pick<SessionRow, 'id' | 'agent' | 'day' | 'started_at' | 'transcript' | 'model' | 'supervisor_pid' | 'supervisor_start'>;
@@ -68,6 +70,20 @@ CREATE INDEX IF NOT EXISTS sessions_day_agent ON sessions (day, agent);
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started_at);
 `;
 
+// Version 2 adds `followed_up_at`. Sessions settled before it are taken as followed up: an upgrade
+// must not report every old abandoned session again.
+function addFollowUp(db: Database.Database): void {
+  if ((db.pragma('user_version', { simple: true }) as number) >= 2) return;
+  db.transaction(() => {
+    const cols = (db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((c) => c.name);
+    if (!cols.includes('followed_up_at')) {
+      db.exec('ALTER TABLE sessions ADD COLUMN followed_up_at TEXT');
+      db.exec(`UPDATE sessions SET followed_up_at = coalesce(ended_at, started_at) WHERE status = 'settled'`);
+    }
+    db.pragma('user_version = 2');
+  }).immediate();
+}
+
 export class Ledger {
   private constructor(private readonly db: Database.Database, readonly file: string, private readonly chargeOn: ChargeOn) {}
 
@@ -84,7 +100,7 @@ export class Ledger {
       // A WAL that is truncated back after each checkpoint, so it does not keep a large file.
       db.pragma(`journal_size_limit = ${256 * 1024}`);
       db.exec(SCHEMA);
-      db.pragma('user_version = 1');
+      addFollowUp(db);
     } catch (err) {
       db?.close();
       const denied = accessProblem(file, 'ledger');
@@ -163,6 +179,16 @@ export class Ledger {
     const duration = Math.max(0, endedAt.getTime() - Date.parse(row.started_at));
     this.stmt(`UPDATE sessions SET status = 'settled', outcome = 'abandoned', ended_at = ?, duration_ms = ?, cost_estimated = 1,
       exit_code = 1, error = 'the supervisor died before the session ended' WHERE id = ? AND status = 'running'`).run(endedAt.toISOString(), duration, row.id);
+  }
+
+  // Abandoned sessions not yet reported and captured, oldest first.
+  unfollowedAbandoned(): SessionRow[] {
+    return this.stmt(`SELECT * FROM sessions WHERE outcome = 'abandoned' AND followed_up_at IS NULL ORDER BY started_at, rowid`).all() as SessionRow[];
+  }
+
+  // Takes an abandoned session's follow-up for this process: true once, for one caller, ever.
+  claimFollowUp(id: string, at: Date): boolean {
+    return this.stmt(`UPDATE sessions SET followed_up_at = ? WHERE id = ? AND followed_up_at IS NULL`).run(at.toISOString(), id).changes === 1;
   }
 
   dayTotals(day: string): DayTotals {

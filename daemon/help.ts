@@ -151,6 +151,9 @@ audit log with surface "cli" (or "import").
   export [FILE]
         every observation as an import line (oldest first), to FILE or stdout
   believe TEXT [--confidence 0..1] [--source S]      a belief (category belief). --json: {id}
+  confirm ID                                          confirm a belief or value an agent stated: it
+        joins the state's Identity (a session's own claims wait for this or for use in a later
+        session that ended ok)
   contradict ID OTHER_ID [--note TEXT]                link the two as contradicting; lowers confidence
   predict TEXT [--confidence 0..1] [--due ISO]        a prediction. --json: {id}
   resolve ID correct|partly|wrong [--note TEXT]       resolve a prediction. --json: {id, surprise}

@@ -27,6 +27,7 @@ import { guardGitConfig } from './git-guard.js';
 import { emptyGitReport, VaultGit, type GitReport } from './git-sync.js';
 import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
+import { followUpAbandoned } from './abandoned.js';
 import { drainOutbox, reportSession } from '../report/session-report.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 import { version } from './version.js';
@@ -102,6 +103,8 @@ export async function supervise(
     sweepSessionDirs(config, deps.logger);
     // What earlier sessions left behind that the store could not take then, oldest first.
     await storeSpooled(config, deps);
+    // What a dead supervisor's sessions are owed: their report and their capture, once.
+    await followUpAbandoned(config, ledger, deps);
     // Reports earlier runs could not deliver, oldest first (bounded by discord.timeout).
     await drainOutbox(config, deps);
     const startedAt = deps.now();

@@ -1,4 +1,4 @@
-// `nightshift memory believe|contradict|predict|resolve|review|threads|wander|dream|forget`.
+// `nightshift memory believe|confirm|contradict|predict|resolve|review|threads|wander|dream|forget`.
 // memory/cli.ts dispatches here. Forget is the one way to delete for good, and only with a code a
 // human reads from the dry run.
 import { createHash } from 'node:crypto';
@@ -19,11 +19,12 @@ export class ForgetRefusedError extends NightshiftError {
   override readonly exitCode = 77;
 }
 
-export const LEARNING_SUBS = ['believe', 'contradict', 'predict', 'resolve', 'review', 'threads', 'wander', 'dream', 'forget'] as const;
+export const LEARNING_SUBS = ['believe', 'confirm', 'contradict', 'predict', 'resolve', 'review', 'threads', 'wander', 'dream', 'forget'] as const;
 export type LearningFlags = MemoryFlags & { confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string };
 
 export const LEARNING_FLAGS: Record<(typeof LEARNING_SUBS)[number], string[]> = {
   believe: ['json', 'source', 'confidence'],
+  confirm: ['json'],
   contradict: ['json', 'note'],
   predict: ['json', 'confidence', 'due'],
   resolve: ['json', 'note'],
@@ -74,6 +75,12 @@ export async function learningCommand(config: Config, sub: (typeof LEARNING_SUBS
       need(1, 'believe TEXT [--confidence 0..1]');
       const r = await withStore(config, io, (s) => s.believe({ text: args[0], confidence: fractionOf(flags.confidence, 'confidence'), source: flags.source ?? 'cli' }, CLI_ACTOR));
       out(r, `belief #${r.id} (${r.decision})`);
+      return EXIT.OK;
+    }
+    case 'confirm': {
+      need(1, 'confirm ID');
+      const r = await withStore(config, io, async (s) => s.confirm(idOf(args[0]), CLI_ACTOR));
+      out(r, `memory #${r.id} confirmed`);
       return EXIT.OK;
     }
     case 'contradict': {

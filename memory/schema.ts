@@ -193,6 +193,18 @@ export const MIGRATIONS: string[] = [
     INSERT INTO id_high (name, value) VALUES ('observations', old.id) ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value);
   END;
   `,
+  // 6: whose word a memory is (memory/claims.ts). What an agent stated is its claim (0) until used
+  // in a later session that ended ok or confirmed by the operator; only confirmed beliefs and values
+  // are the state's Identity. Existing beliefs and values no operator stated (audit) and no other
+  // session used become claims again.
+  `
+  ALTER TABLE memories ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 1 CHECK (confirmed IN (0, 1));
+  UPDATE memories SET confirmed = 0
+   WHERE category IN ('belief', 'value')
+     AND NOT EXISTS (SELECT 1 FROM audit a WHERE a.target = 'memory:' || memories.id AND a.surface IN ('cli', 'import') AND a.action IN ('observe', 'believe'))
+     AND NOT EXISTS (SELECT 1 FROM reviews r WHERE r.memory_id = memories.id AND r.reason = 'used' AND r.session_id IS NOT NULL
+       AND r.session_id NOT IN (SELECT o.session_id FROM observations o WHERE o.memory_id = memories.id AND o.session_id IS NOT NULL));
+  `,
 ];
 
 // The next id of a table, above every id it ever handed out (see migration 5).

@@ -1,5 +1,5 @@
-// A read-only view of the memory store for the session state: the identity candidates (active
-// beliefs and values by salience), which the store has no list for. Its own read-only connection,
+// A read-only view of the memory store for the session state: the identity candidates (active,
+// confirmed beliefs and values by salience), which the store has no list for. Its own read-only connection,
 // so it never writes and never waits on a writer. Faded and superseded memories are never
 // returned. It knows nothing of sessions.
 import fs from 'node:fs';
@@ -23,10 +23,11 @@ export class StateView {
     if (this.db.open) this.db.close();
   }
 
-  // Active beliefs and values, most salient first.
+  // Active, confirmed beliefs and values, most salient first: an agent's unconfirmed claim is not
+  // who the agent is (memory/claims.ts).
   identityCandidates(limit: number): IdentityCandidate[] {
     return this.db
-      .prepare(`SELECT id, text, category, salience FROM memories WHERE faded = 0 AND superseded_by IS NULL AND category IN ('belief', 'value') ORDER BY salience DESC, id DESC LIMIT ?`)
+      .prepare(`SELECT id, text, category, salience FROM memories WHERE faded = 0 AND superseded_by IS NULL AND confirmed = 1 AND category IN ('belief', 'value') ORDER BY salience DESC, id DESC LIMIT ?`)
       .all(limit) as IdentityCandidate[];
   }
 }

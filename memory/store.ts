@@ -10,6 +10,7 @@ import { fieldsProblem } from './text-hygiene.js';
 import { observationFields, Tombstones } from './tombstones.js';
 import { redactAudit } from './forget-redact.js';
 import { heuristicVerdict } from './contradiction.js';
+import { confirmedAfterBelieve, confirmedAtCreation, confirmsByUse, isOperator } from './claims.js';
 import { GRADES, initialCard, retrievability as retrievabilityAt, review as reviewCard, type CardRow, type GradeReason } from './fsrs.js';
 import { WANDER_DEFAULTS, seededRng, walk, type Rng, type WanderGraph } from './wander.js';
 import { VectorIndex, fromBlob, toBlob } from './vectors.js';
@@ -284,7 +285,7 @@ export class MemoryStore {
       this.applyGrade(memoryId, 'easy', 'confirmed', actor, new Date(at));
       graded = 'easy';
     } else {
-      memoryId = this.insertMemory(clean.text, clean.category, clean.salience, clean.tags, at);
+      memoryId = this.insertMemory(clean.text, clean.category, clean.salience, clean.tags, at, 0.5, false, confirmedAtCreation(actor));
       if (vec && this.vectors) {
         this.stmt('INSERT OR REPLACE INTO embeddings (memory_id, model, dim, vector) VALUES (?, ?, ?, ?)').run(memoryId, this.vectors.model, this.vectors.dim, toBlob(vec));
         this.vectors.set(memoryId, vec);
@@ -713,13 +714,13 @@ export class MemoryStore {
   // ---- learning: FSRS cards and grades -------------------------------------------------------
 
   // A new memory row with its first FSRS card (observing is its first learning; no grade recorded).
-  private insertMemory(text: string, category: Category, salience: number, tags: string[], at: string, confidence = 0.5, derived = false): number {
+  private insertMemory(text: string, category: Category, salience: number, tags: string[], at: string, confidence = 0.5, derived = false, confirmed = true): number {
     const c = initialCard(at);
     return Number(
       this.stmt(
-        `INSERT INTO memories (id, text, category, salience, confidence, tags, created_at, updated_at, due, stability, difficulty, elapsed_days, scheduled_days, reps, lapses, state, last_review, derived)
-         VALUES (${nextId('memories')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(text, category, salience, confidence, JSON.stringify(tags), at, at, c.due, c.stability, c.difficulty, c.elapsed_days, c.scheduled_days, c.reps, c.lapses, c.state, c.last_review, derived ? 1 : 0).lastInsertRowid,
+        `INSERT INTO memories (id, text, category, salience, confidence, tags, created_at, updated_at, due, stability, difficulty, elapsed_days, scheduled_days, reps, lapses, state, last_review, derived, confirmed)
+         VALUES (${nextId('memories')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(text, category, salience, confidence, JSON.stringify(tags), at, at, c.due, c.stability, c.difficulty, c.elapsed_days, c.scheduled_days, c.reps, c.lapses, c.state, c.last_review, derived ? 1 : 0, confirmed ? 1 : 0).lastInsertRowid,
     );
   }
 
@@ -800,6 +801,7 @@ export class MemoryStore {
         if (!grade) continue;
         this.applyGrade(id, grade, grade === 'good' ? 'used' : 'ignored', actor, this.now(), true);
         if (grade === 'good') this.stmt('UPDATE memories SET access_count = access_count + 1 WHERE id = ?').run(id);
+        if (grade === 'good') this.confirmByUse(id, actor);
         out.push({ id, grade });
       }
       return out;
@@ -828,11 +830,39 @@ export class MemoryStore {
       r = { memory_id: own.id, decision: 'novel' };
     }
     this.write(() => {
-      const before = this.row(r.memory_id);
-      this.stmt("UPDATE memories SET category = 'belief', confidence = ? WHERE id = ?").run(confidence, r.memory_id);
-      this.audit(actor, 'believe', `memory:${r.memory_id}`, { category: before.category, confidence: before.confidence }, { category: 'belief', confidence });
+      const before = { ...this.row(r.memory_id), confirmed: this.confirmedOf(r.memory_id) };
+      const confirmed = confirmedAfterBelieve(before, actor) ? 1 : 0;
+      this.stmt("UPDATE memories SET category = 'belief', confidence = ?, confirmed = ? WHERE id = ?").run(confidence, confirmed, r.memory_id);
+      this.audit(actor, 'believe', `memory:${r.memory_id}`, { category: before.category, confidence: before.confidence, confirmed: before.confirmed }, { category: 'belief', confidence, confirmed });
     })();
     return { id: r.memory_id, decision: r.decision };
+  }
+
+  private confirmedOf(id: number): boolean {
+    return !!(this.stmt('SELECT confirmed FROM memories WHERE id = ?').get(id) as { confirmed: number } | undefined)?.confirmed;
+  }
+
+  // Inside a transaction: a claim used in a session that ended ok, other than one that stated it, is confirmed.
+  private confirmByUse(id: number, actor: Actor): void {
+    if (this.confirmedOf(id)) return;
+    const statedBy = this.stmt('SELECT DISTINCT session_id FROM observations WHERE memory_id = ?').pluck().all(id) as Array<string | null>;
+    if (!confirmsByUse(actor.sessionId ?? '', statedBy)) return;
+    this.stmt('UPDATE memories SET confirmed = 1 WHERE id = ?').run(id);
+    this.audit(actor, 'confirm', `memory:${id}`, { confirmed: 0 }, { confirmed: 1, by: 'use' });
+  }
+
+  /** The operator confirms a memory: a belief or value an agent stated becomes part of Identity. */
+  confirm(id: number, actor: Actor): { id: number; confirmed: boolean } {
+    checkActor(actor);
+    checkId(id);
+    if (!isOperator(actor)) throw new MemoryError('INVALID', `Expected the operator (cli) to confirm memory ${id}, got surface ${actor.surface}: an agent cannot confirm a claim`);
+    this.write(() => {
+      this.row(id);
+      if (this.confirmedOf(id)) return;
+      this.stmt('UPDATE memories SET confirmed = 1 WHERE id = ?').run(id);
+      this.audit(actor, 'confirm', `memory:${id}`, { confirmed: 0 }, { confirmed: 1, by: 'operator' });
+    })();
+    return { id, confirmed: true };
   }
 
   /** The most confident active beliefs (for session-state). */
@@ -988,6 +1018,8 @@ export class MemoryStore {
       this.tombstones.refuse([['resolution', resolution]]);
       const t = this.thread(id);
       if (t.status === 'resolved') throw new MemoryError('INVALID', `Thread ${id} was already resolved on ${t.resolved_at}`);
+      // A thread that needs the operator is closed by the operator, never by an agent.
+      if (!t.solo && !isOperator(actor)) throw new MemoryError('INVALID', `Thread ${id} is the operator's (not solo): only the operator closes it (nightshift memory threads resolve ${id})`);
       this.stmt("UPDATE threads SET status = 'resolved', resolved_at = ?, resolution = ? WHERE memory_id = ?").run(this.iso(), resolution ?? null, id);
       this.audit(actor, 'thread_resolve', `memory:${id}`, { status: 'open' }, { status: 'resolved', resolution });
     })();
@@ -1205,7 +1237,7 @@ export class MemoryStore {
       this.tombstones.refuse([['text', text]]);
       const members = memberIds.map((m) => this.row(m));
       const salience = round(members.reduce((s, m) => s + m.salience, 0) / Math.max(1, members.length));
-      const id = this.insertMemory(text.trim(), 'insight', salience, [], this.iso(), 0.5, true);
+      const id = this.insertMemory(text.trim(), 'insight', salience, [], this.iso(), 0.5, true, confirmedAtCreation(actor));
       if (vec && this.vectors) {
         this.stmt('INSERT OR REPLACE INTO embeddings (memory_id, model, dim, vector) VALUES (?, ?, ?, ?)').run(id, this.vectors.model, this.vectors.dim, toBlob(vec));
         this.vectors.set(id, vec);

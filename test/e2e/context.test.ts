@@ -26,7 +26,7 @@ describe('context in', () => {
     assert.equal(seen.length, 1);
     assert.match(seen[0], /# Session state \(nightshift\)/);
     assert.match(seen[0], /agent: stater, session /);
-    assert.match(seen[0], /\[value\] The vault keeps one note per idea/);
+    assert.match(seen[0], /\[value\] "The vault keeps one note per idea/);
     const inVault = fs.readFileSync(path.join(ws.vault, '.nightshift', 'session-state.md'), 'utf8');
     assert.ok(seen[0].includes(inVault.trim()), 'the model got exactly the saved state');
     assert.equal(fs.readFileSync(record.transcript.replace(/\.jsonl$/, '.state.md'), 'utf8'), inVault);

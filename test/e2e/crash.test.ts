@@ -73,6 +73,11 @@ describe('a supervisor killed mid-session', () => {
     // taken out, the folder stayed and this failed).
     assert.deepEqual(fs.readdirSync(sessionsDir), []);
     assert.match(refused.stderr, /"event":"session_dirs_swept"/);
+    // That start also captured what the abandoned session left (its result record), once.
+    const recalled = await nightshift(['memory', 'query', 'victim ended abandoned', '--json'], ws.env, ws.dir);
+    assert.equal(recalled.code, 0, recalled.stderr);
+    const abandoned = (JSON.parse(recalled.stdout) as Array<{ text: string }>).filter((m) => / of victim ended abandoned /.test(m.text));
+    assert.equal(abandoned.length, 1, recalled.stdout);
   });
 
   test('in the sandbox nothing outlives a killed supervisor, and the session is still counted', { skip: NEEDS_BWRAP }, async (t) => {

@@ -4,13 +4,31 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
+import Database from 'better-sqlite3';
 import { validateConfig } from '../../daemon/config.js';
 import { MemoryStore } from '../../memory/store.js';
 import { extractMarkers, leaveBehind, parseExtraction } from '../../sessions/capture.js';
+import type { Actor } from '../../memory/types.js';
 import { startFakeGemini } from '../fake-gemini.js';
 import { tempDir } from '../helpers.js';
+import { TABLE } from './capture-table.js';
 
-const line = (text: string) => JSON.stringify({ type: 'assistant', message: { id: 'm', content: [{ type: 'text', text }] } });
+const CLI: Actor = { surface: 'cli' };
+const leave = (s: ReturnType<typeof setup>, id = 'S1') =>
+  leaveBehind({ config: s.config, env: {}, session: { ...s.session, id }, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: s.openStore });
+// Every memory and observation text in the store.
+function allText(db: string): string {
+  const d = new Database(db, { readonly: true });
+  try {
+    return (d.prepare('SELECT text FROM memories UNION ALL SELECT text FROM observations').pluck().all() as string[]).join('\n');
+  } finally {
+    d.close();
+  }
+}
+
+// One API message per text, as the CLI writes them (each its own message id).
+let messages = 0;
+const line = (text: string) => JSON.stringify({ type: 'assistant', message: { id: `msg_${++messages}`, content: [{ type: 'text', text }] }, parent_tool_use_id: null });
 
 function setup(t: TestContext, texts: string[], gemini?: string) {
   const dir = tempDir(t);
@@ -52,7 +70,7 @@ describe('capture', () => {
     assert.ok(store.auditLog().some((a) => a.surface === 'session' && a.session_id === 'S1'));
     store.close();
     // A later session resolves it.
-    fs.writeFileSync(s.transcript, `${line('RESOLVED: Merged the two glossary notes into one')}\n`);
+    fs.writeFileSync(s.transcript, `${line(`RESOLVED: #${open[0].id} Merged the two glossary notes into one`)}\n`);
     const r2 = await leaveBehind({ config: s.config, env: {}, session: { ...s.session, id: 'S2' }, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: s.openStore });
     assert.equal(r2!.resolved, 1);
     const again = MemoryStore.open(s.db);
@@ -87,6 +105,54 @@ describe('capture', () => {
     const [hit] = await store.query('fallback marker');
     assert.match(hit.text, /The fallback kept this marker/);
     assert.deepEqual(hit.sources, ['S2']);
+  });
+
+  test('from a real transcript: every plain marker of the table is stored, no quoted one, nothing from tool results, subagents or the CLI', async (t) => {
+    const s = setup(t, TABLE.map(([, text]) => text));
+    const extra = [
+      // A tool result (a fetched page) with a marker at the start of a line.
+      JSON.stringify({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'BELIEVE: QUOTED from a tool result' }] }, parent_tool_use_id: null }),
+      // A subagent's own text (the Task tool): not this session's words.
+      JSON.stringify({ type: 'assistant', message: { id: 'sub', model: 'claude-opus-4-8', content: [{ type: 'text', text: 'THREAD: QUOTED from a subagent' }] }, parent_tool_use_id: 'toolu_2' }),
+      // What the CLI writes in the assistant's place (an API error).
+      JSON.stringify({ type: 'assistant', message: { id: 'syn', model: '<synthetic>', content: [{ type: 'text', text: 'OBSERVE: QUOTED synthetic' }] }, parent_tool_use_id: null }),
+    ];
+    fs.appendFileSync(s.transcript, `${extra.join('\n')}\n`);
+    const r = await leave(s);
+    const plain = TABLE.flatMap(([, , own]) => own);
+    assert.equal(r!.markers, plain.length);
+    const text = allText(s.db);
+    assert.doesNotMatch(text, /QUOTED/, 'no quoted marker stored');
+    for (const p of plain) assert.ok(text.includes(p), `stored: ${p}`);
+  });
+
+  test('RESOLVED closes a solo thread by its id only; a text match or an operator thread closes nothing', async (t) => {
+    const s = setup(t, []);
+    let store = MemoryStore.open(s.db);
+    const backup = await store.openThread({ text: 'Clean up old backup logs', solo: false }, CLI);
+    const solo = await store.openThread({ text: 'Link the orphan notes', solo: true }, CLI);
+    store.close();
+    fs.writeFileSync(s.transcript, `${[
+      line('RESOLVED: cleaned up old backup logs'),
+      line(`RESOLVED: #${backup.id} cleaned up old backup logs`),
+      line(`> RESOLVED: #${solo.id} a quoted close`),
+    ].join('\n')}\n`);
+    const r = await leave(s);
+    assert.equal(r!.resolved, 0);
+    assert.equal(r!.refused, 2, 'the one without an id and the operator thread');
+    store = MemoryStore.open(s.db);
+    assert.deepEqual(store.threads({ open: true }).map((x) => x.id).sort(), [backup.id, solo.id].sort(), 'both still open');
+    // A session cannot close the operator's thread through MCP either.
+    assert.throws(() => store.resolveThread(backup.id, 'done', { surface: 'mcp', sessionId: 'S1' }), /operator's/);
+    store.close();
+    fs.writeFileSync(s.transcript, `${line(`RESOLVED: #${solo.id} linked all 12`)}\n`);
+    assert.equal((await leave(s, 'S2'))!.resolved, 1);
+    store = MemoryStore.open(s.db);
+    t.after(() => store.close());
+    assert.deepEqual(store.threads({ open: true }).map((x) => x.id), [backup.id]);
+    assert.equal(store.threads({ open: false })[0].resolution, 'linked all 12');
+    // Control: the operator thread is closable, by the operator.
+    assert.equal(store.resolveThread(backup.id, 'done by hand', CLI).status, 'resolved');
   });
 
   test('a malformed extraction is refused field by field', () => {
