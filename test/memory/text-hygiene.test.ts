@@ -182,7 +182,8 @@ test('a NUL and broken UTF-8 already in an old store still let the session state
   const state = await prepareSessionState({ config, agent: { name: 'gardener', maxRunsPerDay: null }, sessionId: 'S1', ledger, now: new Date(), transcript, redact: (x) => x, logger: { warn: (o) => logs.push(JSON.stringify(o)), info: () => {} } });
   assert.ok(state, logs.join('\n'));
   const written = fs.readFileSync(path.join(config.vault, '.nightshift', 'session-state.md'), 'utf8');
-  assert.match(written, /NUL belief/);
+  // Memory text is shown as a quoted JSON string, so the NUL shows as the six characters \u0000.
+  assert.match(written, /"NUL(\\u0000)? belief/);
   assert.equal(textProblem(written, 'state'), null);
   assert.equal(written, `${state.text}\n`);
   // Negative control, tried once: without cleanDerived in prepareSessionState, the state was
