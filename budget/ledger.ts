@@ -33,6 +33,9 @@ export type SessionRow = {
   child_pid: number | null;
   // When an abandoned session was reported and captured (null: not yet; see followUp).
   followed_up_at?: string | null;
+  // Whether the session had its memory tools: 'served', 'unavailable' (the store could not be
+  // served), or null (not known: a session before version 3, or one that never reached its start).
+  memory?: 'served' | 'unavailable' | null;
 };
 
 export type OpenSession = Pick<SessionRow, 'id' | 'agent' | 'day' | 'started_at' | 'transcript' | 'model' | 'supervisor_pid' | 'supervisor_start'>;
@@ -84,6 +87,16 @@ function addFollowUp(db: Database.Database): void {
   }).immediate();
 }
 
+// Version 3 adds `memory`: a session that ran without its memory tools says so in status.
+function addMemory(db: Database.Database): void {
+  if ((db.pragma('user_version', { simple: true }) as number) >= 3) return;
+  db.transaction(() => {
+    const cols = (db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((c) => c.name);
+    if (!cols.includes('memory')) db.exec('ALTER TABLE sessions ADD COLUMN memory TEXT');
+    db.pragma('user_version = 3');
+  }).immediate();
+}
+
 export class Ledger {
   private constructor(private readonly db: Database.Database, readonly file: string, private readonly chargeOn: ChargeOn) {}
 
@@ -101,6 +114,7 @@ export class Ledger {
       db.pragma(`journal_size_limit = ${256 * 1024}`);
       db.exec(SCHEMA);
       addFollowUp(db);
+      addMemory(db);
     } catch (err) {
       db?.close();
       const denied = accessProblem(file, 'ledger');
@@ -142,6 +156,10 @@ export class Ledger {
   private insert(s: OpenSession): void {
     this.stmt(`INSERT INTO sessions (id, agent, day, status, started_at, transcript, model, supervisor_pid, supervisor_start)
       VALUES (@id, @agent, @day, 'running', @started_at, @transcript, @model, @supervisor_pid, @supervisor_start)`).run(s);
+  }
+
+  setMemory(id: string, memory: 'served' | 'unavailable'): void {
+    this.stmt('UPDATE sessions SET memory = ? WHERE id = ?').run(memory, id);
   }
 
   setChild(id: string, pid: number): void {

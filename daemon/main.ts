@@ -318,7 +318,7 @@ async function cmdStatus(config: Config, flags: Flags, io: Io, logger: Logger): 
       `run lock  ${lock(s.locks.run)}`,
       `git lock  ${lock(s.locks.git)}`,
       `unpushed  ${s.unpushed ?? 'n/a'}`,
-      ...s.last_sessions.map((r) => `  ${r.id}  ${r.outcome.padEnd(12)} ${money(r.cost_usd)}`),
+      ...s.last_sessions.map((r) => `  ${r.id}  ${r.outcome.padEnd(12)} ${money(r.cost_usd)}${r.memory === 'unavailable' ? '  (no memory tools)' : ''}`),
     ].join('\n'));
   }
   return EXIT.OK;

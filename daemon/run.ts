@@ -220,6 +220,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       },
       (extra) => claudeArgs(agent, config, extra),
     ));
+    ledger.setMemory(id, guest.memory ? 'served' : 'unavailable');
     log.info({ event: 'sandbox', sandboxed: guest.sandboxed }, guest.sandboxed ? 'session sandboxed (bwrap)' : `session not sandboxed (sandbox: ${config.sandbox})`);
     run = await runClaude({
       command: guest.command,

@@ -15,6 +15,8 @@ export type SessionRecord = {
   result: string | null;
   error: string | null;
   transcript: string | null;
+  // 'unavailable': the session ran without its memory tools (the store could not be served).
+  memory: 'served' | 'unavailable' | null;
 };
 
 export function toRecord(r: SessionRow): SessionRecord {
@@ -32,5 +34,6 @@ export function toRecord(r: SessionRow): SessionRecord {
     result: r.result,
     error: r.error,
     transcript: r.transcript,
+    memory: r.memory ?? null,
   };
 }

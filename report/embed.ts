@@ -60,6 +60,7 @@ export type SessionFacts = {
   ended_at: string | null;
   result: string | null;
   error: string | null;
+  memory?: 'served' | 'unavailable' | null;
 };
 // null: git sync is off for this vault.
 export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; error: string | null } | null;
@@ -86,6 +87,7 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
     { name: 'Session', value: `\`${s.id}\`` },
   ];
   if (s.error) fields.push({ name: 'Error', value: shorten(r(s.error), 300) });
+  if (s.memory === 'unavailable') fields.push({ name: 'Memory', value: 'unavailable: the session ran without its memory tools (see the log)' });
   const embed: Embed = {
     title: `${s.agent}: ${s.outcome}`,
     description: s.result ? shorten(r(s.result), RESULT_MAX) : undefined,

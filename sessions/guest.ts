@@ -42,6 +42,8 @@ export type Guest = {
   cli: string | null;
   sandboxed: boolean;
   hooks: SessionHooks | null;
+  // Whether the memory tools are served to this session.
+  memory: boolean;
   dir: string;
   // Called once the CLI is spawned: what the endpoints need loads beside the CLI's own start-up.
   spawned(): void;
@@ -138,9 +140,11 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       extra.push(...hooks.args);
     }
     let spawned = () => {};
+    let served = false;
     try {
       const memory = await memoryStart;
       spawned = memory.warm;
+      served = true;
       const file = path.join(dir, 'mcp.json');
       fs.writeFileSync(file, memory.mcpConfig, { mode: 0o600 });
       mcp.push('--mcp-config', file);
@@ -156,9 +160,9 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       const bwrap = resolveCommand('bwrap', env.PATH);
       if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
       const layout = layoutFor(config, i.env, dir, home, cli, os.homedir());
-      return { command: bwrap, args: bwrapArgs(layout, cli, args), env, cli, sandboxed: true, hooks, dir, spawned, close };
+      return { command: bwrap, args: bwrapArgs(layout, cli, args), env, cli, sandboxed: true, hooks, memory: served, dir, spawned, close };
     }
-    return { command: cli ?? config.claude.command, args, env, cli, sandboxed: false, hooks, dir, spawned, close };
+    return { command: cli ?? config.claude.command, args, env, cli, sandboxed: false, hooks, memory: served, dir, spawned, close };
   } catch (err) {
     // The memory server may still be starting: it is closed with the rest once it is up.
     await memoryStart.catch(() => {});
