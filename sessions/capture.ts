@@ -159,7 +159,7 @@ export async function extractWithGemini(texts: string[], generate: GenerateJson,
 
 type Log = { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 
-export type CaptureReport = { markers: number; annealed: number; extraction: 'markers' | 'gemini' | 'gemini-failed'; observed: number; refused: number; resolved: number; spooled: number };
+export type CaptureReport = { markers: number; extraction: 'markers' | 'gemini' | 'gemini-failed'; observed: number; refused: number; resolved: number; spooled: number };
 
 export type CaptureInput = {
   config: Config;
@@ -221,7 +221,7 @@ async function store1(store: MemoryStore, x: Extracted, actor: Actor, source: st
 
 // Stores what the session left behind; returns what it did. Never throws.
 export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null> {
-  const report: CaptureReport = { markers: 0, annealed: 0, extraction: 'markers', observed: 0, refused: 0, resolved: 0, spooled: 0 };
+  const report: CaptureReport = { markers: 0, extraction: 'markers', observed: 0, refused: 0, resolved: 0, spooled: 0 };
   try {
     const texts = (await assistantTexts(i.transcript)).map(i.redact);
     const markers = extractMarkers(texts);
@@ -229,7 +229,6 @@ export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null
     let items: Extracted[] = markers.filter((m) => m.kind !== 'RESOLVED' && m.kind !== 'ANNEAL').map(markerObservation);
     // Anneal passes come from their markers whatever extracts the rest.
     const passes = markers.filter((m) => m.kind === 'ANNEAL').map((m) => annealItem(m, i.session.agent));
-    report.annealed = passes.length;
     const gemini = geminiSettingsFrom(i.config, i.env);
     if (gemini && texts.length) {
       try {
