@@ -17,7 +17,7 @@ import { leaveBehind } from '../../sessions/capture.js';
 import { prepareSessionState } from '../../sessions/session-state.js';
 import { readPasses } from '../../sessions/state-data.js';
 import { renderState, stateSections, type StateData } from '../../sessions/state.js';
-import { tempDir } from '../helpers.js';
+import { nightshift, tempDir } from '../helpers.js';
 
 const NOW = new Date('2026-12-01T10:00:00Z');
 const at = (h: number) => new Date(NOW.getTime() - h * 3_600_000).toISOString();
@@ -255,5 +255,28 @@ describe('ATTENTION from a real ledger', () => {
     assert.match(state.text, /\n## ATTENTION: recurring\n/);
     assert.ok(state.text.includes(JSON.stringify('raised the timeout')));
     assert.ok(state.injected?.some((m) => m.text.includes('raised the timeout')), 'the pass shown is graded like other memories');
+  });
+});
+
+describe('nightshift anneal', () => {
+  test('lists the log oldest first, by agent, as JSON and as text with incomplete passes marked', async (t) => {
+    const dir = tempDir(t);
+    fs.mkdirSync(path.join(dir, 'prompts'));
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), 'vault: ./vault\nstate_dir: ./state\nlog_dir: ./logs\nagents_dir: ./prompts\n');
+    const store = MemoryStore.open(path.join(dir, 'state', 'memory.db'), { now: () => NOW });
+    await store.recordAnneal({ text: 'symptom: npm test hangs | cause: open handle | fix: close it | test: test/a.test.ts', source: 'S1', tags: ['anneal', 'agent:researcher'] }, { surface: 'session', sessionId: 'S1' });
+    await store.recordAnneal({ text: 'symptom: lost notes | fix: add -A', source: 'S2', tags: ['anneal', 'agent:gardener', 'incomplete'] }, { surface: 'session', sessionId: 'S2' });
+    store.close();
+    const env = { PATH: process.env.PATH, HOME: dir, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
+    const json = await nightshift(['anneal', '--json'], env, dir);
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(JSON.parse(json.stdout).map((p: any) => [p.at, p.agent, p.session, p.symptom, p.cause, p.fix, p.test, p.complete]), [
+      [NOW.toISOString(), 'researcher', 'S1', 'npm test hangs', 'open handle', 'close it', 'test/a.test.ts', true],
+      [NOW.toISOString(), 'gardener', 'S2', 'lost notes', null, 'add -A', null, false],
+    ]);
+    const one = await nightshift(['anneal', '--agent', 'gardener'], env, dir);
+    assert.equal(one.code, 0, one.stderr);
+    assert.match(one.stdout, /gardener {2}S2 {2}#\d+ {2}\(incomplete\)\n {2}symptom {2}lost notes\n {2}cause {4}\(missing\)/);
+    assert.doesNotMatch(one.stdout, /researcher/);
   });
 });
