@@ -208,6 +208,10 @@ export const ConfigSchema = z.strictObject({
   state: z
     .strictObject({ max_chars: z.number().int('Expected a whole number').min(500, 'Expected at least 500').default(DEFAULTS.state.max_chars) })
     .prefault({}),
+  // The self-annealing loop (sessions/anneal.ts): when a failure counts as the same one again.
+  anneal: z
+    .strictObject({ recurring_similarity: fraction.refine((x) => x > 0, { message: 'Expected above 0' }).default(DEFAULTS.anneal.recurring_similarity) })
+    .prefault({}),
   // The supervisor's PreToolUse hook (sessions/hook-server.ts): writes outside the vault and
   // extra_dirs are blocked.
   hooks: z

@@ -26,6 +26,9 @@ export const DEFAULTS = {
   daemon: { schedule: '0 */6 * * *', shutdown_grace: '60s' },
   loop: { max_repeats: 5, window: 20, cycle_repeats: 3 },
   state: { max_chars: 12000 },
+  // A failure (or an anneal pass) this close to an earlier one of the agent (Dice over words, the
+  // store's similarity) is the same failure again: the earlier fix treated a symptom.
+  anneal: { recurring_similarity: 0.5 },
   hooks: { timeout: '10s' },
   discord: { api_base: 'https://discord.com/api', timeout: '10s' },
   alerts: { max_silence: '26h', max_consecutive_failures: 3 },

@@ -13,6 +13,7 @@ import { Outbox, outboxFile } from '../report/outbox.js';
 import { isAlive } from '../sessions/process-tree.js';
 import { bwrapProblem } from '../sessions/sandbox.js';
 import { loadAgents } from './agents.js';
+import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from './config-fallback.js';
 import { formatDuration } from './duration.js';
 import { gitIn } from './git-sync.js';
@@ -211,6 +212,13 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   if (ledger.facts) {
     checks.push(silenceCheck(ledger.facts.lastOkAt, ledger.facts.firstStartedAt, now, c.alerts.max_silence));
     checks.push(failuresCheck(ledger.facts.outcomes, c.alerts.max_consecutive_failures));
+    // The same failure again (the self-annealing loop): a warning.
+    try {
+      const recurring = recurringFromFiles(c, path.join(c.state_dir, 'ledger.db'));
+      if (recurring) checks.push(recurring);
+    } catch (err) {
+      checks.push(warn('recurring', `could not be read: ${firstLine((err as Error).message)}`, 'see the ledger and memory checks'));
+    }
   } else {
     checks.push(silenceCheck(null, null, now, c.alerts.max_silence));
   }

@@ -1,4 +1,5 @@
 // User-facing help texts, apart from the code that parses arguments.
+import { DEFAULTS } from './defaults.js';
 export const EXIT_CODES_HELP = `Exit codes:
   0   the session ended ok (or the command succeeded; a tick that skipped)
   1   the session ended any other way (error, max_turns, timeout, stalled, loop, budget, spawn_failed),
@@ -32,6 +33,7 @@ Commands:
   memory observe|query|recall|stats|import|export   the memory store
   mcp                  the memory store's MCP server on stdio (what sessions connect to)
   state [--agent NAME] the session state a session of NAME would start with now
+  anneal [--agent NAME] the anneal log: each ANNEAL: pass (symptom, cause, fix, test) sessions recorded
   hook pre-tool-use    the guardrail as a Claude Code command hook (payload on stdin)
 
 Global options:
@@ -180,8 +182,23 @@ agent and the budget left today; identity (beliefs and values by salience x retr
 threads; surprises and contradictions since the agent's last session; overdue memories and a wander
 seeded by the date; the last sessions; git; health warnings. At most state.max_chars (default
 12000) characters: a cut section says how much was left out. Faded and superseded memories are
-never in it.
+never in it. When the agent's last session did not end ok, an ATTENTION section comes right after
+Now (outcome, error, last tool calls, transcript, the anneal rule; marked recurring when the same
+failure came back) and is never cut.
 --json: {text, chars, max_chars, cut: [{section, lines, chars}], data}`,
+  anneal: `Usage: nightshift anneal [--agent NAME] [--json] [--config PATH]
+
+The anneal log, oldest first. After a failure the next session is asked to anneal (diagnose the
+cause, fix it, add the test, write the standard, then recover) and to record the pass in its own
+words with one line:
+
+  ANNEAL: symptom: … | cause: … | fix: … | test: …
+
+Each pass is kept in the memory store as a memory of category anneal (searchable with nightshift
+memory query, graded like the rest), with its date, agent and session. A pass missing a field is
+kept and marked incomplete; one whose symptom is close to an earlier pass of the agent
+(anneal.recurring_similarity, default ${DEFAULTS.anneal.recurring_similarity}) is marked recurring: the earlier fix treated a symptom.
+--json: [{at, agent, session, symptom, cause, fix, test, complete, id}]`,
   hook: `Usage: nightshift hook pre-tool-use [--config PATH]
 
 nightshift's guardrail as a PreToolUse command hook for your own Claude Code. The payload comes on

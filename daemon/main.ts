@@ -78,6 +78,7 @@ const ALLOWED: Record<string, Array<keyof Flags>> = {
   memory: ['config', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
   mcp: ['config'],
   state: ['config', 'json', 'agent'],
+  anneal: ['config', 'json', 'agent'],
   hook: ['config'],
 };
 
@@ -203,6 +204,8 @@ export async function main(deps: MainDeps): Promise<number> {
         });
       case 'state':
         return await (await import('../sessions/state-command.js')).stateCommand(config, flags, io, logger);
+      case 'anneal':
+        return await (await import('../sessions/anneal-command.js')).annealCommand(config, flags, io);
       case 'mcp': {
         const { mcpCommand } = await import('../memory/cli.js');
         const log = logger;

@@ -29,6 +29,7 @@ import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
 import { followUpAbandoned } from './abandoned.js';
 import { drainOutbox, reportSession } from '../report/session-report.js';
+import { recurringNoteFor } from './anneal-check.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 import { version } from './version.js';
 
@@ -156,7 +157,8 @@ export async function supervise(
     }
     deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, $${session.cost_usd.toFixed(4)}, ${session.turns} turns`);
     // Discord, after the ledger and the commit; it never changes the result or the exit code.
-    await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day) }, deps);
+    const recurring = recurringNoteFor(config, ledger, session);
+    await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day), recurring }, deps);
     return { action: 'session', reason: choice.reason, limit: null, session, git };
   } finally {
     ledger?.close();

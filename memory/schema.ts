@@ -11,6 +11,9 @@ import { CATEGORIES, EDGE_TYPES, MemoryError, SURFACES } from './types.js';
 export const APPLICATION_ID = 0x4e534d65;
 
 const list = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+// The categories migration 1 shipped with: frozen, so a new store and a migrated one end alike.
+const V1_CATEGORIES = ['belief', 'pattern', 'entity', 'topic', 'value', 'project', 'insight', 'thread', 'prediction', 'observation'];
 
 // Each entry moves the schema from version i to i + 1; never edit one that has shipped.
 export const MIGRATIONS: string[] = [
@@ -19,7 +22,7 @@ export const MIGRATIONS: string[] = [
   CREATE TABLE memories (
     id INTEGER PRIMARY KEY,
     text TEXT NOT NULL,
-    category TEXT NOT NULL CHECK (category IN (${list(CATEGORIES)})),
+    category TEXT NOT NULL CHECK (category IN (${list(V1_CATEGORIES)})),
     salience REAL NOT NULL DEFAULT 0.5 CHECK (salience BETWEEN 0 AND 1),
     confidence REAL NOT NULL DEFAULT 0.5 CHECK (confidence BETWEEN 0 AND 1),
     access_count INTEGER NOT NULL DEFAULT 0,
@@ -205,7 +208,19 @@ export const MIGRATIONS: string[] = [
      AND NOT EXISTS (SELECT 1 FROM reviews r WHERE r.memory_id = memories.id AND r.reason = 'used' AND r.session_id IS NOT NULL
        AND r.session_id NOT IN (SELECT o.session_id FROM observations o WHERE o.memory_id = memories.id AND o.session_id IS NOT NULL));
   `,
+  // 7: the category `anneal` (a pass of the self-annealing loop). SQLite cannot alter a CHECK, and
+  // rebuilding a table every other table references is a long way round: the constraint's text is
+  // widened in place (sqlite.org/lang_altertable.html, "other kinds of table schema changes"); every
+  // row already satisfies the wider list. Runs in unsafe mode (see migrate).
+  `
+  PRAGMA writable_schema = ON;
+  UPDATE sqlite_schema SET sql = replace(sql, ${sqlString(`IN (${list(V1_CATEGORIES)})`)}, ${sqlString(`IN (${list(CATEGORIES)})`)})
+   WHERE type = 'table' AND name = 'memories';
+  PRAGMA writable_schema = OFF;
+  `,
 ];
+// Migrations that edit the schema's own text need SQLite's defensive mode off for their run.
+const UNSAFE_MIGRATIONS = new Set([6]);
 
 // The next id of a table, above every id it ever handed out (see migration 5).
 export const nextId = (table: 'memories' | 'observations') =>
@@ -311,7 +326,16 @@ export function migrate(db: Database.Database, file: string, upTo = SCHEMA_VERSI
     if (from > SCHEMA_VERSION) throw newer(from);
     if (from === 0) db.pragma(`application_id = ${APPLICATION_ID}`);
     for (let v = from; v < upTo; v++) {
-      db.exec(MIGRATIONS[v]);
+      if (UNSAFE_MIGRATIONS.has(v)) {
+        db.unsafeMode(true);
+        try {
+          db.exec(MIGRATIONS[v]);
+          // The edited schema is read again by every connection (this one included).
+          db.pragma(`schema_version = ${(db.pragma('schema_version', { simple: true }) as number) + 1}`);
+        } finally {
+          db.unsafeMode(false);
+        }
+      } else db.exec(MIGRATIONS[v]);
       db.pragma(`user_version = ${v + 1}`);
     }
   }).immediate();

@@ -7,6 +7,8 @@ import Database from 'better-sqlite3';
 import { checkFile } from './schema.js';
 
 export type IdentityCandidate = { id: number; text: string; category: string; salience: number };
+// A stored anneal pass as the store keeps it (sessions/anneal.ts reads its fields from the text).
+export type AnnealRow = { id: number; text: string; tags: string[]; created_at: string; source: string | null; faded: boolean };
 
 export class StateView {
   private constructor(private readonly db: Database.Database) {}
@@ -29,5 +31,17 @@ export class StateView {
     return this.db
       .prepare(`SELECT id, text, category, salience FROM memories WHERE faded = 0 AND superseded_by IS NULL AND confirmed = 1 AND category IN ('belief', 'value') ORDER BY salience DESC, id DESC LIMIT ?`)
       .all(limit) as IdentityCandidate[];
+  }
+
+  // The anneal log, oldest first (faded passes too: the log is history, not what is injected).
+  annealPasses(limit = 1000): AnnealRow[] {
+    const rows = this.db
+      .prepare(
+        `SELECT m.id, m.text, m.tags, m.created_at, m.faded,
+                (SELECT o.source FROM observations o WHERE o.memory_id = m.id ORDER BY o.id LIMIT 1) AS source
+           FROM memories m WHERE m.category = 'anneal' ORDER BY m.created_at, m.id LIMIT ?`,
+      )
+      .all(limit) as Array<{ id: number; text: string; tags: string; created_at: string; faded: number; source: string | null }>;
+    return rows.map((r) => ({ ...r, tags: JSON.parse(r.tags) as string[], faded: !!r.faded }));
   }
 }

@@ -1046,6 +1046,16 @@ export class MemoryStore {
     return rows.map((r) => ({ ...r, solo: !!r.solo }));
   }
 
+  /**
+   * One pass of the self-annealing loop (category `anneal`): a memory of its own, never merged into
+   * an earlier pass, since the same failure coming back is the very thing the log is kept to show.
+   */
+  async recordAnneal(input: { text: string; source?: string | null; created_at?: string | null; tags?: string[] }, actor: Actor): Promise<{ id: number }> {
+    return this.createSpecial({ text: input?.text, source: input?.source ?? null, created_at: input?.created_at ?? null, tags: input?.tags, salience: 0.7, category: 'anneal' }, actor, (id) => {
+      this.audit(actor, 'anneal', `memory:${id}`, null, { tags: input?.tags ?? [] });
+    });
+  }
+
   // A memory of its own (never merged into an older one), made through the gate so it is linked and
   // searchable like any other, then `extra` inside the same transaction.
   private async createSpecial(input: ObserveInput, actor: Actor, extra: (id: number) => void): Promise<{ id: number }> {

@@ -1,7 +1,8 @@
 // The memory store's public shapes: what the MCP server, the CLI and the supervisor rely on.
 // Keep these stable; the MCP tool schemas and `nightshift memory ... --json` print them as they are.
 
-export const CATEGORIES = ['belief', 'pattern', 'entity', 'topic', 'value', 'project', 'insight', 'thread', 'prediction', 'observation'] as const;
+// `anneal`: one pass of the self-annealing loop (sessions/anneal.ts), a memory of its own.
+export const CATEGORIES = ['belief', 'pattern', 'entity', 'topic', 'value', 'project', 'insight', 'thread', 'prediction', 'observation', 'anneal'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 export const EDGE_TYPES = ['supports', 'contradicts', 'abstracts', 'relates_to', 'supersedes', 'follows'] as const;

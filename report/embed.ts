@@ -61,6 +61,8 @@ export type SessionFacts = {
   result: string | null;
   error: string | null;
   memory?: 'served' | 'unavailable' | null;
+  // The same failure again (daemon/anneal-check.ts): what the report says of it.
+  recurring?: string | null;
 };
 // null: git sync is off for this vault.
 export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; error: string | null } | null;
@@ -87,6 +89,7 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
     { name: 'Session', value: `\`${s.id}\`` },
   ];
   if (s.error) fields.push({ name: 'Error', value: shorten(r(s.error), 300) });
+  if (s.recurring) fields.push({ name: 'Recurring', value: shorten(r(s.recurring), 300) });
   if (s.memory === 'unavailable') fields.push({ name: 'Memory', value: 'unavailable: the session ran without its memory tools (see the log)' });
   const embed: Embed = {
     title: `${s.agent}: ${s.outcome}`,

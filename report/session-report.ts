@@ -13,12 +13,14 @@ export type SessionReportInput = {
   git: GitFacts;
   day: string;
   today: { sessions: number; costUsd: number };
+  // The same failure again: said in the report (daemon/anneal-check.ts).
+  recurring?: string | null;
 };
 
 export async function reportSession(config: Config, r: SessionReportInput, deps: DeliverDeps): Promise<Delivery> {
   try {
     const report = sessionReport(
-      { ...r.session, model: r.model },
+      { ...r.session, model: r.model, recurring: r.recurring ?? null },
       r.git,
       { day: r.day, sessions: r.today.sessions, max_sessions: config.budget.max_sessions_per_day, cost_usd: r.today.costUsd, max_usd: config.budget.max_usd_per_day },
       { redact: deps.redact, host: os.hostname() },

@@ -1,5 +1,5 @@
 // What a session leaves behind: after it has been settled, on every outcome, its marked lines
-// (OBSERVE:, BELIEVE:, THREAD:, RESOLVED: #id) and a short record of its result go into the memory
+// (OBSERVE:, BELIEVE:, THREAD:, RESOLVED: #id, ANNEAL: a pass of its own) and a short record of its result go into the memory
 // store, sourced by the session id (surface `session`). Only the session's own words count: its
 // assistant text outside code and quotes (sessions/markers.ts), never tool results, a subagent's
 // text or the CLI's synthetic messages. With GEMINI_API_KEY set, a structured extraction by Gemini
@@ -16,6 +16,7 @@ import { spoolDir } from '../memory/spool.js';
 import { storeOrSpool } from './capture-spool.js';
 import { CATEGORIES, MemoryError, type Actor, type Category } from '../memory/types.js';
 import { extractMarkers, MAX_MARKERS, ownWords, resolvedId, type Marker } from './markers.js';
+import { annealTags, annealText, parseAnneal } from './anneal.js';
 
 export { extractMarkers };
 export type Extracted = { text: string; category: Category; salience: number; tags: string[] };
@@ -91,6 +92,16 @@ export async function assistantTexts(transcript: string): Promise<string[]> {
 // The model's answer to the extraction prompt: `{observations: [{text, category, salience}]}`.
 export type GenerateJson = (p: { model: string; contents: string; config: Record<string, unknown> }) => Promise<{ text?: string }>;
 
+// An anneal pass comes from its own marker only (it carries the agent and its fields).
+const EXTRACT_CATEGORIES: readonly Category[] = CATEGORIES.filter((c) => c !== 'anneal');
+
+// Pure: an `ANNEAL:` marker of `agent` as what the store takes: a pass of its own, tagged with the
+// agent, and `incomplete` when a field is missing (kept all the same).
+export function annealItem(m: Marker, agent: string): Extracted {
+  const f = parseAnneal(m.text);
+  return { text: annealText(f), category: 'anneal', salience: 0.7, tags: annealTags(agent, f.complete) };
+}
+
 const EXTRACT_SCHEMA = {
   type: 'object',
   properties: {
@@ -100,7 +111,7 @@ const EXTRACT_SCHEMA = {
         type: 'object',
         properties: {
           text: { type: 'string', description: 'one claim that stands on its own' },
-          category: { type: 'string', enum: [...CATEGORIES] },
+          category: { type: 'string', enum: [...EXTRACT_CATEGORIES] },
           salience: { type: 'number', description: '0 (trivia) to 1 (essential)' },
         },
         required: ['text', 'category', 'salience'],
@@ -135,7 +146,7 @@ export function parseExtraction(text: string | undefined): Extracted[] {
   return v.observations.slice(0, MAX_ITEMS).map((o, i) => {
     const x = o as Record<string, unknown>;
     if (typeof x?.text !== 'string' || !x.text.trim()) throw new Error(`Expected observations[${i}].text to be a non-empty string`);
-    if (!CATEGORIES.includes(x.category as Category)) throw new Error(`Expected observations[${i}].category to be one of ${CATEGORIES.join(', ')}, got ${JSON.stringify(x.category)}`);
+    if (!EXTRACT_CATEGORIES.includes(x.category as Category)) throw new Error(`Expected observations[${i}].category to be one of ${EXTRACT_CATEGORIES.join(', ')}, got ${JSON.stringify(x.category)}`);
     const s = typeof x.salience === 'number' && Number.isFinite(x.salience) ? Math.min(1, Math.max(0, x.salience)) : 0.5;
     return { text: x.text.trim().slice(0, MAX_ITEM_CHARS), category: x.category as Category, salience: s, tags: x.category === 'thread' ? ['solo'] : [] };
   });
@@ -202,7 +213,8 @@ export async function applyLeft(store: MemoryStore, r: LeftRecord): Promise<'sto
 async function store1(store: MemoryStore, x: Extracted, actor: Actor, source: string): Promise<void> {
   // Derived text: a control character is dropped, never a reason to lose the item.
   x = { ...x, text: cleanDerived(x.text) };
-  if (x.category === 'belief') await store.believe({ text: x.text, source }, actor);
+  if (x.category === 'anneal') await store.recordAnneal({ text: x.text, source, tags: x.tags }, actor);
+  else if (x.category === 'belief') await store.believe({ text: x.text, source }, actor);
   else if (x.category === 'thread') await store.openThread({ text: x.text, solo: !x.tags.includes('operator'), source }, actor);
   else await store.observe({ text: x.text, source, category: x.category, salience: x.salience, tags: x.tags }, actor);
 }
@@ -214,7 +226,9 @@ export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null
     const texts = (await assistantTexts(i.transcript)).map(i.redact);
     const markers = extractMarkers(texts);
     report.markers = markers.length;
-    let items: Extracted[] = markers.filter((m) => m.kind !== 'RESOLVED').map(markerObservation);
+    let items: Extracted[] = markers.filter((m) => m.kind !== 'RESOLVED' && m.kind !== 'ANNEAL').map(markerObservation);
+    // Anneal passes come from their markers whatever extracts the rest.
+    const passes = markers.filter((m) => m.kind === 'ANNEAL').map((m) => annealItem(m, i.session.agent));
     const gemini = geminiSettingsFrom(i.config, i.env);
     if (gemini && texts.length) {
       try {
@@ -228,7 +242,7 @@ export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null
     }
     const session = i.session.id;
     const records: LeftRecord[] = [
-      ...[...items, resultRecord({ ...i.session, result: i.session.result && i.redact(i.session.result), error: i.session.error && i.redact(i.session.error) })].map(
+      ...[...items, ...passes, resultRecord({ ...i.session, result: i.session.result && i.redact(i.session.result), error: i.session.error && i.redact(i.session.error) })].map(
         (item) => ({ session, kind: 'store' as const, item: { ...item, text: cleanDerived(item.text) } }),
       ),
       ...markers.filter((m) => m.kind === 'RESOLVED').map((m) => ({ session, kind: 'resolve' as const, text: cleanDerived(m.text) })),

@@ -2,7 +2,8 @@
 // a web page or a file in fenced code, indented code or a `>` block quote; a marker there is someone
 // else's text and never counts. Pure, and conservative: when a line might be quoted, it is.
 
-export const MARKERS = ['OBSERVE', 'BELIEVE', 'THREAD', 'RESOLVED'] as const;
+// ANNEAL: one pass of the self-annealing loop (sessions/anneal.ts).
+export const MARKERS = ['OBSERVE', 'BELIEVE', 'THREAD', 'RESOLVED', 'ANNEAL'] as const;
 export type MarkerKind = (typeof MARKERS)[number];
 export type Marker = { kind: MarkerKind; text: string };
 export type LineKind = 'own' | 'code' | 'quote' | 'blank';
@@ -13,7 +14,7 @@ const MAX_MARKER_CHARS = 1000;
 
 // A list bullet (`-`, `*`, `+`, `1.`, `1)`) and the space after it.
 const BULLET = /^(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)/;
-const MARKER = /^(?:\*\*)?(OBSERVE|BELIEVE|THREAD|RESOLVED):(?:\*\*)?[ \t]*(.+?)[ \t]*$/;
+const MARKER = /^(?:\*\*)?(OBSERVE|BELIEVE|THREAD|RESOLVED|ANNEAL):(?:\*\*)?[ \t]*(.+?)[ \t]*$/;
 
 // The column a line's content starts at, tabs to the next multiple of 4 (CommonMark).
 function indentOf(line: string): { cols: number; rest: string } {

@@ -9,6 +9,9 @@ import { memoryDbPath } from '../memory/db-path.js';
 import { StateView } from '../memory/state-view.js';
 import { MemoryStore } from '../memory/store.js';
 import type { Avail, StateData, StateGit } from './state.js';
+import { DEFAULTS } from '../daemon/defaults.js';
+import { passFromRow, type AnnealPass } from './anneal.js';
+import { attentionOf, lastToolCalls, type AttentionRow } from './attention.js';
 
 export type GatherInput = {
   config: Config;
@@ -36,6 +39,7 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
   let sessions: StateData['sessions'];
   let lastOkAt: string | null = null;
   let todayRuns = 0;
+  let mine: AttentionRow[] = [];
   try {
     const t = ledger.dayTotals(day);
     todayRuns = agent ? (t.byAgent[agent]?.sessions ?? 0) : t.sessions;
@@ -50,6 +54,9 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
     };
     const recent = ledger.recent(60).filter((r) => r.id !== i.sessionId);
     since = agent ? (recent.find((r) => r.agent === agent)?.started_at ?? null) : null;
+    mine = agent
+      ? recent.filter((r) => r.agent === agent).map((r) => ({ id: r.id, outcome: r.status === 'running' ? 'running' : (r.outcome ?? 'error'), error: r.error, started_at: r.started_at, transcript: r.transcript, status: r.status }))
+      : [];
     sessions = {
       ok: true,
       items: recent.slice(0, STATE_LIMITS.sessions).map((r) => ({
@@ -64,6 +71,7 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
 
   const memory = await gatherMemory(i, since, `${day}:${agent ?? '-'}:${todayRuns}`);
   const git = await gatherGit(config);
+  const attention = gatherAttention(i, mine);
   const data: StateData = {
     now: now.toISOString(),
     timezone: config.budget.timezone,
@@ -76,6 +84,7 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
     sessions,
     lastOkAt,
     git,
+    attention,
   };
   // Every string redacted, value by value: redacting the JSON text would also hit numbers (a
   // secret of digits inside 0.250000123) and break it.
@@ -87,6 +96,33 @@ function redactStrings(v: unknown, redact: (t: string) => string): unknown {
   if (Array.isArray(v)) return v.map((x) => redactStrings(x, redact));
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactStrings(x, redact)]));
   return v;
+}
+
+// The ATTENTION data when the agent's last session did not end ok; never throws (a store that
+// cannot be read leaves the passes out, not the section).
+function gatherAttention(i: GatherInput, mine: AttentionRow[]): StateData['attention'] {
+  const last = mine[0];
+  if (!last || last.outcome === 'ok' || last.outcome === 'running') return null;
+  const agent = i.agent?.name ?? null;
+  let passes: AnnealPass[] = [];
+  try {
+    passes = agent ? readPasses(memoryDbPath(i.config)).filter((p) => p.agent === agent) : [];
+  } catch {
+    passes = [];
+  }
+  const threshold = i.config.anneal?.recurring_similarity ?? DEFAULTS.anneal.recurring_similarity;
+  return attentionOf(mine, passes, lastToolCalls(last.transcript), threshold);
+}
+
+// The anneal log from the store, read-only; [] when there is no store yet.
+export function readPasses(file: string): AnnealPass[] {
+  const view = StateView.open(file);
+  if (!view) return [];
+  try {
+    return view.annealPasses().map(passFromRow);
+  } finally {
+    view.close();
+  }
 }
 
 type MemoryParts = Pick<StateData, 'identity' | 'threads' | 'surprises' | 'contradictions' | 'overdue' | 'wander'>;

@@ -14,6 +14,19 @@ export type StateOverdue = { id: number; text: string; due: string };
 export type StateStep = { id: number; text: string; via: string | null };
 export type StateSession = { id: string; agent: string; outcome: string; started_at: string; cost_usd: number; turns: number; result: string | null; error: string | null };
 export type StateGit = { branch: string | null; lastCommit: string | null; uncommitted: string[]; unpushed: number | null };
+// The agent's last session did not end ok (sessions/attention.ts gathers it).
+export type StateAttentionPass = { id: number | null; at: string; session: string | null; symptom: string | null; cause: string | null; fix: string | null; test: string | null; complete: boolean };
+export type StateAttention = {
+  session: string;
+  outcome: string;
+  error: string | null;
+  startedAt: string;
+  transcript: string | null;
+  // The last tool calls before the end, oldest first; null: the transcript could not be read.
+  toolCalls: string[] | null;
+  // The same failure again: the earlier similar failures and the passes that treated them.
+  recurring: { earlier: Array<{ session: string; startedAt: string; outcome: string; error: string | null }>; passes: StateAttentionPass[] } | null;
+};
 export type StateBudget = { day: string; sessions: number; maxSessions: number; usd: number; maxUsd: number; agentRuns: number | null; agentMax: number | null };
 
 export type StateData = {
@@ -35,6 +48,8 @@ export type StateData = {
   sessions: Avail<StateSession>;
   lastOkAt: string | null;
   git: { ok: true; value: StateGit } | { ok: false; why: string };
+  // Present when the agent's last session did not end ok: rendered first after Now, never cut.
+  attention?: StateAttention | null;
 };
 
 export type Section = { key: string; title: string; lines: string[] };
@@ -50,6 +65,8 @@ export function injectedMemories(d: StateData, text: string): Array<{ id: number
   if (d.identity.ok) add(d.identity.items);
   if (d.overdue.ok) add(d.overdue.items);
   if (d.wander.ok) add(d.wander.items);
+  // Earlier anneal passes shown in ATTENTION are memories too: graded like the rest.
+  if (d.attention?.recurring) add(d.attention.recurring.passes.flatMap((p) => (p.id === null ? [] : [{ id: p.id, text: passText(p) }])));
   return [...seen].map(([id, t]) => ({ id, text: t }));
 }
 
@@ -68,6 +85,44 @@ const clip = (s: string, n = ITEM_MAX) => {
 export const quoted = (s: string, n = ITEM_MAX) => JSON.stringify(clip(s, n));
 const money = (n: number) => `$${n.toFixed(2)}`;
 const unavailable = (why: string) => [`(${why})`];
+
+const passText = (p: StateAttentionPass) => `symptom: ${p.symptom ?? '(none)'} | cause: ${p.cause ?? '(none)'} | fix: ${p.fix ?? '(none)'} | test: ${p.test ?? '(none)'}`;
+
+// The standing rule of the self-annealing loop, five short lines.
+export const ANNEAL_RULE = [
+  'The standing rule when a session fails (self-annealing), in this order:',
+  '1. Diagnose the root cause (read the transcript), not the symptom.',
+  '2. Fix the cause in code, config or infrastructure.',
+  '3. Add the test that would have caught it.',
+  '4. Write the standard down, and record the pass: `ANNEAL: symptom: … | cause: … | fix: … | test: …`',
+  '5. Only then recover the work. If 1-4 cannot be done this session, say so (a pass without cause or test) and leave it open (`THREAD:`).',
+];
+
+// Pure: the ATTENTION section's lines.
+export function attentionLines(a: StateAttention): string[] {
+  const out = [
+    `- your last session ${a.session} (started ${a.startedAt}) ended \`${a.outcome}\`, not ok${a.recurring ? ': recurring, the same failure again' : ''}`,
+    `- error: ${a.error ? quoted(a.error, 300) : '(none recorded)'}`,
+  ];
+  if (a.toolCalls === null) out.push('- last tool calls: (the transcript could not be read)');
+  else if (!a.toolCalls.length) out.push('- last tool calls: none');
+  else out.push('- last tool calls before the end, oldest first:', ...a.toolCalls.map((c) => `  - ${quoted(c, 160)}`));
+  out.push(`- transcript: ${a.transcript ?? '(none)'}`);
+  if (a.recurring) {
+    const r = a.recurring;
+    out.push(`- recurring: ${r.earlier.length} earlier session(s) of yours ended \`${a.outcome}\` with a similar error${r.passes.length ? `, and ${r.passes.length} earlier anneal pass(es) treated it` : ''}:`);
+    out.push(...r.earlier.slice(0, 5).map((e) => `  - ${e.startedAt} ${e.session}: ${e.error ? quoted(e.error, 200) : '(no error recorded)'}`));
+    out.push(
+      ...r.passes.slice(-5).map((p) => `  - earlier pass (${p.id === null ? '' : `#${p.id}, `}${p.at}${p.session ? `, session ${p.session}` : ''}${p.complete ? '' : ', incomplete'}): fix ${p.fix ? quoted(p.fix, 200) : '(none)'}; cause ${p.cause ? quoted(p.cause, 160) : '(none)'}`),
+    );
+    out.push(
+      r.passes.length
+        ? '- the earlier fix treated a symptom, not the cause: it came back. Look deeper, and say in your pass why the earlier fix did not hold.'
+        : '- no anneal pass was recorded for the earlier ones: the failure was retried, not annealed.',
+    );
+  }
+  return [...out, ...ANNEAL_RULE];
+}
 
 // Pure: the warnings a session should see first.
 export function healthWarnings(d: StateData): string[] {
@@ -112,6 +167,7 @@ export function stateSections(d: StateData): Section[] {
         : '- budget: (unknown)',
     ],
   });
+  if (d.attention) s.push({ key: 'attention', title: d.attention.recurring ? 'ATTENTION: recurring' : 'ATTENTION', lines: attentionLines(d.attention) });
   const health = healthWarnings(d);
   s.push({ key: 'health', title: 'Health warnings', lines: health.length ? health.map((h) => `- ${h}`) : ['- none'] });
   s.push({
@@ -193,9 +249,13 @@ function full(sections: Section[]): string {
   return join([HEADER, ...sections.flatMap((s) => ['', titleLine(s), ...s.lines])]);
 }
 
+// Sections never cut: ATTENTION is what the session must see whatever the bound.
+const PINNED = new Set(['attention']);
+
 // Pure: the state text within `maxChars`. Sections share the room fairly (water-filling over
 // whole lines); a cut section ends with a notice of what was left out. If even titles and notices do
-// not fit, one compact notice lists every section and its size.
+// not fit, one compact notice lists every section and its size. A pinned section (ATTENTION) is
+// never cut: the others give way, and only it can take the text past the bound.
 export function renderState(d: StateData, maxChars: number): RenderedState {
   const max = Math.max(MIN_STATE_CHARS, Math.floor(maxChars));
   const sections = stateSections(d);
@@ -204,13 +264,15 @@ export function renderState(d: StateData, maxChars: number): RenderedState {
 
   const bodySize = (s: Section) => s.lines.reduce((n, l) => n + l.length + 1, 0);
   const sizes = sections.map(bodySize);
-  // Fixed cost: header, and per section a blank line, the title and the longest notice it could need.
-  const fixed = HEADER.length + sections.reduce((n, s, i) => n + 2 + titleLine(s).length + 1 + notice(s.lines.length, s.lines.length, sizes[i]).length + 1, 0);
+  const pinned = (s: Section) => PINNED.has(s.key);
+  // Fixed cost: header, and per section a blank line, the title and the longest notice it could
+  // need (a pinned one: all of it).
+  const fixed = HEADER.length + sections.reduce((n, s, i) => n + 2 + titleLine(s).length + 1 + (pinned(s) ? sizes[i] : notice(s.lines.length, s.lines.length, sizes[i]).length + 1), 0);
   let room = max - fixed;
   if (room >= 0) {
     // Water-filling: each section gets up to an equal share; what small ones leave goes to the rest.
-    const alloc = sections.map(() => 0);
-    let open = sections.map((_, i) => i);
+    const alloc = sections.map((s, i) => (pinned(s) ? sizes[i] : 0));
+    let open = sections.flatMap((s, i) => (pinned(s) ? [] : [i]));
     while (open.length && room >= open.length) {
       const share = Math.floor(room / open.length);
       const next: number[] = [];
@@ -246,11 +308,13 @@ export function renderState(d: StateData, maxChars: number): RenderedState {
     const text = join(parts);
     return { text, chars: text.length, maxChars: max, cut, sections };
   }
-  // Compact: the first line of "now" if it fits, then one notice naming every section left out.
-  const cut = sections.map((s, i) => ({ section: s.key, lines: s.lines.length, chars: sizes[i] }));
+  // Compact: the first line of "now" if it fits, the pinned sections whole, then one notice naming
+  // every section left out.
+  const cut = sections.flatMap((s, i) => (pinned(s) ? [] : [{ section: s.key, lines: s.lines.length, chars: sizes[i] }]));
   const summary = `(cut to fit state.max_chars=${max}: left out ${cut.map((c) => `${c.section} ${c.lines} lines/${c.chars} chars`).join(', ')})`;
-  let text = join([HEADER, summary]);
+  const kept = sections.filter(pinned).flatMap((s) => ['', titleLine(s), ...s.lines]);
+  let text = join([HEADER, ...kept, summary]);
   const first = sections[0]?.lines[0];
-  if (first && text.length + first.length + 1 <= max) text = join([HEADER, first, summary]);
+  if (first && !pinned(sections[0]) && text.length + first.length + 1 <= max) text = join([HEADER, first, ...kept, summary]);
   return { text, chars: text.length, maxChars: max, cut, sections };
 }

@@ -155,7 +155,7 @@ describe('nightshift doctor', () => {
     assert.equal(ran.code, 0, ran.stdout);
     // Where bwrap cannot run, the workspace runs `sandbox: none`, which the doctor warns of.
     assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok').map((c: any) => `${c.name} ${c.status}`), SANDBOX === 'bwrap' ? [] : ['sandbox warn']);
-    assert.deepEqual(out.checks.map((c: any) => c.name), ['config', 'agents', 'cli', 'sandbox', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'discord', 'outbox', 'silence', 'failures']);
+    assert.deepEqual(out.checks.map((c: any) => c.name), ['config', 'agents', 'cli', 'sandbox', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'discord', 'outbox', 'silence', 'failures', 'recurring']);
     assert.equal(out.alert, null);
     assert.equal(discord.messages.length, 0);
     const text = await nightshift(['doctor'], ws.env, ws.dir);
