@@ -65,3 +65,31 @@ function isLink(f: string): boolean {
     return false;
   }
 }
+
+// A vault that was not a git work tree when the session began holds no repository nightshift
+// trusts: a `.git` found there afterwards (made, or repaired, by the session) could carry a filter
+// that runs in the next start's `git add`. It is moved out of the vault, into `quarantine`, never
+// deleted; the path it went to is returned (null: there was none).
+export function quarantineGitDir(vault: string, quarantine: string): string | null {
+  const dotGit = path.join(vault, '.git');
+  try {
+    fs.lstatSync(dotGit);
+  } catch {
+    return null;
+  }
+  fs.mkdirSync(quarantine, { recursive: true, mode: 0o700 });
+  const to = path.join(quarantine, '.git');
+  try {
+    fs.renameSync(dotGit, to);
+  } catch (err) {
+    // state_dir on another file system than the vault.
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    fs.cpSync(dotGit, to, { recursive: true, verbatimSymlinks: true });
+    fs.rmSync(dotGit, { recursive: true, force: true });
+  }
+  return to;
+}
+
+// Set when a session's .git could not be moved aside: until the operator removes this file, no
+// start runs git in the vault.
+export const untrustedGitMarker = (stateDir: string) => path.join(stateDir, 'vault-git-untrusted');

@@ -1,4 +1,5 @@
 // Checks that span fields, run after the schema passes.
+import path from 'node:path';
 import type { Config } from './config.js';
 
 export function crossFieldProblems(c: Config): string[] {
@@ -11,6 +12,13 @@ export function crossFieldProblems(c: Config): string[] {
   }
   if (c.loop.max_repeats > c.loop.window) {
     out.push(`loop.max_repeats: Expected at most loop.window (${c.loop.window}), got ${c.loop.max_repeats}`);
+  }
+  // Sessions write the vault and the extra dirs; the sandbox hides the store's folder from them, which
+  // it cannot do when that folder is one they write (a planted -wal file would be replayed into it).
+  const dbDir = path.dirname(path.resolve(c.memory.db ?? path.join(c.state_dir, 'memory.db')));
+  const writable = [c.vault, ...c.hooks.extra_dirs].map((d) => path.resolve(d));
+  if (writable.includes(dbDir)) {
+    out.push(`memory.db: Expected a folder sessions cannot write (the default is state_dir), got ${c.memory.db} in ${dbDir}, which sessions write`);
   }
   return out;
 }

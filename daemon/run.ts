@@ -23,7 +23,7 @@ import type { Agent } from './agents.js';
 import { superviseDream, type DreamOutcome } from './dream-tick.js';
 import type { Config } from './config.js';
 import { BudgetExhaustedError, ConfigError, EXIT, LockedError } from './errors.js';
-import { guardGitConfig } from './git-guard.js';
+import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from './git-guard.js';
 import { emptyGitReport, VaultGit, type GitReport } from './git-sync.js';
 import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
@@ -133,8 +133,10 @@ export async function supervise(
     const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal) : null;
     // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
     // Both wait on a child process, so they wait together.
-    const [inRepo] = await Promise.all([vault ? vault.isRepo() : false, checkSandbox(config, deps.env)]);
-    if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
+    const untrusted = vault ? fs.existsSync(untrustedGitMarker(config.state_dir)) : false;
+    const [inRepo] = await Promise.all([vault && !untrusted ? vault.isRepo() : false, checkSandbox(config, deps.env)]);
+    if (untrusted) git.error = `git sync skipped: a session left a .git in the vault that could not be moved aside; remove it and ${untrustedGitMarker(config.state_dir)}`;
+    else if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
     if (signal.aborted) return stopped();
     if (vault && inRepo) await vault.pull(git);
     // Nothing is charged after a stop request.
@@ -142,6 +144,20 @@ export async function supervise(
     const gitGuard = vault && inRepo ? guardGitConfig(config.vault) : null;
     const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
     const planted = gitGuard?.restore() ?? [];
+    if (vault && !inRepo && !untrusted) {
+      try {
+        const moved = quarantineGitDir(config.vault, path.join(config.state_dir, 'quarantine', session.id));
+        if (moved) {
+          git.error = `the vault was not a git work tree when the session began, and has a .git now: moved to ${moved} (nightshift never runs git in a repository a session made)`;
+          deps.logger.error({ event: 'git_dir_quarantined', to: moved }, git.error);
+        }
+      } catch (err) {
+        // It stays: no start trusts it until the operator has looked (the marker's text says how).
+        git.error = `the session left a .git in the vault, which could not be moved aside: ${deps.redact((err as Error).message)}; git stays off until you remove it and ${untrustedGitMarker(config.state_dir)}`;
+        fs.writeFileSync(untrustedGitMarker(config.state_dir), `${session.id}: ${git.error}\n`);
+        deps.logger.error({ event: 'git_dir_quarantine_failed', err }, git.error);
+      }
+    }
     if (planted.length) deps.logger.warn({ event: 'git_config_restored', files: planted }, `the session changed ${planted.join(', ')}: put back before nightshift's git ran`);
     if (gitGuard?.replaced()) {
       git.error = 'the session replaced the vault\'s .git folder: nothing committed (restore it by hand)';

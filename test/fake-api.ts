@@ -26,8 +26,8 @@ export type RequestRecord = { scenario: string; turn: number; stream: boolean; m
 
 const DEFAULT_USAGE: Usage = { input_tokens: 1000, output_tokens: 100 };
 
-const text = (t: string): Reply => ({ kind: 'message', blocks: [{ type: 'text', text: t }] });
-const bash = (command: string, say = 'I will call Bash.'): Reply => ({
+export const text = (t: string): Reply => ({ kind: 'message', blocks: [{ type: 'text', text: t }] });
+export const bash = (command: string, say = 'I will call Bash.'): Reply => ({
   kind: 'message',
   blocks: [{ type: 'text', text: say }, { type: 'tool_use', name: 'Bash', input: { command, description: 'run' } }],
   stopReason: 'tool_use',

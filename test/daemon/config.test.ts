@@ -34,6 +34,8 @@ const BAD: Array<[string, string, RegExp]> = [
   ['max_sessions_per_day a string', 'budget:\n  max_sessions_per_day: twelve\n', /budget\.max_sessions_per_day: .*expected number/i],
   ['session ceiling above the day', 'budget:\n  max_usd_per_day: 2\n  max_usd_per_session: 5\n', /budget\.max_usd_per_session: Expected at most budget\.max_usd_per_day \(2\), got 5/],
   ['idle above the wall clock', 'claude:\n  timeout: 1m\n  idle_timeout: 5m\n', /claude\.idle_timeout: Expected at most claude\.timeout/],
+  ['the memory store in the vault', 'vault: ./v\nmemory:\n  db: ./v/memory.db\n', /memory\.db: Expected a folder sessions cannot write \(the default is state_dir\), got .*v\/memory\.db/],
+  ['the memory store in an extra dir', 'hooks:\n  extra_dirs: [./notes]\nmemory:\n  db: notes/m.db\n', /memory\.db: Expected a folder sessions cannot write/],
   ['max_repeats above window', 'loop:\n  max_repeats: 30\n  window: 20\n', /loop\.max_repeats: Expected at most loop\.window \(20\), got 30/],
   ['max_repeats of one', 'loop:\n  max_repeats: 1\n', /loop\.max_repeats: Expected at least 2/],
   ['not YAML', 'claude: [unclosed\n', /YAML: /],

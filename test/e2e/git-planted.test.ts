@@ -1,0 +1,39 @@
+// A vault that is not a git work tree holds no repository nightshift trusts: a `.git` a session
+// makes there (with a filter that would run inside nightshift's own `git add`) is moved out of the
+// vault after the session, so no later start ever runs git in it.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { bash, text } from '../fake-api.js';
+import { fakeApiPerFile, runJson, workspace, writeAgent } from '../helpers.js';
+
+const api = fakeApiPerFile();
+
+test('a repository a session makes in a vault that was none is quarantined, and its filter never runs', async (t) => {
+  const ws = workspace(t, api.url);
+  const proof = path.join(ws.dir, 'filter-ran');
+  api.script('plant-repo', ({ turn }) =>
+    turn === 0
+      ? bash(`git init -q . && git config filter.x.clean 'touch ${proof}; cat' && printf '* filter=x\\n' > .gitattributes && echo planted > f.txt && echo done`)
+      : text('Planted.'),
+  );
+  writeAgent(ws, 'planter', 'SCENARIO=plant-repo', { allowed_tools: ['Bash'] });
+  writeAgent(ws, 'next', 'SCENARIO=text');
+  const planted = await runJson(ws, 'planter');
+  assert.equal(planted.ran.code, 0, planted.ran.stderr);
+  assert.match(planted.ran.stderr, /"event":"git_dir_quarantined"/);
+  const quarantined = path.join(ws.state, 'quarantine', planted.record.id, '.git');
+  assert.ok(fs.existsSync(path.join(quarantined, 'config')), 'the planted repository is kept, out of the vault');
+  assert.ok(!fs.existsSync(path.join(ws.vault, '.git')));
+  const next = await runJson(ws, 'next');
+  assert.equal(next.ran.code, 0, next.ran.stderr);
+  assert.ok(!fs.existsSync(proof), 'the planted filter never ran');
+
+  // Negative control: the same repository left in the vault (as without the quarantine) is trusted
+  // by the next start, and its filter runs inside nightshift's own git.
+  fs.renameSync(quarantined, path.join(ws.vault, '.git'));
+  const trusted = await runJson(ws, 'next');
+  assert.equal(trusted.ran.code === 0 || trusted.ran.code === 1, true, trusted.ran.stderr);
+  assert.ok(fs.existsSync(proof), 'without the quarantine the planted filter runs in the supervisor');
+});
