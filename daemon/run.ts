@@ -11,6 +11,7 @@ import type { Redactor } from '../logs/redact.js';
 import { claudeArgs } from '../sessions/command.js';
 import { checkSandbox, prepareGuest, sweepSessionDirs, type Guest } from '../sessions/guest.js';
 import { classify } from '../sessions/outcome.js';
+import { resetTime } from '../sessions/rate-limit.js';
 import { readProc } from '../sessions/process-tree.js';
 import { runClaude } from '../sessions/runner.js';
 import { keepInTranscript } from '../sessions/transcript.js';
@@ -27,7 +28,8 @@ import { guardGitConfig } from './git-guard.js';
 import { emptyGitReport, VaultGit, type GitReport } from './git-sync.js';
 import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
-import { drainOutbox, reportSession } from '../report/session-report.js';
+import { drainOutbox, reportBackoff, reportSession } from '../report/session-report.js';
+import { currentHolds, settledChange } from './holds.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 import { version } from './version.js';
 
@@ -154,6 +156,15 @@ export async function supervise(
     deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, $${session.cost_usd.toFixed(4)}, ${session.turns} turns`);
     // Discord, after the ledger and the commit; it never changes the result or the exit code.
     await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day) }, deps);
+    // The backoff beginning or ending is told once, on the session that made it so.
+    const change = settledChange(config, ledger, agent.name);
+    if (change) {
+      const hold = currentHolds(config, ledger, deps.now())[agent.name] ?? null;
+      deps.logger.warn({ event: `backoff_${change.change}`, agent: agent.name, failures: change.failures, until: hold?.until ?? null }, change.change === 'started'
+        ? `${agent.name}: backed off after ${change.failures} failures in a row${hold ? `, until ${hold.until}` : ''}`
+        : `${agent.name}: recovered after ${change.failures} failures in a row`);
+      await reportBackoff(config, { agent: agent.name, ...change, until: hold?.until ?? null, session: session.id }, deps);
+    }
     return { action: 'session', reason: choice.reason, limit: null, session, git };
   } finally {
     ledger?.close();
@@ -171,7 +182,14 @@ export function exitCodeOf(r: Pick<SuperviseResult, 'session' | 'git' | 'dream'>
 
 // `nightshift run <agent>`: the operator's choice instead of dispatch. A skip is a refusal (75).
 export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
-  const r = await supervise(config, () => ({ agent, reason: 'run by hand' }), options, deps);
+  // A held agent still runs by hand (the operator decided), with a warning that says so.
+  const choose = (ledger: Ledger, now: Date): Choice => {
+    const hold = currentHolds(config, ledger, now)[agent.name];
+    if (!hold) return { agent, reason: 'run by hand' };
+    deps.logger.warn({ event: 'held_run_by_hand', agent: agent.name, until: hold.until, kind: hold.kind }, `${agent.name} is held until ${hold.until} (${hold.reason}): running it anyway, by hand`);
+    return { agent, reason: `run by hand while held until ${hold.until}` };
+  };
+  const r = await supervise(config, choose, options, deps);
   if (r.action === 'skip') {
     if (r.limit === 'lock' || r.limit === 'stopped') throw new LockedError(`Refused: ${r.reason}`);
     throw new BudgetExhaustedError(r.limit ?? 'unknown', `Refused: ${r.reason} (use --force to run anyway)`);
@@ -266,7 +284,9 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     const endedAt = deps.now();
     const { outcome, error } = internal || !run
       ? { outcome: 'error' as const, error: `internal: ${deps.redact((internal as Error)?.message ?? String(internal))}` }
-      : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal });
+      : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal, rateLimit: t.rateLimit });
+    // A rate limit holds the agent until the reset the answer gave (budget/holds.ts reads it back).
+    const retryAt = outcome === 'rate_limited' ? resetTime(t.result, t.rateLimit, endedAt) : null;
     const cost = t.cost();
     const tokens = t.tokens();
     // Already redacted by the runner, before it was cut.
@@ -283,6 +303,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       // The ledger keeps a bounded summary (redacted, then cut); the transcript has the rest.
       result: capped(redactOrNull(deps.redact, t.result?.result ?? t.lastText ?? null)),
       error: capped(fullError ? deps.redact(fullError) : null),
+      retry_at: retryAt ? retryAt.toISOString() : null,
       input_tokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
       output_tokens: tokens.output,
     };

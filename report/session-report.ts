@@ -4,7 +4,7 @@ import os from 'node:os';
 import type { Config } from '../daemon/config.js';
 import type { SessionRecord } from '../daemon/session-record.js';
 import { deliver, reportSettings, type DeliverDeps, type Delivery } from './deliver.js';
-import { dreamReport, sessionReport, type DreamFacts, type GitFacts } from './embed.js';
+import { backoffReport, dreamReport, sessionReport, type BackoffFacts, type DreamFacts, type GitFacts } from './embed.js';
 
 export type SessionReportInput = {
   session: SessionRecord;
@@ -24,6 +24,16 @@ export async function reportSession(config: Config, r: SessionReportInput, deps:
       { redact: deps.redact, host: os.hostname() },
     );
     return await deliver(report, reportSettings(config), deps);
+  } catch (err) {
+    deps.logger.error({ event: 'report_error', err }, `Discord report failed: ${(err as Error).message}`);
+    return { configured: true, queued: false, sent: 0, pending: 0, error: (err as Error).message };
+  }
+}
+
+// An agent's backoff began or ended (once each: the outbox dedupes on the session's id too).
+export async function reportBackoff(config: Config, b: BackoffFacts, deps: DeliverDeps): Promise<Delivery> {
+  try {
+    return await deliver(backoffReport(b, { redact: deps.redact, host: os.hostname(), at: deps.now() }), reportSettings(config), deps);
   } catch (err) {
     deps.logger.error({ event: 'report_error', err }, `Discord report failed: ${(err as Error).message}`);
     return { configured: true, queued: false, sent: 0, pending: 0, error: (err as Error).message };
