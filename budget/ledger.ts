@@ -214,10 +214,10 @@ export class Ledger {
 
   // Each agent's last `n` settled sessions, newest first: what holds and backoff are read from.
   lastSettled(n: number): Record<string, SessionRow[]> {
-    const rows = this.stmt(`SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY agent ORDER BY started_at DESC, rowid DESC) AS k
-      FROM sessions WHERE status = 'settled') WHERE k <= ? ORDER BY agent, started_at DESC, rowid DESC`).all(n) as Array<SessionRow & { k?: number }>;
+    const rows = this.stmt(`SELECT * FROM (SELECT *, rowid AS rid, ROW_NUMBER() OVER (PARTITION BY agent ORDER BY started_at DESC, rowid DESC) AS k
+      FROM sessions WHERE status = 'settled') WHERE k <= ? ORDER BY agent, k`).all(n) as Array<SessionRow & { k?: number; rid?: number }>;
     const out: Record<string, SessionRow[]> = {};
-    for (const { k: _k, ...r } of rows) (out[r.agent] ??= []).push(r);
+    for (const { k: _k, rid: _rid, ...r } of rows) (out[r.agent] ??= []).push(r);
     return out;
   }
 

@@ -6,7 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { dayOf } from '../budget/day.js';
 import { Ledger, type OpenSession } from '../budget/ledger.js';
 import { canStart } from '../budget/policy.js';
+import { money } from '../budget/money.js';
 import type { Logger } from '../logs/logger.js';
+import type { LiveLine } from '../logs/live-line.js';
 import type { Redactor } from '../logs/redact.js';
 import { claudeArgs } from '../sessions/command.js';
 import { checkSandbox, prepareGuest, sweepSessionDirs, type Guest } from '../sessions/guest.js';
@@ -25,6 +27,7 @@ import { superviseDream, type DreamOutcome } from './dream-tick.js';
 import type { Config } from './config.js';
 import { BudgetExhaustedError, ConfigError, EXIT, LockedError } from './errors.js';
 import { guardGitConfig } from './git-guard.js';
+import { lateness, uptimeMs } from './late.js';
 import { emptyGitReport, VaultGit, type GitReport } from './git-sync.js';
 import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
@@ -39,6 +42,10 @@ export type RunDeps = {
   redact: Redactor;
   now: () => Date;
   signal?: AbortSignal;
+  // The terminal's live line (logs/live-line.ts), only when stderr is a terminal.
+  live?: LiveLine | null;
+  // The time this tick was scheduled for (the daemon's cron slot), to tell a late run.
+  slot?: Date | null;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at
   // settle) and the subreaper's (off). Production leaves both unset.
   chargeOn?: 'open' | 'settle';
@@ -71,6 +78,8 @@ export type SuperviseResult = {
   session: SessionRecord | null;
   git: GitReport;
   dream?: DreamOutcome;
+  // Set when the run started late (daemon/late.ts).
+  late?: string | null;
 };
 
 // The one path of a session, shared by `run` and `tick`: run lock -> reconcile -> choose ->
@@ -138,6 +147,8 @@ export async function supervise(
     // Nothing is charged after a stop request.
     if (signal.aborted) return stopped();
     const gitGuard = vault && inRepo ? guardGitConfig(config.vault) : null;
+    const late = lateness({ slot: deps.slot ?? null, startedAt, uptimeMs: uptimeMs(() => fs.readFileSync('/proc/uptime', 'utf8')), byTimer: /\.timer$/.test(deps.env.TRIGGER_UNIT ?? '') });
+    if (late) deps.logger.warn({ event: 'late', agent: agent.name, slot: deps.slot?.toISOString() ?? null }, `${agent.name}: ${late}`);
     const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
     const planted = gitGuard?.restore() ?? [];
     if (planted.length) deps.logger.warn({ event: 'git_config_restored', files: planted }, `the session changed ${planted.join(', ')}: put back before nightshift's git ran`);
@@ -153,9 +164,9 @@ export async function supervise(
         deps.logger.error({ event: 'git_error', err }, `git: ${git.error}`);
       }
     }
-    deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, $${session.cost_usd.toFixed(4)}, ${session.turns} turns`);
+    deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${session.turns} turns${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
     // Discord, after the ledger and the commit; it never changes the result or the exit code.
-    await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day) }, deps);
+    await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day), late }, deps);
     // The backoff beginning or ending is told once, on the session that made it so.
     const change = settledChange(config, ledger, agent.name);
     if (change) {
@@ -165,7 +176,7 @@ export async function supervise(
         : `${agent.name}: recovered after ${change.failures} failures in a row`);
       await reportBackoff(config, { agent: agent.name, ...change, until: hold?.until ?? null, session: session.id }, deps);
     }
-    return { action: 'session', reason: choice.reason, limit: null, session, git };
+    return { action: 'session', reason: choice.reason, limit: null, session, git, late };
   } finally {
     ledger?.close();
     await runLock.release();
@@ -221,6 +232,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let guest: Guest | null = null;
   try {
     log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
+    deps.live?.start(agent.name, startedAt);
     const t = (tracker = new StreamTracker(
       { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
       null,
@@ -258,6 +270,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       },
       onLine: (line) => {
         if (keepInTranscript(line)) fs.writeSync(out, `${deps.redact(line)}\n`);
+        deps.live?.update({ turns: t.turns(), usd: t.estimatedCost(), lastTool: t.lastTool });
       },
       onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
       onCost: (spent) => {
@@ -279,6 +292,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
         // a failed close loses nothing the ledger needs
       }
     }
+    deps.live?.stop();
     // Settled on every path, an internal failure of ours included.
     const t = tracker ?? new StreamTracker({ maxRepeats: 2, window: 1, cycleRepeats: 2 }, null);
     const endedAt = deps.now();

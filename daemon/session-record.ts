@@ -1,5 +1,6 @@
 // The one shape of a session as nightshift prints it (`run --json`, `sessions`, `show`).
 import type { SessionRow } from '../budget/ledger.js';
+import { roundUsd } from '../budget/money.js';
 
 export type SessionRecord = {
   id: string;
@@ -15,6 +16,8 @@ export type SessionRecord = {
   result: string | null;
   error: string | null;
   transcript: string | null;
+  // A rate-limited session: when the API said the limit lifts.
+  retry_at: string | null;
 };
 
 export function toRecord(r: SessionRow): SessionRecord {
@@ -23,7 +26,7 @@ export function toRecord(r: SessionRow): SessionRecord {
     agent: r.agent,
     outcome: r.status === 'running' ? 'running' : (r.outcome ?? 'error'),
     exit_code: r.exit_code ?? (r.outcome === 'ok' ? 0 : 1),
-    cost_usd: r.cost_usd,
+    cost_usd: roundUsd(r.cost_usd),
     cost_estimated: r.cost_estimated === 1,
     turns: r.turns,
     duration_ms: r.duration_ms,
@@ -32,5 +35,6 @@ export function toRecord(r: SessionRow): SessionRecord {
     result: r.result,
     error: r.error,
     transcript: r.transcript,
+    retry_at: r.retry_at ?? null,
   };
 }

@@ -60,6 +60,7 @@ export type SessionFacts = {
   ended_at: string | null;
   result: string | null;
   error: string | null;
+  retry_at?: string | null;
 };
 // null: git sync is off for this vault.
 export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; error: string | null } | null;
@@ -73,7 +74,7 @@ export function gitSummary(g: GitFacts): string {
 }
 
 // One session's report.
-export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o: { redact: Redactor; host?: string }): Report {
+export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o: { redact: Redactor; host?: string; late?: string | null }): Report {
   const r = (t: string) => o.redact(t);
   const fields: EmbedField[] = [
     { name: 'Outcome', value: s.outcome, inline: true },
@@ -86,8 +87,10 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
     { name: 'Session', value: `\`${s.id}\`` },
   ];
   if (s.error) fields.push({ name: 'Error', value: shorten(r(s.error), 300) });
+  if (s.retry_at) fields.push({ name: 'Held until', value: `${s.retry_at} (the API's reset time)` });
+  if (o.late) fields.push({ name: 'Late', value: o.late });
   const embed: Embed = {
-    title: `${s.agent}: ${s.outcome}`,
+    title: `${s.agent}: ${s.outcome}${o.late ? ' (late)' : ''}`,
     description: s.result ? shorten(r(s.result), RESULT_MAX) : undefined,
     color: colorOf(s.outcome),
     fields,

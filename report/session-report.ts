@@ -13,6 +13,8 @@ export type SessionReportInput = {
   git: GitFacts;
   day: string;
   today: { sessions: number; costUsd: number };
+  // The run started late (daemon/late.ts): said in the title and a field.
+  late?: string | null;
 };
 
 export async function reportSession(config: Config, r: SessionReportInput, deps: DeliverDeps): Promise<Delivery> {
@@ -21,7 +23,7 @@ export async function reportSession(config: Config, r: SessionReportInput, deps:
       { ...r.session, model: r.model },
       r.git,
       { day: r.day, sessions: r.today.sessions, max_sessions: config.budget.max_sessions_per_day, cost_usd: r.today.costUsd, max_usd: config.budget.max_usd_per_day },
-      { redact: deps.redact, host: os.hostname() },
+      { redact: deps.redact, host: os.hostname(), late: r.late ?? null },
     );
     return await deliver(report, reportSettings(config), deps);
   } catch (err) {
