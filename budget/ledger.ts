@@ -36,10 +36,12 @@ export type SessionRow = {
   // Whether the session had its memory tools: 'served', 'unavailable' (the store could not be
   // served), or null (not known: a session before version 3, or one that never reached its start).
   memory?: 'served' | 'unavailable' | null;
+  // A rate-limited session: when the API said the limit lifts (else null).
+  retry_at: string | null;
 };
 
 export type OpenSession = Pick<SessionRow, 'id' | 'agent' | 'day' | 'started_at' | 'transcript' | 'model' | 'supervisor_pid' | 'supervisor_start'>;
-export type Settlement = Pick<SessionRow, 'outcome' | 'ended_at' | 'duration_ms' | 'cost_usd' | 'turns' | 'exit_code' | 'result' | 'error' | 'input_tokens' | 'output_tokens'> & { cost_estimated: boolean };
+export type Settlement = Pick<SessionRow, 'outcome' | 'ended_at' | 'duration_ms' | 'cost_usd' | 'turns' | 'exit_code' | 'result' | 'error' | 'input_tokens' | 'output_tokens'> & { cost_estimated: boolean; retry_at?: string | null };
 
 // `open` charges at open (the rule). `settle` charges only at the end: it exists so tests can
 // show, as a negative control, the loss the rule prevents.
@@ -67,7 +69,8 @@ CREATE TABLE IF NOT EXISTS sessions (
   output_tokens INTEGER NOT NULL DEFAULT 0,
   supervisor_pid INTEGER,
   supervisor_start TEXT,
-  child_pid INTEGER
+  child_pid INTEGER,
+  retry_at TEXT
 );
 CREATE INDEX IF NOT EXISTS sessions_day_agent ON sessions (day, agent);
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started_at);
@@ -97,6 +100,16 @@ function addMemory(db: Database.Database): void {
   }).immediate();
 }
 
+// Version 4 adds `retry_at`: the hold a rate limit sets (budget/holds.ts).
+function addRetryAt(db: Database.Database): void {
+  if ((db.pragma('user_version', { simple: true }) as number) >= 4) return;
+  db.transaction(() => {
+    const cols = (db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((c) => c.name);
+    if (!cols.includes('retry_at')) db.exec('ALTER TABLE sessions ADD COLUMN retry_at TEXT');
+    db.pragma('user_version = 4');
+  }).immediate();
+}
+
 export class Ledger {
   private constructor(private readonly db: Database.Database, readonly file: string, private readonly chargeOn: ChargeOn) {}
 
@@ -115,6 +128,7 @@ export class Ledger {
       db.exec(SCHEMA);
       addFollowUp(db);
       addMemory(db);
+      addRetryAt(db);
     } catch (err) {
       db?.close();
       const denied = accessProblem(file, 'ledger');
@@ -172,7 +186,7 @@ export class Ledger {
   }
 
   settle(open: OpenSession, s: Settlement): void {
-    const row = { ...open, ...s, cost_estimated: s.cost_estimated ? 1 : 0 };
+    const row = { ...open, ...s, cost_estimated: s.cost_estimated ? 1 : 0, retry_at: s.retry_at ?? null };
     // IMMEDIATE: a deferred transaction that reads first cannot wait for the write lock in WAL
     // mode (busy_timeout never applies), so settle would fail at once under a concurrent writer.
     this.db.transaction(() => {
@@ -182,7 +196,7 @@ export class Ledger {
       }
       this.stmt(`UPDATE sessions SET status = 'settled', outcome = @outcome, ended_at = @ended_at, duration_ms = @duration_ms,
         cost_usd = @cost_usd, cost_estimated = @cost_estimated, turns = @turns, exit_code = @exit_code, result = @result,
-        error = @error, input_tokens = @input_tokens, output_tokens = @output_tokens WHERE id = @id`).run(row);
+        error = @error, input_tokens = @input_tokens, output_tokens = @output_tokens, retry_at = @retry_at WHERE id = @id`).run(row);
     }).immediate();
   }
 
@@ -237,6 +251,26 @@ export class Ledger {
 
   recent(limit: number): SessionRow[] {
     return this.stmt('SELECT * FROM sessions ORDER BY started_at DESC, rowid DESC LIMIT ?').all(limit) as SessionRow[];
+  }
+
+  // Settled sessions matching the filters, newest first (`nightshift sessions`).
+  list(f: { limit: number; agent?: string; outcome?: string; since?: string }): SessionRow[] {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (f.agent) where.push('agent = ?'), args.push(f.agent);
+    if (f.outcome) where.push(f.outcome === 'running' ? "status = 'running'" : 'outcome = ?'), f.outcome === 'running' || args.push(f.outcome);
+    if (f.since) where.push('started_at >= ?'), args.push(f.since);
+    const sql = `SELECT * FROM sessions${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, rowid DESC LIMIT ?`;
+    return this.db.prepare(sql).all(...args, f.limit) as SessionRow[];
+  }
+
+  // Each agent's last `n` settled sessions, newest first: what holds and backoff are read from.
+  lastSettled(n: number): Record<string, SessionRow[]> {
+    const rows = this.stmt(`SELECT * FROM (SELECT *, rowid AS rid, ROW_NUMBER() OVER (PARTITION BY agent ORDER BY started_at DESC, rowid DESC) AS k
+      FROM sessions WHERE status = 'settled') WHERE k <= ? ORDER BY agent, k`).all(n) as Array<SessionRow & { k?: number; rid?: number }>;
+    const out: Record<string, SessionRow[]> = {};
+    for (const { k: _k, rid: _rid, ...r } of rows) (out[r.agent] ??= []).push(r);
+    return out;
   }
 
   get(id: string): SessionRow | null {

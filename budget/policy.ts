@@ -1,3 +1,5 @@
+import { money } from './money.js';
+
 // Pure: may this agent start now, given today's ledger and the limits?
 export type DayTotals = { sessions: number; costUsd: number; byAgent: Record<string, { sessions: number; costUsd: number }> };
 export type Limits = { maxSessionsPerDay: number; maxUsdPerDay: number; maxRunsPerDay: number | null };
@@ -8,7 +10,7 @@ export function canStart(agent: string, today: DayTotals, limits: Limits): Verdi
     return { ok: false, limit: 'max_sessions_per_day', reason: `budget.max_sessions_per_day reached: ${today.sessions} of ${limits.maxSessionsPerDay} sessions today` };
   }
   if (today.costUsd >= limits.maxUsdPerDay) {
-    return { ok: false, limit: 'max_usd_per_day', reason: `budget.max_usd_per_day reached: $${today.costUsd.toFixed(4)} of $${limits.maxUsdPerDay} spent today` };
+    return { ok: false, limit: 'max_usd_per_day', reason: `budget.max_usd_per_day reached: ${money(today.costUsd)} of ${money(limits.maxUsdPerDay)} spent today` };
   }
   const mine = today.byAgent[agent]?.sessions ?? 0;
   if (limits.maxRunsPerDay !== null && mine >= limits.maxRunsPerDay) {

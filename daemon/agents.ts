@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { duration, formatIssuePath, type Config } from './config.js';
+import { didYouMean } from './suggest.js';
 import { ConfigError, UsageError } from './errors.js';
 import { NEVER_IN_SESSION } from '../sessions/session-env.js';
 
@@ -106,7 +107,7 @@ export function loadAgent(config: Config, name: string): Agent {
   const file = path.join(config.agents_dir, `${name}.md`);
   if (!fs.existsSync(file)) {
     const known = fs.existsSync(config.agents_dir) ? fs.readdirSync(config.agents_dir).filter((f) => f.endsWith('.md')).map((f) => f.slice(0, -3)) : [];
-    throw new UsageError(`Unknown agent \`${name}\`: no ${file} (known: ${known.join(', ') || 'none'})`);
+    throw new UsageError(`Unknown agent \`${name}\`: no ${file} (known: ${known.join(', ') || 'none'}).${didYouMean(name, known)}`);
   }
   return parseAgent(name, file, fs.readFileSync(file, 'utf8'), config);
 }

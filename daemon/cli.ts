@@ -8,6 +8,9 @@ main({
   cwd: process.cwd(),
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
+  stderrIsTTY: !!process.stderr.isTTY,
+  stdoutIsTTY: !!process.stdout.isTTY,
+  columns: () => process.stderr.columns || 80,
 }).then(
   (code) => {
     // Let stdout drain before exiting (a pipe may be slow).

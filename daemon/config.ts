@@ -196,6 +196,16 @@ export const ConfigSchema = z.strictObject({
       max_consecutive_failures: posInt.default(DEFAULTS.alerts.max_consecutive_failures),
     })
     .prefault({}),
+  // Holds and backoff: a failing or rate-limited agent waits instead of failing on every tick.
+  backoff: z
+    .strictObject({
+      after_failures: posInt.default(DEFAULTS.backoff.after_failures),
+      base: duration(1000).prefault(DEFAULTS.backoff.base),
+      max: duration(1000).prefault(DEFAULTS.backoff.max),
+      rate_limit: duration(1000).prefault(DEFAULTS.backoff.rate_limit),
+    })
+    .refine((b) => b.base <= b.max, { message: 'Expected `base` to be at most `max`', path: ['base'] })
+    .prefault({}),
   memory: MemorySchema,
   gemini: z
     .strictObject({

@@ -14,7 +14,7 @@ export async function runDaemon(config: Config, deps: DaemonDeps): Promise<numbe
   let session: AbortController | null = null;
   let ticks = 0;
 
-  const fire = (schedule: string) => {
+  const fire = (schedule: string, slot: Date | null) => {
     if (deps.stopSignal.aborted) return;
     if (running) {
       log.info({ event: 'tick_overlap', schedule }, `schedule ${schedule} fired while a tick runs: skipped`);
@@ -24,7 +24,7 @@ export async function runDaemon(config: Config, deps: DaemonDeps): Promise<numbe
     const n = ++ticks;
     running = (async () => {
       try {
-        const r = await tick(config, { ...deps, signal: session!.signal });
+        const r = await tick(config, { ...deps, signal: session!.signal, slot });
         log.info({ event: 'tick_end', tick: n, schedule, action: r.action, reason: r.reason, outcome: r.session?.outcome ?? null }, `tick ${n}: ${r.action} (${r.reason})`);
       } catch (err) {
         log.error({ event: 'tick_failed', tick: n, schedule, err }, `tick ${n} failed: ${(err as Error).message}`);
@@ -36,7 +36,7 @@ export async function runDaemon(config: Config, deps: DaemonDeps): Promise<numbe
   };
 
   const tasks: ScheduledTask[] = config.daemon.schedule.map((expr) =>
-    cron.schedule(expr, () => fire(expr), { timezone: config.budget.timezone, name: `nightshift ${expr}` }),
+    cron.schedule(expr, (ctx) => fire(expr, ctx?.date instanceof Date ? ctx.date : null), { timezone: config.budget.timezone, name: `nightshift ${expr}` }),
   );
   log.info({ event: 'daemon_start', schedules: config.daemon.schedule }, `daemon: ${config.daemon.schedule.join(', ')} (${config.budget.timezone})`);
 

@@ -32,6 +32,9 @@ export const DEFAULTS = {
   hooks: { timeout: '10s' },
   discord: { api_base: 'https://discord.com/api', timeout: '10s' },
   alerts: { max_silence: '26h', max_consecutive_failures: 3 },
+  // Holds (budget/holds.ts): after N failures in a row an agent waits base, 2x base, ... up to max;
+  // a rate limit without a reset time waits rate_limit, doubling, up to max.
+  backoff: { after_failures: 3, base: '1h', max: '24h', rate_limit: '15m' },
   memory: {
     db: 'memory.db', // inside state_dir
     embeddings: 'auto', // the offline vector arm: auto (= none, as measured), none, use

@@ -1,5 +1,6 @@
 // Pure dispatch: (now in the budget's time zone, today's ledger, the rules and agents) -> which
 // agent runs now, and for every rule before the winner, why not.
+import type { Hold } from '../budget/holds.js';
 import { DAY_NAMES } from './schedule-spec.js';
 
 export type Rule = { agent: string; days?: number[]; hours?: number[]; min_interval?: number; max_runs_per_day?: number };
@@ -33,12 +34,14 @@ export function decide(
   rules: Rule[],
   history: Record<string, AgentHistory>,
   agentLimits: Record<string, { maxRunsPerDay: number | null }>,
+  // Agents that wait (a rate limit or a backoff, budget/holds.ts): skipped, with the reason.
+  holds: Record<string, Hold> = {},
 ): Decision {
   const { day, hour } = localTime(now, timezone);
   const verdicts: RuleVerdict[] = [];
   for (const [index, r] of rules.entries()) {
     const h = history[r.agent] ?? { today: 0, lastStartedAt: null };
-    const why = whyNot(r, day, hour, h, agentLimits[r.agent]?.maxRunsPerDay ?? null, now);
+    const why = whyNot(r, day, hour, h, agentLimits[r.agent]?.maxRunsPerDay ?? null, now) ?? heldWhy(holds[r.agent]);
     verdicts.push({ index, agent: r.agent, matched: why === null, why: why ?? 'due' });
     if (why === null) {
       return { agent: r.agent, rule: index, reason: `rule ${index} (${r.agent}) is due`, rules: verdicts };
@@ -46,6 +49,8 @@ export function decide(
   }
   return { agent: null, rule: null, reason: rules.length ? 'no rule is due' : 'no dispatch rules configured', rules: verdicts };
 }
+
+const heldWhy = (h: Hold | undefined) => (h ? `held until ${h.until}: ${h.reason}` : null);
 
 function whyNot(r: Rule, day: number, hour: number, h: AgentHistory, agentMax: number | null, now: Date): string | null {
   if (r.days && !r.days.includes(day)) return `not on ${DAY_NAMES[day]} (days: ${list(r.days, DAY_NAMES)})`;

@@ -2,9 +2,10 @@
 import { DEFAULTS } from './defaults.js';
 export const EXIT_CODES_HELP = `Exit codes:
   0   the session ended ok (or the command succeeded; a tick that skipped)
-  1   the session ended any other way (error, max_turns, timeout, stalled, loop, budget, spawn_failed),
+  1   the session ended any other way (error, rate_limited, max_turns, timeout, stalled, loop, budget,
+      spawn_failed),
       git left its work uncommitted, a dream phase failed, or a doctor check failed
-  64  usage: an unknown command, flag or agent
+  64  usage: an unknown command, option or agent (with a "did you mean"), or an extra argument
   70  internal error (the ledger or the memory database cannot be opened, a bug)
   75  refused: a daily limit is reached (see --force), another supervisor holds the lock, a stop
       request came before the session started, or a forgotten claim was observed again
@@ -19,9 +20,10 @@ Usage: nightshift <command> [options]
 Commands:
   run <agent>          run one session of <agent> now
   agents               list the agents in agents_dir
-  budget               today's spend and session count against the limits
-  sessions             the latest sessions, newest first
-  show <session-id>    one session
+  budget [--days N]    today's (or N days') spend and session count against the limits
+  sessions             the latest sessions, newest first (--agent, --outcome, --since)
+  show <session-id>    one session; --transcript: its conversation
+  logs [ID] [-f]       today's log, or a session's transcript; -f follows
   tick                 what the timer fires: dispatch, budget, git pull, one session, git push
   next                 which agent the next tick would run, and why not the others
   status               budget, last sessions, next decision, locks, unpushed commits
@@ -39,6 +41,10 @@ Commands:
 Global options:
   --config PATH        config file (else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml)
   --json               print data as JSON on stdout (logs always go to stderr)
+
+At a terminal, log lines on stderr are short (HH:MM:SS level message) and a running session shows
+one live line (elapsed, turns, cost, last tool). Under journald, into a file or a pipe, and with
+--json, stderr carries pino's JSON lines and no live line; the daily log file is always JSON.
   -h, --help           help for nightshift or a command
   -v, --version        print the version
 
@@ -55,6 +61,10 @@ environment is an allowlist, and the API key stays with nightshift's proxy. With
 no usable bwrap the session is refused (exit 78). The session is counted in today's ledger before it
 starts and settled however it ends.
 
+An agent that is held (rate limited until the API's reset time, or backed off after
+backoff.after_failures failures in a row; see \`nightshift status\`) is skipped by the tick, but
+\`run\` by hand still runs it: the operator decided. A warning says it was held.
+
   --force   run even when a daily limit (sessions, USD, the agent's runs per day) is reached
   --json    print one object: id, agent, outcome, exit_code, cost_usd, cost_estimated, turns,
             duration_ms, started_at, ended_at, result, error, transcript
@@ -63,16 +73,33 @@ ${EXIT_CODES_HELP}`,
   agents: `Usage: nightshift agents [--json] [--config PATH]
 
 Lists the agents in agents_dir with their model, turns, timeout and limits.`,
-  budget: `Usage: nightshift budget [--json] [--date YYYY-MM-DD] [--config PATH]
+  budget: `Usage: nightshift budget [--json] [--date YYYY-MM-DD] [--days N] [--config PATH]
 
 The day's sessions and spend against the limits (the day in budget.timezone; default today).
---json: {date, sessions, max_sessions, cost_usd, max_usd, by_agent: {name: {sessions, cost_usd}}}`,
-  sessions: `Usage: nightshift sessions [--json] [--limit N] [--config PATH]
+--days N: the N days ending at --date (default today), one row each with a bar of the day's spend
+against max_usd_per_day.
+--json: {date, sessions, max_sessions, cost_usd, max_usd, by_agent: {name: {sessions, cost_usd}}}
+--json --days N: {timezone, days: [<as --json>, ...]} oldest first`,
+  sessions: `Usage: nightshift sessions [--json] [--limit N] [--agent NAME] [--outcome O] [--since WHEN] [--config PATH]
 
-The latest sessions, newest first (default 20), each shaped like \`run --json\`.`,
-  show: `Usage: nightshift show <session-id> [--json] [--config PATH]
+The latest sessions, newest first (default 20), as columns: start (budget.timezone), agent,
+outcome, cost (~ an estimate), turns, duration, id.
+  --agent NAME   only this agent's
+  --outcome O    only this outcome (ok, error, rate_limited, max_turns, timeout, stalled, loop,
+                 budget, spawn_failed, abandoned, running)
+  --since WHEN   started since: a time back (2d, 12h, 30m), a day (2026-12-01) or an ISO time
+--json: an array, each shaped like \`run --json\`.`,
+  show: `Usage: nightshift show <session-id> [--transcript] [--json] [--config PATH]
 
-One session from the ledger, shaped like \`run --json\`.`,
+One session from the ledger, shaped like \`run --json\`.
+  --transcript   the conversation: the assistant's text, each tool call and its result (shortened),
+                 API retries and rate limits, and the result. With --json: the raw JSONL.`,
+  logs: `Usage: nightshift logs [SESSION-ID] [-f|--follow] [--config PATH]
+
+Today's daily log (<log_dir>/YYYY-MM-DD.log, the day in budget.timezone): short human lines when
+stdout is a terminal, the JSON lines otherwise. With a session id: its transcript as a
+conversation (as \`show --transcript\`). -f follows: new lines as they come (the daily log moves on
+to the next day's file at midnight) until Ctrl-C; a session is followed until it ends.`,
   tick: `Usage: nightshift tick [--json] [--config PATH]
 
 One tick: run lock -> settle abandoned sessions -> dispatch -> budget -> git pull -> session ->
@@ -83,11 +110,16 @@ A skip (nothing due, a limit, locked) exits 0; a session that did not end ok exi
   next: `Usage: nightshift next [--at ISO-TIME] [--json] [--config PATH]
 
 Explains the dispatch decision at --at (default now) without running anything: which rule won, and
-for every rule before it, why not.
---json: {agent: name|null, rule: index|null, reason, rules: [{index, agent, matched, why}]}`,
+for every rule before it, why not. A held agent's rule says "held until TIME: why" (a rate limit:
+the API's reset time, or a backoff; backoff.after_failures failures in a row wait backoff.base,
+doubling with each further failure up to backoff.max).
+--json: {agent: name|null, rule: index|null, reason, rules: [{index, agent, matched, why}],
+         holds: {agent: {kind: "rate_limited"|"backoff", until, reason, failures, session}}}`,
   status: `Usage: nightshift status [--json] [--config PATH]
 
---json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json>,
+Budget, the next decision, held agents (rate limited or backed off, and until when), the last ok
+session, locks, unpushed commits and the last sessions.
+--json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json>, holds: {...},
          locks: {run, git}, unpushed, last_ok_at}`,
   lock: `Usage: nightshift lock [--timeout 120s] [--config PATH] -- CMD [ARGS...]
 

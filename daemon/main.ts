@@ -2,13 +2,12 @@
 // place that maps errors to exit codes and calls process.exit.
 import { version } from './version.js';
 import { parseArgs } from 'node:util';
-import { dayOf } from '../budget/day.js';
 // Start-up: only light modules load statically, so --help and --version answer fast; config,
 // the logger, the ledger and the session machinery load on the path that needs them.
-import type { Ledger } from '../budget/ledger.js';
 import type { Logger } from '../logs/logger.js';
 import { makeRedactor, secretValues, type Redactor } from '../logs/redact.js';
 import { prefixLines, stderrIsJournal } from '../logs/journal.js';
+import { LiveLine } from '../logs/live-line.js';
 import type { Config } from './config.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { ConfigError, EXIT, LockedError, NightshiftError, UsageError } from './errors.js';
@@ -17,17 +16,18 @@ import type { GitReport } from './git-sync.js';
 import type { LockOwner } from './lock.js';
 import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits } from './systemd.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
-import { budgetReport } from './budget-report.js';
-import { reconcile } from './reconcile.js';
+import { didYouMean } from './suggest.js';
+import { money } from '../budget/money.js';
+import { printRecord } from './sessions-command.js';
+import { withLedger } from './with-ledger.js';
 import type { RunDeps } from './run.js';
-import { toRecord, type SessionRecord } from './session-record.js';
 
-type Io = { out: (text: string) => void; redact: Redactor };
+type Io = { out: (text: string) => void; redact: Redactor; live?: LiveLine | null; stdoutIsTTY?: boolean };
 type Flags = {
   config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
   source?: string; category?: string; tags?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
-  agent?: string;
+  agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string;
 };
 
@@ -56,6 +56,11 @@ const OPTIONS = {
   steps: { type: 'string' },
   approve: { type: 'string' },
   agent: { type: 'string' },
+  outcome: { type: 'string' },
+  since: { type: 'string' },
+  transcript: { type: 'boolean' },
+  days: { type: 'string' },
+  follow: { type: 'boolean', short: 'f' },
   alert: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
@@ -64,9 +69,10 @@ const OPTIONS = {
 const ALLOWED: Record<string, Array<keyof Flags>> = {
   run: ['config', 'json', 'force'],
   agents: ['config', 'json'],
-  budget: ['config', 'json', 'date'],
-  sessions: ['config', 'json', 'limit'],
-  show: ['config', 'json'],
+  budget: ['config', 'json', 'date', 'days'],
+  sessions: ['config', 'json', 'limit', 'agent', 'outcome', 'since'],
+  show: ['config', 'json', 'transcript'],
+  logs: ['config', 'follow'],
   tick: ['config', 'json'],
   next: ['config', 'json', 'at'],
   status: ['config', 'json'],
@@ -82,47 +88,56 @@ const ALLOWED: Record<string, Array<keyof Flags>> = {
   hook: ['config'],
 };
 
+// How many arguments each command takes after its name ([min, max]); more are refused, not ignored.
+const ARITY: Record<string, [number, number]> = {
+  run: [1, 1], agents: [0, 0], budget: [0, 0], sessions: [0, 0], show: [1, 1], logs: [0, 1], tick: [0, 0], next: [0, 0], status: [0, 0],
+  daemon: [0, 0], systemd: [1, 1], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0],
+};
+
 function parse(argv: string[]): { command: string | null; positionals: string[]; flags: Flags } {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}. See \`nightshift --help\`.`);
+    throw new UsageError(usageProblem(err as Error & { code?: string }, argv));
   }
   const [command = null, ...positionals] = parsed.positionals;
   const flags = parsed.values as Flags;
   if (command && !flags.help) {
     const allowed = ALLOWED[command];
-    if (!allowed) throw new UsageError(`Unknown command \`${command}\`. Commands: ${Object.keys(ALLOWED).join(', ')}. See \`nightshift --help\`.`);
+    if (!allowed) throw new UsageError(`Unknown command \`${command}\`.${didYouMean(command, Object.keys(ALLOWED))} Commands: ${Object.keys(ALLOWED).join(', ')}. See \`nightshift --help\`.`);
     for (const k of Object.keys(flags) as Array<keyof Flags>) {
-      if (flags[k] !== undefined && !allowed.includes(k)) throw new UsageError(`\`${command}\` does not take --${k}. See \`nightshift ${command} --help\`.`);
+      if (flags[k] !== undefined && !allowed.includes(k)) throw new UsageError(`\`nightshift ${command}\` does not take --${k}.${didYouMean(k, allowed, (o) => `--${o}`)} See \`nightshift ${command} --help\`.`);
+    }
+    const arity = ARITY[command];
+    if (arity && positionals.length > arity[1]) {
+      const extra = positionals.slice(arity[1]).map((p) => `\`${p}\``).join(' ');
+      throw new UsageError(`\`nightshift ${command}\` takes ${arity[1] === 0 ? 'no arguments' : `at most ${arity[1]} argument${arity[1] > 1 ? 's' : ''}`}, got ${extra} too. See \`nightshift ${command} --help\`.`);
     }
   }
   return { command, positionals, flags };
 }
 
+// Node's parser errors, said in our words (the option, what is wrong, what was meant).
+function usageProblem(err: Error & { code?: string }, argv: string[]): string {
+  const command = argv.find((a) => !a.startsWith('-'));
+  const where = command && ALLOWED[command] ? ` for \`nightshift ${command}\`` : '';
+  const known = command && ALLOWED[command] ? ALLOWED[command] : (Object.keys(OPTIONS) as string[]);
+  const name = /'(-{1,2}[^' =]+)/.exec(err.message)?.[1] ?? '';
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    return `Unknown option \`${name}\`${where}.${didYouMean(name.replace(/^-+/, ''), known, (o) => `--${o}`)} See \`nightshift ${command && ALLOWED[command] ? `${command} ` : ''}--help\`.`;
+  }
+  if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const opt = name.replace(/^-+/, '');
+    const def = (OPTIONS as Record<string, { type: string }>)[opt];
+    return def?.type === 'boolean' ? `\`--${opt}\` takes no value${where}.` : `\`--${opt}\` needs a value${where}, as in \`--${opt} VALUE\`.`;
+  }
+  return `${err.message}. See \`nightshift --help\`.`;
+}
+
 function positional(positionals: string[], command: string, what: string): string {
   if (positionals.length !== 1) throw new UsageError(`Expected \`nightshift ${command} <${what}>\`, got ${positionals.length} argument(s). See \`nightshift ${command} --help\`.`);
   return positionals[0];
-}
-
-const money = (usd: number) => `$${usd.toFixed(4)}`;
-
-function printRecord(io: Io, r: SessionRecord, json: boolean | undefined): void {
-  if (json) return io.out(JSON.stringify(r));
-  const lines = [
-    `session   ${r.id}`,
-    `agent     ${r.agent}`,
-    `outcome   ${r.outcome}`,
-    `cost      ${money(r.cost_usd)}${r.cost_estimated ? ' (estimated)' : ''}`,
-    `turns     ${r.turns}`,
-    `duration  ${r.duration_ms === null ? '-' : `${(r.duration_ms / 1000).toFixed(1)}s`}`,
-    `started   ${r.started_at}`,
-  ];
-  if (r.error) lines.push(`error     ${r.error}`);
-  if (r.result) lines.push(`result    ${r.result.length > 400 ? `${r.result.slice(0, 400)}…` : r.result}`);
-  if (r.transcript) lines.push(`transcript ${r.transcript}`);
-  io.out(lines.join('\n'));
 }
 
 // NIGHTSHIFT_LOG_LEVEL: one of pino's levels. A bad value is ignored with a warning, never fatal:
@@ -134,14 +149,18 @@ export function logLevel(value: string | undefined): { level: string; warning: s
   return { level: 'info', warning: `Expected NIGHTSHIFT_LOG_LEVEL to be one of ${LEVELS.join(', ')}, got \`${value}\`: using info` };
 }
 
-export type MainDeps = { argv: string[]; env: NodeJS.ProcessEnv; cwd: string; stdout: (t: string) => void; stderr: (t: string) => void };
+export type MainDeps = {
+  argv: string[]; env: NodeJS.ProcessEnv; cwd: string; stdout: (t: string) => void; stderr: (t: string) => void;
+  // stderr is a terminal: human log lines and the live session line (never under journald or --json).
+  stderrIsTTY?: boolean; stdoutIsTTY?: boolean; columns?: () => number;
+};
 
 // Runs a command; returns the exit code. Never calls process.exit itself.
 export async function main(deps: MainDeps): Promise<number> {
   const redact = makeRedactor(secretValues(deps.env));
   // stderr is the journal: log lines and error text carry syslog priorities (logs/journal.ts).
   const journal = stderrIsJournal(deps.env.JOURNAL_STREAM);
-  const io: Io = { out: (t) => deps.stdout(`${redact(t)}\n`), redact };
+  const io: Io = { out: (t) => deps.stdout(`${redact(t)}\n`), redact, stdoutIsTTY: !!deps.stdoutIsTTY };
   let logger: Logger | null = null;
   try {
     const { command, positionals, flags } = parse(deps.argv);
@@ -173,7 +192,13 @@ export async function main(deps: MainDeps): Promise<number> {
     const config = loadConfig(configPath(flags.config, deps.env, deps.cwd));
     const level = logLevel(deps.env.NIGHTSHIFT_LOG_LEVEL);
     // `systemd install` runs as root: it must not make the log folder, or today's file, root's.
-    logger = createLogger({ redact, logDir: command === 'systemd' ? null : config.log_dir, timezone: config.budget.timezone, level: level.level, journal });
+    const tty = !!deps.stderrIsTTY && !journal && !flags.json;
+    const live = tty && (command === 'run' || command === 'tick') ? new LiveLine(deps.stderr, deps.columns) : null;
+    logger = createLogger({
+      redact, logDir: command === 'systemd' ? null : config.log_dir, timezone: config.budget.timezone, level: level.level, journal,
+      human: tty ? { color: !deps.env.NO_COLOR, live } : undefined,
+    });
+    io.live = live;
     if (level.warning) logger.warn({ event: 'bad_log_level' }, level.warning);
     switch (command) {
       case 'run':
@@ -181,11 +206,16 @@ export async function main(deps: MainDeps): Promise<number> {
       case 'agents':
         return await cmdAgents(config, flags, io);
       case 'budget':
-        return await cmdBudget(config, flags, io, logger);
+        return await (await import('./budget-command.js')).budgetCommand(config, flags, io, logger);
       case 'sessions':
-        return await cmdSessions(config, flags, io, logger);
+        return await (await import('./sessions-command.js')).sessionsCommand(config, flags, io, logger);
       case 'show':
-        return await cmdShow(config, positional(positionals, 'show', 'session-id'), flags, io, logger);
+        return await (await import('./sessions-command.js')).showCommand(config, positional(positionals, 'show', 'session-id'), flags, io, logger);
+      case 'logs': {
+        const { logsCommand } = await import('./logs-command.js');
+        const human = !!deps.stdoutIsTTY;
+        return await withStopSignal(logger, 'stopping', (signal) => logsCommand(config, positionals, flags, { out: io.out, human, color: human && !deps.env.NO_COLOR, logger: logger!, signal }));
+      }
       case 'tick':
         return await cmdTick(config, flags, io, logger, deps.env);
       case 'next':
@@ -259,6 +289,7 @@ function runDeps(io: Io, logger: Logger, env: NodeJS.ProcessEnv, signal?: AbortS
     redact: io.redact,
     now: () => new Date(),
     signal,
+    live: io.live ?? null,
   };
 }
 
@@ -281,6 +312,7 @@ async function cmdTick(config: Config, flags: Flags, io: Io, logger: Logger, env
   else {
     printRecord(io, r.session!, false);
     io.out(`git       ${gitLine(r.git)}`);
+    if (r.late) io.out(`late      ${r.late.replace(/^late: /, '')}`);
   }
   return exitCodeOf(r);
 }
@@ -301,6 +333,7 @@ async function cmdNext(config: Config, flags: Flags, io: Io, logger: Logger): Pr
   else {
     const lines = [d.agent ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
     for (const r of d.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
+    for (const [agent, h] of Object.entries(d.holds)) if (!d.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${h.until} (${h.reason})`);
     io.out(lines.join('\n'));
   }
   return EXIT.OK;
@@ -315,8 +348,9 @@ async function cmdStatus(config: Config, flags: Flags, io: Io, logger: Logger): 
     const age = s.last_ok_at ? `${Math.round((now.getTime() - Date.parse(s.last_ok_at)) / 3_600_000)}h ago (${s.last_ok_at})` : 'never';
     const lock = (l: LockOwner | null) => (l ? `held by pid ${l.pid} since ${l.since}` : 'free');
     io.out([
-      `budget    ${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of $${s.budget.max_usd} (${s.budget.date})`,
+      `budget    ${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of ${money(s.budget.max_usd)} (${s.budget.date})`,
       `next      ${s.next.agent ?? 'nothing'} (${s.next.reason})`,
+      ...Object.entries(s.holds).map(([agent, h]) => `held      ${agent} until ${h.until}: ${h.reason}`),
       `last ok   ${age}`,
       `run lock  ${lock(s.locks.run)}`,
       `git lock  ${lock(s.locks.git)}`,
@@ -386,48 +420,5 @@ async function cmdAgents(config: Config, flags: Flags, io: Io): Promise<number> 
   if (flags.json) io.out(JSON.stringify(rows));
   else if (!rows.length) io.out(`no agents in ${config.agents_dir}`);
   else io.out(agents.map((a) => `${a.name.padEnd(16)} ${a.model.padEnd(8)} ${String(a.maxTurns).padStart(3)} turns  ${formatDuration(a.timeoutMs).padEnd(5)} ${a.description}`).join('\n'));
-  return EXIT.OK;
-}
-
-// Every start settles what a dead supervisor left open before it reads the ledger.
-async function withLedger<T>(config: Config, logger: Logger, fn: (l: Ledger) => T | Promise<T>): Promise<T> {
-  const [{ Ledger }, { ledgerFile }] = await Promise.all([import('../budget/ledger.js'), import('./run.js')]);
-  const ledger = Ledger.open(ledgerFile(config));
-  try {
-    await reconcile(ledger, { logger, now: () => new Date() });
-    return await fn(ledger);
-  } finally {
-    ledger.close();
-  }
-}
-
-async function cmdBudget(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
-  if (flags.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(flags.date)) throw new UsageError(`Expected --date as YYYY-MM-DD, got \`${flags.date}\``);
-  const date = flags.date ?? dayOf(new Date(), config.budget.timezone);
-  const b = await withLedger(config, logger, (l) => budgetReport(config, l, date));
-  if (flags.json) io.out(JSON.stringify(b));
-  else {
-    const lines = [`${b.date} (${config.budget.timezone})`, `sessions  ${b.sessions} of ${b.max_sessions}`, `spent     ${money(b.cost_usd)} of $${b.max_usd}`];
-    for (const [name, v] of Object.entries(b.by_agent)) lines.push(`  ${name.padEnd(16)} ${v.sessions} session(s)  ${money(v.cost_usd)}`);
-    io.out(lines.join('\n'));
-  }
-  return EXIT.OK;
-}
-
-async function cmdSessions(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
-  const limit = flags.limit === undefined ? 20 : Number(flags.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`Expected --limit to be a whole number above 0, got \`${flags.limit}\``);
-  const rows = (await withLedger(config, logger, (l) => l.recent(limit))).map(toRecord);
-  if (flags.json) io.out(JSON.stringify(rows));
-  else if (!rows.length) io.out('no sessions yet');
-  else io.out(rows.map((r) => `${r.id}  ${r.outcome.padEnd(12)} ${money(r.cost_usd)}${r.cost_estimated ? '~' : ' '} ${String(r.turns).padStart(3)} turns`).join('\n'));
-  return EXIT.OK;
-}
-
-async function cmdShow(config: Config, id: string, flags: Flags, io: Io, logger: Logger): Promise<number> {
-  const row = await withLedger(config, logger, (l) => l.get(id));
-  const { ledgerFile } = await import('./run.js');
-  if (!row) throw new UsageError(`No session \`${id}\` in ${ledgerFile(config)}`);
-  printRecord(io, toRecord(row), flags.json);
   return EXIT.OK;
 }

@@ -6,11 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { dayOf } from '../budget/day.js';
 import { Ledger, type OpenSession } from '../budget/ledger.js';
 import { canStart } from '../budget/policy.js';
+import { money } from '../budget/money.js';
 import type { Logger } from '../logs/logger.js';
+import type { LiveLine } from '../logs/live-line.js';
 import type { Redactor } from '../logs/redact.js';
 import { claudeArgs } from '../sessions/command.js';
 import { checkSandbox, prepareGuest, sweepSessionDirs, type Guest } from '../sessions/guest.js';
 import { classify } from '../sessions/outcome.js';
+import { resetTime } from '../sessions/rate-limit.js';
 import { readProc } from '../sessions/process-tree.js';
 import { runClaude } from '../sessions/runner.js';
 import { keepInTranscript } from '../sessions/transcript.js';
@@ -24,12 +27,14 @@ import { superviseDream, type DreamOutcome } from './dream-tick.js';
 import type { Config } from './config.js';
 import { BudgetExhaustedError, ConfigError, EXIT, LockedError } from './errors.js';
 import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from './git-guard.js';
+import { lateness, uptimeMs } from './late.js';
 import { emptyGitReport, VaultGit, type GitReport } from './git-sync.js';
 import { acquireLock, lockOwner } from './lock.js';
 import { reconcile } from './reconcile.js';
 import { followUpAbandoned } from './abandoned.js';
-import { drainOutbox, reportSession } from '../report/session-report.js';
+import { drainOutbox, reportBackoff, reportSession } from '../report/session-report.js';
 import { recurringNoteFor } from './anneal-check.js';
+import { currentHolds, settledChange } from './holds.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 import { version } from './version.js';
 
@@ -39,6 +44,10 @@ export type RunDeps = {
   redact: Redactor;
   now: () => Date;
   signal?: AbortSignal;
+  // The terminal's live line (logs/live-line.ts), only when stderr is a terminal.
+  live?: LiveLine | null;
+  // The time this tick was scheduled for (the daemon's cron slot), to tell a late run.
+  slot?: Date | null;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at
   // settle) and the subreaper's (off). Production leaves both unset.
   chargeOn?: 'open' | 'settle';
@@ -71,6 +80,8 @@ export type SuperviseResult = {
   session: SessionRecord | null;
   git: GitReport;
   dream?: DreamOutcome;
+  // Set when the run started late (daemon/late.ts).
+  late?: string | null;
 };
 
 // The one path of a session, shared by `run` and `tick`: run lock -> reconcile -> choose ->
@@ -142,6 +153,8 @@ export async function supervise(
     // Nothing is charged after a stop request.
     if (signal.aborted) return stopped();
     const gitGuard = vault && inRepo ? guardGitConfig(config.vault) : null;
+    const late = lateness({ slot: deps.slot ?? null, startedAt, uptimeMs: uptimeMs(() => fs.readFileSync('/proc/uptime', 'utf8')), byTimer: /\.timer$/.test(deps.env.TRIGGER_UNIT ?? '') });
+    if (late) deps.logger.warn({ event: 'late', agent: agent.name, slot: deps.slot?.toISOString() ?? null }, `${agent.name}: ${late}`);
     const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
     const planted = gitGuard?.restore() ?? [];
     if (vault && !inRepo && !untrusted) {
@@ -171,11 +184,19 @@ export async function supervise(
         deps.logger.error({ event: 'git_error', err }, `git: ${git.error}`);
       }
     }
-    deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, $${session.cost_usd.toFixed(4)}, ${session.turns} turns`);
+    deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${session.turns} turns${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
     // Discord, after the ledger and the commit; it never changes the result or the exit code.
-    const recurring = recurringNoteFor(config, ledger, session);
-    await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day), recurring }, deps);
-    return { action: 'session', reason: choice.reason, limit: null, session, git };
+    await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session) }, deps);
+    // The backoff beginning or ending is told once, on the session that made it so.
+    const change = settledChange(config, ledger, agent.name);
+    if (change) {
+      const hold = currentHolds(config, ledger, deps.now())[agent.name] ?? null;
+      deps.logger.warn({ event: `backoff_${change.change}`, agent: agent.name, failures: change.failures, until: hold?.until ?? null }, change.change === 'started'
+        ? `${agent.name}: backed off after ${change.failures} failures in a row${hold ? `, until ${hold.until}` : ''}`
+        : `${agent.name}: recovered after ${change.failures} failures in a row`);
+      await reportBackoff(config, { agent: agent.name, ...change, until: hold?.until ?? null, session: session.id }, deps);
+    }
+    return { action: 'session', reason: choice.reason, limit: null, session, git, late };
   } finally {
     ledger?.close();
     await runLock.release();
@@ -192,7 +213,14 @@ export function exitCodeOf(r: Pick<SuperviseResult, 'session' | 'git' | 'dream'>
 
 // `nightshift run <agent>`: the operator's choice instead of dispatch. A skip is a refusal (75).
 export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
-  const r = await supervise(config, () => ({ agent, reason: 'run by hand' }), options, deps);
+  // A held agent still runs by hand (the operator decided), with a warning that says so.
+  const choose = (ledger: Ledger, now: Date): Choice => {
+    const hold = currentHolds(config, ledger, now)[agent.name];
+    if (!hold) return { agent, reason: 'run by hand' };
+    deps.logger.warn({ event: 'held_run_by_hand', agent: agent.name, until: hold.until, kind: hold.kind }, `${agent.name} is held until ${hold.until} (${hold.reason}): running it anyway, by hand`);
+    return { agent, reason: `run by hand while held until ${hold.until}` };
+  };
+  const r = await supervise(config, choose, options, deps);
   if (r.action === 'skip') {
     if (r.limit === 'lock' || r.limit === 'stopped') throw new LockedError(`Refused: ${r.reason}`);
     throw new BudgetExhaustedError(r.limit ?? 'unknown', `Refused: ${r.reason} (use --force to run anyway)`);
@@ -224,6 +252,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let guest: Guest | null = null;
   try {
     log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
+    deps.live?.start(agent.name, startedAt);
     const t = (tracker = new StreamTracker(
       { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
       null,
@@ -262,6 +291,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       },
       onLine: (line) => {
         if (keepInTranscript(line)) fs.writeSync(out, `${deps.redact(line)}\n`);
+        deps.live?.update({ turns: t.turns(), usd: t.estimatedCost(), lastTool: t.lastTool });
       },
       onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
       onCost: (spent) => {
@@ -283,12 +313,15 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
         // a failed close loses nothing the ledger needs
       }
     }
+    deps.live?.stop();
     // Settled on every path, an internal failure of ours included.
     const t = tracker ?? new StreamTracker({ maxRepeats: 2, window: 1, cycleRepeats: 2 }, null);
     const endedAt = deps.now();
     const { outcome, error } = internal || !run
       ? { outcome: 'error' as const, error: `internal: ${deps.redact((internal as Error)?.message ?? String(internal))}` }
-      : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal });
+      : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal, rateLimit: t.rateLimit });
+    // A rate limit holds the agent until the reset the answer gave (budget/holds.ts reads it back).
+    const retryAt = outcome === 'rate_limited' ? resetTime(t.result, t.rateLimit, endedAt) : null;
     const cost = t.cost();
     const tokens = t.tokens();
     // Already redacted by the runner, before it was cut.
@@ -305,6 +338,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       // The ledger keeps a bounded summary (redacted, then cut); the transcript has the rest.
       result: capped(redactOrNull(deps.redact, t.result?.result ?? t.lastText ?? null)),
       error: capped(fullError ? deps.redact(fullError) : null),
+      retry_at: retryAt ? retryAt.toISOString() : null,
       input_tokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
       output_tokens: tokens.output,
     };

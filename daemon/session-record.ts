@@ -1,5 +1,6 @@
 // The one shape of a session as nightshift prints it (`run --json`, `sessions`, `show`).
 import type { SessionRow } from '../budget/ledger.js';
+import { roundUsd } from '../budget/money.js';
 
 export type SessionRecord = {
   id: string;
@@ -17,6 +18,8 @@ export type SessionRecord = {
   transcript: string | null;
   // 'unavailable': the session ran without its memory tools (the store could not be served).
   memory: 'served' | 'unavailable' | null;
+  // A rate-limited session: when the API said the limit lifts.
+  retry_at: string | null;
 };
 
 export function toRecord(r: SessionRow): SessionRecord {
@@ -25,7 +28,7 @@ export function toRecord(r: SessionRow): SessionRecord {
     agent: r.agent,
     outcome: r.status === 'running' ? 'running' : (r.outcome ?? 'error'),
     exit_code: r.exit_code ?? (r.outcome === 'ok' ? 0 : 1),
-    cost_usd: r.cost_usd,
+    cost_usd: roundUsd(r.cost_usd),
     cost_estimated: r.cost_estimated === 1,
     turns: r.turns,
     duration_ms: r.duration_ms,
@@ -35,5 +38,6 @@ export function toRecord(r: SessionRow): SessionRecord {
     error: r.error,
     transcript: r.transcript,
     memory: r.memory ?? null,
+    retry_at: r.retry_at ?? null,
   };
 }

@@ -2,6 +2,8 @@
 import path from 'node:path';
 import pino from 'pino';
 import { dayOf } from '../budget/day.js';
+import type { Hold } from '../budget/holds.js';
+import { currentHolds } from './holds.js';
 import type { Ledger } from '../budget/ledger.js';
 import { loadAgents, type Agent } from './agents.js';
 import type { Config } from './config.js';
@@ -13,9 +15,10 @@ import { supervise, type RunDeps, type SuperviseResult } from './run.js';
 import { toRecord } from './session-record.js';
 import { budgetReport } from './budget-report.js';
 
-export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date): Decision {
+export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date): Decision & { holds: Record<string, Hold> } {
   const limits = Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }]));
-  return decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits);
+  const holds = currentHolds(config, ledger, at);
+  return { ...decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits, holds), holds };
 }
 
 export type TickResult = Omit<SuperviseResult, 'limit'>;
@@ -49,6 +52,7 @@ export async function status(config: Config, ledger: Ledger, at: Date) {
     budget: budgetReport(config, ledger, dayOf(at, config.budget.timezone)),
     last_sessions: ledger.recent(5).map(toRecord),
     next: explain(config, agents, ledger, at),
+    holds: currentHolds(config, ledger, at),
     locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
     unpushed,
     last_ok_at: ledger.lastOkAt(),

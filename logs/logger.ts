@@ -7,6 +7,8 @@ import pino, { type Logger } from 'pino';
 import { dayOf } from '../budget/day.js';
 import type { Redactor } from './redact.js';
 import { withPriority } from './journal.js';
+import { humanLine } from './human.js';
+import type { LiveLine } from './live-line.js';
 
 export type { Logger };
 
@@ -25,6 +27,9 @@ export type LoggerOptions = {
   stderr?: Sink;
   // stderr is the journal: each stderr line gets its syslog priority prefix (logs/journal.ts).
   journal?: boolean;
+  // stderr is a terminal (and not --json): short human lines there, around the live line if any.
+  // The daily file keeps JSON either way.
+  human?: { color: boolean; live?: LiveLine | null };
 };
 
 // Appends each line to the file of the day it is written on, so a daemon that runs for weeks
@@ -65,7 +70,12 @@ export class DailyFileSink implements Sink {
 
 export function createLogger(o: LoggerOptions): Logger {
   const stderr = o.stderr ?? pino.destination({ dest: 2, sync: true });
-  const toStderr: Sink = o.journal ? { write: (line: string) => stderr.write(withPriority(line)) } : stderr;
+  const human = o.human;
+  const toStderr: Sink = o.journal
+    ? { write: (line: string) => stderr.write(withPriority(line)) }
+    : human
+      ? { write: (line: string) => (human.live ? human.live.around(() => stderr.write(`${humanLine(line, human)}\n`)) : stderr.write(`${humanLine(line, human)}\n`)) }
+      : stderr;
   const streams: Array<{ stream: Sink }> = [{ stream: redacting(toStderr, o.redact) }];
   if (o.logDir) streams.push({ stream: redacting(new DailyFileSink(o.logDir, o.timezone ?? 'UTC', o.now), o.redact) });
   return pino({ level: o.level ?? 'info', base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.multistream(streams));

@@ -1,12 +1,13 @@
 // Pure formatting of what nightshift tells Discord: one embed per session, per failing doctor and
 // per failed unit, in the webhook API's own JSON shape. Every string is redacted before it is cut
 // (a cut can split a secret past any redactor), and the finished embed is redacted once more.
+import { money } from '../budget/money.js';
 import type { Redactor } from '../logs/redact.js';
 
 export type EmbedField = { name: string; value: string; inline?: boolean };
 export type Embed = { title: string; description?: string; color: number; fields: EmbedField[]; footer?: { text: string }; timestamp?: string };
 // What the outbox keeps and the sender posts: `key` dedupes (a session id, a doctor run, a unit failure).
-export type Report = { key: string; kind: 'session' | 'doctor' | 'alert' | 'dream'; embed: Embed };
+export type Report = { key: string; kind: 'session' | 'doctor' | 'alert' | 'dream' | 'backoff'; embed: Embed };
 
 // Discord's limits (https://discord.com/developers/docs/resources/message#embed-object-embed-limits).
 export const LIMITS = { title: 256, description: 4096, fieldName: 256, fieldValue: 1024, fields: 25, footer: 2048, total: 6000 } as const;
@@ -23,6 +24,7 @@ export const COLORS: Record<string, number> = {
   loop: 0x9b59b6,
   budget: 0xf1c40f,
   abandoned: 0x95a5a6,
+  rate_limited: 0xf39c12,
   warn: 0xe67e22,
   fail: 0xe74c3c,
 };
@@ -35,9 +37,7 @@ export function shorten(text: string, max: number): string {
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
-export function money(usd: number): string {
-  return `$${usd.toFixed(usd >= 1 ? 2 : 4)}`;
-}
+export { money };
 
 export function formatMs(ms: number | null): string {
   if (ms === null || !Number.isFinite(ms)) return '-';
@@ -63,6 +63,7 @@ export type SessionFacts = {
   memory?: 'served' | 'unavailable' | null;
   // The same failure again (daemon/anneal-check.ts): what the report says of it.
   recurring?: string | null;
+  retry_at?: string | null;
 };
 // null: git sync is off for this vault.
 export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; error: string | null } | null;
@@ -76,7 +77,7 @@ export function gitSummary(g: GitFacts): string {
 }
 
 // One session's report.
-export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o: { redact: Redactor; host?: string }): Report {
+export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o: { redact: Redactor; host?: string; late?: string | null }): Report {
   const r = (t: string) => o.redact(t);
   const fields: EmbedField[] = [
     { name: 'Outcome', value: s.outcome, inline: true },
@@ -91,8 +92,10 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
   if (s.error) fields.push({ name: 'Error', value: shorten(r(s.error), 300) });
   if (s.recurring) fields.push({ name: 'Recurring', value: shorten(r(s.recurring), 300) });
   if (s.memory === 'unavailable') fields.push({ name: 'Memory', value: 'unavailable: the session ran without its memory tools (see the log)' });
+  if (s.retry_at) fields.push({ name: 'Held until', value: `${s.retry_at} (the API's reset time)` });
+  if (o.late) fields.push({ name: 'Late', value: o.late });
   const embed: Embed = {
-    title: `${s.agent}: ${s.outcome}`,
+    title: `${s.agent}: ${s.outcome}${o.late ? ' (late)' : ''}`,
     description: s.result ? shorten(r(s.result), RESULT_MAX) : undefined,
     color: colorOf(s.outcome),
     fields,
@@ -100,6 +103,24 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
     timestamp: s.ended_at ?? undefined,
   };
   return { key: `session:${s.id}`, kind: 'session', embed: finish(embed, o.redact) };
+}
+
+// An agent's backoff began (failures in a row) or ended (an ok session after it).
+export type BackoffFacts = { agent: string; change: 'started' | 'recovered'; failures: number; until: string | null; session: string };
+
+export function backoffReport(b: BackoffFacts, o: { redact: Redactor; host?: string; at: Date }): Report {
+  const started = b.change === 'started';
+  const embed: Embed = {
+    title: started ? `${b.agent}: backed off` : `${b.agent}: recovered`,
+    description: started
+      ? `${b.failures} failures in a row: ${b.agent} waits${b.until ? ` until ${b.until}` : ''} before it runs again, longer after each further failure. \`nightshift run ${b.agent}\` still runs it by hand.`
+      : `${b.agent} ended ok after ${b.failures} failures in a row: back on its schedule.`,
+    color: started ? COLORS.warn : COLORS.ok,
+    fields: [{ name: 'Session', value: `\`${b.session}\`` }],
+    footer: { text: o.host ? `nightshift on ${o.host}` : 'nightshift' },
+    timestamp: o.at.toISOString(),
+  };
+  return { key: `backoff:${b.agent}:${b.change}:${b.session}`, kind: 'backoff', embed: finish(embed, o.redact) };
 }
 
 // A dream the tick ran: each phase with its time and counts; red when a phase failed.

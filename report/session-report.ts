@@ -4,7 +4,7 @@ import os from 'node:os';
 import type { Config } from '../daemon/config.js';
 import type { SessionRecord } from '../daemon/session-record.js';
 import { deliver, reportSettings, type DeliverDeps, type Delivery } from './deliver.js';
-import { dreamReport, sessionReport, type DreamFacts, type GitFacts } from './embed.js';
+import { backoffReport, dreamReport, sessionReport, type BackoffFacts, type DreamFacts, type GitFacts } from './embed.js';
 
 export type SessionReportInput = {
   session: SessionRecord;
@@ -15,6 +15,8 @@ export type SessionReportInput = {
   today: { sessions: number; costUsd: number };
   // The same failure again: said in the report (daemon/anneal-check.ts).
   recurring?: string | null;
+  // The run started late (daemon/late.ts): said in the title and a field.
+  late?: string | null;
 };
 
 export async function reportSession(config: Config, r: SessionReportInput, deps: DeliverDeps): Promise<Delivery> {
@@ -23,9 +25,19 @@ export async function reportSession(config: Config, r: SessionReportInput, deps:
       { ...r.session, model: r.model, recurring: r.recurring ?? null },
       r.git,
       { day: r.day, sessions: r.today.sessions, max_sessions: config.budget.max_sessions_per_day, cost_usd: r.today.costUsd, max_usd: config.budget.max_usd_per_day },
-      { redact: deps.redact, host: os.hostname() },
+      { redact: deps.redact, host: os.hostname(), late: r.late ?? null },
     );
     return await deliver(report, reportSettings(config), deps);
+  } catch (err) {
+    deps.logger.error({ event: 'report_error', err }, `Discord report failed: ${(err as Error).message}`);
+    return { configured: true, queued: false, sent: 0, pending: 0, error: (err as Error).message };
+  }
+}
+
+// An agent's backoff began or ended (once each: the outbox dedupes on the session's id too).
+export async function reportBackoff(config: Config, b: BackoffFacts, deps: DeliverDeps): Promise<Delivery> {
+  try {
+    return await deliver(backoffReport(b, { redact: deps.redact, host: os.hostname(), at: deps.now() }), reportSettings(config), deps);
   } catch (err) {
     deps.logger.error({ event: 'report_error', err }, `Discord report failed: ${(err as Error).message}`);
     return { configured: true, queued: false, sent: 0, pending: 0, error: (err as Error).message };

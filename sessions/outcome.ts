@@ -1,9 +1,10 @@
 // Pure classification of how a session ended. Our own stop reasons (watchdog, loop, cost
 // ceiling) win over what the CLI said after we interrupted it. An API failure arrives as
 // `subtype: success` with `is_error: true`, so `is_error` decides, never `subtype` alone.
+import { isRateLimited, type RateLimitInfo } from './rate-limit.js';
 import type { ResultMessage } from './stream-tracker.js';
 
-export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned'] as const;
+export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned', 'rate_limited'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled' | 'internal';
 
@@ -14,6 +15,8 @@ export type Ending = {
   result: ResultMessage | null;
   exitCode: number | null;
   signal: string | null;
+  // The stream's last rate_limit_event, when the CLI sent one.
+  rateLimit?: RateLimitInfo | null;
 };
 
 export function classify(e: Ending): { outcome: Outcome; error: string | null } {
@@ -29,6 +32,11 @@ export function classify(e: Ending): { outcome: Outcome; error: string | null } 
   }
   if (r.subtype === 'error_max_turns' || r.terminal_reason === 'max_turns') return { outcome: 'max_turns', error: (r.errors ?? []).join('; ') || null };
   if (r.subtype === 'error_max_budget_usd') return { outcome: 'budget', error: (r.errors ?? []).join('; ') || null };
+  // The API refused us (429, 529 or a usage limit): not the agent's failure, and it has a hold.
+  if (isRateLimited(r, e.rateLimit ?? null)) {
+    const status = r.api_error_status ? `API error ${r.api_error_status}: ` : '';
+    return { outcome: 'rate_limited', error: `${status}${r.result ?? (r.errors ?? []).join('; ') ?? r.subtype}` };
+  }
   if (r.is_error) {
     const status = r.api_error_status ? `API error ${r.api_error_status}: ` : '';
     const text = r.result ?? (r.errors ?? []).join('; ') ?? r.subtype;

@@ -3,6 +3,7 @@
 // not a JSON object is counted as garbage.
 import { LoopDetector, type LoopLimits, type LoopVerdict } from './loop-detector.js';
 import { costOf, type CallUsage } from './pricing.js';
+import type { RateLimitInfo } from './rate-limit.js';
 
 export type ResultMessage = {
   type: 'result';
@@ -44,6 +45,9 @@ export class StreamTracker {
   lastText: string | null = null;
   result: ResultMessage | null = null;
   loop: LoopVerdict | null = null;
+  // The last tool the model called (for the live line) and the API's last rate-limit word.
+  lastTool: string | null = null;
+  rateLimit: RateLimitInfo | null = null;
   private readonly detector: LoopDetector;
   // Usage from stream_event message_start/message_delta: totals of finished calls plus the one
   // in flight, kept as running sums so each event costs O(1) however long the session.
@@ -81,6 +85,9 @@ export class StreamTracker {
   feed(msg: Record<string, any>): TrackerEvent[] {
     const out: TrackerEvent[] = [];
     switch (msg.type) {
+      case 'rate_limit_event':
+        if (msg.rate_limit_info && typeof msg.rate_limit_info === 'object') this.rateLimit = msg.rate_limit_info as RateLimitInfo;
+        break;
       case 'system':
         if (msg.subtype === 'init') {
           this.claudeSessionId = typeof msg.session_id === 'string' ? msg.session_id : null;
@@ -116,6 +123,7 @@ export class StreamTracker {
           if (block?.type === 'text' && typeof block.text === 'string') this.lastText = block.text;
           if (block?.type === 'tool_use' && typeof block.name === 'string') {
             this.toolCalls++;
+            this.lastTool = block.name;
             const verdict = this.detector.push(block.name, block.input);
             if (verdict && !this.loop) {
               this.loop = verdict;

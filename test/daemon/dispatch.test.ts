@@ -62,6 +62,16 @@ describe('dispatch', () => {
     assert.match(d.rules[0].why, /ran 2 of 2/);
   });
 
+  test('a held agent is skipped with the hold as its reason, and the next rule runs', () => {
+    const hold = { kind: 'backoff' as const, until: '2026-12-01T16:00:00Z', reason: 'backed off after 3 failures in a row (last: error)', failures: 3, session: 's1' };
+    const r: Rule[] = [{ agent: 'x' }, { agent: 'y' }];
+    const d = decide(at('2026-12-01T15:00:00Z'), 'UTC', r, none, limits, { x: hold });
+    assert.equal(d.agent, 'y');
+    assert.equal(d.rules[0].why, 'held until 2026-12-01T16:00:00Z: backed off after 3 failures in a row (last: error)');
+    // Negative control: without the hold, x runs.
+    assert.equal(decide(at('2026-12-01T15:00:00Z'), 'UTC', r, none, limits, {}).agent, 'x');
+  });
+
   test('no rules: skip with a reason', () => {
     assert.deepEqual(decide(at('2026-12-01T15:00:00Z'), 'UTC', [], none, limits), { agent: null, rule: null, reason: 'no dispatch rules configured', rules: [] });
   });

@@ -51,10 +51,10 @@ describe('stream tracker on recorded CLI output', () => {
     assert.equal(outcomeOf(replay('stream-sigint-during-tool.jsonl'), 1), 'error');
   });
 
-  test('an API error after retries is an error although its subtype is success', () => {
+  test('an API error after retries is not ok although its subtype is success (a 429: rate_limited; a 500: error)', () => {
     const t = replay('stream-api-error-429-retries.jsonl');
     assert.equal(t.result?.subtype, 'success');
-    assert.equal(outcomeOf(t, 1), 'error');
+    assert.equal(outcomeOf(t, 1), 'rate_limited');
     const r = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'claude-cli', 'json-api-error-500.json'), 'utf8'));
     const c = classify({ spawnError: null, stopReason: null, result: r, exitCode: 1, signal: null });
     assert.equal(c.outcome, 'error');

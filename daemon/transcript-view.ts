@@ -1,0 +1,65 @@
+// Pure: a session's stream-json transcript as a conversation a person reads: the assistant's
+// text, each tool call and its result shortened, retries and rate limits, and the result.
+import { money } from '../budget/money.js';
+
+export type ViewOptions = { textMax?: number; toolMax?: number };
+
+const oneLine = (t: string) => t.replace(/\s+/g, ' ').trim();
+const cut = (t: string, max: number) => (t.length > max ? `${t.slice(0, max - 1)}…` : t);
+
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((c) => (c?.type === 'text' ? String(c.text ?? '') : c?.type ? `[${c.type}]` : '')).join(' ');
+  return '';
+}
+
+// One transcript line as zero or more display lines.
+export function viewLine(line: string, o: ViewOptions = {}): string[] {
+  const textMax = o.textMax ?? 2000;
+  const toolMax = o.toolMax ?? 160;
+  let m: any;
+  try {
+    m = JSON.parse(line);
+  } catch {
+    return line.trim() ? [`? ${cut(oneLine(line), toolMax)}`] : [];
+  }
+  if (!m || typeof m !== 'object') return [];
+  switch (m.type) {
+    case 'system':
+      if (m.subtype === 'init') return [`── started: model ${m.model ?? '?'}, ${Array.isArray(m.tools) ? m.tools.length : 0} tools, ${Array.isArray(m.mcp_servers) ? m.mcp_servers.length : 0} MCP servers`];
+      if (m.subtype === 'api_retry') return [`… API retry ${m.attempt}/${m.max_retries}${m.error_status ? ` (${m.error_status} ${m.error ?? ''})`.trimEnd() : ''}`];
+      return [];
+    case 'rate_limit_event': {
+      const i = m.rate_limit_info ?? {};
+      if (i.status !== 'rejected') return [];
+      return [`… rate limited${typeof i.resetsAt === 'number' ? ` until ${new Date(i.resetsAt * 1000).toISOString()}` : ''}`];
+    }
+    case 'assistant': {
+      const out: string[] = [];
+      for (const b of Array.isArray(m.message?.content) ? m.message.content : []) {
+        if (b?.type === 'text' && String(b.text ?? '').trim()) out.push(`assistant: ${cut(String(b.text).trim(), textMax)}`);
+        if (b?.type === 'tool_use') out.push(`  → ${b.name} ${cut(oneLine(JSON.stringify(b.input ?? {})), toolMax)}`);
+      }
+      return out;
+    }
+    case 'user': {
+      const out: string[] = [];
+      for (const b of Array.isArray(m.message?.content) ? m.message.content : []) {
+        if (b?.type === 'tool_result') out.push(`  ${b.is_error ? '✗' : '←'} ${cut(oneLine(resultText(b.content)), toolMax) || '(empty)'}`);
+      }
+      return out;
+    }
+    case 'result': {
+      const how = m.is_error ? `error${m.api_error_status ? ` ${m.api_error_status}` : ''}` : m.subtype === 'success' ? 'ok' : m.subtype;
+      const cost = typeof m.total_cost_usd === 'number' ? `, ${money(m.total_cost_usd)}` : '';
+      const head = `── result: ${how}${cost}, ${m.num_turns ?? '?'} turns`;
+      return m.result ? [head, cut(String(m.result).trim(), textMax)] : [head];
+    }
+    default:
+      return [];
+  }
+}
+
+export function renderTranscript(text: string, o: ViewOptions = {}): string {
+  return text.split('\n').flatMap((l) => viewLine(l, o)).join('\n');
+}
