@@ -10,6 +10,7 @@ import { parseDuration } from './duration.js';
 import { parseDays, parseHours } from './schedule-spec.js';
 import { ConfigError } from './errors.js';
 import { crossFieldProblems, unknownDispatchAgents } from './rules.js';
+import { agentNames } from './agent-names.js';
 
 const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default', 'dontAsk', 'plan'] as const;
 
@@ -299,11 +300,3 @@ export function loadConfig(file: string): Config {
   return result.config;
 }
 
-// The agent names in agents_dir, or [] when it cannot be read (then every rule names a missing agent).
-export function agentNames(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir).filter((f) => f.endsWith('.md')).map((f) => f.slice(0, -3));
-  } catch {
-    return [];
-  }
-}
