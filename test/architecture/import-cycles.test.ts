@@ -1,0 +1,81 @@
+// No module of nightshift imports itself back, directly or through others (issue 16): a cycle
+// makes load order matter and rooms impossible to take apart. Checked over the compiled runtime
+// graph in dist/ (type-only imports are gone there), static and dynamic imports alike.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { ROOT, tempDir } from '../helpers.js';
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(?:[\w*{][\s\S]*?\sfrom\s*)?['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
+
+function moduleGraph(root: string, skip: string[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!skip.includes(e.name)) walk(p);
+      } else if (p.endsWith('.js')) {
+        const deps = [...fs.readFileSync(p, 'utf8').matchAll(IMPORT)].map((m) => path.resolve(path.dirname(p), m[1] ?? m[2]));
+        graph.set(p, [...new Set(deps)]);
+      }
+    }
+  };
+  walk(root);
+  return graph;
+}
+
+// Strongly connected components of more than one module (Tarjan), or a module importing itself.
+export function cycles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1 || (graph.get(v) ?? []).includes(v)) out.push(scc);
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+test('the runtime modules import one another without a cycle', () => {
+  const dist = path.join(ROOT, 'dist');
+  const graph = moduleGraph(dist, ['test', 'bench', 'bundle', 'node_modules']);
+  assert.ok(graph.size > 50, `only ${graph.size} modules found under ${dist}`);
+  assert.deepEqual(cycles(graph).map((c) => c.map((f) => path.relative(dist, f)).sort()), []);
+});
+
+test('negative control: a cycle through a dynamic import, and one through three modules, are found', (t) => {
+  const dir = tempDir(t);
+  fs.writeFileSync(path.join(dir, 'a.js'), "import { b } from './b.js';\nexport const a = 1;\n");
+  fs.writeFileSync(path.join(dir, 'b.js'), "export const b = () => import('./a.js');\n");
+  fs.writeFileSync(path.join(dir, 'c.js'), "export { d } from './d.js';\n");
+  fs.writeFileSync(path.join(dir, 'd.js'), "import './e.js';\nexport const d = 1;\n");
+  fs.writeFileSync(path.join(dir, 'e.js'), "import { c } from './c.js';\n");
+  fs.writeFileSync(path.join(dir, 'f.js'), "import { a } from './a.js';\n");
+  const found = cycles(moduleGraph(dir, [])).map((c) => c.map((f) => path.basename(f)).sort().join(' '));
+  assert.deepEqual(found.sort(), ['a.js b.js', 'c.js d.js e.js']);
+});
