@@ -76,38 +76,31 @@ CREATE INDEX IF NOT EXISTS sessions_day_agent ON sessions (day, agent);
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started_at);
 `;
 
-// Version 2 adds `followed_up_at`. Sessions settled before it are taken as followed up: an upgrade
-// must not report every old abandoned session again.
-function addFollowUp(db: Database.Database): void {
-  if ((db.pragma('user_version', { simple: true }) as number) >= 2) return;
-  db.transaction(() => {
-    const cols = (db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((c) => c.name);
-    if (!cols.includes('followed_up_at')) {
-      db.exec('ALTER TABLE sessions ADD COLUMN followed_up_at TEXT');
-      db.exec(`UPDATE sessions SET followed_up_at = coalesce(ended_at, started_at) WHERE status = 'settled'`);
-    }
-    db.pragma('user_version = 2');
-  }).immediate();
-}
+// Each later version adds one column; `backfill` runs once when it is added. The version is read
+// first, so a current file takes no write lock at open.
+const COLUMNS: Array<{ version: number; column: string; backfill?: string }> = [
+  // Sessions settled before it are taken as followed up: an upgrade must not report every old
+  // abandoned session again.
+  { version: 2, column: 'followed_up_at', backfill: `UPDATE sessions SET followed_up_at = coalesce(ended_at, started_at) WHERE status = 'settled'` },
+  // A session that ran without its memory tools says so in status.
+  { version: 3, column: 'memory' },
+  // The hold a rate limit sets (budget/holds.ts).
+  { version: 4, column: 'retry_at' },
+];
 
-// Version 3 adds `memory`: a session that ran without its memory tools says so in status.
-function addMemory(db: Database.Database): void {
-  if ((db.pragma('user_version', { simple: true }) as number) >= 3) return;
-  db.transaction(() => {
-    const cols = (db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((c) => c.name);
-    if (!cols.includes('memory')) db.exec('ALTER TABLE sessions ADD COLUMN memory TEXT');
-    db.pragma('user_version = 3');
-  }).immediate();
-}
-
-// Version 4 adds `retry_at`: the hold a rate limit sets (budget/holds.ts).
-function addRetryAt(db: Database.Database): void {
-  if ((db.pragma('user_version', { simple: true }) as number) >= 4) return;
-  db.transaction(() => {
-    const cols = (db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((c) => c.name);
-    if (!cols.includes('retry_at')) db.exec('ALTER TABLE sessions ADD COLUMN retry_at TEXT');
-    db.pragma('user_version = 4');
-  }).immediate();
+function addColumns(db: Database.Database): void {
+  const at = db.pragma('user_version', { simple: true }) as number;
+  for (const c of COLUMNS) {
+    if (at >= c.version) continue;
+    db.transaction(() => {
+      const cols = (db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((x) => x.name);
+      if (!cols.includes(c.column)) {
+        db.exec(`ALTER TABLE sessions ADD COLUMN ${c.column} TEXT`);
+        if (c.backfill) db.exec(c.backfill);
+      }
+      db.pragma(`user_version = ${c.version}`);
+    }).immediate();
+  }
 }
 
 export class Ledger {
@@ -126,9 +119,7 @@ export class Ledger {
       // A WAL that is truncated back after each checkpoint, so it does not keep a large file.
       db.pragma(`journal_size_limit = ${256 * 1024}`);
       db.exec(SCHEMA);
-      addFollowUp(db);
-      addMemory(db);
-      addRetryAt(db);
+      addColumns(db);
     } catch (err) {
       db?.close();
       const denied = accessProblem(file, 'ledger');
