@@ -35,7 +35,8 @@ export type Reply =
 export type Turn = { turn: number; prompt: string; lastToolResult: string | null; body: any; attempt: number };
 export type Script = (t: Turn) => Reply;
 
-export type RequestRecord = { scenario: string; turn: number; stream: boolean; model: string; headers: Record<string, unknown> };
+// toolResult: the text of the last tool_result the request carried back, as the session sent it.
+export type RequestRecord = { scenario: string; turn: number; stream: boolean; model: string; headers: Record<string, unknown>; toolResult: string | null };
 
 const DEFAULT_USAGE: Usage = { input_tokens: 1000, output_tokens: 100 };
 
@@ -243,7 +244,7 @@ export async function startFakeApi(o: { keys?: string[] } = {}): Promise<FakeApi
       }
       const seen = turnOf(body);
       const scenario = arg(seen.prompt, 'SCENARIO') ?? 'text';
-      requests.push({ scenario, turn: seen.turn, stream: body.stream === true, model: body.model, headers: req.headers });
+      requests.push({ scenario, turn: seen.turn, stream: body.stream === true, model: body.model, headers: req.headers, toolResult: seen.lastToolResult });
       const askedKey = `${seen.turn}\u0000${seen.prompt}`;
       const t: Turn = { ...seen, attempt: asked.get(askedKey) ?? 0 };
       asked.set(askedKey, t.attempt + 1);
