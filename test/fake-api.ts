@@ -1,6 +1,8 @@
 // A loopback imitation of the Anthropic Messages API, enough for the real Claude Code CLI to run
 // offline. Behaviour is picked per request by `SCENARIO=<name>` in the prompt, so one server serves
-// tests running in parallel; tests may also register their own scripts.
+// tests running in parallel; tests may also register their own scripts. Like the real API it
+// answers 401 to a request without a key it knows, sends `ping` events in its streams, and can
+// break a stream with an `error` event; an unknown scenario is a 400 naming it, never a default.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -11,18 +13,30 @@ export type Block =
 
 export type Usage = { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
 
+// The key every test environment holds (test/helpers.ts claudeTestEnv). Sessions reach the API
+// through the supervisor's proxy (sessions/api-proxy.ts), which puts back this real key in place
+// of the session's token: the fake sees what the real API would.
+export const TEST_API_KEY = 'sk-test-nightshift-key';
+
+// An `error` event the real API sends mid-stream, after a 200 (e.g. overloaded_error).
+export type StreamError = { type: string; message: string };
+
 export type Reply =
-  | { kind: 'message'; blocks: Block[]; usage?: Usage; stopReason?: string; deltaSize?: number }
+  // pingEvery: a `ping` after every that many deltas (the real API pings when it is slow);
+  // streamError: sent after the first block's first delta, and the stream ends there.
+  | { kind: 'message'; blocks: Block[]; usage?: Usage; stopReason?: string; deltaSize?: number; pingEvery?: number; streamError?: StreamError }
   | { kind: 'status'; status: number; retryAfter?: number }
   | { kind: 'hang' }            // accept the request, never answer
   | { kind: 'stall'; usage?: Usage };  // send message_start, then nothing
 
 // What a script sees: the turn (how many assistant messages the conversation holds so far), the
-// prompt text and the last tool_result text, if any.
-export type Turn = { turn: number; prompt: string; lastToolResult: string | null; body: any };
+// prompt text, the last tool_result text, if any, and `attempt`: how many times this server was
+// already asked this prompt at this turn (a retry; give parallel tests distinct prompts).
+export type Turn = { turn: number; prompt: string; lastToolResult: string | null; body: any; attempt: number };
 export type Script = (t: Turn) => Reply;
 
-export type RequestRecord = { scenario: string; turn: number; stream: boolean; model: string; headers: Record<string, unknown> };
+// toolResult: the text of the last tool_result the request carried back, as the session sent it.
+export type RequestRecord = { scenario: string; turn: number; stream: boolean; model: string; headers: Record<string, unknown>; toolResult: string | null };
 
 const DEFAULT_USAGE: Usage = { input_tokens: 1000, output_tokens: 100 };
 
@@ -75,6 +89,16 @@ export const SCENARIOS: Record<string, Script> = {
   // Writes a file in the vault, then finishes.
   write: ({ turn, prompt }) =>
     turn === 0 ? bash(`echo ${arg(prompt, 'CONTENT') ?? 'written'} > ${arg(prompt, 'FILE') ?? 'out.txt'}`) : text('Wrote the file.'),
+  // FAILS times STATUS (529, overloaded), then an answer: what the CLI's own retries are for.
+  retry: ({ attempt, prompt }) =>
+    attempt < Number(arg(prompt, 'FAILS') ?? 1) ? { kind: 'status', status: Number(arg(prompt, 'STATUS') ?? 529) } : text(`answered after ${attempt} refused`),
+  // FAILS times a stream that starts, then breaks with an `error` event of TYPE; then an answer.
+  'stream-error': ({ attempt, prompt }) =>
+    attempt < Number(arg(prompt, 'FAILS') ?? 1)
+      ? { kind: 'message', blocks: [{ type: 'text', text: 'this answer breaks off' }], streamError: { type: arg(prompt, 'TYPE') ?? 'overloaded_error', message: 'Overloaded' } }
+      : text(`answered after ${attempt} broken streams`),
+  // A ping between every two deltas.
+  pings: () => ({ kind: 'message', blocks: [{ type: 'text', text: 'answered between pings' }], pingEvery: 1 }),
 };
 
 function lastUser(body: any): any {
@@ -83,7 +107,7 @@ function lastUser(body: any): any {
   return null;
 }
 
-function turnOf(body: any): Turn {
+function turnOf(body: any): Omit<Turn, 'attempt'> {
   const msgs: any[] = body.messages ?? [];
   const turn = msgs.filter((m) => m.role === 'assistant').length;
   const first = msgs.find((m) => m.role === 'user');
@@ -120,8 +144,14 @@ export function pieces(text: string, size: number): string[] {
   return out.length ? out : [''];
 }
 
-function streamMessage(res: http.ServerResponse, model: string, blocks: Block[], usage: Usage, stopReason: string, deltaSize = 7) {
+function streamMessage(res: http.ServerResponse, model: string, reply: Extract<Reply, { kind: 'message' }>, usage: Usage, stopReason: string) {
+  const { blocks, deltaSize = 7, pingEvery, streamError } = reply;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': id('req'), 'cache-control': 'no-cache' });
+  let deltas = 0;
+  const delta = (data: unknown) => {
+    sse(res, 'content_block_delta', data);
+    if (pingEvery && ++deltas % pingEvery === 0) sse(res, 'ping', { type: 'ping' });
+  };
   const msgId = id('msg');
   sse(res, 'message_start', {
     type: 'message_start',
@@ -130,17 +160,26 @@ function streamMessage(res: http.ServerResponse, model: string, blocks: Block[],
       usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage, output_tokens: 1 },
     },
   });
+  // The real API pings once near the start of every stream.
+  sse(res, 'ping', { type: 'ping' });
   // Like the real API, text and tool input arrive in small deltas (a secret spans several).
-  blocks.forEach((b, index) => {
+  for (const [index, b] of blocks.entries()) {
     if (b.type === 'text') {
       sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      for (const piece of pieces(b.text, deltaSize)) sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+      for (const piece of pieces(b.text, deltaSize)) {
+        delta({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+        if (streamError) {
+          sse(res, 'error', { type: 'error', error: streamError });
+          res.end();
+          return;
+        }
+      }
     } else {
       sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: id('toolu'), name: b.name, input: {} } });
-      for (const piece of pieces(JSON.stringify(b.input), 8)) sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
+      for (const piece of pieces(JSON.stringify(b.input), 8)) delta({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
     }
     sse(res, 'content_block_stop', { type: 'content_block_stop', index });
-  });
+  }
   sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
   sse(res, 'message_stop', { type: 'message_stop' });
   res.end();
@@ -149,20 +188,48 @@ function streamMessage(res: http.ServerResponse, model: string, blocks: Block[],
 export type FakeApi = {
   url: string;
   port: number;
+  // The requests answered past the key check (unknown scenarios included).
   requests: RequestRecord[];
+  // How many requests were refused with 401 (no key, or one the server does not know).
+  unauthorized: number;
   script(name: string, fn: Script): void;
+  // Another key to accept from now on (a test whose environment holds its own).
+  accept(key: string): void;
   close(): Promise<void>;
 };
 
-// Starts the imitation on 127.0.0.1 with an OS-chosen port.
-export async function startFakeApi(): Promise<FakeApi> {
+function json(res: http.ServerResponse, status: number, type: string, message: string) {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req') });
+  res.end(JSON.stringify({ type: 'error', error: { type, message } }));
+}
+
+// The key a request carries, in x-api-key or as a bearer (an OAuth token or gateway credential).
+function keyOf(headers: http.IncomingHttpHeaders): string | null {
+  const x = headers['x-api-key'];
+  if (typeof x === 'string' && x) return x;
+  const m = /^Bearer (.+)$/.exec(String(headers.authorization ?? ''));
+  return m ? m[1] : null;
+}
+
+// Starts the imitation on 127.0.0.1 with an OS-chosen port; `keys` are the credentials it accepts.
+export async function startFakeApi(o: { keys?: string[] } = {}): Promise<FakeApi> {
   const scripts: Record<string, Script> = { ...SCENARIOS };
+  const keys = new Set(o.keys ?? [TEST_API_KEY]);
   const requests: RequestRecord[] = [];
+  const asked = new Map<string, number>();
+  let unauthorized = 0;
   const open = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'not found' } }));
+      json(res, 404, 'not_found_error', 'not found');
+      return;
+    }
+    const key = keyOf(req.headers);
+    if (key === null || !keys.has(key)) {
+      unauthorized++;
+      // The real API's words; the key itself is never echoed.
+      json(res, 401, 'authentication_error', key === null ? 'x-api-key header is required' : 'invalid x-api-key');
+      req.resume();
       return;
     }
     const chunks: Buffer[] = [];
@@ -175,11 +242,21 @@ export async function startFakeApi(): Promise<FakeApi> {
         res.writeHead(400).end();
         return;
       }
-      const t = turnOf(body);
-      const scenario = arg(t.prompt, 'SCENARIO') ?? 'text';
-      requests.push({ scenario, turn: t.turn, stream: body.stream === true, model: body.model, headers: req.headers });
+      const seen = turnOf(body);
+      const scenario = arg(seen.prompt, 'SCENARIO') ?? 'text';
+      requests.push({ scenario, turn: seen.turn, stream: body.stream === true, model: body.model, headers: req.headers, toolResult: seen.lastToolResult });
+      const askedKey = `${seen.turn}\u0000${seen.prompt}`;
+      const t: Turn = { ...seen, attempt: asked.get(askedKey) ?? 0 };
+      asked.set(askedKey, t.attempt + 1);
       const m = /^err(\d{3})$/.exec(scenario);
-      const reply: Reply = m ? { kind: 'status', status: Number(m[1]) } : (scripts[scenario] ?? SCENARIOS.text)(t);
+      const script = scripts[scenario];
+      if (!m && !script) {
+        // A misspelled scenario must fail the test that wrote it, not quietly answer text. A 400
+        // is not retried: the CLI ends the turn with this message in its result.
+        json(res, 400, 'invalid_request_error', `fake API: unknown scenario ${JSON.stringify(scenario)} (known: ${Object.keys(scripts).sort().join(', ')}, errNNN)`);
+        return;
+      }
+      const reply: Reply = m ? { kind: 'status', status: Number(m[1]) } : script(t);
       const model = String(body.model ?? 'claude-sonnet-5');
       open.add(res);
       res.on('close', () => open.delete(res));
@@ -203,7 +280,9 @@ export async function startFakeApi(): Promise<FakeApi> {
         case 'message': {
           const usage = reply.usage ?? DEFAULT_USAGE;
           const stop = reply.stopReason ?? (reply.blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
-          if (body.stream === true) streamMessage(res, model, reply.blocks, usage, stop, reply.deltaSize);
+          if (body.stream === true) streamMessage(res, model, reply, usage, stop);
+          // Without a stream the same failure is the error's status (overloaded: 529).
+          else if (reply.streamError) json(res, reply.streamError.type === 'overloaded_error' ? 529 : 500, reply.streamError.type, reply.streamError.message);
           else {
             res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req') });
             res.end(JSON.stringify(messageJson(model, reply.blocks, usage, stop)));
@@ -218,7 +297,11 @@ export async function startFakeApi(): Promise<FakeApi> {
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
+    get unauthorized() {
+      return unauthorized;
+    },
     script: (name, fn) => void (scripts[name] = fn),
+    accept: (key) => void keys.add(key),
     close: () =>
       new Promise<void>((resolve) => {
         for (const r of open) r.destroy();

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { startFakeApi, type FakeApi } from './fake-api.js';
+import { startFakeApi, TEST_API_KEY, type FakeApi } from './fake-api.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'dist', 'daemon', 'bin.js');
@@ -79,7 +79,8 @@ export function claudeTestEnv(dir: string, apiUrl: string): NodeJS.ProcessEnv {
     HOME: home,
     CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
     ANTHROPIC_BASE_URL: apiUrl,
-    ANTHROPIC_API_KEY: 'sk-test-nightshift-key',
+    // The key the fake API accepts (the supervisor's real key: its proxy puts it back upstream).
+    ANTHROPIC_API_KEY: TEST_API_KEY,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_AUTOUPDATER: '1',
     DISABLE_TELEMETRY: '1',
@@ -174,11 +175,11 @@ export function zombiesUnder(root: number): number[] {
 }
 
 // The imitation API for one test file: started before its tests, closed after them. The returned
-// object forwards to the running server.
-export function fakeApiPerFile(): FakeApi {
+// object forwards to the running server. `keys`: the credentials it accepts (TEST_API_KEY).
+export function fakeApiPerFile(o: { keys?: string[] } = {}): FakeApi {
   let api: FakeApi | null = null;
   before(async () => {
-    api = await startFakeApi();
+    api = await startFakeApi(o);
   });
   after(async () => {
     await api?.close();

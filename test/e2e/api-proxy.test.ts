@@ -9,7 +9,8 @@ import { CLAUDE, claudeTestEnv, fakeApiPerFile, tempDir } from '../helpers.js';
 const REAL_KEY = 'sk-test-real-upstream-key';
 const REAL_OAUTH = 'fake-oauth-test-real-token';
 const quiet = { warn() {}, info() {}, debug() {} };
-const api = fakeApiPerFile();
+// The imitation knows only the real credentials: the proxy's token would be a 401.
+const api = fakeApiPerFile({ keys: [REAL_KEY, REAL_OAUTH] });
 
 async function proxy(t: TestContext, o: Partial<ApiProxyOptions> = {}): Promise<ApiProxy> {
   const p = await startApiProxy({ upstream: api.url, credential: { kind: 'api_key', value: REAL_KEY }, logger: quiet, redact: (x) => x, ...o });

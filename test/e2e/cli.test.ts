@@ -25,7 +25,10 @@ describe('nightshift CLI', () => {
       GH_PAT: 'fake-personal-access-token-value',
     };
     // The operator hands the agent four of them; the API key and the webhook stay with the supervisor.
+    // The supervisor's real key, which its proxy puts back upstream: the fake API accepts it.
+    api.accept(secrets.ANTHROPIC_API_KEY);
     writeAgent(ws, 'leaky', 'SCENARIO=echo-secret', { allowed_tools: ['Bash'], env: ['MY_SERVICE_TOKEN', 'DATABASE_URL', 'SMTP_PASSWORD', 'GH_PAT'] });
+    const asked = api.requests.length;
     const { ran, record } = await runJson(ws, 'leaky', [], secrets);
     assert.equal(record.outcome, 'ok', ran.stderr);
     // The tool really saw the four it was given, so there was something to hide; the key it saw is
@@ -39,12 +42,14 @@ describe('nightshift CLI', () => {
     // The model's reply came in 7-character deltas; their joined text is a second place to look.
     const joined = transcript.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((m) => m.type === 'stream_event' && m.event?.type === 'content_block_delta').map((m) => m.event.delta.text ?? m.event.delta.partial_json ?? '').join('');
     const haystacks = [ran.stdout, ran.stderr, shown, joined, ...files.map((f) => fs.readFileSync(f, 'latin1'))];
-    const forms = Object.values(secrets).flatMap((v) => [v, encodeURIComponent(v), v.slice(0, 20), v.slice(-20)]);
-    for (const value of forms) {
-      for (const h of haystacks) assert.ok(!h.includes(value), 'a secret leaked');
-    }
-    // Negative control: the same grep finds the key in the CLI's own request log, unredacted.
-    assert.ok(api.requests.some((r) => JSON.stringify(r.headers).includes(secrets.ANTHROPIC_API_KEY)));
+    // The names of the secrets a text holds, whole, URL-encoded, or by their first or last 20.
+    const found = (h: string) => Object.keys(secrets).filter((k) => [secrets[k], encodeURIComponent(secrets[k]), secrets[k].slice(0, 20), secrets[k].slice(-20)].some((f) => h.includes(f)));
+    for (const [i, h] of haystacks.entries()) assert.deepEqual(found(h), [], `a secret leaked into haystack ${i}`);
+    // Negative control: the same search over what the API received back from the tool (the
+    // tool_result bodies, never redacted: they are the session's own) finds the raw values of the
+    // four the agent was handed, and neither the key nor the webhook, which the session never had.
+    const toolResults = api.requests.slice(asked).map((r) => r.toolResult ?? '').join('\n');
+    assert.deepEqual(found(toolResults).sort(), ['DATABASE_URL', 'GH_PAT', 'MY_SERVICE_TOKEN', 'SMTP_PASSWORD']);
   });
 
   test('a bad config exits 78 naming the file and field, before anything starts', async (t) => {
@@ -139,12 +144,14 @@ describe('nightshift CLI', () => {
     // While the CLI waits for this reply, read its environment from the host's /proc (its own
     // tools get CLAUDECODE=1 from the CLI itself, so they cannot tell).
     let seen: string[] = [];
+    // The sandbox runs the CLI by its real path (node_modules may be a link, as in a worktree).
+    const claudes = [CLAUDE, fs.realpathSync(CLAUDE)];
     api.script('envcheck', () => {
       for (const pid of listProcs().map((p) => p.pid)) {
         try {
           const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
           // This session's CLI only (other test files run sessions at the same time).
-          if (cmd.split('\0')[0] === CLAUDE && cmd.includes('SCENARIO=envcheck')) {
+          if (claudes.includes(cmd.split('\0')[0]) && cmd.includes('SCENARIO=envcheck')) {
             const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
             if (env.some((e) => e.startsWith('NIGHTSHIFT_SESSION_ID='))) seen = env;
           }

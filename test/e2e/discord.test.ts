@@ -35,6 +35,8 @@ describe('Discord reports', () => {
       GH_PAT: 'fake-personal-access-token-value',
     };
     // Secrets the operator hands the agent reach the session, so its result carries them.
+    // The supervisor's real key, which its proxy puts back upstream: the fake API accepts it.
+    api.accept(secrets.ANTHROPIC_API_KEY);
     writeAgent(ws, 'leaky', 'SCENARIO=echo-secret', { allowed_tools: ['Bash'], env: ['MY_SERVICE_TOKEN', 'DATABASE_URL', 'SMTP_PASSWORD', 'GH_PAT'] });
     const { ran, record } = await runJson(ws, 'leaky', [], secrets);
     assert.equal(record.outcome, 'ok', ran.stderr);

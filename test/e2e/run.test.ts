@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, nightshift, processesMatching, runJson, workspace, writeAgent, zombiesUnder } from '../helpers.js';
 
 const api = fakeApiPerFile();
@@ -122,6 +122,38 @@ describe('nightshift run', () => {
     const { ran, record } = await runJson(ws, 'staller');
     assert.equal(ran.code, 1);
     assert.equal(record.outcome, 'stalled');
+  });
+
+  // The test environment pins CLAUDE_CODE_MAX_RETRIES=0; these two keep the CLI's own retries (10,
+  // pauses from ~0.5 s doubling with jitter, probed on 2.1.197), during which its stdout is silent.
+  // The same 3 s idle timeout outlasts the first pause, not the fourth.
+  const retrying = (t: TestContext, name: string, fails: number) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { timeout: '60s', idle_timeout: '3s', kill_grace: '2s' } }));
+    delete ws.env.CLAUDE_CODE_MAX_RETRIES;
+    writeAgent(ws, name, `SCENARIO=retry FAILS=${fails} ID=${path.basename(ws.dir)}`);
+    return ws;
+  };
+  const retryLines = (transcript: string) =>
+    fs.readFileSync(transcript, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.subtype === 'api_retry');
+
+  test('with the CLI\'s own retries, a 529 then a 200 ends ok: the retry pause is not taken for a stall', async (t) => {
+    const ws = retrying(t, 'patient', 1);
+    const { ran, record } = await runJson(ws, 'patient');
+    assert.equal(ran.code, 0, ran.stderr.slice(-1500));
+    assert.equal(record.outcome, 'ok', record.error);
+    assert.equal(record.result, 'answered after 1 refused');
+    assert.deepEqual(retryLines(record.transcript).map((l) => [l.error_status, l.max_retries]), [[529, 10]], 'one retry, with the CLI\'s default retries');
+  });
+
+  test('the control: a retry pause longer than the idle timeout ends the session as stalled', async (t) => {
+    const ws = retrying(t, 'hasty', 4);
+    const { ran, record } = await runJson(ws, 'hasty');
+    assert.equal(ran.code, 1);
+    assert.equal(record.outcome, 'stalled', record.error);
+    // It stalled in a retry pause longer than 3 s (the fourth, ~4 s), not anywhere else.
+    const last = retryLines(record.transcript).at(-1);
+    assert.equal(last?.error_status, 529);
+    assert.ok(last.retry_delay_ms > 3000, `the last pause was ${last.retry_delay_ms} ms`);
   });
 
   test('the same tool call over and over is a loop', async (t) => {

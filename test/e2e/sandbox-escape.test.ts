@@ -255,6 +255,7 @@ async function makeWall(t: TestContext, mode: 'bwrap' | 'none'): Promise<Wall> {
   const rand = randomBytes(4).toString('hex');
   const secrets = { apiKey: `sk-ant-api03-${randomBytes(24).toString('hex')}`, envSecret: `${ENV_SECRET_MARK}${randomBytes(12).toString('hex')}`, key: `${KEY_MARK}${randomBytes(12).toString('hex')}` };
   ws.env.ANTHROPIC_API_KEY = secrets.apiKey;
+  api.accept(secrets.apiKey);
   const outside = path.join(ws.dir, 'outside');
   for (const a of ATTEMPTS) {
     fs.mkdirSync(path.join(outside, a.id), { recursive: true });
@@ -534,6 +535,7 @@ async function dumpSecrets(t: TestContext, mode: 'bwrap' | 'none') {
     MY_SERVICE_TOKEN: `svc-${randomBytes(24).toString('hex')}`,
     NIGHTSHIFT_CONFIG: ws.config,
   };
+  api.accept(secrets.ANTHROPIC_API_KEY);
   api.script(`dump-${mode}`, ({ turn }) => (turn === 0 ? bash(DUMP) : { kind: 'message', blocks: [{ type: 'text', text: 'dumped' }] }));
   writeAgent(ws, 'dumper', `SCENARIO=dump-${mode}`, { allowed_tools: ['Bash'] });
   const { ran, record } = await runJson(ws, 'dumper', [], secrets);
