@@ -1,4 +1,5 @@
-// `<config folder>/nightshift.env` (or --env-file) for every command, read the way systemd's
+// `<config folder>/nightshift.env` (or --environment-file: Node 20 takes `--env-file` anywhere in
+// argv as its own flag, so ours cannot have that name) for every command, read the way systemd's
 // EnvironmentFile= reads it, so a manual `nightshift run` or `doctor` sees what the units see. A
 // variable already in the environment wins. A file holding secrets that its group or others may
 // read is refused, as ssh refuses such a key: the fix is one chmod.
@@ -19,9 +20,16 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function parseEnvFile(text: string): ParsedEnv {
   const vars: Record<string, string> = {};
   const problems: string[] = [];
-  // systemd joins a line ending in a backslash with the next.
-  const lines = text.replace(/\\\r?\n/g, '').split(/\r?\n/);
-  lines.forEach((raw, i) => {
+  // systemd joins a line ending in a backslash with the next; problems name the first line's number.
+  const lines: Array<[string, number]> = [];
+  let pending: [string, number] | null = null;
+  text.split(/\r?\n/).forEach((l, i) => {
+    const joined: [string, number] = pending ? [pending[0] + l, pending[1]] : [l, i];
+    if (l.endsWith('\\')) pending = [joined[0].slice(0, -1), joined[1]];
+    else (lines.push(joined), (pending = null));
+  });
+  if (pending) lines.push(pending);
+  lines.forEach(([raw, i]) => {
     const line = raw.trim();
     if (!line || line.startsWith('#') || line.startsWith(';')) return;
     const eq = line.indexOf('=');
@@ -52,13 +60,13 @@ export const readableByOthers = (mode: number) => (mode & 0o044) !== 0;
 // `insecure`: why the file was refused (only when not strict: doctor reports it as a check).
 export type EnvFileResult = { file: string; loaded: string[]; problems: string[]; skipped: string | null; insecure: string | null };
 
-// Where the env file is: --env-file, else beside the config.
+// Where the env file is: --environment-file, else beside the config.
 export function envFilePath(flag: string | undefined, configFile: string, cwd: string): string {
   return flag ? path.resolve(cwd, flag) : path.join(path.dirname(configFile), ENV_FILE_NAME);
 }
 
 // Reads the file into a copy of `env` (the environment wins). A missing file is nothing unless it
-// was named with --env-file; one this user may not read is skipped when not named (under systemd
+// was named with --environment-file; one this user may not read is skipped when not named (under systemd
 // the service user runs with what systemd already read from a root-only file).
 export function loadEnvFile(file: string, env: NodeJS.ProcessEnv, explicit: boolean, strict = true): { env: NodeJS.ProcessEnv; result: EnvFileResult } {
   const none = (skipped: string | null) => ({ env, result: { file, loaded: [], problems: [], skipped, insecure: null } });

@@ -39,7 +39,7 @@ Commands:
 
 Global options:
   --config PATH        config file (else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml)
-  --env-file PATH      KEY=VALUE variables, read as systemd's EnvironmentFile= reads them (else
+  --environment-file PATH  KEY=VALUE variables, read as systemd's EnvironmentFile= reads them (else
                        nightshift.env beside the config, when it exists); the environment wins.
                        One that holds secrets and is readable by group or others is refused (78)
   --json               print data as JSON on stdout (logs always go to stderr)

@@ -27,7 +27,7 @@ type Flags = {
   config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
   source?: string; category?: string; tags?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
-  agent?: string; 'env-file'?: string; remote?: string; fix?: boolean;
+  agent?: string; 'environment-file'?: string; remote?: string; fix?: boolean;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string;
 };
 
@@ -56,7 +56,7 @@ const OPTIONS = {
   steps: { type: 'string' },
   approve: { type: 'string' },
   agent: { type: 'string' },
-  'env-file': { type: 'string' },
+  'environment-file': { type: 'string' },
   remote: { type: 'string' },
   fix: { type: 'boolean' },
   alert: { type: 'boolean' },
@@ -65,22 +65,22 @@ const OPTIONS = {
 } as const;
 
 const ALLOWED: Record<string, Array<keyof Flags>> = {
-  run: ['config', 'env-file', 'json', 'force'],
-  agents: ['config', 'env-file', 'json'],
-  budget: ['config', 'env-file', 'json', 'date'],
-  sessions: ['config', 'env-file', 'json', 'limit'],
-  show: ['config', 'env-file', 'json'],
-  tick: ['config', 'env-file', 'json'],
-  next: ['config', 'env-file', 'json', 'at'],
-  status: ['config', 'env-file', 'json'],
-  lock: ['config', 'env-file', 'timeout'],
-  daemon: ['config', 'env-file'],
-  systemd: ['config', 'env-file', 'user', 'on-calendar', 'prefix'],
-  alert: ['config', 'env-file', 'unit'],
-  doctor: ['config', 'env-file', 'json', 'alert', 'fix'],
-  memory: ['config', 'env-file', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
-  mcp: ['config', 'env-file'],
-  state: ['config', 'env-file', 'json', 'agent'],
+  run: ['config', 'environment-file', 'json', 'force'],
+  agents: ['config', 'environment-file', 'json'],
+  budget: ['config', 'environment-file', 'json', 'date'],
+  sessions: ['config', 'environment-file', 'json', 'limit'],
+  show: ['config', 'environment-file', 'json'],
+  tick: ['config', 'environment-file', 'json'],
+  next: ['config', 'environment-file', 'json', 'at'],
+  status: ['config', 'environment-file', 'json'],
+  lock: ['config', 'environment-file', 'timeout'],
+  daemon: ['config', 'environment-file'],
+  systemd: ['config', 'environment-file', 'user', 'on-calendar', 'prefix'],
+  alert: ['config', 'environment-file', 'unit'],
+  doctor: ['config', 'environment-file', 'json', 'alert', 'fix'],
+  memory: ['config', 'environment-file', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
+  mcp: ['config', 'environment-file'],
+  state: ['config', 'environment-file', 'json', 'agent'],
   hook: ['config'],
   init: ['remote'],
 };
@@ -160,7 +160,7 @@ export async function main(deps: MainDeps): Promise<number> {
     let envFile: EnvFileResult | null = null;
     if (command !== 'hook') {
       const { configPath } = await import('./config.js');
-      ({ env, result: envFile } = loadEnvFile(envFilePath(flags['env-file'], configPath(flags.config, deps.env, deps.cwd), deps.cwd), deps.env, !!flags['env-file'], command !== 'doctor'));
+      ({ env, result: envFile } = loadEnvFile(envFilePath(flags['environment-file'], configPath(flags.config, deps.env, deps.cwd), deps.cwd), deps.env, !!flags['environment-file'], command !== 'doctor'));
       redact = makeRedactor(secretValues(env));
     }
     // doctor and alert must work with a broken or missing config: they read it leniently themselves.

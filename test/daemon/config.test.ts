@@ -4,6 +4,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { configPath, loadConfig } from '../../daemon/config.js';
 import { ConfigError } from '../../daemon/errors.js';
+import { checkCalendar } from '../../daemon/calendar.js';
+import { cronSlots, mergeSlots, timeSlots, unreachable } from '../../daemon/fire-slots.js';
 import { ROOT, tempDir } from '../helpers.js';
 
 function load(t: any, yaml: string) {
@@ -94,7 +96,13 @@ describe('config', () => {
     const config = c.load();
     assert.equal(config.dispatch.length, 2);
     assert.deepEqual(config.dispatch[1].hours, [14, 15, 16, 17, 18, 19, 20, 21]);
-    assert.deepEqual(config.daemon.schedule, ['0 */6 * * *']);
+    assert.deepEqual(config.daemon.schedule, ['0 * * * *']);
+    // Every rule of the sample can fire, under its daemon.schedule and under the timer's default.
+    assert.deepEqual(unreachable(config.dispatch, mergeSlots(config.daemon.schedule.map((e) => cronSlots(e)!))), []);
+    const hourly = checkCalendar('hourly', process.env.PATH, 200);
+    if (hourly.ok) assert.deepEqual(unreachable(config.dispatch, timeSlots(hourly.times, config.budget.timezone)), []);
+    // The sample's old schedule, every 6 hours, never fired its 10:00 gardener: caught here.
+    assert.deepEqual(unreachable(config.dispatch, cronSlots('0 */6 * * *')!), [0]);
   });
 
   test('the path comes from --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml', () => {
