@@ -118,11 +118,21 @@ function openFailure(name: string, file: string, err: unknown, aside: string): C
   return fail(name, `${file}: ${firstLine((err as Error).message)}`, aside);
 }
 
+// Only "no such file" is absent: a file behind a folder we may not enter is there, and not ours to use.
+function absent(file: string): boolean {
+  try {
+    fs.statSync(file);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
 type LedgerFacts = { lastOkAt: string | null; firstStartedAt: string | null; outcomes: string[] };
 
 function ledgerCheck(l: LenientConfig): { check: Check; facts: LedgerFacts | null } {
   const file = path.join(l.config.state_dir, 'ledger.db');
-  if (!fs.existsSync(file)) return { check: warn('ledger', `no ledger at ${file} yet`, 'run a session: nightshift run <agent> (or wait for the timer)'), facts: null };
+  if (absent(file)) return { check: warn('ledger', `no ledger at ${file} yet`, 'run a session: nightshift run <agent> (or wait for the timer)'), facts: null };
   let ledger: Ledger | null = null;
   try {
     ledger = Ledger.open(file);
@@ -143,7 +153,7 @@ function ledgerCheck(l: LenientConfig): { check: Check; facts: LedgerFacts | nul
 
 function memoryCheck(l: LenientConfig): Check {
   const file = memoryDbPath(l.config);
-  if (!fs.existsSync(file)) return ok('memory', `no memory database at ${file} yet (made on first use)`);
+  if (absent(file)) return ok('memory', `no memory database at ${file} yet (made on first use)`);
   let db: Database.Database | null = null;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });

@@ -88,7 +88,7 @@ describe('doctor catches what will fail', () => {
     const ran = await asUser(NOBODY, ['doctor', '--json'], s.env, s.dir);
     const check = checks(ran);
     assert.equal(check('access').status, 'fail', ran.stdout);
-    assert.match(check('access').detail, /nightshift runs as nobody \(uid 65534\) and cannot enter the state_dir folder .*\/state.*owned by root \(uid 0\) with mode 0700/);
+    assert.match(check('access').detail, /nightshift runs as nobody \(uid 65534\) and cannot read or write or enter the state_dir folder .*\/state.*owned by root \(uid 0\) with mode 0700/);
     assert.match(check('access').fix, new RegExp(`sudo chown -R nobody ${state}`));
     assert.equal(check('ledger').status, 'fail');
     assert.doesNotMatch(`${check('ledger').detail} ${check('ledger').fix}`, /move .* aside/);
