@@ -23,7 +23,8 @@ export const DEFAULTS = {
     max_usd_per_session: 5,
   },
   git: { remote: 'origin', lock_timeout: '120s', timeout: '120s', push_retries: 3, author_name: 'nightshift', author_email: 'nightshift@localhost' },
-  daemon: { schedule: '0 */6 * * *', shutdown_grace: '60s' },
+  // Hourly, like the timer's default OnCalendar: every hour a rule names can fire.
+  daemon: { schedule: '0 * * * *', shutdown_grace: '60s' },
   loop: { max_repeats: 5, window: 20, cycle_repeats: 3 },
   state: { max_chars: 12000 },
   // A failure (or an anneal pass) this close to an earlier one of the agent (Dice over words, the

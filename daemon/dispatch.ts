@@ -52,7 +52,7 @@ export function decide(
 
 const heldWhy = (h: Hold | undefined) => (h ? `held until ${h.until}: ${h.reason}` : null);
 
-function whyNot(r: Rule, day: number, hour: number, h: AgentHistory, agentMax: number | null, now: Date): string | null {
+export function whyNot(r: Rule, day: number, hour: number, h: AgentHistory, agentMax: number | null, now: Date): string | null {
   if (r.days && !r.days.includes(day)) return `not on ${DAY_NAMES[day]} (days: ${list(r.days, DAY_NAMES)})`;
   if (r.hours && !r.hours.includes(hour)) return `not at hour ${hour} (hours: ${list(r.hours)})`;
   const max = r.max_runs_per_day ?? agentMax;

@@ -12,15 +12,22 @@ import { formatMs, type CheckFacts } from '../report/embed.js';
 import { Outbox, outboxFile } from '../report/outbox.js';
 import { isAlive } from '../sessions/process-tree.js';
 import { bwrapProblem } from '../sessions/sandbox.js';
-import { loadAgents } from './agents.js';
+import { loadAgents, type Agent } from './agents.js';
 import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from './config-fallback.js';
 import { formatDuration } from './duration.js';
 import { gitIn } from './git-sync.js';
 import { lockOwner } from './lock.js';
+import { accessCheck, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck } from './doctor-setup.js';
+import { ENV_FILE_NAME, type EnvFileResult } from './env-file.js';
+import { accessFacts, accessAdvice } from './file-access.js';
 
 export type Check = CheckFacts;
-export type DoctorDeps = { env: NodeJS.ProcessEnv; now: () => Date; logger: Logger; redact: (t: string) => string };
+export type DoctorDeps = {
+  env: NodeJS.ProcessEnv; now: () => Date; logger: Logger; redact: (t: string) => string;
+  // What main read of nightshift.env; the user we run as; where an installed timer would be.
+  envFile?: EnvFileResult | null; uid?: number; timerFile?: string;
+};
 
 const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
 const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
@@ -38,7 +45,7 @@ export function silenceCheck(lastOkAt: string | null, firstStartedAt: string | n
     const ago = `${formatMs(Math.max(0, age))} ago`;
     return age > maxMs ? fail('silence', `last ok session ended ${ago} (${lastOkAt}), longer than alerts.max_silence ${limit}`, fix) : ok('silence', `last ok session ended ${ago}`);
   }
-  if (!firstStartedAt) return warn('silence', 'no session has run yet', fix);
+  if (!firstStartedAt) return warn('silence', 'no sessions yet', fix);
   const since = now.getTime() - Date.parse(firstStartedAt);
   return since > maxMs
     ? fail('silence', `no session has ended ok since the first one began (${firstStartedAt}), longer than alerts.max_silence ${limit}`, fix)
@@ -54,6 +61,7 @@ export function failuresCheck(outcomesNewestFirst: string[], max: number): Check
   }
   const list = outcomesNewestFirst.slice(0, Math.min(n, 5)).join(', ');
   if (n >= max) return fail('failures', `the last ${n} sessions did not end ok (${list}), alerts.max_consecutive_failures is ${max}`, 'read the last transcripts: nightshift sessions; nightshift show <id>');
+  if (!outcomesNewestFirst.length) return ok('failures', 'no sessions yet');
   return n ? ok('failures', `${n} failed session(s) in a row (${list}), below ${max}`) : ok('failures', 'the last session ended ok');
 }
 
@@ -86,13 +94,38 @@ function configCheck(l: LenientConfig): Check {
   return fail('config', `${l.problems.length} problem(s): ${l.problems.slice(0, 3).join('; ')}${l.problems.length > 3 ? '; ...' : ''} (using defaults for what could not be read)`, `fix ${l.config.file}, then run nightshift doctor again`);
 }
 
-function agentsCheck(l: LenientConfig): Check {
+function agentsCheck(l: LenientConfig): { check: Check; agents: Agent[] } {
   try {
     const agents = loadAgents(l.config);
-    if (!agents.length) return warn('agents', `no agents in ${l.config.agents_dir}`, `write one: ${l.config.agents_dir}/<name>.md`);
-    return ok('agents', `${agents.length}: ${agents.map((a) => a.name).join(', ')}`);
+    if (!agents.length) return { check: warn('agents', `no agents in ${l.config.agents_dir}`, `write one: ${l.config.agents_dir}/<name>.md (nightshift init writes an example)`), agents };
+    return { check: ok('agents', `${agents.length}: ${agents.map((a) => a.name).join(', ')}`), agents };
   } catch (err) {
-    return fail('agents', firstLine((err as Error).message.replace(/\n\s*-\s*/g, ' ')), `fix the agent file (or agents_dir) named above`);
+    return { check: fail('agents', firstLine((err as Error).message.replace(/\n\s*-\s*/g, ' ')), `fix the agent file (or agents_dir) named above`), agents: [] };
+  }
+}
+
+// A database we cannot open: an access problem gets who owns it and the chown; only a file that
+// opens and is corrupt or not ours is worth moving aside.
+function openFailure(name: string, file: string, err: unknown, aside: string): Check {
+  const code = String((err as { code?: string }).code ?? '');
+  let f = null;
+  try {
+    f = accessFacts(file, name === 'ledger' ? 'ledger' : 'memory database');
+  } catch {
+    // gone meanwhile
+  }
+  if (f) return fail(name, accessAdvice(f, file).replace(/ The file is not damaged; fix the access: .*$/, ' The file is not damaged.'), /fix the access: (.*)$/.exec(accessAdvice(f, file))![1]);
+  if (/^(EACCES|EPERM|SQLITE_CANTOPEN|SQLITE_READONLY|SQLITE_BUSY|SQLITE_LOCKED)/.test(code)) return fail(name, `${file}: ${firstLine((err as Error).message)} (${code})`, `check who may open ${file} and whether another process holds it; the file itself may be fine`);
+  return fail(name, `${file}: ${firstLine((err as Error).message)}`, aside);
+}
+
+// Only "no such file" is absent: a file behind a folder we may not enter is there, and not ours to use.
+function absent(file: string): boolean {
+  try {
+    fs.statSync(file);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 
@@ -100,7 +133,7 @@ type LedgerFacts = { lastOkAt: string | null; firstStartedAt: string | null; out
 
 function ledgerCheck(l: LenientConfig): { check: Check; facts: LedgerFacts | null } {
   const file = path.join(l.config.state_dir, 'ledger.db');
-  if (!fs.existsSync(file)) return { check: warn('ledger', `no ledger at ${file} yet`, 'run a session: nightshift run <agent> (or wait for the timer)'), facts: null };
+  if (absent(file)) return { check: warn('ledger', `no ledger at ${file} yet`, 'run a session: nightshift run <agent> (or wait for the timer)'), facts: null };
   let ledger: Ledger | null = null;
   try {
     ledger = Ledger.open(file);
@@ -113,7 +146,7 @@ function ledgerCheck(l: LenientConfig): { check: Check; facts: LedgerFacts | nul
     const first = !lastOkAt && recent.length ? ledger.recent(100_000).at(-1)!.started_at : null;
     return { check: ok('ledger', `${file}: integrity ok`), facts: { lastOkAt, firstStartedAt: first, outcomes: settled } };
   } catch (err) {
-    return { check: fail('ledger', `${file}: ${firstLine((err as Error).message)}`, `stop the timer, move ${file} aside (a new one is made on the next start)`), facts: null };
+    return { check: openFailure('ledger', file, err, `stop the timer, move ${file} aside (a new one is made on the next start)`), facts: null };
   } finally {
     ledger?.close();
   }
@@ -121,14 +154,14 @@ function ledgerCheck(l: LenientConfig): { check: Check; facts: LedgerFacts | nul
 
 function memoryCheck(l: LenientConfig): Check {
   const file = memoryDbPath(l.config);
-  if (!fs.existsSync(file)) return ok('memory', `no memory database at ${file} yet (made on first use)`);
+  if (absent(file)) return ok('memory', `no memory database at ${file} yet (made on first use)`);
   let db: Database.Database | null = null;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
     const r = String(db.pragma('integrity_check', { simple: true }));
     return r === 'ok' ? ok('memory', `${file}: integrity ok`) : fail('memory', `integrity check of ${file}: ${firstLine(r)}`, `restore ${file} from a backup, or move it aside (nightshift memory export first if it still reads)`);
   } catch (err) {
-    return fail('memory', `${file}: ${firstLine((err as Error).message)}`, `restore ${file} from a backup, or move it aside`);
+    return openFailure('memory', file, err, `restore ${file} from a backup, or move it aside`);
   } finally {
     db?.close();
   }
@@ -141,7 +174,13 @@ async function vaultChecks(l: LenientConfig): Promise<Check[]> {
   }
   if (!c.git.enabled) return [ok('vault', `${c.vault} (git sync off)`)];
   const git = gitIn(c.vault, { timeoutMs: Math.min(c.git.timeout, PROBE_MS) });
-  if ((await git(['rev-parse', '--is-inside-work-tree'])).stdout !== 'true') {
+  const inside = await git(['rev-parse', '--is-inside-work-tree']);
+  // git refuses a repository another user owns (CVE-2022-24765); every git step would then fail.
+  if (/dubious ownership/.test(inside.stderr)) {
+    const owner = fs.statSync(c.vault).uid;
+    return [fail('vault', `git refuses ${c.vault}: "dubious ownership" (owned by uid ${owner}, nightshift runs as uid ${process.getuid?.() ?? '?'})`, `chown -R the vault to the user nightshift runs as, or: git config --global --add safe.directory ${c.vault} (as that user)`)];
+  }
+  if (inside.stdout !== 'true') {
     return [fail('vault', `${c.vault} is not a git work tree`, `git clone the vault there, or set git.enabled: false in ${c.file}`)];
   }
   const out = [ok('vault', `${c.vault}: git work tree`)];
@@ -176,7 +215,7 @@ async function discordCheck(l: LenientConfig, deps: DoctorDeps): Promise<Check[]
   const raw = deps.env.DISCORD_WEBHOOK_URL;
   const out: Check[] = [];
   const hook = parseWebhook(raw);
-  if (!raw) out.push(warn('discord', 'DISCORD_WEBHOOK_URL is not set: no reports or alerts reach Discord', `set it in ${path.join(l.config.dir, 'nightshift.env')} (the units' EnvironmentFile)`));
+  if (!raw) out.push(warn('discord', 'DISCORD_WEBHOOK_URL is not set: no reports or alerts reach Discord', `add DISCORD_WEBHOOK_URL=... to ${deps.envFile?.file ?? path.join(l.config.dir, ENV_FILE_NAME)} (every command reads it, and the units)`));
   else if (!hook) out.push(fail('discord', 'DISCORD_WEBHOOK_URL is not a webhook URL (…/webhooks/<id>/<token>)', 'copy the webhook URL again from the channel settings'));
   else {
     const r = await probeWebhook(hook, { apiBase: l.config.discord.api_base }, Date.now() + l.config.discord.timeout);
@@ -203,11 +242,17 @@ async function discordCheck(l: LenientConfig, deps: DoctorDeps): Promise<Check[]
 export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Check[]> {
   const c = l.config;
   const now = deps.now();
-  const checks: Check[] = [configCheck(l), agentsCheck(l), await cliCheck(l, deps), await sandboxCheck(l, deps)];
+  const envFile = deps.envFile?.file ?? path.join(c.dir, ENV_FILE_NAME);
+  const agents = agentsCheck(l);
+  const checks: Check[] = [
+    configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile), agents.check,
+    permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), await cliCheck(l, deps), await sandboxCheck(l, deps), accessCheck(c),
+  ];
   const ledger = ledgerCheck(l);
   checks.push(ledger.check, memoryCheck(l), ...(await vaultChecks(l)));
   const maxHold = c.claude.timeout + c.claude.kill_grace + 2 * c.git.lock_timeout + 2 * c.git.timeout + 10 * 60_000;
   checks.push(lockCheck('run lock', path.join(c.state_dir, 'run'), now, maxHold), lockCheck('git lock', c.git.lock_file, now, maxHold));
+  checks.push(scheduleCheck(c, installedTimer(deps.timerFile ?? '/etc/systemd/system/nightshift.timer'), deps.env.PATH));
   checks.push(...(await discordCheck(l, deps)));
   if (ledger.facts) {
     checks.push(silenceCheck(ledger.facts.lastOkAt, ledger.facts.firstStartedAt, now, c.alerts.max_silence));

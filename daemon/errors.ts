@@ -55,3 +55,13 @@ export class PermissionError extends NightshiftError {
   override readonly code = 'PERMISSION';
   override readonly exitCode = EXIT.NOPERM;
 }
+
+// The env file (nightshift.env) cannot be used: unreadable when named, or readable by others while
+// it holds secrets. `problems` say why and how to fix it.
+export class EnvFileError extends NightshiftError {
+  override readonly code = 'ENV_FILE';
+  override readonly exitCode = EXIT.CONFIG;
+  constructor(readonly file: string, readonly problems: string[], options?: { cause?: unknown }) {
+    super(`Refused env file ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, options);
+  }
+}

@@ -10,8 +10,10 @@ import { doctorReport, unitReport } from '../report/embed.js';
 import { loadConfigLenient, type LenientConfig } from './config-fallback.js';
 import { runDoctor, type Check } from './doctor.js';
 import { EXIT, UsageError } from './errors.js';
+import { applyFixes } from './doctor-setup.js';
+import { readableByOthers, type EnvFileResult } from './env-file.js';
 
-export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; now: () => Date; level: string; journal: boolean };
+export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean };
 
 function open(file: string, io: HealthIo): { l: LenientConfig; logger: Logger; problems: string[] } {
   const l = loadConfigLenient(file);
@@ -34,9 +36,14 @@ const deliveryLine = (d: Delivery) =>
 
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
 
-export async function doctorCommand(file: string, flags: { json?: boolean; alert?: boolean }, io: HealthIo): Promise<number> {
+export async function doctorCommand(file: string, flags: { json?: boolean; alert?: boolean; fix?: boolean }, io: HealthIo): Promise<number> {
   const { l, logger } = open(file, io);
-  const deps = { env: io.env, logger, redact: io.redact, now: io.now };
+  // --fix first, so the checks show what is left.
+  const fixed = flags.fix ? applyFixes(l.config, io.envFile ?? null) : [];
+  let envFile = io.envFile ?? null;
+  if (envFile?.insecure && !readableByOthers(fs.statSync(envFile.file).mode)) envFile = { ...envFile, insecure: null };
+  for (const f of fixed) logger.info({ event: 'doctor_fix', fix: f }, `doctor --fix: ${f}`);
+  const deps = { env: io.env, logger, redact: io.redact, now: io.now, envFile };
   // Like every start: what earlier runs could not deliver goes first.
   await deliver(null, reportSettings(l.config), deps);
   const checks = await runDoctor(l, deps);
@@ -48,9 +55,10 @@ export async function doctorCommand(file: string, flags: { json?: boolean; alert
     const d = await deliver(doctorReport(checks, { redact: io.redact, at: io.now(), host: os.hostname() }), reportSettings(l.config), deps);
     alert = deliveryLine(d);
   }
-  if (flags.json) io.out(JSON.stringify({ ok: !failing.length, config: l.config.file, checks, alert }));
+  if (flags.json) io.out(JSON.stringify({ ok: !failing.length, config: l.config.file, checks, alert, ...(flags.fix ? { fixed } : {}) }));
   else {
-    io.out(checks.map((c: Check) => `${MARK[c.status]}  ${c.name.padEnd(9)} ${c.detail}${c.fix && c.status !== 'ok' ? `\n            fix: ${c.fix}` : ''}`).join('\n'));
+    if (flags.fix) io.out(fixed.length ? fixed.map((f) => `fixed: ${f}`).join('\n') : 'fixed: nothing to fix safely');
+    io.out(checks.map((c: Check) => `${MARK[c.status]}  ${c.name.padEnd(10)} ${c.detail}${c.fix && c.status !== 'ok' ? `\n            fix: ${c.fix}` : ''}`).join('\n'));
     if (alert) io.out(`alert: ${alert}`);
   }
   return failing.length ? EXIT.FAILED : EXIT.OK;

@@ -11,6 +11,7 @@ export const EXIT_CODES_HELP = `Exit codes:
       request came before the session started, or a forgotten claim was observed again
   77  memory forget --approve with a wrong code (nothing deleted)
   78  config: the config file or an agent file is invalid (the message names the file and field),
+      the env file holds secrets and its group or others may read it (chmod 600 fixes it),
       or sandbox: bwrap is configured and bwrap cannot make a sandbox here`;
 
 export const MAIN_HELP = `nightshift — watched, counted, remembered headless Claude Code sessions
@@ -18,6 +19,7 @@ export const MAIN_HELP = `nightshift — watched, counted, remembered headless C
 Usage: nightshift <command> [options]
 
 Commands:
+  init [DIR] [--remote URL]  a new site: config, an example agent, a vault, nightshift.env
   run <agent>          run one session of <agent> now
   agents               list the agents in agents_dir
   budget [--days N]    today's (or N days') spend and session count against the limits
@@ -25,12 +27,13 @@ Commands:
   show <session-id>    one session; --transcript: its conversation
   logs [ID] [-f]       today's log, or a session's transcript; -f follows
   tick                 what the timer fires: dispatch, budget, git pull, one session, git push
-  next                 which agent the next tick would run, and why not the others
+  next                 which agent the next tick would run, why not the others, and when each is due
   status               budget, last sessions, next decision, locks, unpushed commits
   lock -- CMD...       run CMD holding the host-wide git lock
   daemon               run ticks on daemon.schedule (node-cron) until SIGTERM
   systemd print|install  render the systemd units for this install
-  doctor [--alert]     check everything a tick needs; --alert posts a failing doctor to Discord
+  doctor [--fix] [--alert]  check everything a tick needs; --fix does the safe fixes; --alert
+                       posts a failing doctor to Discord
   alert --unit NAME    report a failed unit to journald and Discord (nightshift-alert@.service)
   memory observe|query|recall|stats|import|export   the memory store
   mcp                  the memory store's MCP server on stdio (what sessions connect to)
@@ -40,6 +43,9 @@ Commands:
 
 Global options:
   --config PATH        config file (else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml)
+  --environment-file PATH  KEY=VALUE variables, read as systemd's EnvironmentFile= reads them (else
+                       nightshift.env beside the config, when it exists); the environment wins.
+                       One that holds secrets and is readable by group or others is refused (78)
   --json               print data as JSON on stdout (logs always go to stderr)
 
 At a terminal, log lines on stderr are short (HH:MM:SS level message) and a running session shows
@@ -51,6 +57,13 @@ one live line (elapsed, turns, cost, last tool). Under journald, into a file or 
 ${EXIT_CODES_HELP}`;
 
 export const COMMAND_HELP: Record<string, string> = {
+  init: `Usage: nightshift init [DIR] [--remote URL]
+
+Makes a site in DIR (default: here): nightshift.yaml with the defaults, commented; an example agent
+(prompts/gardener.md) and a dispatch rule for it; the vault (vault/: a new git repository, or a
+clone of --remote URL, then with git sync on); state/ (0700) and logs/; and nightshift.env (0600)
+with the variables to fill, commented. A file or folder that exists is kept as it is and named.
+Prints the next three commands: fill nightshift.env, nightshift doctor, nightshift run gardener.`,
   run: `Usage: nightshift run <agent> [--json] [--force] [--config PATH]
 
 Runs one headless Claude Code session of <agent> (<agents_dir>/<agent>.md) in the vault, under
@@ -112,9 +125,11 @@ A skip (nothing due, a limit, locked) exits 0; a session that did not end ok exi
 Explains the dispatch decision at --at (default now) without running anything: which rule won, and
 for every rule before it, why not. A held agent's rule says "held until TIME: why" (a rate limit:
 the API's reset time, or a backoff; backoff.after_failures failures in a row wait backoff.base,
-doubling with each further failure up to backoff.max).
---json: {agent: name|null, rule: index|null, reason, rules: [{index, agent, matched, why}],
-         holds: {agent: {kind: "rate_limited"|"backoff", until, reason, failures, session}}}`,
+doubling with each further failure up to backoff.max). Then when each agent is next due (its
+rules' days, hours, run limits and min_interval; within 8 days), in budget.timezone.
+--json: {agent: name|null, rule: index|null, reason, rules: [{index, agent, matched, why, next_due}],
+         holds: {agent: {kind: "rate_limited"|"backoff", until, reason, failures, session}},
+         next_due: {<agent>: ISO time|null}}   (an agent no rule names is null)`,
   status: `Usage: nightshift status [--json] [--config PATH]
 
 Budget, the next decision, held agents (rate limited or backed off, and until when), the last ok
@@ -131,11 +146,20 @@ within --timeout (default git.lock_timeout).`,
 Runs the tick on each cron expression of daemon.schedule (in budget.timezone), never two at once.
 SIGTERM/SIGINT: stop scheduling, let a running session finish within daemon.shutdown_grace, then end
 it and settle it; exit 0.`,
-  systemd: `Usage: nightshift systemd print|install [--user NAME] [--on-calendar SPEC] [--prefix DIR] [--config PATH]
+  systemd: `Usage: nightshift systemd print|install --user NAME [--on-calendar SPEC] [--prefix DIR] [--config PATH]
 
-Renders nightshift.service, nightshift.timer, nightshift-daemon.service and
-nightshift-alert@.service with this install's paths. install writes them to --prefix (default
-/etc/systemd/system) and prints the systemctl line to run; it never runs systemctl itself.`,
+Renders the units with this install's paths:
+  nightshift.service           one tick (Type=oneshot), as --user
+  nightshift.timer             fires it on --on-calendar (default hourly), Persistent=true
+  nightshift-daemon.service    the alternative: nightshift daemon on daemon.schedule (not both)
+  nightshift-alert@.service    OnFailure=: nightshift alert --unit %i
+  nightshift-watch.service     nightshift doctor --alert
+  nightshift-watch.timer       fires it hourly at :17
+install writes them to --prefix (default /etc/systemd/system), makes the missing vault, state and
+log folders (owned by --user), and prints the systemctl line to run; it never runs systemctl.
+  --user NAME         required for install: an existing user (or root, explicitly)
+  --on-calendar SPEC  a systemd calendar expression, checked with systemd-analyze calendar where
+                      it is installed (usage error 64 when systemd would refuse it)`,
   alert: `Usage: nightshift alert --unit NAME [--config PATH]
 
 Reports that a systemd unit failed: an error event in journald and the daily log, and an embed
@@ -144,16 +168,24 @@ missing config: what validates is used, defaults for the rest, and the embed nam
 not be read. systemd's MONITOR_SERVICE_RESULT, MONITOR_EXIT_CODE, MONITOR_EXIT_STATUS and
 MONITOR_INVOCATION_ID are included when set; so are the unit's last journal lines when readable.
 Exits 0 when the alert was sent or queued (or Discord is not configured), 1 when it was neither.`,
-  doctor: `Usage: nightshift doctor [--json] [--alert] [--config PATH]
+  doctor: `Usage: nightshift doctor [--json] [--fix] [--alert] [--config PATH]
 
-Checks, each ok, WARN or FAIL with a one-line fix: config, agents, cli (claude --version), ledger
-and memory (integrity; never created), vault and remote (git ls-remote), run lock and git lock
-(stale: the owner is gone), discord (the webhook answers) and outbox (reports waiting), silence
-(the last ok session is younger than alerts.max_silence) and failures (fewer than
-alerts.max_consecutive_failures in a row). Sends what the outbox holds first, like every start.
-Works with a broken or missing config (the config check fails and names the problems).
+Checks, each ok, WARN or FAIL with a one-line fix: config, env (the env file: its mode, its lines),
+credential (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, from the environment or the env file),
+agents, permission (as root the CLI refuses bypassPermissions for agents without allowed_tools),
+cli (claude --version), sandbox (a real bwrap sandbox starts), access (state_dir, log_dir, the vault,
+the ledger and the memory database are writable by this user: else who owns them and the chown),
+ledger and memory (integrity; never created), vault (a git work tree git does not refuse as of
+"dubious ownership") and remote (git ls-remote), run lock and git lock (stale: the owner is gone),
+schedule (a dispatch rule that daemon.schedule or the installed nightshift.timer can never fire),
+discord (the webhook answers) and outbox (reports waiting), silence (the last ok session is younger
+than alerts.max_silence) and failures (fewer than alerts.max_consecutive_failures in a row). Sends
+what the outbox holds first, like every start. Works with a broken or missing config (the config
+check fails and names the problems).
+  --fix     first do the safe fixes and say what was done: make a missing state_dir (0700) and
+            log_dir, chmod 600 the env file, chmod 700 state_dir
   --alert   when a check fails, post the doctor's embed to Discord (through the outbox)
-  --json    {ok, config, checks: [{name, status, detail, fix}], alert}
+  --json    {ok, config, checks: [{name, status, detail, fix}], alert, fixed (with --fix)}
 Exits 1 when a check fails, else 0.`,
   memory: `Usage: nightshift memory <command> [--json] [--config PATH]
 

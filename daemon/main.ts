@@ -2,6 +2,7 @@
 // place that maps errors to exit codes and calls process.exit.
 import { version } from './version.js';
 import { parseArgs } from 'node:util';
+import { dayOf } from '../budget/day.js';
 // Start-up: only light modules load statically, so --help and --version answer fast; config,
 // the logger, the ledger and the session machinery load on the path that needs them.
 import type { Logger } from '../logs/logger.js';
@@ -12,9 +13,9 @@ import type { Config } from './config.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { ConfigError, EXIT, LockedError, NightshiftError, UsageError } from './errors.js';
 import { errnoAccessProblem } from './file-access.js';
+import { envFilePath, loadEnvFile, type EnvFileResult } from './env-file.js';
 import type { GitReport } from './git-sync.js';
 import type { LockOwner } from './lock.js';
-import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits } from './systemd.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import { didYouMean } from './suggest.js';
 import { money } from '../budget/money.js';
@@ -28,6 +29,7 @@ type Flags = {
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
   source?: string; category?: string; tags?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
   agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
+  'environment-file'?: string; remote?: string; fix?: boolean;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string;
 };
 
@@ -61,31 +63,35 @@ const OPTIONS = {
   transcript: { type: 'boolean' },
   days: { type: 'string' },
   follow: { type: 'boolean', short: 'f' },
+  'environment-file': { type: 'string' },
+  remote: { type: 'string' },
+  fix: { type: 'boolean' },
   alert: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
 
 const ALLOWED: Record<string, Array<keyof Flags>> = {
-  run: ['config', 'json', 'force'],
-  agents: ['config', 'json'],
-  budget: ['config', 'json', 'date', 'days'],
-  sessions: ['config', 'json', 'limit', 'agent', 'outcome', 'since'],
-  show: ['config', 'json', 'transcript'],
-  logs: ['config', 'follow'],
-  tick: ['config', 'json'],
-  next: ['config', 'json', 'at'],
-  status: ['config', 'json'],
-  lock: ['config', 'timeout'],
-  daemon: ['config'],
-  systemd: ['config', 'user', 'on-calendar', 'prefix'],
-  alert: ['config', 'unit'],
-  doctor: ['config', 'json', 'alert'],
-  memory: ['config', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
-  mcp: ['config'],
-  state: ['config', 'json', 'agent'],
-  anneal: ['config', 'json', 'agent'],
+  run: ['config', 'environment-file', 'json', 'force'],
+  agents: ['config', 'environment-file', 'json'],
+  budget: ['config', 'environment-file', 'json', 'date', 'days'],
+  sessions: ['config', 'environment-file', 'json', 'limit', 'agent', 'outcome', 'since'],
+  show: ['config', 'environment-file', 'json', 'transcript'],
+  logs: ['config', 'environment-file', 'follow'],
+  tick: ['config', 'environment-file', 'json'],
+  next: ['config', 'environment-file', 'json', 'at'],
+  status: ['config', 'environment-file', 'json'],
+  lock: ['config', 'environment-file', 'timeout'],
+  daemon: ['config', 'environment-file'],
+  systemd: ['config', 'environment-file', 'user', 'on-calendar', 'prefix'],
+  alert: ['config', 'environment-file', 'unit'],
+  doctor: ['config', 'environment-file', 'json', 'alert', 'fix'],
+  memory: ['config', 'environment-file', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
+  mcp: ['config', 'environment-file'],
+  state: ['config', 'environment-file', 'json', 'agent'],
+  anneal: ['config', 'environment-file', 'json', 'agent'],
   hook: ['config'],
+  init: ['remote'],
 };
 
 // How many arguments each command takes after its name ([min, max]); more are refused, not ignored.
@@ -157,10 +163,10 @@ export type MainDeps = {
 
 // Runs a command; returns the exit code. Never calls process.exit itself.
 export async function main(deps: MainDeps): Promise<number> {
-  const redact = makeRedactor(secretValues(deps.env));
+  let redact = makeRedactor(secretValues(deps.env));
   // stderr is the journal: log lines and error text carry syslog priorities (logs/journal.ts).
   const journal = stderrIsJournal(deps.env.JOURNAL_STREAM);
-  const io: Io = { out: (t) => deps.stdout(`${redact(t)}\n`), redact, stdoutIsTTY: !!deps.stdoutIsTTY };
+  const io: Io = { out: (t) => deps.stdout(`${redact(t)}\n`), redact: (t) => redact(t), stdoutIsTTY: !!deps.stdoutIsTTY };
   let logger: Logger | null = null;
   try {
     const { command, positionals, flags } = parse(deps.argv);
@@ -170,11 +176,20 @@ export async function main(deps: MainDeps): Promise<number> {
       return flags.help ? EXIT.OK : EXIT.USAGE;
     }
     if (flags.help) return io.out(COMMAND_HELP[command] ?? MAIN_HELP), EXIT.OK;
+    if (command === 'init') return await (await import('./init.js')).initCommand(positionals, { remote: flags.remote }, { out: io.out, cwd: deps.cwd, env: deps.env });
+    // Every command below sees the env file the units see (the hook needs no secrets).
+    let env = deps.env;
+    let envFile: EnvFileResult | null = null;
+    if (command !== 'hook') {
+      const { configPath } = await import('./config.js');
+      ({ env, result: envFile } = loadEnvFile(envFilePath(flags['environment-file'], configPath(flags.config, deps.env, deps.cwd), deps.cwd), deps.env, !!flags['environment-file'], command !== 'doctor'));
+      redact = makeRedactor(secretValues(env));
+    }
     // doctor and alert must work with a broken or missing config: they read it leniently themselves.
     if (command === 'doctor' || command === 'alert') {
       const [{ configPath }, health] = await Promise.all([import('./config.js'), import('./health.js')]);
       const file = configPath(flags.config, deps.env, deps.cwd);
-      const hio = { out: io.out, redact, env: deps.env, now: () => new Date(), level: logLevel(deps.env.NIGHTSHIFT_LOG_LEVEL).level, journal };
+      const hio = { out: io.out, redact, env, envFile, now: () => new Date(), level: logLevel(env.NIGHTSHIFT_LOG_LEVEL).level, journal };
       return command === 'doctor' ? await health.doctorCommand(file, flags, hio) : await health.alertCommand(file, flags.unit, hio);
     }
     // The command hook runs in an operator's own Claude Code: it needs no config, and always exits 0.
@@ -190,7 +205,7 @@ export async function main(deps: MainDeps): Promise<number> {
     }
     const [{ configPath, loadConfig }, { createLogger }] = await Promise.all([import('./config.js'), import('../logs/logger.js')]);
     const config = loadConfig(configPath(flags.config, deps.env, deps.cwd));
-    const level = logLevel(deps.env.NIGHTSHIFT_LOG_LEVEL);
+    const level = logLevel(env.NIGHTSHIFT_LOG_LEVEL);
     // `systemd install` runs as root: it must not make the log folder, or today's file, root's.
     const tty = !!deps.stderrIsTTY && !journal && !flags.json;
     const live = tty && (command === 'run' || command === 'tick') ? new LiveLine(deps.stderr, deps.columns) : null;
@@ -200,9 +215,10 @@ export async function main(deps: MainDeps): Promise<number> {
     });
     io.live = live;
     if (level.warning) logger.warn({ event: 'bad_log_level' }, level.warning);
+    if (envFile?.problems.length) logger.warn({ event: 'env_file_lines', file: envFile.file, problems: envFile.problems }, `${envFile.file}: lines skipped: ${envFile.problems.join('; ')}`);
     switch (command) {
       case 'run':
-        return await cmdRun(config, positional(positionals, 'run', 'agent'), flags, io, logger, deps.env);
+        return await cmdRun(config, positional(positionals, 'run', 'agent'), flags, io, logger, env);
       case 'agents':
         return await cmdAgents(config, flags, io);
       case 'budget':
@@ -217,20 +233,20 @@ export async function main(deps: MainDeps): Promise<number> {
         return await withStopSignal(logger, 'stopping', (signal) => logsCommand(config, positionals, flags, { out: io.out, human, color: human && !deps.env.NO_COLOR, logger: logger!, signal }));
       }
       case 'tick':
-        return await cmdTick(config, flags, io, logger, deps.env);
+        return await cmdTick(config, flags, io, logger, env);
       case 'next':
         return await cmdNext(config, flags, io, logger);
       case 'status':
         return await cmdStatus(config, flags, io, logger);
       case 'lock':
-        return await cmdLock(config, positionals, flags, io, logger, deps.env);
+        return await cmdLock(config, positionals, flags, io, logger, env);
       case 'daemon':
-        return await cmdDaemon(config, logger, io, deps.env);
+        return await cmdDaemon(config, logger, io, env);
       case 'systemd':
-        return await cmdSystemd(config, positionals, flags, io, deps.stderr);
+        return await (await import('./systemd-command.js')).systemdCommand(config, positionals, flags, { out: io.out, err: deps.stderr, redact: io.redact, env });
       case 'memory':
         return await (await import('../memory/cli.js')).memoryCommand(config, positionals, flags, {
-          out: io.out, err: deps.stderr, stdin: process.stdin, stderrIsTTY: !!process.stderr.isTTY, stdinIsTTY: !!process.stdin.isTTY, env: deps.env, logger,
+          out: io.out, err: deps.stderr, stdin: process.stdin, stderrIsTTY: !!process.stderr.isTTY, stdinIsTTY: !!process.stdin.isTTY, env: env, logger,
         });
       case 'state':
         return await (await import('../sessions/state-command.js')).stateCommand(config, flags, io, logger);
@@ -240,7 +256,7 @@ export async function main(deps: MainDeps): Promise<number> {
         const { mcpCommand } = await import('../memory/cli.js');
         const log = logger;
         return await withStopSignal(log, 'stopping the memory server', (signal) =>
-          mcpCommand(config, { stdin: process.stdin, stdout: process.stdout, env: deps.env, logger: log, version: version(), signal }));
+          mcpCommand(config, { stdin: process.stdin, stdout: process.stdout, env: env, logger: log, version: version(), signal }));
       }
     }
     throw new UsageError(`Unknown command \`${command}\``);
@@ -323,17 +339,40 @@ function gitLine(g: GitReport): string {
   return `${parts.join(', ')}${g.error ? ` (${g.error})` : ''}`;
 }
 
+// `2026-12-01 14:00` in the time zone (the budget's: the one rules are written in).
+function localStamp(t: Date, timezone: string): string {
+  return new Intl.DateTimeFormat('sv-SE', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(t);
+}
+
+const roughly = (ms: number) => {
+  const m = Math.ceil(ms / 60_000);
+  return m < 60 ? `${m}m` : m < 48 * 60 ? `${Math.floor(m / 60)}h${m % 60 ? ` ${m % 60}m` : ''}` : `${Math.round(m / 1440)}d`;
+};
+
 async function cmdNext(config: Config, flags: Flags, io: Io, logger: Logger): Promise<number> {
   const at = flags.at === undefined ? new Date() : new Date(flags.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`Expected --at as an ISO time like 2026-12-01T15:00:00Z, got \`${flags.at}\``);
-  const [{ loadAgents }, { explain }] = await Promise.all([import('./agents.js'), import('./tick.js')]);
+  const [{ loadAgents }, { explain }, { nextDueByAgent }] = await Promise.all([import('./agents.js'), import('./tick.js'), import('./next-due.js')]);
   const agents = loadAgents(config);
-  const d = await withLedger(config, logger, (l) => explain(config, agents, l, at));
-  if (flags.json) io.out(JSON.stringify(d));
+  const tz = config.budget.timezone;
+  const { d, due } = await withLedger(config, logger, (l) => ({
+    d: explain(config, agents, l, at),
+    due: nextDueByAgent(config.dispatch, l.history(dayOf(at, tz)), Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }])), at, tz),
+  }));
+  const iso = (t: Date | null | undefined) => (t ? t.toISOString() : null);
+  // Every agent, those no rule names too (they run only by `nightshift run`).
+  const nextDue = Object.fromEntries(agents.map((a) => [a.name, iso(due.agents[a.name])]));
+  if (flags.json) io.out(JSON.stringify({ ...d, rules: d.rules.map((r) => ({ ...r, next_due: iso(due.rules[r.index]) })), next_due: nextDue }));
   else {
     const lines = [d.agent ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
     for (const r of d.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
     for (const [agent, h] of Object.entries(d.holds)) if (!d.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${h.until} (${h.reason})`);
+    lines.push(`next due (${tz}):`);
+    for (const a of agents) {
+      const t = due.agents[a.name];
+      const when = t === undefined ? 'no dispatch rule (run it with nightshift run)' : t === null ? 'not within 8 days' : t.getTime() === at.getTime() ? 'now' : `${localStamp(t, tz)} (in ${roughly(t.getTime() - at.getTime())})`;
+      lines.push(`  ${a.name.padEnd(16)} ${when}`);
+    }
     io.out(lines.join('\n'));
   }
   return EXIT.OK;
@@ -390,24 +429,6 @@ async function cmdLock(config: Config, positionals: string[], flags: Flags, io: 
 async function cmdDaemon(config: Config, logger: Logger, io: Io, env: NodeJS.ProcessEnv): Promise<number> {
   const { runDaemon } = await import('./daemon.js');
   return withStopSignal(logger, 'stopping the daemon', (stopSignal) => runDaemon(config, { ...runDeps(io, logger, env), stopSignal }));
-}
-
-async function cmdSystemd(config: Config, positionals: string[], flags: Flags, io: Io, err: (t: string) => void): Promise<number> {
-  const [action, ...rest] = positionals;
-  if ((action !== 'print' && action !== 'install') || rest.length) throw new UsageError('Expected `nightshift systemd print|install [--user NAME] [--on-calendar SPEC] [--prefix DIR]`');
-  const { loadAgents } = await import('./agents.js');
-  const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: flags['on-calendar'] });
-  for (const w of privateTmpWarnings(config)) err(`${io.redact(w)}\n`);
-  if (action === 'print') {
-    io.out(units.map((u) => `# ---- ${u.name} ----\n${u.text}`).join('\n'));
-    return EXIT.OK;
-  }
-  const files = installUnits(units, flags.prefix ?? '/etc/systemd/system');
-  // Staging elsewhere (--prefix) makes no folders; the real install makes the missing ones.
-  const site = flags.prefix ? { made: [], warnings: [] } : makeWritablePaths(config, flags.user);
-  for (const w of site.warnings) err(`${io.redact(w)}\n`);
-  io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
-  return EXIT.OK;
 }
 
 async function cmdAgents(config: Config, flags: Flags, io: Io): Promise<number> {

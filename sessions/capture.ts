@@ -14,6 +14,7 @@ import type { MemoryStore } from '../memory/store.js';
 import { cleanDerived } from '../memory/text-hygiene.js';
 import { spoolDir } from '../memory/spool.js';
 import { storeOrSpool } from './capture-spool.js';
+import { reachedModel } from './reached-model.js';
 import { CATEGORIES, MemoryError, type Actor, type Category } from '../memory/types.js';
 import { extractMarkers, MAX_MARKERS, ownWords, resolvedId, type Marker } from './markers.js';
 import { annealTags, annealText, parseAnneal } from './anneal.js';
@@ -242,7 +243,7 @@ export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null
     }
     const session = i.session.id;
     const records: LeftRecord[] = [
-      ...[...items, ...passes, resultRecord({ ...i.session, result: i.session.result && i.redact(i.session.result), error: i.session.error && i.redact(i.session.error) })].map(
+      ...[...items, ...passes, ...(reachedModel(i.session) ? [resultRecord({ ...i.session, result: i.session.result && i.redact(i.session.result), error: i.session.error && i.redact(i.session.error) })] : [])].map(
         (item) => ({ session, kind: 'store' as const, item: { ...item, text: cleanDerived(item.text) } }),
       ),
       ...markers.filter((m) => m.kind === 'RESOLVED').map((m) => ({ session, kind: 'resolve' as const, text: cleanDerived(m.text) })),

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { configPath, loadConfig } from '../../daemon/config.js';
 import { ConfigError } from '../../daemon/errors.js';
+import { checkCalendar } from '../../daemon/calendar.js';
+import { cronSlots, mergeSlots, timeSlots, unreachable } from '../../daemon/fire-slots.js';
 import { ROOT, tempDir } from '../helpers.js';
 
 function load(t: any, yaml: string) {
@@ -41,9 +43,9 @@ const BAD: Array<[string, string, RegExp]> = [
   ['not YAML', 'claude: [unclosed\n', /YAML: /],
   ['a list at the top', '- a\n- b\n', /\(top level\): Expected a mapping of settings/],
   ['duplicate key', 'vault: a\nvault: b\n', /YAML: .*[Dd]uplicate|Map keys must be unique/],
-  ['a dispatch hour of 25', 'dispatch:\n  - agent: a\n    hours: [25]\n', /dispatch\[0\]\.hours: Expected values in 0\.\.23/],
+  ['a dispatch hour of 25', 'dispatch:\n  - agent: a\n    hours: [25]\n', /dispatch\[0\]\.hours: Expected hours as numbers 0-23.*got `25`/],
   ['a dispatch rule naming no agent', 'dispatch:\n  - agent: ghost\n', /dispatch\[0\]\.agent: Expected an agent in .*got `ghost`/],
-  ['a dispatch day that is no day', 'dispatch:\n  - agent: a\n    days: [mon, funday]\n', /dispatch\[0\]\.days: Expected values/],
+  ['a dispatch day that is no day', 'dispatch:\n  - agent: a\n    days: [mon, funday]\n', /dispatch\[0\]\.days: Expected days as names \(sun, mon, tue, wed, thu, fri, sat.*got `funday`/],
   ['a daemon schedule that is not cron', 'daemon:\n  schedule: "every day"\n', /daemon\.schedule\[0\]: Expected a cron expression/],
   ['git.enabled not a boolean', 'git:\n  enabled: maybe\n', /git\.enabled: /],
   ['claude is a string', 'claude: fast\n', /claude: .*expected object/i],
@@ -98,7 +100,13 @@ describe('config', () => {
     const config = c.load();
     assert.equal(config.dispatch.length, 2);
     assert.deepEqual(config.dispatch[1].hours, [14, 15, 16, 17, 18, 19, 20, 21]);
-    assert.deepEqual(config.daemon.schedule, ['0 */6 * * *']);
+    assert.deepEqual(config.daemon.schedule, ['0 * * * *']);
+    // Every rule of the sample can fire, under its daemon.schedule and under the timer's default.
+    assert.deepEqual(unreachable(config.dispatch, mergeSlots(config.daemon.schedule.map((e) => cronSlots(e)!))), []);
+    const hourly = checkCalendar('hourly', process.env.PATH, 200);
+    if (hourly.ok) assert.deepEqual(unreachable(config.dispatch, timeSlots(hourly.times, config.budget.timezone)), []);
+    // The sample's old schedule, every 6 hours, never fired its 10:00 gardener: caught here.
+    assert.deepEqual(unreachable(config.dispatch, cronSlots('0 */6 * * *')!), [0]);
   });
 
   test('the path comes from --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml', () => {

@@ -81,8 +81,28 @@ describe('dispatch', () => {
     assert.deepEqual(parseDays('fri-mon'), [0, 1, 5, 6]);
     assert.deepEqual(parseDays(['sun', 'Wednesday']), [0, 3]);
     assert.deepEqual(parseHours(['9', '14-16']), [9, 14, 15, 16]);
-    assert.match(parseHours(25) as string, /Expected values in 0\.\.23/);
-    assert.match(parseHours('21-14') as string, /rising range/);
-    assert.match(parseDays('funday') as string, /Expected values/);
+    assert.match(parseHours(25) as string, /Expected hours as numbers 0-23/);
+    assert.match(parseHours('21-14') as string, /not rising/);
+    assert.match(parseDays('funday') as string, /Expected days as names/);
+  });
+
+  test('a day list as a string means every day in it; unknown names are refused with the valid ones', () => {
+    assert.deepEqual(parseDays('mon,tue'), [1, 2]);
+    assert.deepEqual(parseDays('mon, wed-fri'), [1, 3, 4, 5]);
+    assert.deepEqual(parseDays(['sat', 'sun,mon']), [0, 1, 6]);
+    assert.deepEqual(parseHours('9,14-16'), [9, 14, 15, 16]);
+    // `monkey` began with `mon` and was once taken as Monday.
+    assert.match(parseDays(['monkey']) as string, /Expected days as names \(sun, mon, tue, wed, thu, fri, sat.*got `monkey`/);
+    assert.match(parseDays('mond') as string, /got `mond`/);
+    assert.match(parseDays([]) as string, /empty list/);
+  });
+
+  test('day numbers are 0-6 with 0 = sun, the range the message offers', () => {
+    assert.deepEqual(parseDays([1]), [1]);
+    assert.deepEqual(parseDays([0, 6]), [0, 6]);
+    assert.deepEqual(parseDays('1-5'), [1, 2, 3, 4, 5]);
+    assert.match(parseDays([7]) as string, /numbers 0-6 \(0 = sun\).*got `7`/);
+    assert.match(parseHours([24]) as string, /got `24`/);
+    assert.deepEqual(parseHours([0, 23]), [0, 23]);
   });
 });

@@ -133,6 +133,8 @@ describe('nightshift doctor', () => {
     makeRepos(ws.dir, ws.vault);
     writeAgent(ws, 'gardener', 'SCENARIO=text');
     addSession(ws, 'ok', H, 0);
+    // The ledger and the memory are the operator's alone (doctor warns of a state_dir others may read).
+    fs.chmodSync(ws.state, 0o700);
     ws.env.DISCORD_WEBHOOK_URL = discord.webhookUrl;
     return ws;
   }
@@ -155,7 +157,9 @@ describe('nightshift doctor', () => {
     assert.equal(ran.code, 0, ran.stdout);
     // Where bwrap cannot run, the workspace runs `sandbox: none`, which the doctor warns of.
     assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok').map((c: any) => `${c.name} ${c.status}`), SANDBOX === 'bwrap' ? [] : ['sandbox warn']);
-    assert.deepEqual(out.checks.map((c: any) => c.name), ['config', 'agents', 'cli', 'sandbox', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'discord', 'outbox', 'silence', 'failures', 'recurring']);
+    assert.deepEqual(out.checks.map((c: any) => c.name), [
+      'config', 'env', 'credential', 'agents', 'permission', 'cli', 'sandbox', 'access', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
+    ]);
     assert.equal(out.alert, null);
     assert.equal(discord.messages.length, 0);
     const text = await nightshift(['doctor'], ws.env, ws.dir);

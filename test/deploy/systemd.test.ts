@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { makeWritablePaths } from '../../daemon/systemd.js';
+import { makeWritablePaths, UNIT_FILES } from '../../daemon/systemd.js';
 import { nightshift, ROOT, tempDir } from '../helpers.js';
 
 function verify(dir: string) {
@@ -122,6 +122,30 @@ describe('systemd units', () => {
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^ExecStart=.*$/m, 'ExecStart=relative/nightshift tick').replace('Type=oneshot', 'Type=sometimes'));
     const r = verify(units);
     assert.notEqual(`${r.stderr}`.match(/nightshift\.service/), null, r.stderr);
+  });
+
+  test('install refuses, writing nothing, a calendar systemd would refuse and a user that is not there (or none)', async (t) => {
+    const bad = await rendered(t, ['--on-calendar', 'every tuesday']);
+    assert.equal(bad.ran.code, 64);
+    assert.match(bad.ran.stderr, /Expected --on-calendar to be a systemd calendar expression .*got `every tuesday`: systemd-analyze says: Failed to parse/);
+    assert.equal(fs.existsSync(bad.units), false);
+    const env = bad.env;
+    const noUser = await nightshift(['systemd', 'install', '--prefix', bad.units], env, bad.dir);
+    assert.equal(noUser.code, 64);
+    assert.match(noUser.stderr, /Expected --user NAME.*or --user root explicitly/);
+    const ghost = await nightshift(['systemd', 'install', '--prefix', bad.units, '--user', 'no-such-user-here'], env, bad.dir);
+    assert.equal(ghost.code, 64);
+    assert.match(ghost.stderr, /Expected --user to name an existing user, got `no-such-user-here`: create it first \(useradd/);
+    assert.equal(fs.existsSync(bad.units), false);
+    // Negative control: an existing user and a spec systemd reads.
+    const good = await nightshift(['systemd', 'install', '--prefix', bad.units, '--user', 'nobody', '--on-calendar', 'Tue *-*-* 06:00:00'], env, bad.dir);
+    assert.equal(good.code, 0, good.stderr);
+    assert.match(fs.readFileSync(path.join(bad.units, 'nightshift.service'), 'utf8'), /^User=nobody$/m);
+  });
+
+  test('its help names every unit it writes', async () => {
+    const help = await nightshift(['systemd', '--help'], { PATH: process.env.PATH }, ROOT);
+    for (const unit of UNIT_FILES) assert.match(help.stdout, new RegExp(`^ {2}${unit.replace(/[.@]/g, '\\$&')} `, 'm'), unit);
   });
 
   test('print renders the same units to stdout', async (t) => {
