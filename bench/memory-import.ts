@@ -8,22 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { configYaml } from '../test/helpers.js';
 
+import { zipfLines } from '../test/memory/zipf-lines.js';
+
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const BIN = path.join(import.meta.dirname, '..', 'daemon', 'bin.js');
 
-// The same made-up Zipf-ish words as the test, so the lexical index and the gate see prose.
-function lines(n: number): string {
-  let seed = 3;
-  const rand = () => ((seed = (Math.imul(seed, 48271) >>> 0) % 2147483647) / 2147483647);
-  const syl = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'quel', 'dar', 'fin', 'gor', 'hul', 'jis', 'nem', 'pra', 'sul', 'tek'];
-  const words = Array.from({ length: 8000 }, (_, i) => `${syl[i % 16]}${syl[(i >> 4) % 16]}${syl[(i >> 8) % 16]}`);
-  const line = (i: number) => JSON.stringify({
-    text: `${Array.from({ length: 12 }, () => words[Math.floor(words.length * rand() ** 2)]).join(' ')}.`,
-    source: `conversation-${i >> 5}`,
-    created_at: new Date(Date.UTC(2026, 0, 1) + (i >> 1) * 60_000).toISOString(),
-  });
-  return `${Array.from({ length: n }, (_, i) => line(i)).join('\n')}\n`;
-}
 
 function timed(args: string[], env: NodeJS.ProcessEnv, cwd: string): number {
   const t0 = performance.now();
@@ -39,7 +28,7 @@ export function memoryImportBench(n = 10_000) {
     for (const d of ['vault', 'prompts', 'state']) fs.mkdirSync(path.join(dir, d));
     fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml());
     const file = path.join(dir, 'lines.jsonl');
-    fs.writeFileSync(file, lines(n));
+    fs.writeFileSync(file, zipfLines(n));
     const env = { PATH: process.env.PATH, HOME: dir, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
     const bare = `
       const Database = require('better-sqlite3');

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { BIN, configYaml, nightshift, tempDir, type Ran } from '../helpers.js';
+import { zipfLines } from './zipf-lines.js';
 
 type Ws = { dir: string; db: string; env: NodeJS.ProcessEnv };
 
@@ -161,18 +162,8 @@ test('a corrupt or foreign memory.db is refused naming the file, left byte-ident
 // Its speed (the goal: well under a minute) is `npm run bench memory-import`, as a ratio.
 test('imports 10k lines through the gate', { timeout: 600_000 }, async (t) => {
   const ws = memoryWorkspace(t);
-  // Made-up words, Zipf-ish, so the lexical index and the gate see prose-like postings.
-  let seed = 3;
-  const rand = () => ((seed = (Math.imul(seed, 48271) >>> 0) % 2147483647) / 2147483647);
-  const syl = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'quel', 'dar', 'fin', 'gor', 'hul', 'jis', 'nem', 'pra', 'sul', 'tek'];
-  const words = Array.from({ length: 8000 }, (_, i) => `${syl[i % 16]}${syl[(i >> 4) % 16]}${syl[(i >> 8) % 16]}`);
-  const line = (i: number) => JSON.stringify({
-    text: `${Array.from({ length: 12 }, () => words[Math.floor(words.length * rand() ** 2)]).join(' ')}.`,
-    source: `conversation-${i >> 5}`,
-    created_at: new Date(Date.UTC(2026, 0, 1) + (i >> 1) * 60_000).toISOString(),
-  });
   const file = path.join(ws.dir, '10k.jsonl');
-  fs.writeFileSync(file, `${Array.from({ length: 10_000 }, (_, i) => line(i)).join('\n')}\n`);
+  fs.writeFileSync(file, zipfLines(10_000));
   const report = json(await mem(ws, 'import', file, '--json'));
   assert.equal(report.lines, 10_000);
   assert.equal(report.observed, 10_000);
