@@ -27,7 +27,7 @@ export class MissingPackageError extends Error {
   ) {
     const v = (OPTIONAL_PACKAGES as Record<string, string>)[pkg];
     const spec = v ? `${pkg}@${v}` : pkg;
-    super(`${feature} needs the optional package ${pkg}, which is not installed: run \`npm install -g ${spec}\` (or \`npm install ${spec}\` in a checkout)`, options);
+    super(`${feature} needs the optional package ${pkg}, which is not installed: run \`npm install -g ${spec}\` (or \`npm install ${spec}\` in nightshift's own folder)`, options);
     this.name = 'MissingPackageError';
   }
 }

@@ -1,6 +1,8 @@
 // Optional features with their package absent: each fails as its outage does, with an error that
 // names the package and the install command. "Absent" is real: the importer handed in resolves the
-// name from an empty temp dir, so node itself raises its not-found error.
+// name from an empty temp dir, so node itself raises its not-found error. Negative control tried:
+// with loadOptional's MissingPackageError conversion removed, the five tests below the pass-through
+// one failed (node's bare "Cannot find package" names no install command).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
