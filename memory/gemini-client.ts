@@ -1,6 +1,8 @@
 // The one door to Gemini: @google/genai's `models` for the Developer API, imported only when first
 // used. A configured `base_url` points it at a proxy or at the loopback imitation in tests.
 
+import { loadOptional, type Importer } from '../daemon/optional-package.js';
+
 // The part of `ai.models` we call; tests may hand in their own.
 export type GeminiModels = {
   embedContent(params: {
@@ -19,6 +21,7 @@ export type GeminiSettings = {
   apiKey: string;
   baseUrl?: string | null;
   timeoutMs?: number; // per HTTP attempt; the SDK does not retry unless asked, and we do not ask
+  load?: Importer; // how @google/genai is imported (tests hand in one that fails)
 };
 
 // Pino-shaped, the subset used here.
@@ -37,7 +40,7 @@ export class GeminiError extends Error {
 export function geminiModels(s: GeminiSettings): GeminiModels {
   let models: Promise<GeminiModels> | null = null;
   const get = () =>
-    (models ??= import('@google/genai').then(({ GoogleGenAI }) => {
+    (models ??= loadOptional<typeof import('@google/genai')>('@google/genai', 'Gemini (GEMINI_API_KEY)', s.load).then(({ GoogleGenAI }) => {
       const httpOptions: { baseUrl?: string; timeout?: number } = { timeout: s.timeoutMs ?? 15_000 };
       if (s.baseUrl) httpOptions.baseUrl = s.baseUrl;
       // vertexai: false so GOOGLE_GENAI_USE_VERTEXAI in the environment cannot reroute the key.

@@ -2,6 +2,7 @@
 // there is something to send: a tick with nothing due never imports it). Every call is held to an
 // absolute deadline: discord.js's own request timeout, its 5xx retries and its 429 waits all fit
 // inside it, and a rate limit whose wait would pass the deadline is refused at once, not slept out.
+import { loadOptional, MissingPackageError, type Importer } from '../daemon/optional-package.js';
 import type { Embed } from './embed.js';
 
 export type Webhook = { id: string; token: string };
@@ -14,7 +15,8 @@ export function parseWebhook(url: string | undefined): Webhook | null {
   return m ? { id: m[1], token: m[2] } : null;
 }
 
-export type Settings = { apiBase: string; username?: string; retries?: number };
+// `load`: how discord.js is imported (tests hand in one that fails).
+export type Settings = { apiBase: string; username?: string; retries?: number; load?: Importer };
 // `maybeDelivered`: the post may have reached Discord (a timeout or a reset after sending), so a
 // resend could be a repeat. `permanent`: Discord refused this report itself (400): never retry it.
 // `stop`: no later report can go through either (network, 5xx, 429, the webhook refused).
@@ -30,7 +32,7 @@ type Client = {
 
 // A WebhookClient whose every request ends by `deadline` (ms since epoch).
 async function client(hook: Webhook, s: Settings, deadline: number, signal: AbortSignal): Promise<Client> {
-  const { WebhookClient, DefaultRestOptions } = await import('discord.js');
+  const { WebhookClient, DefaultRestOptions } = await loadOptional<typeof import('discord.js')>('discord.js', 'Discord reports (DISCORD_WEBHOOK_URL)', s.load);
   const remaining = () => Math.max(1, deadline - Date.now());
   const c = new WebhookClient(hook, {
     allowedMentions: { parse: [] },
@@ -53,6 +55,8 @@ async function client(hook: Webhook, s: Settings, deadline: number, signal: Abor
 }
 
 function describe(err: unknown): { error: string; status: number | null; maybeDelivered: boolean; permanent: boolean } {
+  // Not installed: nothing left, and nothing later can go either, as in an outage; the report stays queued.
+  if (err instanceof MissingPackageError) return { error: err.message, status: null, maybeDelivered: false, permanent: false };
   const e = err as { name?: string; status?: number; code?: string | number; message?: string; cause?: { code?: string }; retryAfter?: number; timeToReset?: number };
   if (e?.name === 'RateLimitError' || e?.timeToReset !== undefined) {
     return { error: `rate limited for ${Math.round(Math.max(e.retryAfter ?? 0, e.timeToReset ?? 0))} ms`, status: 429, maybeDelivered: false, permanent: false };

@@ -73,6 +73,8 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     const has = (name: string) => fs.existsSync(path.join(installed(), 'node_modules', name));
     for (const dev of ['typescript', '@anthropic-ai/claude-code', '@modelcontextprotocol/server-memory']) assert.ok(!has(dev), `devDependency ${dev} installed`);
     for (const dep of Object.keys(pkg.dependencies)) assert.ok(has(dep), `dependency ${dep} missing`);
+    // A plain install keeps the optional features (the lighter install is the README's opt-in).
+    for (const dep of Object.keys(pkg.optionalDependencies ?? {})) assert.ok(has(dep), `optional dependency ${dep} missing`);
     // better-sqlite3's native part was built for this node.
     const r = await sh(process.execPath, ['-e', "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"], { cwd: installed() });
     assert.equal(r.code, 0, r.stderr);
