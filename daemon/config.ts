@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { validate as validateCron } from 'node-cron';
 import { z } from 'zod';
+import { isUtc } from '../budget/day.js';
 import { CONFIG_DEFAULT_FILE, CONFIG_ENV, DEFAULTS } from './defaults.js';
 import { parseDuration } from './duration.js';
 import { parseDays, parseHours } from './schedule-spec.js';
@@ -38,6 +39,7 @@ const nonEmpty = z.string().min(1, 'Expected a non-empty string');
 const posInt = z.number().int('Expected a whole number').positive('Expected a number above 0');
 const usd = z.number().positive('Expected an amount in USD above 0');
 const timezone = z.string().refine((tz) => {
+  if (isUtc(tz)) return true;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;

@@ -1,5 +1,6 @@
 // Pure dispatch: (now in the budget's time zone, today's ledger, the rules and agents) -> which
 // agent runs now, and for every rule before the winner, why not.
+import { isUtc } from '../budget/day.js';
 import type { Hold } from '../budget/holds.js';
 import { DAY_NAMES } from './schedule-spec.js';
 
@@ -12,6 +13,7 @@ const parts = new Map<string, Intl.DateTimeFormat>();
 
 // Weekday (0 = sun) and hour (0-23) of an instant in a time zone.
 export function localTime(at: Date, timezone: string): { day: number; hour: number } {
+  if (isUtc(timezone)) return { day: at.getUTCDay(), hour: at.getUTCHours() };
   let f = parts.get(timezone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', { timeZone: timezone, weekday: 'short', hour: 'numeric', hourCycle: 'h23' });

@@ -1,7 +1,12 @@
-// Bundles the CLI (dist/daemon/cli.js, built by tsc) into dist/bundle/cli.js, the one file every
+// Bundles the CLI (dist/daemon/cli.js, built by tsc) into dist/bundle/cli.cjs, the one file every
 // command but help loads: node's module loader costs ~1 ms a module, and a session start touched
-// ~150. Native and optional packages stay outside and load from node_modules when used.
+// ~150. Native and optional packages stay outside and load from node_modules when used. Then it
+// makes V8's code cache for it (cli/bundle-loader.ts), by running one command that starts and ends
+// at once: a tick with nothing due, in a throwaway folder.
 import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 // zod re-exports every language's error messages (~300 KB); nightshift speaks English, and every
@@ -21,12 +26,15 @@ const englishOnly = {
 };
 
 const root = path.join(import.meta.dirname, '..');
+const outfile = path.join(root, 'dist', 'bundle', 'cli.cjs');
+fs.rmSync(path.dirname(outfile), { recursive: true, force: true });
 const r = await build({
   entryPoints: [path.join(root, 'dist', 'daemon', 'cli.js')],
-  outfile: path.join(root, 'dist', 'bundle', 'cli.js'),
+  outfile,
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  // CommonJS, because node 20 can give a vm script a code cache and gives an ES module none.
+  format: 'cjs',
   target: 'node20',
   minify: true,
   // Names kept, so a stack trace in an error report still reads.
@@ -37,7 +45,30 @@ const r = await build({
   // Outside: native code, optional features, and execa (only doctor, status and lock use it). A
   // package left outside must only be imported dynamically, else the bundle loads it at every start.
   external: ['better-sqlite3', '@energetic-ai/*', 'discord.js', '@google/genai', 'execa'],
-  // CommonJS packages inside an ES module bundle still call require() for node's own modules.
-  banner: { js: "import { createRequire as __nightshiftRequire } from 'node:module'; const require = __nightshiftRequire(import.meta.url);" },
+  // import.meta means the bundle file itself, as it did for each module (they sit as deep in dist/).
+  define: { 'import.meta.url': '__nightshiftUrl', 'import.meta.dirname': '__dirname' },
+  banner: { js: "const __nightshiftUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
-if (process.env.NIGHTSHIFT_BUNDLE_META) (await import('node:fs')).writeFileSync(process.env.NIGHTSHIFT_BUNDLE_META, JSON.stringify(r.metafile));
+if (process.env.NIGHTSHIFT_BUNDLE_META) fs.writeFileSync(process.env.NIGHTSHIFT_BUNDLE_META, JSON.stringify(r.metafile));
+
+// A dynamic import() cannot run in the vm script; the loader passes its own in. The bundle has a
+// few (execa, and the optional packages by name); more would mean an external left static.
+const text = fs.readFileSync(outfile, 'utf8');
+const calls = text.match(/(?<![\w$.])import\(/g) ?? [];
+if (calls.length > 8) throw new Error(`Expected at most 8 dynamic imports in the bundle, got ${calls.length}`);
+fs.writeFileSync(outfile, text.replace(/(?<![\w$.])import\(/g, '__nightshiftImport('));
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-build-'));
+try {
+  for (const d of ['vault', 'prompts']) fs.mkdirSync(path.join(dir, d));
+  fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `vault: ${JSON.stringify(path.join(dir, 'vault'))}\nstate_dir: ${JSON.stringify(path.join(dir, 'state'))}\nlog_dir: ${JSON.stringify(path.join(dir, 'logs'))}\ngit:\n  enabled: false\ndispatch: []\n`);
+  const cache = `${outfile}.cache`;
+  const run = spawnSync(process.execPath, [path.join(root, 'dist', 'daemon', 'bin.js'), 'tick', '--json'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), NIGHTSHIFT_BUILD_CODE_CACHE: cache },
+    encoding: 'utf8',
+  });
+  if (run.status !== 0 || !fs.existsSync(cache)) throw new Error(`Expected the bundle to run a tick for its code cache, got exit ${run.status}:\n${run.stderr}`);
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
