@@ -1,6 +1,6 @@
 // `npm run bench`: speed figures as ratios against a baseline measured in the same run. Nothing
 // here is asserted; the numbers go in closing notes and PRs.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -153,20 +153,33 @@ function ledgerPairs(n = 2000) {
   }
 }
 
-// Tick overhead when nothing is due (config load to exit) against Node's own start-up.
-async function tickOverhead(runs = 20) {
+// What the timer and the operator start most: a tick with nothing due (config load to exit) and
+// `status`, each against Node's own start-up, interleaved in one run (issue 16: at most 3x, goal
+// 2x). The vault is a git work tree with a remote, as on a real host, so status asks git what is
+// unpushed.
+async function commandStartup(runs = 20) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-bench-'));
   try {
     for (const d of ['vault', 'prompts']) fs.mkdirSync(path.join(dir, d));
     fs.writeFileSync(path.join(dir, 'prompts', 'idle.md'), 'never due\n');
+    const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, stdio: 'ignore' });
+    git(dir, 'init', '-q', '--bare', 'remote.git');
+    const vault = path.join(dir, 'vault');
+    git(vault, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(vault, 'notes.md'), 'notes\n');
+    git(vault, 'add', 'notes.md');
+    git(vault, '-c', 'user.name=bench', '-c', 'user.email=bench@localhost', 'commit', '-qm', 'start');
+    git(vault, 'remote', 'add', 'origin', path.join(dir, 'remote.git'));
+    git(vault, 'push', '-q', '-u', 'origin', 'main');
     // No dispatch rule, so nothing is due at any hour; and a claude that does not exist, so that
     // not even a bug could start a real session from here.
     const claude = path.join(dir, 'no-such-claude');
-    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `git:\n  enabled: false\nclaude:\n  command: ${JSON.stringify(claude)}\ndispatch: []\n`);
-    const env = { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `claude:\n  command: ${JSON.stringify(claude)}\ngit:\n  lock_file: ${JSON.stringify(path.join(dir, 'git.lock'))}\ndispatch: []\n`);
+    const env = { PATH: process.env.PATH, HOME: dir, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
     const bin = path.join(import.meta.dirname, '..', 'daemon', 'bin.js');
     const floor: number[] = [];
     const ticks: number[] = [];
+    const statuses: number[] = [];
     for (let i = 0; i < runs; i++) {
       floor.push((await timed(process.execPath, ['-e', '0'], env, dir)).ms);
       // A failing tick throws (with its stderr) and ends the bench; every tick must be a skip.
@@ -174,11 +187,16 @@ async function tickOverhead(runs = 20) {
       const r = JSON.parse(tick.stdout);
       if (r.action !== 'skip' || r.session !== null) throw new Error(`Expected the bench tick to be a skip, got ${tick.stdout}`);
       ticks.push(tick.ms);
+      const status = await timed(process.execPath, [bin, 'status', '--json'], env, dir, true);
+      if (JSON.parse(status.stdout).unpushed !== 0) throw new Error(`Expected status to count 0 unpushed commits, got ${status.stdout}`);
+      statuses.push(status.ms);
     }
     const f = median(floor);
-    const k = median(ticks);
-    report.tick = { runs, node_floor_median_ms: Math.round(f), tick_median_ms: Math.round(k), ratio: +(k / f).toFixed(2) };
-    console.log(`tick, nothing due: ${fmt(k, 0)} ms vs node -e 0 ${fmt(f, 0)} ms (median of ${runs}): ratio ${fmt(k / f, 2)}`);
+    for (const [name, times] of [['tick', ticks], ['status', statuses]] as const) {
+      const m = median(times);
+      report[name] = { runs, node_floor_median_ms: Math.round(f), median_ms: Math.round(m), ratio: +(m / f).toFixed(2) };
+      console.log(`${name === 'tick' ? 'tick, nothing due' : 'status'}: ${fmt(m, 0)} ms vs node -e 0 ${fmt(f, 0)} ms (median of ${runs}): ratio ${fmt(m / f, 2)}`);
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -187,7 +205,7 @@ async function tickOverhead(runs = 20) {
 const only = process.argv[2];
 if (!only || only === 'stream') streamThroughput();
 if (!only || only === 'ledger') ledgerPairs();
-if (!only || only === 'tick') await tickOverhead();
+if (!only || only === 'tick' || only === 'status') await commandStartup();
 if (!only || only === 'startup') report.startup = (await import('./startup.js')).startupBench();
 if (!only || only === 'supervisor') await supervisorOverhead();
 if (!only || only === 'embeddings') report.embeddings = await (await import('./embeddings.js')).embeddingsBench();

@@ -301,9 +301,13 @@ export class VaultGit {
   }
 
   // Commits on this branch the remote does not have yet (null: unknown).
+  // Two git processes, not five: `status` is what an operator types most. No repository, no
+  // remote or a branch never pushed all read as "unknown" (null), as rev-list fails on each.
   async unpushedCount(): Promise<number | null> {
-    if (!(await this.isRepo()) || !(await this.hasRemote())) return null;
-    const r = await this.localGit(['rev-list', '--count', `${this.config.git.remote}/${await this.branch()}..HEAD`]);
+    const head = await this.localGit(['rev-parse', '--is-inside-work-tree', '--abbrev-ref', 'HEAD']);
+    const [inside, current] = head.stdout.split('\n');
+    if (!head.ok || inside !== 'true') return null;
+    const r = await this.localGit(['rev-list', '--count', `${this.config.git.remote}/${this.config.git.branch ?? current}..HEAD`]);
     return r.ok ? Number(r.stdout) : null;
   }
 }

@@ -47,7 +47,7 @@ export async function tick(config: Config, deps: RunDeps): Promise<TickResult> {
 export async function status(config: Config, ledger: Ledger, at: Date) {
   const agents = loadAgents(config);
   const git = config.git.enabled ? new VaultGit(config, pino({ enabled: false })) : null;
-  const unpushed = git && (await git.isRepo()) ? await git.unpushedCount() : null;
+  const unpushed = git ? await git.unpushedCount() : null;
   return {
     budget: budgetReport(config, ledger, dayOf(at, config.budget.timezone)),
     last_sessions: ledger.recent(5).map(toRecord),
