@@ -1,9 +1,9 @@
 // The learning layer's MCP tools: believe, contradict, predict, resolve, review, threads, wander.
-// Same contract as the first five (memory/server.ts): described schemas, structured content,
+// Same contract as the first five (memory/mcp/store-tools.ts): described schemas, structured content,
 // refusals as isError results. Forgetting is not here on purpose: only a human, through the CLI.
 import { z } from 'zod';
 import { attribute, CLAIMED_SOURCE } from './claimed-source.js';
-import type { Tool, ToolOptions } from './server.js';
+import type { Tool, ToolOptions } from './tool.js';
 import { CATEGORIES, MemoryError, type Actor, type GradeName, type PredictionOutcome, type ReviewResult, type ThreadRecord, type WanderItem } from '../types.js';
 
 // What these tools need from the store; `MemoryStore` satisfies it.
