@@ -6,11 +6,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dream, type DreamReport } from '../memory/dream.js';
+import { dream, type DreamReport } from '../memory/dream/dream.js';
 import { MemoryStore } from '../memory/store.js';
 import type { ObserveInput } from '../memory/types.js';
 import { importLines, LOCOMO_DEV, questions } from './memory-recall.js';
-import { seededRng } from '../memory/wander.js';
+import { seededRng } from '../memory/learning/wander.js';
 
 const DEPTHS = [1, 5, 10, 20] as const;
 

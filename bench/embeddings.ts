@@ -7,9 +7,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { createHashEmbedder, STOPWORDS } from './hash-embedder.js';
-import { createUseEmbedder } from '../memory/embeddings-use.js';
+import { createUseEmbedder } from '../memory/embeddings/embeddings-use.js';
 import type { Embedder } from '../memory/types.js';
-import { dot } from '../memory/unit-vector.js';
+import { dot } from '../memory/embeddings/unit-vector.js';
 
 const HERE = fileURLToPath(import.meta.url);
 const REPO = path.resolve(path.dirname(HERE), '..', '..');

@@ -3,7 +3,7 @@
 // bench/embeddings.ts: without corpus statistics (IDF) a word in every text, such as a speaker's
 // name, outweighs the rare words that matter, and fused with BM25 it lowers recall at every depth.
 import type { Embedder } from '../memory/types.js';
-import { toUnit } from '../memory/unit-vector.js';
+import { toUnit } from '../memory/embeddings/unit-vector.js';
 
 // Common English function words: they carry no topic and would dominate a vector without IDF.
 export const STOPWORDS: ReadonlySet<string> = new Set(

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BIN, ROOT } from '../test/helpers.js';
-import { seededRng } from '../memory/wander.js';
+import { seededRng } from '../memory/learning/wander.js';
 
 export type Latency = { calls: number; p50_ms: number; p95_ms: number };
 // load_avg: the 1-minute load average when the row was measured; on a shared machine it explains

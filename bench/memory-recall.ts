@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { MemoryStore, type StoreOptions } from '../memory/store.js';
-import { contentTerms, ftsQuery } from '../memory/text.js';
+import { contentTerms, ftsQuery } from '../memory/text/text.js';
 import type { ObserveInput } from '../memory/types.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -41,7 +41,7 @@ export async function followUpAbandoned(config: Config, ledger: Ledger, deps: Fo
         await leaveBehind({
           config, env: deps.env, transcript: row.transcript, logger: log, redact: deps.redact,
           session: { id: row.id, agent: row.agent, outcome: session.outcome, turns: row.turns, cost_usd: row.cost_usd, result: row.result, error: row.error },
-          openStore: deps.openStore ?? (async () => (await import('../memory/cli.js')).openMemoryStore(config, deps.env, deps.logger)),
+          openStore: deps.openStore ?? (async () => (await import('../memory/open.js')).openMemoryStore(config, deps.env, deps.logger)),
         });
       }
       log.info({ event: 'abandoned_followed_up' }, `abandoned session ${row.id}: reported and captured`);

@@ -3,7 +3,7 @@
 // failure: the agent still runs, and its next state says so first. Read-only.
 import fs from 'node:fs';
 import { Ledger } from '../budget/ledger.js';
-import { memoryDbPath } from '../memory/db-path.js';
+import { memoryDbPath } from '../memory/store/db-path.js';
 import type { CheckFacts } from '../report/embed.js';
 import { passRecurrence, recurrenceOf, type AnnealPass, type FailureFacts } from '../sessions/anneal.js';
 import { readPasses } from '../sessions/state-data.js';

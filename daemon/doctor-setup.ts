@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { credentialFrom } from '../sessions/api-proxy.js';
-import { memoryDbPath } from '../memory/db-path.js';
+import { memoryDbPath } from '../memory/store/db-path.js';
 import type { CheckFacts } from '../report/embed.js';
 import type { Agent } from './agents.js';
 import { checkCalendar } from './calendar.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Ledger } from '../budget/ledger.js';
 import type { Logger } from '../logs/logger.js';
-import { memoryDbPath } from '../memory/db-path.js';
+import { memoryDbPath } from '../memory/store/db-path.js';
 import { parseWebhook, probeWebhook } from '../report/discord.js';
 import { formatMs, type CheckFacts } from '../report/embed.js';
 import { Outbox, outboxFile } from '../report/outbox.js';

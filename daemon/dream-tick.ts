@@ -2,9 +2,9 @@
 // pressure, the tick dreams instead, under the run lock it already holds (so a dream never
 // overlaps a session), and logs and reports it like a session.
 import fs from 'node:fs';
-import { memoryDbPath } from '../memory/db-path.js';
-import { dreamReason } from '../memory/pressure.js';
-import type { DreamReport } from '../memory/dream.js';
+import { memoryDbPath } from '../memory/store/db-path.js';
+import { dreamReason } from '../memory/dream/pressure.js';
+import type { DreamReport } from '../memory/dream/dream.js';
 import type { Config } from './config.js';
 import type { RunDeps } from './run.js';
 
@@ -13,7 +13,7 @@ import type { RunDeps } from './run.js';
 export async function dreamDue(config: Config, deps: RunDeps, now: Date): Promise<string | null> {
   if (!fs.existsSync(memoryDbPath(config))) return null;
   try {
-    const { openMemoryStore } = await import('../memory/cli.js');
+    const { openMemoryStore } = await import('../memory/open.js');
     const store = await openMemoryStore(config, deps.env, deps.logger);
     try {
       return dreamReason(store.dreamPressure(), now, { after: config.memory.dream_after, everyMs: config.memory.dream_every });
@@ -35,7 +35,7 @@ export async function superviseDream(config: Config, reason: string, deps: RunDe
   log.info({ event: 'dream_start', reason }, `dreaming: ${reason}`);
   let outcome: DreamOutcome;
   try {
-    const [{ openMemoryStore }, { dreamWithConfig }] = await Promise.all([import('../memory/cli.js'), import('../memory/dream-run.js')]);
+    const [{ openMemoryStore }, { dreamWithConfig }] = await Promise.all([import('../memory/open.js'), import('../memory/dream/dream-run.js')]);
     const store = await openMemoryStore(config, deps.env, deps.logger);
     try {
       const report = await dreamWithConfig(store, config, deps.env, { actor: { surface: 'session', sessionId: id }, logger: log, signal: deps.signal });

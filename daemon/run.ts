@@ -20,7 +20,7 @@ import { keepInTranscript } from '../sessions/transcript.js';
 import { StreamTracker } from '../sessions/stream-tracker.js';
 import { applyLeft, leaveBehind } from '../sessions/capture.js';
 import { drainSpool } from '../sessions/capture-spool.js';
-import { spoolDir } from '../memory/spool.js';
+import { spoolDir } from '../memory/store/spool.js';
 import { prepareSessionState } from '../sessions/session-state.js';
 import type { Agent } from './agents.js';
 import { superviseDream, type DreamOutcome } from './dream-tick.js';
@@ -373,11 +373,11 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     await leaveBehind({
       config, env: deps.env, transcript, logger: log, redact: deps.redact,
       session: { id, agent: agent.name, outcome, turns: settlement.turns, cost_usd: settlement.cost_usd, result: settlement.result, error: settlement.error },
-      openStore: async () => (await import('../memory/cli.js')).openMemoryStore(config, deps.env, deps.logger),
+      openStore: async () => (await import('../memory/open.js')).openMemoryStore(config, deps.env, deps.logger),
     });
     // FSRS grades from what the session did with memory, the injected state's memories included
     // (ignored ones are graded Hard); never fails the session (it logs instead).
-    await import('../memory/session-grading.js')
+    await import('../memory/learning/session-grading.js')
       .then((m) => m.gradeSessionMemory(config, { id, outcome, transcript }, log, deps.now, state?.injected ?? []))
       .catch((err) => log.warn({ event: 'grading_failed', err }, `memory grading failed: ${(err as Error).message}`));
   }
@@ -387,7 +387,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
 
 // Stores the spool (sessions/capture-spool.ts); never fails the start: what is left waits.
 async function storeSpooled(config: Config, deps: RunDeps): Promise<void> {
-  const r = await drainSpool({ dir: spoolDir(config.state_dir), apply: applyLeft, open: async () => (await import('../memory/cli.js')).openMemoryStore(config, deps.env, deps.logger) });
+  const r = await drainSpool({ dir: spoolDir(config.state_dir), apply: applyLeft, open: async () => (await import('../memory/open.js')).openMemoryStore(config, deps.env, deps.logger) });
   if (r.batches) deps.logger.info({ event: 'spool_stored', ...r }, `stored ${r.batches} spooled batch(es) of what earlier sessions left behind (${r.stored} stored, ${r.skipped} already in)`);
   if (r.error) deps.logger.warn({ event: 'spool_waiting', ...r }, `the memory spool waits for the next start (${r.left} batch(es)): ${deps.redact(r.error)}`);
   if (r.unreadable.length) deps.logger.warn({ event: 'spool_unreadable', files: r.unreadable }, `spooled batches that cannot be read were left as they are: ${r.unreadable.join(', ')}`);

@@ -4,31 +4,18 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Config } from '../daemon/config.js';
-import { EXIT, NightshiftError, PermissionError, UsageError } from '../daemon/errors.js';
+import { EXIT, UsageError } from '../daemon/errors.js';
 import type { Logger } from '../logs/logger.js';
-import { memoryDbPath } from './db-path.js';
 import { LEARNING_FLAGS, LEARNING_SUBS, learningCommand, type LearningFlags } from './learning-cli.js';
-import { makeEmbedder, type EmbedderConfig } from './embedders.js';
-import type { GeminiConfig } from './gemini-client.js';
-import { makeQueryExpander } from './hyde.js';
-import { parseImportLine, type LineProblem } from './jsonl.js';
-import { runMcpServer } from './mcp-stdio.js';
-import { serveStore } from './served-store.js';
-import { toResult } from './server.js';
-import { MemoryStore } from './store.js';
+import { parseImportLine, type LineProblem } from './text/jsonl.js';
+import { runMcpServer } from './mcp/mcp-stdio.js';
+import { serveStore } from './mcp/served-store.js';
+import { toResult } from './mcp/server.js';
+import { openMemoryStore, refusal } from './open.js';
+// Opening the store lives in memory/open.ts; these names stay importable from here for the CLI's callers.
+export { MemoryDbError, MemoryRefusedError, openMemoryStore } from './open.js';
+import type { MemoryStore } from './store.js';
 import { CATEGORIES, MemoryError, type Actor, type Category, type ObserveInput, type ObserveResult, type QueryResult } from './types.js';
-
-// The memory database cannot be used (corrupt, not ours, newer schema): exit 70, nothing started.
-export class MemoryDbError extends NightshiftError {
-  override readonly code = 'MEMORY_DB_UNUSABLE';
-  override readonly exitCode = EXIT.INTERNAL;
-}
-
-// The store refused the request (a tombstoned claim): exit 75.
-export class MemoryRefusedError extends NightshiftError {
-  override readonly code = 'MEMORY_REFUSED';
-  override readonly exitCode = EXIT.REFUSED;
-}
 
 export type MemoryFlags = {
   json?: boolean; limit?: string; explain?: boolean; 'include-faded'?: boolean; source?: string; category?: string; tags?: string;
@@ -49,28 +36,6 @@ export type McpIo = { stdin: Readable; stdout: Writable; env: NodeJS.ProcessEnv;
 
 const CLI_ACTOR: Actor = { surface: 'cli', sessionId: null };
 const IMPORT_ACTOR: Actor = { surface: 'import', sessionId: null };
-
-function refusal(err: unknown): never {
-  if (err instanceof MemoryError) {
-    if (err.code === 'CORRUPT' || err.code === 'FOREIGN') throw new MemoryDbError(err.message, { cause: err });
-    if (err.code === 'PERMISSION') throw new PermissionError(err.message, { cause: err });
-    if (err.code === 'TOMBSTONED') throw new MemoryRefusedError(err.message, { cause: err });
-    if (err.code === 'INVALID' && /schema version/.test(err.message)) throw new MemoryDbError(err.message, { cause: err });
-    throw new UsageError(err.message, { cause: err });
-  }
-  throw err;
-}
-
-// Opens the store at `memory.db` with the configured embedder; a refused file is a MemoryDbError.
-export async function openMemoryStore(config: Config, env: NodeJS.ProcessEnv, logger: Logger): Promise<MemoryStore> {
-  try {
-    const embedder = makeEmbedder(config as EmbedderConfig, env, logger);
-    const expandQuery = embedder ? makeQueryExpander(config as GeminiConfig, env, logger) : null;
-    return await MemoryStore.open(memoryDbPath(config), { embedder, logger, now: () => new Date(), thresholds: config.memory.gate, weights: config.memory.recall, learning: config.memory.learning, expandQuery, forgetSimilarity: config.memory.forget_similarity });
-  } catch (err) {
-    return refusal(err);
-  }
-}
 
 export async function withStore<T>(config: Config, io: MemoryIo, fn: (s: MemoryStore) => Promise<T>): Promise<T> {
   const store = await openMemoryStore(config, io.env, io.logger);

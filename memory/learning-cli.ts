@@ -5,12 +5,12 @@ import { createHash } from 'node:crypto';
 import { dayOf } from '../budget/day.js';
 import type { Config } from '../daemon/config.js';
 import { EXIT, NightshiftError, UsageError } from '../daemon/errors.js';
-import { PHASES } from './dream.js';
-import { dreamWithConfig } from './dream-run.js';
+import { PHASES } from './dream/dream.js';
+import { dreamWithConfig } from './dream/dream-run.js';
 import type { MemoryFlags, MemoryIo } from './cli.js';
 import type { MemoryStore } from './store.js';
 import type { Actor, GradeName, PredictionOutcome } from './types.js';
-import { redactStateFiles, stateCopies } from './forget-redact.js';
+import { redactStateFiles, stateCopies } from './store/forget-redact.js';
 
 // A forget approval that does not match the dry run (wrong code, other ids, another day): exit 77
 // (EX_NOPERM), nothing deleted.

@@ -4,7 +4,7 @@
 import type { Config } from '../daemon/config.js';
 import { DEFAULTS } from '../daemon/defaults.js';
 import { EXIT } from '../daemon/errors.js';
-import { memoryDbPath } from '../memory/db-path.js';
+import { memoryDbPath } from '../memory/store/db-path.js';
 import { ANNEAL_FIELDS, passRecurrence, type AnnealPass } from './anneal.js';
 import { readPasses } from './state-data.js';
 

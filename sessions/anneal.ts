@@ -1,7 +1,7 @@
 // The self-annealing loop's pure parts: a pass's fields from its `ANNEAL:` line, the text and tags
 // the store keeps it under, and whether a failure (or a pass) is the same one coming back. The
 // similarity is the store's own (Dice over its tokens, memory/text.ts).
-import { dice, tokens } from '../memory/text.js';
+import { dice, tokens } from '../memory/text/text.js';
 
 export const ANNEAL_FIELDS = ['symptom', 'cause', 'fix', 'test'] as const;
 export type AnnealField = (typeof ANNEAL_FIELDS)[number];

@@ -2,7 +2,7 @@
 // spool (memory/spool.ts); and the spool stored by a later start, oldest first, each record once.
 // Once: a record already in the store (an observation of its text by its session) is skipped, so a
 // crash between storing a batch and removing it stores nothing twice.
-import { spoolList, spoolRemove, spoolWrite } from '../memory/spool.js';
+import { spoolList, spoolRemove, spoolWrite } from '../memory/store/spool.js';
 import type { MemoryStore } from '../memory/store.js';
 import { MemoryError } from '../memory/types.js';
 import type { LeftRecord } from './capture.js';

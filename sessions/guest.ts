@@ -9,7 +9,7 @@ import type { Agent } from '../daemon/agents.js';
 import type { Config } from '../daemon/config.js';
 import { SandboxUnavailableError } from '../daemon/errors.js';
 import type { Logger } from '../logs/logger.js';
-import { memoryDbPath } from '../memory/db-path.js';
+import { memoryDbPath } from '../memory/store/db-path.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
 import { bwrapArgs, bwrapProblem, resolveCommand, type SandboxLayout } from './sandbox.js';
 import { sessionEnv } from './session-env.js';
@@ -115,7 +115,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     }
   };
   // The store opens while the proxy and the hooks start; awaited before the spawn.
-  const memoryStart = import('../memory/session-server.js').then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version));
+  const memoryStart = import('../memory/mcp/session-server.js').then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version));
   memoryStart.then((m) => closers.push(() => m.close()), () => {});
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;

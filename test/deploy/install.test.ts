@@ -62,7 +62,7 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     assert.ok(bin, `${pkg.bin.nightshift} missing from ${names.join(' ')}`);
     assert.match(bin.mode, /^-rwx/, 'the bin has its run bit');
     assert.match(fs.readFileSync(path.join(installed(), pkg.bin.nightshift), 'utf8'), /^#!\/usr\/bin\/env node\n/);
-    for (const need of ['package/package.json', 'package/README.md', 'package/deploy/systemd/nightshift.service', 'package/deploy/systemd/nightshift-watch.timer', 'package/dist/daemon/main.js', 'package/dist/memory/server.js']) {
+    for (const need of ['package/package.json', 'package/README.md', 'package/deploy/systemd/nightshift.service', 'package/deploy/systemd/nightshift-watch.timer', 'package/dist/daemon/main.js', 'package/dist/memory/mcp/server.js']) {
       assert.ok(names.includes(need), `${need} missing`);
     }
     const stray = names.filter((n) => /^package\/(dist\/(test|bench)\/|test\/|bench\/|node_modules\/)|\.ts$|\.map$|tsconfig/.test(n));

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import { createLogger } from '../../logs/logger.js';
-import { startMemoryHttp } from '../../memory/mcp-http.js';
+import { startMemoryHttp } from '../../memory/mcp/mcp-http.js';
 import { MemoryStore } from '../../memory/store.js';
 import { memoryHttpMcpConfig, MEMORY_TOOLS_RULE } from '../../sessions/mcp-config.js';
 import { CLAUDE, claudeTestEnv, fakeApiPerFile, tempDir, type Ran } from '../helpers.js';

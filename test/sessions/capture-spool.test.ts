@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { validateConfig } from '../../daemon/config.js';
-import { spoolDir, spoolList, spoolWrite } from '../../memory/spool.js';
+import { spoolDir, spoolList, spoolWrite } from '../../memory/store/spool.js';
 import { MemoryStore } from '../../memory/store.js';
 import { applyLeft, leaveBehind, type LeftRecord } from '../../sessions/capture.js';
 import { drainSpool, storeOrSpool } from '../../sessions/capture-spool.js';

@@ -1,0 +1,82 @@
+// The memory store's MCP server side: every tool (memory/mcp/store-tools.ts, learning-tools.ts)
+// registered, arguments checked, results and refusals turned into MCP replies. Importable and
+// side-effect free; memory/mcp/mcp-stdio.ts connects it to stdio, mcp-http.ts to loopback HTTP.
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolRequestParamsSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { learningTools, type LearningToolStore } from './learning-tools.js';
+import { storeTools, type StoreToolStore } from './store-tools.js';
+import type { Tool, ToolOptions } from './tool.js';
+import { fieldsProblem } from '../text/text-hygiene.js';
+import { MemoryError } from '../types.js';
+
+export type { Tool, ToolOptions } from './tool.js';
+export { toResult } from './store-tools.js';
+
+export const SERVER_NAME = 'nightshift_memory';
+
+export const INSTRUCTIONS =
+  'Long-term memory shared by every nightshift session. Query it before you start on something; ' +
+  'observe what you learn that a later session would want (one self-contained claim per call). Results name their sources.';
+
+// What the tools need from the store; `MemoryStore` satisfies it (sync or async methods alike).
+export type ToolStore = StoreToolStore & LearningToolStore;
+
+function tools(store: ToolStore, opts: ToolOptions): Tool[] {
+  return [...storeTools(store, opts), ...learningTools(store, opts)];
+}
+
+// "Expected `limit` to be ..." lines from a zod error, for the model to fix its call.
+function describeIssues(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.length ? i.path.join('.') : '(arguments)'}: ${i.message}`).join('; ');
+}
+
+function toolError(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+async function callTool(tool: Tool, args: unknown, opts: ToolOptions): Promise<CallToolResult> {
+  const parsed = tool.input.safeParse(args ?? {});
+  if (!parsed.success) return toolError(`Invalid arguments for \`${tool.name}\`: ${describeIssues(parsed.error)}. Fix the arguments and call it again.`);
+  // Every text argument, by the name the caller used (the store checks again under its own names).
+  const bad = fieldsProblem(parsed.data as Record<string, unknown>);
+  if (bad) return toolError(`Invalid arguments for \`${tool.name}\`: ${bad.message}. Fix the arguments and call it again.`);
+  try {
+    const { structured, text } = await tool.run(parsed.data);
+    return { content: [{ type: 'text', text: text ?? JSON.stringify(structured) }], structuredContent: structured };
+  } catch (err) {
+    if (err instanceof MemoryError) {
+      opts.logger?.debug({ event: 'mcp_refused', tool: tool.name, code: err.code }, err.message);
+      return toolError(`${err.code}: ${err.message}`);
+    }
+    opts.logger?.error({ event: 'mcp_tool_failed', tool: tool.name, err }, `tool ${tool.name} failed`);
+    return toolError(`\`${tool.name}\` failed inside the memory server: ${(err as Error)?.message ?? String(err)}. The store may be busy; try again, or go on without it.`);
+  }
+}
+
+// The loose request shape: a malformed `params` reaches us and gets -32602, not the SDK's -32603.
+const LooseCallTool = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
+/**
+ * Registers the memory tools on `server`. Per MCP 2025-11-25, an unknown tool is a JSON-RPC error
+ * (-32602) and bad arguments or a failure inside a tool are `isError` results; SDK 1.32.2 answers an
+ * unknown tool with an `isError` result, so `tools/call` is dispatched here instead.
+ */
+export function registerTools(server: McpServer, store: ToolStore, opts: ToolOptions): void {
+  const byName = new Map<string, Tool>();
+  for (const tool of tools(store, opts)) {
+    byName.set(tool.name, tool);
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: { title: tool.title, ...tool.annotations } },
+      (args: unknown) => callTool(tool, args, opts),
+    );
+  }
+  server.server.setRequestHandler(LooseCallTool, async (request) => {
+    const params = CallToolRequestParamsSchema.safeParse(request.params);
+    if (!params.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${describeIssues(params.error)}`);
+    const tool = byName.get(params.data.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.data.name}. Tools: ${[...byName.keys()].join(', ')}`);
+    return callTool(tool, params.data.arguments, opts);
+  });
+}

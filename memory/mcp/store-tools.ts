@@ -1,0 +1,206 @@
+// The store's first MCP tools: observe, query, recall, link, stats. Each declares its whole
+// contract (memory/mcp/tool.ts); memory/mcp/learning-tools.ts holds the learning layer's.
+import { z } from 'zod';
+import { attribute, CLAIMED_SOURCE } from './claimed-source.js';
+import type { Tool, ToolOptions } from './tool.js';
+import {
+  CATEGORIES, EDGE_TYPES,
+  type Actor, type EdgeType, type MemoryRecord, type MemoryStats, type ObserveInput, type ObserveResult, type QueryOptions, type QueryResult,
+} from '../types.js';
+
+// What these tools need from the store; `MemoryStore` satisfies it (sync or async methods alike).
+export type StoreToolStore = {
+  observe(input: ObserveInput, actor: Actor): Promise<ObserveResult> | ObserveResult;
+  query(text: string, opts?: QueryOptions): Promise<QueryResult[]> | QueryResult[];
+  recall(id: number): Promise<MemoryRecord> | MemoryRecord;
+  link(from: number, to: number, type: EdgeType, weight: number, actor: Actor): unknown;
+  stats(): Promise<MemoryStats> | MemoryStats;
+};
+
+const DEFAULT_LINK_WEIGHT = 0.5;
+const MAX_TEXT = 20_000;
+
+const id = z.number().int().positive();
+const category = z.enum(CATEGORIES);
+const edgeType = z.enum(EDGE_TYPES);
+
+const ObserveIn = z.strictObject({
+  text: z.string().trim().min(1).max(MAX_TEXT).describe('The claim, fact or event to remember, in one or two plain sentences that stand on their own.'),
+  source: z.string().min(1).max(500).optional().describe('Where it came from (a session id, a URL, a file). Defaults to this session.'),
+  salience: z.number().min(0).max(1).optional().describe('How much it matters, 0..1 (default decided by the store).'),
+  tags: z.array(z.string().min(1).max(100)).max(50).optional().describe('Short labels to group it by.'),
+  category: category.optional().describe(`What kind of memory it is: ${CATEGORIES.join(', ')}.`),
+});
+const ObserveOut = z.object({
+  observation_id: z.number().int(),
+  memory_id: z.number().int(),
+  decision: z.enum(['merge', 'link', 'novel']).describe('merge: it matched a known memory; link: a new memory linked to a related one; novel: a new memory'),
+  prediction_error: z.number().describe('0 = already known, 1 = nothing like it'),
+  linked_to: z.number().int().nullable(),
+});
+
+const ObserveInClaimed = ObserveIn.extend({ source: CLAIMED_SOURCE });
+
+const QueryIn = z.strictObject({
+  query: z.string().trim().min(1).max(MAX_TEXT).describe('What to look for, in words (a question or keywords).'),
+  limit: z.number().int().min(1).max(100).optional().describe('How many results at most (default 10).'),
+  include_faded: z.boolean().optional().describe('Also return faded and superseded memories (labelled as such). Default false.'),
+});
+const Result = z.object({
+  id: z.number().int(),
+  text: z.string(),
+  category,
+  score: z.number(),
+  sources: z.array(z.string()).describe('The sources of every observation merged into this memory, oldest first'),
+  faded: z.boolean(),
+  superseded: z.boolean(),
+});
+const QueryOut = z.object({ results: z.array(Result) });
+
+const RecallIn = z.strictObject({ id: id.describe('A memory id, as returned by query or observe.') });
+const RecallOut = z.object({
+  id: z.number().int(),
+  text: z.string(),
+  category,
+  salience: z.number(),
+  confidence: z.number(),
+  access_count: z.number().int(),
+  tags: z.array(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+  faded: z.boolean(),
+  superseded_by: z.number().int().nullable(),
+  sources: z.array(z.string()),
+  edges: z.array(z.object({ type: edgeType, to: z.number().int(), weight: z.number(), direction: z.enum(['out', 'in']) })),
+  retrievability: z.number().describe('FSRS-6 probability of recall now, 0..1'),
+  due: z.string().nullable().describe('When FSRS next expects it to be seen'),
+});
+
+const LinkIn = z.strictObject({
+  from: id.describe('The memory the edge starts at.'),
+  to: id.describe('The memory the edge points to.'),
+  type: edgeType.describe(`The relation: ${EDGE_TYPES.join(', ')} (from "supports" to, from "supersedes" to, ...).`),
+  weight: z.number().min(0).max(1).optional().describe(`How strong the relation is, 0..1 (default ${DEFAULT_LINK_WEIGHT}).`),
+});
+const LinkOut = z.object({ from: z.number().int(), to: z.number().int(), type: edgeType, weight: z.number() });
+
+const StatsIn = z.strictObject({});
+const StatsOut = z.object({
+  memories: z.number().int(),
+  observations: z.number().int(),
+  edges: z.number().int(),
+  faded: z.number().int(),
+  superseded: z.number().int(),
+  tombstones: z.number().int(),
+  by_category: z.record(z.string(), z.number().int()),
+  embedding_model: z.string().nullable(),
+  embedded: z.number().int(),
+  schema_version: z.number().int(),
+  file: z.string(),
+  retrievability: z.object({ mean: z.number(), below_half: z.number().int() }).describe('FSRS-6 over active memories, now'),
+  overdue: z.number().int().describe('Active memories past their FSRS due time'),
+  reviews: z.number().int(),
+  threads_open: z.number().int(),
+  predictions_open: z.number().int(),
+  contradiction_candidates: z.number().int().describe('Found on ingest or by dream, not yet confirmed'),
+});
+
+// The store's shapes, cut to exactly the fields the output schemas declare (clients validate them
+// strictly, and the surface stays stable when the store grows a column).
+export function toResult(r: QueryResult): z.output<typeof Result> {
+  return { id: r.id, text: r.text, category: r.category, score: r.score, sources: r.sources, faded: r.faded, superseded: r.superseded };
+}
+
+function toRecord(m: MemoryRecord): z.output<typeof RecallOut> {
+  return {
+    id: m.id, text: m.text, category: m.category, salience: m.salience, confidence: m.confidence, access_count: m.access_count, tags: m.tags,
+    created_at: m.created_at, updated_at: m.updated_at, faded: m.faded, superseded_by: m.superseded_by, sources: m.sources,
+    edges: m.edges.map((e) => ({ type: e.type, to: e.to, weight: e.weight, direction: e.direction })),
+    retrievability: m.retrievability, due: m.due,
+  };
+}
+
+function toStats(s: MemoryStats): z.output<typeof StatsOut> {
+  return {
+    memories: s.memories, observations: s.observations, edges: s.edges, faded: s.faded, superseded: s.superseded, tombstones: s.tombstones,
+    by_category: Object.fromEntries(Object.entries(s.by_category).filter(([, n]) => typeof n === 'number')) as Record<string, number>,
+    embedding_model: s.embedding_model, embedded: s.embedded, schema_version: s.schema_version, file: s.file,
+    retrievability: s.retrievability, overdue: s.overdue, reviews: s.reviews, threads_open: s.threads_open,
+    predictions_open: s.predictions_open, contradiction_candidates: s.contradiction_candidates,
+  };
+}
+
+export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
+  return [
+    {
+      name: 'observe',
+      title: 'Remember an observation',
+      description:
+        'Store something worth remembering across sessions. It passes a prediction-error gate against what is already known: ' +
+        'a close match is merged into the existing memory (as more evidence), a related claim becomes a new memory linked to it, anything else a new memory. ' +
+        'Returns the memory id it went to and the decision. A claim that was deliberately forgotten is refused.',
+      input: opts.trustSource ? ObserveIn : ObserveInClaimed,
+      output: ObserveOut,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      async run(a: z.output<typeof ObserveIn>) {
+        const { source, tags } = attribute(a.source, a.tags, opts);
+        const input: ObserveInput = { text: a.text, source, salience: a.salience, tags, category: a.category };
+        const r = await store.observe(input, opts.actor);
+        if (r.decision !== 'merge') setImmediate(() => opts.afterObserve?.({ id: r.memory_id, text: a.text }));
+        return { structured: { observation_id: r.observation_id, memory_id: r.memory_id, decision: r.decision, prediction_error: r.prediction_error, linked_to: r.linked_to } };
+      },
+    },
+    {
+      name: 'query',
+      title: 'Search memory',
+      description:
+        'Search long-term memory by meaning and by words. Results come best first with their id, text, category, score and the sources they came from. ' +
+        'Faded and superseded memories are left out unless include_faded is true, and are labelled when included. Use recall with an id for the full record.',
+      input: QueryIn,
+      output: QueryOut,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      async run(a: z.output<typeof QueryIn>) {
+        const results = await store.query(a.query, { limit: a.limit ?? 10, include_faded: a.include_faded ?? false });
+        return { structured: { results: results.map(toResult) } };
+      },
+    },
+    {
+      name: 'recall',
+      title: 'Recall one memory',
+      description: 'The full record of one memory by id: text, category, salience, confidence, tags, dates, whether it faded or was superseded, every source, and its edges.',
+      input: RecallIn,
+      output: RecallOut,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      async run(a: z.output<typeof RecallIn>) {
+        return { structured: toRecord(await store.recall(a.id)) };
+      },
+    },
+    {
+      name: 'link',
+      title: 'Link two memories',
+      description:
+        `Record a typed, weighted relation between two memories (${EDGE_TYPES.join(', ')}). ` +
+        'Linking the same pair with the same type again updates the weight. Query uses edges to bring related memories along.',
+      input: LinkIn,
+      output: LinkOut,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      async run(a: z.output<typeof LinkIn>) {
+        const weight = a.weight ?? DEFAULT_LINK_WEIGHT;
+        await store.link(a.from, a.to, a.type, weight, opts.actor);
+        return { structured: { from: a.from, to: a.to, type: a.type, weight } };
+      },
+    },
+    {
+      name: 'stats',
+      title: 'Memory statistics',
+      description: 'How many memories, observations, edges and tombstones the store holds, by category, which embedding model indexes them, and how well it is remembered (mean FSRS retrievability, overdue count, open threads and predictions, contradiction candidates).',
+      input: StatsIn,
+      output: StatsOut,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      async run() {
+        return { structured: toStats(await store.stats()) };
+      },
+    },
+  ];
+}
+

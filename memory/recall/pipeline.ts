@@ -1,0 +1,114 @@
+// The query pipeline over what the store hands in: the lexical and vector arms fused by rank,
+// spreading activation from the best seeds, then recency and salience (memory/recall/rank.ts).
+// No SQL here: `RecallSource` is the store's read side (memory/store/search.ts).
+import { contentTerms, ftsQuery } from '../text/text.js';
+import type { Category, EdgeType, QueryOptions, QueryResult } from '../types.js';
+import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
+
+export const LEXICAL_DEPTH = 200; // rows each arm contributes to the fusion
+const DAY_MS = 86_400_000;
+
+// The reads ranking needs, each a plain list.
+export type RecallSource = {
+  weights: RankWeights;
+  now: Date;
+  // The `max` rarest of `terms`, the common ones dropped while rarer ones remain.
+  selective(terms: string[], max: number, common: number): string[];
+  // BM25 hits (higher is better) of memories' own text and of their evidence, each at most `depth`.
+  lexical(q: string, depth: number): { memories: Array<{ id: number; s: number }>; evidence: Array<{ id: number; s: number }> };
+  vectorTop(qvec: Float32Array, depth: number): Array<{ id: number; score: number }>;
+  edgesAround(ids: number[]): Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>;
+  states(ids: number[]): Array<{ id: number; salience: number; updated_at: string; faded: number; superseded_by: number | null }>;
+  texts(ids: number[]): Array<{ id: number; text: string; category: Category; faded: number; superseded_by: number | null }>;
+  sourcesOf(ids: number[]): Map<number, string[]>;
+};
+
+export function rankMemories(src: RecallSource, text: string, qvec: Float32Array | null, opts: QueryOptions & { limit: number }): QueryResult[] {
+  const w = src.weights;
+  const q = ftsQuery(src.selective(contentTerms(text), 48, w.common));
+  // One lexical list: each memory by the better BM25 of its own text and of its evidence.
+  const lexical = new Map<number, number>();
+  if (q) {
+    const best = (id: number, score: number) => lexical.set(id, Math.max(lexical.get(id) ?? -Infinity, score));
+    const hits = src.lexical(q, LEXICAL_DEPTH);
+    for (const r of hits.memories) best(r.id, r.s);
+    for (const r of hits.evidence) best(r.id, r.s);
+  }
+  const lexList = [...lexical].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([id]) => id);
+  const vector = new Map<number, number>();
+  const vecList: number[] = [];
+  if (qvec) {
+    for (const h of src.vectorTop(qvec, LEXICAL_DEPTH)) {
+      vecList.push(h.id);
+      vector.set(h.id, h.score);
+    }
+  }
+  const fused = fuseRanks(
+    [
+      { weight: w.lexical, ids: lexList },
+      { weight: w.vector, ids: vecList },
+    ],
+    w.rrf_k,
+  );
+  if (!fused.size) return [];
+  const top = Math.max(...fused.values());
+  const seeds = new Map([...fused].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, w.seeds).map(([id, s]) => [id, s / top] as [number, number]));
+  const activation = w.activation && w.hops > 0 ? spreadActivation(seeds, adjacency(src, seeds.keys(), w.hops), w) : new Map<number, number>();
+
+  const candidateIds = new Set([...fused.keys(), ...activation.keys()]);
+  const nowMs = src.now.getTime();
+  const cands: Candidate[] = [];
+  for (const r of src.states([...candidateIds])) {
+    if (!opts.include_faded && (r.faded || r.superseded_by !== null)) continue;
+    cands.push({
+      id: r.id,
+      lexical: lexical.get(r.id) ?? 0,
+      vector: vector.get(r.id) ?? 0,
+      fused: fused.get(r.id) ?? 0,
+      activation: activation.get(r.id) ?? 0,
+      ageDays: (nowMs - Date.parse(r.updated_at)) / DAY_MS,
+      salience: r.salience,
+    });
+  }
+  const ranked = rankCandidates(cands, w).slice(0, opts.limit);
+  const sources = src.sourcesOf(ranked.map((r) => r.id));
+  const byId = new Map(src.texts(ranked.map((r) => r.id)).map((r) => [r.id, r]));
+  return ranked.map((r) => {
+    const m = byId.get(r.id)!;
+    const out: QueryResult = { id: r.id, text: m.text, category: m.category, score: round(r.score, 6), sources: sources.get(r.id) ?? [], faded: !!m.faded, superseded: m.superseded_by !== null };
+    if (opts.explain) out.explain = Object.fromEntries(Object.entries(r.parts).map(([k, v]) => [k, round(v as number, 6)])) as QueryResult['explain'];
+    return out;
+  });
+}
+
+// The edges around `start`, out to `hops` hops, both directions.
+function adjacency(src: RecallSource, start: Iterable<number>, hops: number): Adjacency {
+  const adj: Adjacency = new Map();
+  let frontier = [...start];
+  const loaded = new Set<number>();
+  for (let h = 0; h < hops && frontier.length; h++) {
+    for (const id of frontier) loaded.add(id);
+    const rows = src.edgesAround(frontier);
+    const next = new Set<number>();
+    const seen = new Set<string>();
+    for (const e of rows) {
+      const key = `${e.from_id}>${e.to_id}>${e.type}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const add = (a: number, b: number) => {
+        if (!adj.has(a)) adj.set(a, []);
+        if (!adj.get(a)!.some((x) => x.to === b && x.type === e.type)) adj.get(a)!.push({ to: b, weight: e.weight, type: e.type });
+        if (!loaded.has(b)) next.add(b);
+      };
+      add(e.from_id, e.to_id);
+      add(e.to_id, e.from_id);
+    }
+    frontier = [...next];
+  }
+  return adj;
+}
+
+function round(x: number, d: number): number {
+  const f = 10 ** d;
+  return Math.round(x * f) / f;
+}

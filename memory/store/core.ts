@@ -1,0 +1,173 @@
+// The one owner of the SQLite file: the connection, prepared statements, transactions, the clock,
+// the audit row, and the few row writes every concern shares (a memory with its card, an edge, a
+// vector). The concern files beside it (observe, search, cards, beliefs, ...) are functions over
+// this core; memory/store.ts composes them into the MemoryStore the rest of nightshift uses.
+import type Database from 'better-sqlite3';
+import { DEFAULTS } from '../../daemon/defaults.js';
+import { checkThresholds, type GateThresholds } from '../recall/gate.js';
+import type { RankWeights } from '../recall/rank.js';
+import { initialCard } from '../learning/fsrs.js';
+import { ftsQuery } from '../text/text.js';
+import { MemoryError, type Actor, type Category, type EdgeType, type Embedder } from '../types.js';
+import type { MemoryRow } from './checks.js';
+import { DEFAULT_LEARNING, DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, type LearningSettings, type Logger, type StoreOptions } from './options.js';
+import { nextId, openDatabase } from './schema.js';
+import { Tombstones } from './tombstones.js';
+import { VectorIndex, fromBlob, toBlob } from './vectors.js';
+
+export class StoreCore {
+  private readonly statements = new Map<string, Database.Statement>();
+  readonly vectors: VectorIndex | null;
+  readonly thresholds: GateThresholds;
+  readonly weights: RankWeights;
+  readonly now: () => Date;
+  readonly logger: Logger | null;
+  readonly embedder: Embedder | null;
+  readonly learning: LearningSettings;
+  readonly expandQuery: ((query: string) => Promise<string>) | null;
+  readonly tombstones: Tombstones;
+  private readonly transactionMode: 'immediate' | 'deferred';
+  // Observation count and per-term document frequency, cached (memory/store/search.ts).
+  docs = -1;
+  readonly dfCache = new Map<string, { df: number; docs: number }>();
+  // Where `reembed` left off.
+  lastEmbedded = 0;
+
+  private constructor(readonly db: Database.Database, readonly file: string, opts: StoreOptions) {
+    this.embedder = opts.embedder ?? null;
+    this.thresholds = { ...DEFAULT_THRESHOLDS, ...opts.thresholds };
+    const bad = checkThresholds(this.thresholds);
+    if (bad) throw new MemoryError('INVALID', bad);
+    this.weights = { ...DEFAULT_WEIGHTS, ...opts.weights, edges: { ...DEFAULT_WEIGHTS.edges, ...opts.weights?.edges } };
+    this.now = opts.now ?? (() => new Date());
+    this.logger = opts.logger ?? null;
+    this.learning = { ...DEFAULT_LEARNING, ...opts.learning };
+    this.expandQuery = opts.expandQuery ?? null;
+    this.transactionMode = opts.transactionMode ?? 'immediate';
+    this.tombstones = new Tombstones(db, opts.forgetSimilarity ?? DEFAULTS.memory.forget_similarity);
+    this.vectors = this.embedder ? new VectorIndex(this.embedder.model, this.embedder.dim) : null;
+  }
+
+  /** Opens (or creates) the file. Throws MemoryError CORRUPT or FOREIGN, naming the file, for a file that is not ours; it is never overwritten. */
+  static open(file: string, opts: StoreOptions, init: (core: StoreCore) => void): StoreCore {
+    const db = openDatabase(file);
+    try {
+      const core = new StoreCore(db, file, opts);
+      init(core);
+      core.loadVectors();
+      return core;
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  private loadVectors(): void {
+    if (!this.vectors) return;
+    for (const r of this.stmt('SELECT memory_id, vector FROM embeddings WHERE model = ? AND dim = ?').iterate(this.vectors.model, this.vectors.dim) as Iterable<{ memory_id: number; vector: Buffer }>) {
+      this.vectors.set(r.memory_id, fromBlob(r.vector));
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // Every write takes the write lock as it begins (BEGIN IMMEDIATE), so the busy timeout applies:
+  // in WAL mode a deferred transaction that has read cannot wait for another writer and fails at once.
+  write<T>(fn: () => T): () => T {
+    const t = this.db.transaction(fn);
+    return () => t[this.transactionMode]();
+  }
+
+  stmt(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) this.statements.set(sql, (st = this.db.prepare(sql)));
+    return st;
+  }
+
+  iso(): string {
+    return this.now().toISOString();
+  }
+
+  audit(actor: Actor, action: string, target: string | null, before: unknown, after: unknown): void {
+    this.stmt('INSERT INTO audit (at, surface, session_id, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      this.iso(),
+      actor.surface,
+      actor.sessionId ?? null,
+      action,
+      target,
+      before === null || before === undefined ? null : JSON.stringify(before),
+      after === null || after === undefined ? null : JSON.stringify(after),
+    );
+  }
+
+  row(id: number): MemoryRow {
+    const r = this.stmt('SELECT id, text, category, salience, confidence, access_count, tags, created_at, updated_at, faded, superseded_by FROM memories WHERE id = ?').get(id) as MemoryRow | undefined;
+    if (!r) throw new MemoryError('NOT_FOUND', `No memory with id ${id}`);
+    return r;
+  }
+
+  upsertEdge(from: number, to: number, type: EdgeType, weight: number): void {
+    this.stmt(
+      `INSERT INTO edges (from_id, to_id, type, weight, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (from_id, to_id, type) DO UPDATE SET weight = max(weight, excluded.weight)`,
+    ).run(from, to, type, weight, this.iso());
+  }
+
+  // A new memory row with its first FSRS card (observing is its first learning; no grade recorded).
+  insertMemory(text: string, category: Category, salience: number, tags: string[], at: string, confidence = 0.5, derived = false, confirmed = true): number {
+    const c = initialCard(at);
+    return Number(
+      this.stmt(
+        `INSERT INTO memories (id, text, category, salience, confidence, tags, created_at, updated_at, due, stability, difficulty, elapsed_days, scheduled_days, reps, lapses, state, last_review, derived, confirmed)
+         VALUES (${nextId('memories')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(text, category, salience, confidence, JSON.stringify(tags), at, at, c.due, c.stability, c.difficulty, c.elapsed_days, c.scheduled_days, c.reps, c.lapses, c.state, c.last_review, derived ? 1 : 0, confirmed ? 1 : 0).lastInsertRowid,
+    );
+  }
+
+  // A memory's vector, in the table and in the index (nothing without an embedder or a vector).
+  putVector(id: number, vec: Float32Array | null | undefined): void {
+    if (!vec || !this.vectors) return;
+    this.stmt('INSERT OR REPLACE INTO embeddings (memory_id, model, dim, vector) VALUES (?, ?, ?, ?)').run(id, this.vectors.model, this.vectors.dim, toBlob(vec));
+    this.vectors.set(id, vec);
+  }
+
+  // `kind` lets a model that tells queries from documents (Gemini task types) do so; others ignore it.
+  async embed(texts: string[], kind: 'document' | 'query' = 'document'): Promise<Array<Float32Array | null>> {
+    if (!this.embedder || !texts.length) return texts.map(() => null);
+    try {
+      const vs = await (this.embedder.embed as (t: string[], k?: 'document' | 'query') => Promise<Float32Array[]>).call(this.embedder, texts, kind);
+      if (vs.length !== texts.length || vs.some((v) => v.length !== this.embedder!.dim)) {
+        throw new Error(`Expected ${texts.length} vectors of ${this.embedder.dim} dimensions from ${this.embedder.model}`);
+      }
+      return vs;
+    } catch (err) {
+      // Lexical recall still works; the vectors are filled in later by `reembed`.
+      this.logger?.warn({ err, model: this.embedder.model, texts: texts.length }, 'memory: embedding failed, continuing without vectors');
+      return texts.map(() => null);
+    }
+  }
+
+  // Counting a term costs as much as it is common, and a count a few rows stale changes no decision.
+  docCount(): number {
+    if (this.docs < 0) this.docs = (this.stmt('SELECT count(*) AS n FROM observations').get() as { n: number }).n;
+    return this.docs;
+  }
+
+  df(term: string): number {
+    const docs = this.docCount();
+    const c = this.dfCache.get(term);
+    if (c && docs <= c.docs * 1.1 + 20) return c.df;
+    const df = (this.stmt('SELECT count(*) AS n FROM observations_fts WHERE observations_fts MATCH ?').get(ftsQuery([term])) as { n: number }).n;
+    if (this.dfCache.size > 50_000) this.dfCache.clear();
+    this.dfCache.set(term, { df, docs });
+    return df;
+  }
+
+  // After rows leave the text indices: the cached counts are recounted on next use.
+  forgetCounts(): void {
+    this.docs = -1;
+    this.dfCache.clear();
+  }
+}

@@ -1,0 +1,32 @@
+// What a store is opened with, and the defaults of each knob (config `memory.*`).
+import { DEFAULTS } from '../../daemon/defaults.js';
+import type { GateThresholds } from '../recall/gate.js';
+import type { RankWeights } from '../recall/rank.js';
+import type { Embedder } from '../types.js';
+
+// pino-compatible; the store never writes to stdout.
+export type Logger = { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void; debug?(obj: object, msg?: string): void };
+
+export type StoreOptions = {
+  embedder?: Embedder | null;
+  thresholds?: Partial<GateThresholds>;
+  weights?: Partial<RankWeights>;
+  now?: () => Date;
+  logger?: Logger | null;
+  learning?: Partial<LearningSettings>;
+  // HyDE (memory/recall/hyde.ts, with Gemini): the query plus a guessed answer passage, for the vector
+  // arm only; the lexical arm keeps the words the caller asked.
+  expandQuery?: ((query: string) => Promise<string>) | null;
+  // Test-only: `deferred` shows, as a negative control, the lost writes IMMEDIATE prevents.
+  transactionMode?: 'immediate' | 'deferred';
+  // Config `memory.forget_similarity`: a text this close to a forgotten one is refused.
+  forgetSimilarity?: number;
+};
+
+// The learning layer's knobs (config `memory.learning`): wander's jump rate, and what dream fades.
+export type LearningSettings = { wander_jump: number; fade_retrievability: number; fade_salience: number };
+// R < 0.5 under FSRS-6's flat power curve: a memory never used since its creation (S = 2.3 days) reaches it after ~7 months.
+export const DEFAULT_LEARNING: LearningSettings = { wander_jump: 0.4, fade_retrievability: 0.5, fade_salience: 0.3 };
+
+export const DEFAULT_THRESHOLDS: GateThresholds = { ...DEFAULTS.memory.gate };
+export const DEFAULT_WEIGHTS: RankWeights = { ...DEFAULTS.memory.recall, edges: { ...DEFAULTS.memory.recall.edges } };

@@ -1,0 +1,95 @@
+// Reading one memory and writing the hand-made changes to it: link, fade, supersede; the export
+// of every observation and the audit rows.
+import { retrievability as retrievabilityAt } from '../learning/fsrs.js';
+import { EDGE_TYPES, MemoryError, type Actor, type Category, type EdgeType, type MemoryRecord } from '../types.js';
+import { applyGrade, card } from './cards.js';
+import { checkActor, publicRow, round } from './checks.js';
+import type { StoreCore } from './core.js';
+import { sourcesOf } from './search.js';
+
+// An import line (the same shape `exportAll` writes).
+export type ExportLine = { text: string; source?: string | null; created_at?: string; tags?: string[]; category?: Category };
+
+/** One memory with its sources and edges. Throws MemoryError NOT_FOUND. */
+export function recall(s: StoreCore, id: number): MemoryRecord {
+  if (!Number.isInteger(id)) throw new MemoryError('INVALID', `Expected a memory id (a whole number), got ${JSON.stringify(id)}`);
+  const r = s.row(id);
+  const edges = (s.stmt(
+    `SELECT type, to_id AS other, weight, 'out' AS direction FROM edges WHERE from_id = ?
+     UNION ALL SELECT type, from_id AS other, weight, 'in' AS direction FROM edges WHERE to_id = ? ORDER BY 2`,
+  ).all(id, id) as Array<{ type: EdgeType; other: number; weight: number; direction: 'out' | 'in' }>).map((e) => ({ type: e.type, to: e.other, weight: e.weight, direction: e.direction }));
+  const c = card(s, id);
+  return { ...publicRow(r), sources: sourcesOf(s, [id]).get(id) ?? [], edges, retrievability: round(retrievabilityAt(c, s.now(), c.created_at)), due: c.due };
+}
+
+/** Import lines for every observation (oldest first), so `observeMany` can rebuild the store elsewhere. */
+export function* exportAll(s: StoreCore): Iterable<ExportLine> {
+  const rows = s.stmt(
+    `SELECT o.text, o.source, o.created_at, m.tags, m.category FROM observations o JOIN memories m ON m.id = o.memory_id ORDER BY o.id`,
+  ).iterate() as Iterable<{ text: string; source: string | null; created_at: string; tags: string; category: Category }>;
+  for (const r of rows) {
+    const line: ExportLine = { text: r.text, created_at: r.created_at, category: r.category };
+    if (r.source !== null) line.source = r.source;
+    const tags = JSON.parse(r.tags) as string[];
+    if (tags.length) line.tags = tags;
+    yield line;
+  }
+}
+
+/** True when session `sessionId` already has an observation of `text` (as the store keeps it): a spooled item stored before a crash is not stored again. */
+export function hasObservation(s: StoreCore, sessionId: string, text: string): boolean {
+  return !!s.stmt('SELECT 1 FROM observations WHERE session_id = ? AND text = ? LIMIT 1').get(sessionId, String(text).normalize('NFKC').trim());
+}
+
+/** A typed, weighted edge between two memories (weight 0..1; an existing edge takes the new weight). */
+export function link(s: StoreCore, from: number, to: number, type: EdgeType, weight: number, actor: Actor): { from: number; to: number; type: EdgeType; weight: number } {
+  checkActor(actor);
+  if (!EDGE_TYPES.includes(type)) throw new MemoryError('INVALID', `Expected an edge type (${EDGE_TYPES.join(', ')}), got ${JSON.stringify(type)}`);
+  if (typeof weight !== 'number' || !(weight >= 0 && weight <= 1)) throw new MemoryError('INVALID', `Expected weight between 0 and 1, got ${JSON.stringify(weight)}`);
+  if (from === to) throw new MemoryError('INVALID', `Expected two different memories, got ${from} twice`);
+  return s.write(() => {
+    s.row(from);
+    s.row(to);
+    const before = s.stmt('SELECT weight FROM edges WHERE from_id = ? AND to_id = ? AND type = ?').get(from, to, type) as { weight: number } | undefined;
+    s.stmt(
+      `INSERT INTO edges (from_id, to_id, type, weight, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (from_id, to_id, type) DO UPDATE SET weight = excluded.weight`,
+    ).run(from, to, type, weight, s.iso());
+    const edge = { from, to, type, weight };
+    s.audit(actor, 'link', `memory:${from}`, before ? { ...edge, weight: before.weight } : null, edge);
+    return edge;
+  })();
+}
+
+/** Fades (or with `faded = false` revives) a memory: searchable only with include_faded, never injected. */
+export function fade(s: StoreCore, id: number, actor: Actor, faded = true): void {
+  checkActor(actor);
+  s.write(() => {
+    const before = s.row(id);
+    s.stmt('UPDATE memories SET faded = ? WHERE id = ?').run(faded ? 1 : 0, id);
+    s.audit(actor, faded ? 'fade' : 'revive', `memory:${id}`, { faded: !!before.faded }, { faded });
+  })();
+}
+
+/** `newer` replaces `older`: older gets superseded_by and a `supersedes` edge points at it. */
+export function supersede(s: StoreCore, older: number, newer: number, actor: Actor): void {
+  checkActor(actor);
+  if (older === newer) throw new MemoryError('INVALID', `Expected two different memories, got ${older} twice`);
+  s.write(() => {
+    const before = s.row(older);
+    s.row(newer);
+    s.stmt('UPDATE memories SET superseded_by = ? WHERE id = ?').run(newer, older);
+    s.upsertEdge(newer, older, 'supersedes', 1);
+    const graded = applyGrade(s, older, 'again', 'superseded', actor, s.now());
+    s.audit(actor, 'supersede', `memory:${older}`, { superseded_by: before.superseded_by }, { superseded_by: newer, graded: graded.grade });
+  })();
+}
+
+/** The audit rows, oldest first (for `stats`-style reports and tests). */
+export function auditLog(s: StoreCore, limit = 1000): Array<{ id: number; at: string; surface: string; session_id: string | null; action: string; target: string | null; before: unknown; after: unknown }> {
+  return (s.stmt('SELECT * FROM audit ORDER BY id LIMIT ?').all(limit) as Array<Record<string, unknown>>).map((r) => ({
+    ...(r as { id: number; at: string; surface: string; session_id: string | null; action: string; target: string | null }),
+    before: r.before === null ? null : JSON.parse(r.before as string),
+    after: r.after === null ? null : JSON.parse(r.after as string),
+  }));
+}

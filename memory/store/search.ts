@@ -1,0 +1,128 @@
+// The store's read side for search: the gate's near-duplicate candidates, the arms' SQL for the
+// query pipeline (memory/recall/pipeline.ts ranks what these return), and memories' sources.
+import { rankMemories, type RecallSource } from '../recall/pipeline.js';
+import { contentTerms, dice, ftsQuery, tokens } from '../text/text.js';
+import { MemoryError, type Category, type EdgeType, type QueryOptions, type QueryResult } from '../types.js';
+import { ids, round } from './checks.js';
+import type { StoreCore } from './core.js';
+
+export const GATE_CANDIDATES = 8;
+const GATE_TERMS = 4;
+const GATE_SCORE_BUDGET = 400; // rows BM25 may score per gate decision
+const GATE_RECENT = 32;
+
+// Terms worth matching: those in more than `common` of all observations say little and cost a
+// scan of most of the index, so they go when rarer ones remain; the `max` rarest are kept.
+export function selective(s: StoreCore, terms: string[], max: number, common: number): string[] {
+  if (terms.length <= 1) return terms;
+  const docs = Math.max(1, s.docCount());
+  const withDf = terms.map((t) => ({ t, df: s.df(t) }));
+  const rare = withDf.filter((x) => x.df / docs <= common);
+  return (rare.length ? rare : withDf).sort((a, b) => a.df - b.df).slice(0, max).map((x) => x.t);
+}
+
+// Memories that could be near-duplicates: a near-duplicate shares the rarest words, so those
+// are searched, by BM25 while they are rare enough to score cheaply; when even the rarest word
+// is common, the newest memories holding it (FTS5 walks rowids without scoring).
+export function gateCandidates(s: StoreCore, terms: string[]): Array<{ id: number; text: string }> {
+  if (!terms.length) return [];
+  const ranked = selective(s, terms, GATE_TERMS, 1).map((t) => ({ t, df: s.df(t) }));
+  const pick: string[] = [];
+  let cost = 0;
+  for (const x of ranked) {
+    if (pick.length && cost + x.df > GATE_SCORE_BUDGET) break;
+    pick.push(x.t);
+    cost += x.df;
+  }
+  const active = 'm.faded = 0 AND m.superseded_by IS NULL';
+  if (cost <= GATE_SCORE_BUDGET) {
+    return s.stmt(
+      `SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND ${active} ORDER BY f.rank LIMIT ${GATE_CANDIDATES}`,
+    ).all(ftsQuery(pick)) as Array<{ id: number; text: string }>;
+  }
+  return s.stmt(
+    `SELECT m.id, m.text FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ${GATE_RECENT}) f
+     JOIN memories m ON m.id = f.rowid WHERE ${active}`,
+  ).all(ftsQuery(pick)) as Array<{ id: number; text: string }>;
+}
+
+// The gate's candidate terms for a text: its content words, else its first distinct words.
+export function candidateTerms(text: string): string[] {
+  const content = contentTerms(text);
+  return content.length ? content : [...new Set(tokens(text))].slice(0, 48);
+}
+
+/** Active memories close in words to `text` (Dice over the gate's candidates), best first; `except` left out. */
+export function similar(s: StoreCore, text: string, opts: { limit?: number; min?: number; except?: number } = {}): Array<{ id: number; text: string; lexical: number }> {
+  const words = tokens(text);
+  const out: Array<{ id: number; text: string; lexical: number }> = [];
+  for (const r of gateCandidates(s, candidateTerms(text))) {
+    if (r.id === opts.except) continue;
+    const d = dice(words, tokens(r.text));
+    if (d >= (opts.min ?? 0)) out.push({ id: r.id, text: r.text, lexical: round(d) });
+  }
+  return out.sort((a, b) => b.lexical - a.lexical || a.id - b.id).slice(0, opts.limit ?? GATE_CANDIDATES);
+}
+
+export function sourcesOf(s: StoreCore, memoryIds: number[]): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  if (!memoryIds.length) return out;
+  const rows = s.stmt(
+    `SELECT memory_id, source FROM observations WHERE memory_id IN (SELECT value FROM json_each(?)) AND source IS NOT NULL ORDER BY created_at, id`,
+  ).all(ids(memoryIds)) as Array<{ memory_id: number; source: string }>;
+  for (const r of rows) {
+    const list = out.get(r.memory_id) ?? [];
+    if (!list.includes(r.source)) list.push(r.source);
+    out.set(r.memory_id, list);
+  }
+  return out;
+}
+
+// The pipeline's reads, over this store.
+function recallSource(s: StoreCore): RecallSource {
+  return {
+    weights: s.weights,
+    now: s.now(),
+    selective: (terms, max, common) => selective(s, terms, max, common),
+    lexical: (q, depth) => ({
+      memories: s.stmt(`SELECT rowid AS id, -rank AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ${depth}`).all(q) as Array<{ id: number; s: number }>,
+      evidence: s.stmt(
+        `SELECT o.memory_id AS id, -f.rank AS s FROM observations_fts f JOIN observations o ON o.id = f.rowid
+         WHERE observations_fts MATCH ? ORDER BY f.rank LIMIT ${depth}`,
+      ).all(q) as Array<{ id: number; s: number }>,
+    }),
+    vectorTop: (qvec, depth) => s.vectors?.top(qvec, depth) ?? [],
+    edgesAround: (frontier) =>
+      s.stmt(
+        `SELECT from_id, to_id, type, weight FROM edges WHERE from_id IN (SELECT value FROM json_each(?))
+         UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(?))`,
+      ).all(ids(frontier), ids(frontier)) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
+    states: (memoryIds) =>
+      s.stmt(`SELECT id, salience, updated_at, faded, superseded_by FROM memories WHERE id IN (SELECT value FROM json_each(?))`).all(ids(memoryIds)) as Array<{
+        id: number;
+        salience: number;
+        updated_at: string;
+        faded: number;
+        superseded_by: number | null;
+      }>,
+    texts: (memoryIds) =>
+      s.stmt('SELECT id, text, category, faded, superseded_by FROM memories WHERE id IN (SELECT value FROM json_each(?))').all(ids(memoryIds)) as Array<{
+        id: number;
+        text: string;
+        category: Category;
+        faded: number;
+        superseded_by: number | null;
+      }>,
+    sourcesOf: (memoryIds) => sourcesOf(s, memoryIds),
+  };
+}
+
+/** Ranked memories for `text`: lexical and vector arms fused by rank, then spreading activation, recency and salience. */
+export async function query(s: StoreCore, text: string, opts: QueryOptions = {}): Promise<QueryResult[]> {
+  if (typeof text !== 'string') throw new MemoryError('INVALID', `Expected the query to be a string, got ${typeof text}`);
+  const limit = opts.limit ?? 10;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new MemoryError('INVALID', `Expected limit to be a whole number from 1 to 1000, got ${limit}`);
+  const vectorText = s.vectors?.size && text.trim() && s.expandQuery ? await s.expandQuery(text) : text;
+  const [qvec] = s.vectors?.size && text.trim() ? await s.embed([vectorText], 'query') : [null];
+  return rankMemories(recallSource(s), text, qvec ?? null, { ...opts, limit });
+}

@@ -1,0 +1,82 @@
+// Counts: the store's statistics, what FSRS says is due, and index upkeep (re-embedding, optimize).
+import { retrievability as retrievabilityAt } from '../learning/fsrs.js';
+import type { Category, MemoryStats } from '../types.js';
+import { backfillCards } from './cards.js';
+import { round } from './checks.js';
+import type { StoreCore } from './core.js';
+
+export function stats(s: StoreCore): MemoryStats {
+  const one = (sql: string, ...args: unknown[]) => (s.stmt(sql).get(...args) as { n: number }).n;
+  const by = s.stmt('SELECT category, count(*) AS n FROM memories GROUP BY category').all() as Array<{ category: Category; n: number }>;
+  return {
+    memories: one('SELECT count(*) AS n FROM memories'),
+    observations: one('SELECT count(*) AS n FROM observations'),
+    edges: one('SELECT count(*) AS n FROM edges'),
+    faded: one('SELECT count(*) AS n FROM memories WHERE faded = 1'),
+    superseded: one('SELECT count(*) AS n FROM memories WHERE superseded_by IS NOT NULL'),
+    tombstones: one('SELECT count(*) AS n FROM tombstones'),
+    by_category: Object.fromEntries(by.map((r) => [r.category, r.n])),
+    embedding_model: s.embedder?.model ?? null,
+    embedded: s.vectors ? s.vectors.size : 0,
+    schema_version: s.db.pragma('user_version', { simple: true }) as number,
+    file: s.file,
+    ...learningStats(s),
+  };
+}
+
+function learningStats(s: StoreCore): Pick<MemoryStats, 'retrievability' | 'overdue' | 'reviews' | 'threads_open' | 'predictions_open' | 'contradiction_candidates'> {
+  const one = (sql: string, ...args: unknown[]) => (s.stmt(sql).get(...args) as { n: number }).n;
+  const at = s.now();
+  let sum = 0;
+  let n = 0;
+  let low = 0;
+  for (const r of s.stmt('SELECT stability, last_review, created_at FROM memories WHERE faded = 0 AND superseded_by IS NULL').iterate() as Iterable<{ stability: number; last_review: string | null; created_at: string }>) {
+    const x = retrievabilityAt(r, at, r.created_at);
+    sum += x;
+    n++;
+    if (x < 0.5) low++;
+  }
+  return {
+    retrievability: { mean: n ? round(sum / n) : 0, below_half: low },
+    overdue: one('SELECT count(*) AS n FROM memories WHERE due <= ? AND faded = 0 AND superseded_by IS NULL', at.toISOString()),
+    reviews: one('SELECT count(*) AS n FROM reviews'),
+    threads_open: one("SELECT count(*) AS n FROM threads WHERE status = 'open'"),
+    predictions_open: one('SELECT count(*) AS n FROM predictions WHERE resolved_at IS NULL'),
+    contradiction_candidates: one("SELECT count(*) AS n FROM contradiction_candidates WHERE status = 'candidate'"),
+  };
+}
+
+/** Backfills cards and counts what FSRS says now: overdue and mean retrievability of active memories. */
+export function scheduleReport(s: StoreCore): { overdue: number; retrievability_mean: number; below_half: number; predictions_due: number } {
+  backfillCards(s);
+  const l = learningStats(s);
+  const due = (s.stmt('SELECT count(*) AS n FROM predictions WHERE resolved_at IS NULL AND due IS NOT NULL AND due <= ?').get(s.iso()) as { n: number }).n;
+  return { overdue: l.overdue, retrievability_mean: l.retrievability.mean, below_half: l.retrievability.below_half, predictions_due: due };
+}
+
+/** Embeds memories that have no vector of the current model yet (after a model change, or a failed call); returns how many. */
+export async function reembed(s: StoreCore, batch = 64): Promise<number> {
+  if (!s.embedder || !s.vectors) return 0;
+  let done = 0;
+  for (;;) {
+    const rows = s.stmt(
+      'SELECT id, text FROM memories WHERE id NOT IN (SELECT memory_id FROM embeddings WHERE model = ?) AND id > ? ORDER BY id LIMIT ?',
+    ).all(s.vectors.model, done ? s.lastEmbedded : 0, batch) as Array<{ id: number; text: string }>;
+    if (!rows.length) return done;
+    const vecs = await s.embed(rows.map((r) => r.text));
+    if (vecs.some((v) => !v)) return done;
+    s.write(() => {
+      rows.forEach((r, i) => s.putVector(r.id, vecs[i]!));
+    })();
+    s.lastEmbedded = rows[rows.length - 1].id;
+    done += rows.length;
+  }
+}
+
+/** Rebuilds the search indices (FTS5 optimize, planner statistics) and embeds memories with no vector of the current model. */
+export async function reindex(s: StoreCore): Promise<{ reembedded: number }> {
+  s.db.exec("INSERT INTO memories_fts (memories_fts) VALUES ('optimize'); INSERT INTO observations_fts (observations_fts) VALUES ('optimize');");
+  s.db.pragma('optimize');
+  s.forgetCounts();
+  return { reembedded: await reembed(s) };
+}
