@@ -164,7 +164,7 @@ async function tickOverhead(runs = 20) {
     const claude = path.join(dir, 'no-such-claude');
     fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `git:\n  enabled: false\nclaude:\n  command: ${JSON.stringify(claude)}\ndispatch: []\n`);
     const env = { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
-    const bin = path.join(import.meta.dirname, '..', 'daemon', 'bin.js');
+    const bin = path.join(import.meta.dirname, '..', 'cli', 'bin.js');
     const floor: number[] = [];
     const ticks: number[] = [];
     for (let i = 0; i < runs; i++) {

@@ -1,4 +1,4 @@
-// Bundles the CLI (dist/daemon/cli.js, built by tsc) into dist/bundle/cli.js, the one file every
+// Bundles the CLI (dist/cli/cli.js, built by tsc) into dist/bundle/cli.js, the one file every
 // command but help loads: node's module loader costs ~1 ms a module, and a session start touched
 // ~150. Native and optional packages stay outside and load from node_modules when used.
 import { build } from 'esbuild';
@@ -22,7 +22,7 @@ const englishOnly = {
 
 const root = path.join(import.meta.dirname, '..');
 const r = await build({
-  entryPoints: [path.join(root, 'dist', 'daemon', 'cli.js')],
+  entryPoints: [path.join(root, 'dist', 'cli', 'cli.js')],
   outfile: path.join(root, 'dist', 'bundle', 'cli.js'),
   bundle: true,
   platform: 'node',

@@ -1,7 +1,7 @@
 // The memory store, the one owner of its SQLite file: observe through the prediction-error gate,
 // query through lexical and vector arms with spreading activation, and one audit row per mutation.
 import type Database from 'better-sqlite3';
-import { DEFAULTS } from '../daemon/defaults.js';
+import { DEFAULTS } from '../daemon/config/defaults.js';
 import { checkThresholds, gateDecision, predictionError, type GateThresholds } from './gate.js';
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
 import { nextId, SCHEMA_VERSION, openDatabase } from './schema.js';
