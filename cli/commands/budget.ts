@@ -8,6 +8,7 @@ import type { Config } from '../../daemon/config/config.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import { table } from '../table.js';
 import { withLedger } from '../with-ledger.js';
+import type { FullContext } from '../context.js';
 
 type Out = { out: (text: string) => void };
 type Day = ReturnType<typeof budgetReport>;
@@ -51,4 +52,18 @@ export async function budgetCommand(config: Config, flags: { json?: boolean; dat
     io.out(lines.join('\n'));
   }
   return EXIT.OK;
+}
+
+export const help = `Usage: nightshift budget [--json] [--date YYYY-MM-DD] [--days N] [--config PATH]
+
+The day's sessions and spend against the limits (the day in budget.timezone; default today).
+--days N: the N days ending at --date (default today), one row each with a bar of the day's spend
+against max_usd_per_day.
+--json: {date, sessions, max_sessions, cost_usd, max_usd, by_agent: {name: {sessions, cost_usd}}}
+--json --days N: {timezone, days: [<as --json>, ...]} oldest first`;
+
+export const stage = 'full';
+
+export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
+  return budgetCommand(config, flags, io, logger);
 }

@@ -9,6 +9,7 @@ import { CONFIG_DEFAULT_FILE, DEFAULTS } from '../../daemon/config/defaults.js';
 import { ENV_FILE_NAME } from '../../daemon/config/env-file.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import { ROOT } from '../../daemon/systemd.js';
+import type { BareContext } from '../context.js';
 
 export const EXAMPLE_AGENT = 'gardener';
 
@@ -120,4 +121,19 @@ export async function initCommand(positionals: string[], flags: { remote?: strin
     `  3. nightshift run ${EXAMPLE_AGENT}${conf}`,
   ].join('\n'));
   return EXIT.OK;
+}
+
+export const help = `Usage: nightshift init [DIR] [--remote URL]
+
+Makes a site in DIR (default: here): nightshift.yaml with the defaults, commented; an example agent
+(prompts/gardener.md) and a dispatch rule for it; the vault (vault/: a new git repository, or a
+clone of --remote URL, then with git sync on); state/ (0700) and logs/; and nightshift.env (0600)
+with the variables to fill, commented. A file or folder that exists is kept as it is and named.
+Prints the next three commands: fill nightshift.env, nightshift doctor, nightshift run gardener.`;
+
+// Before any config or env file: init makes them.
+export const stage = 'bare';
+
+export async function run({ positionals, flags, io, deps }: BareContext): Promise<number> {
+  return initCommand(positionals, { remote: flags.remote }, { out: io.out, cwd: deps.cwd, env: deps.env });
 }

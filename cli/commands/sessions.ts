@@ -13,6 +13,7 @@ import { didYouMean } from '../../daemon/suggest.js';
 import { localStamp, shortDuration, table } from '../table.js';
 import { renderTranscript } from '../transcript-view.js';
 import { withLedger } from '../with-ledger.js';
+import type { FullContext } from '../context.js';
 
 type Out = { out: (text: string) => void };
 export type SessionsFlags = { json?: boolean; limit?: string; agent?: string; outcome?: string; since?: string; transcript?: boolean };
@@ -100,4 +101,20 @@ export async function showCommand(config: Config, id: string, flags: SessionsFla
   if (flags.json) io.out(text.trimEnd());
   else io.out(`${r.id}  ${r.agent}  ${r.outcome}\n${renderTranscript(text)}`);
   return EXIT.OK;
+}
+
+export const help = `Usage: nightshift sessions [--json] [--limit N] [--agent NAME] [--outcome O] [--since WHEN] [--config PATH]
+
+The latest sessions, newest first (default 20), as columns: start (budget.timezone), agent,
+outcome, cost (~ an estimate), turns, duration, id.
+  --agent NAME   only this agent's
+  --outcome O    only this outcome (ok, error, rate_limited, max_turns, timeout, stalled, loop,
+                 budget, spawn_failed, abandoned, running)
+  --since WHEN   started since: a time back (2d, 12h, 30m), a day (2026-12-01) or an ISO time
+--json: an array, each shaped like \`run --json\`.`;
+
+export const stage = 'full';
+
+export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
+  return sessionsCommand(config, flags, io, logger);
 }

@@ -7,6 +7,7 @@ import type { Config } from '../../daemon/config/config.js';
 import { checkCalendar } from '../../daemon/schedule/calendar.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits } from '../../daemon/systemd.js';
+import type { FullContext } from '../context.js';
 
 export type SystemdIo = { out: (t: string) => void; err: (t: string) => void; redact: (t: string) => string; env: NodeJS.ProcessEnv };
 type Flags = { user?: string; 'on-calendar'?: string; prefix?: string };
@@ -57,4 +58,27 @@ export async function systemdCommand(config: Config, positionals: string[], flag
   for (const w of site.warnings) io.err(`${io.redact(w)}\n`);
   io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
   return EXIT.OK;
+}
+
+export const help = `Usage: nightshift systemd print|install --user NAME [--on-calendar SPEC] [--prefix DIR] [--config PATH]
+
+Renders the units with this install's paths:
+  nightshift.service           one tick (Type=oneshot), as --user
+  nightshift.timer             fires it on --on-calendar (default hourly), Persistent=true
+  nightshift-daemon.service    the alternative: nightshift daemon on daemon.schedule (not both)
+  nightshift-alert@.service    OnFailure=: nightshift alert --unit %i
+  nightshift-watch.service     nightshift doctor --alert
+  nightshift-watch.timer       fires it hourly at :17
+install writes them to --prefix (default /etc/systemd/system), makes the missing vault, state and
+log folders (owned by --user), and prints the systemctl line to run; it never runs systemctl.
+  --user NAME         required for install: an existing user (or root, explicitly)
+  --on-calendar SPEC  a systemd calendar expression, checked with systemd-analyze calendar where
+                      it is installed (usage error 64 when systemd would refuse it)`;
+
+export const stage = 'full';
+// `systemd install` runs as root: it must not make the log folder, or today's file, root's.
+export const noLogFile = true;
+
+export async function run({ config, positionals, flags, io, env, deps }: FullContext): Promise<number> {
+  return systemdCommand(config, positionals, flags, { out: io.out, err: deps.stderr, redact: io.redact, env });
 }

@@ -118,7 +118,7 @@ describe('config', () => {
 
 describe('NIGHTSHIFT_LOG_LEVEL', () => {
   test('a valid level is used, a bad one is ignored with a warning that names the variable', async () => {
-    const { logLevel } = await import('../../../cli/main.js');
+    const { logLevel } = await import('../../../cli/log-level.js');
     assert.deepEqual(logLevel('debug'), { level: 'debug', warning: null });
     assert.deepEqual(logLevel(undefined), { level: 'info', warning: null });
     const bad = logLevel('loud');
