@@ -43,6 +43,19 @@ describe('start-up', () => {
     }
   });
 
+  test("a command's --help loads main and that command's module: each one main dispatches to has no package in its static graph", () => {
+    const main = path.join(ROOT, 'dist', 'cli', 'main.js');
+    const commands = [...fs.readFileSync(main, 'utf8').matchAll(/import\(\s*['"](\.\/commands\/[^'"]+)['"]\s*\)/g)].map((m) => path.resolve(path.dirname(main), m[1]));
+    assert.ok(commands.length >= 20, `only ${commands.length} command modules found in ${main}`);
+    for (const file of commands) {
+      const { files, packages } = staticGraph(file);
+      assert.deepEqual(packages, [], `${path.relative(ROOT, file)}: a package in its static graph makes its --help pay for it`);
+      for (const heavy of ['daemon/config/config.js', 'daemon/tick/run.js', 'daemon/tick/tick.js', 'budget/ledger.js', 'logs/logger.js']) {
+        assert.ok(!files.includes(heavy), `${heavy} is loaded by ${path.relative(ROOT, file)} --help: ${files.join(' ')}`);
+      }
+    }
+  });
+
   test('every other command runs from the one bundled file, which imports only node builtins and the packages kept outside', (t) => {
     const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.js');
     const text = fs.readFileSync(bundle, 'utf8');
