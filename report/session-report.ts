@@ -13,9 +13,9 @@ export type SessionReportInput = {
   git: GitFacts;
   day: string;
   today: { sessions: number; costUsd: number };
-  // The same failure again: said in the report (daemon/anneal-check.ts).
+  // The same failure again: said in the report (daemon/health/anneal-check.ts).
   recurring?: string | null;
-  // The run started late (daemon/late.ts): said in the title and a field.
+  // The run started late (daemon/schedule/late.ts): said in the title and a field.
   late?: string | null;
 };
 

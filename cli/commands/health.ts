@@ -1,5 +1,5 @@
 // `nightshift doctor` and `nightshift alert`: the two commands that must work when everything else
-// is broken. They read the config leniently (daemon/config-fallback.ts), log to stderr even when the
+// is broken. They read the config leniently (daemon/config/config-fallback.ts), log to stderr even when the
 // log folder cannot be made, take the webhook from the environment, and say what they could not read.
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,6 +1,6 @@
 // When a schedule can start a tick, as the week's (weekday, hour) slots in budget.timezone, and
 // the dispatch rules that no such slot can ever satisfy. Pure: the timer's times come in as data
-// (systemd-analyze lists them, daemon/calendar.ts), the daemon's cron expressions are read here.
+// (systemd-analyze lists them, daemon/schedule/calendar.ts), the daemon's cron expressions are read here.
 import { DAY_NAMES } from './schedule-spec.js';
 import { localTime } from './dispatch.js';
 

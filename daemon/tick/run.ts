@@ -80,7 +80,7 @@ export type SuperviseResult = {
   session: SessionRecord | null;
   git: GitReport;
   dream?: DreamOutcome;
-  // Set when the run started late (daemon/late.ts).
+  // Set when the run started late (daemon/schedule/late.ts).
   late?: string | null;
 };
 
