@@ -11,7 +11,7 @@ import { configYaml } from '../test/helpers.js';
 import { zipfLines } from '../test/memory/zipf-lines.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
-const BIN = path.join(import.meta.dirname, '..', 'daemon', 'bin.js');
+const BIN = path.join(import.meta.dirname, '..', 'cli', 'bin.js');
 
 
 function timed(args: string[], env: NodeJS.ProcessEnv, cwd: string): number {

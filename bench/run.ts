@@ -176,7 +176,7 @@ async function commandStartup(runs = 20) {
     const claude = path.join(dir, 'no-such-claude');
     fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `claude:\n  command: ${JSON.stringify(claude)}\ngit:\n  lock_file: ${JSON.stringify(path.join(dir, 'git.lock'))}\ndispatch: []\n`);
     const env = { PATH: process.env.PATH, HOME: dir, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
-    const bin = path.join(import.meta.dirname, '..', 'daemon', 'bin.js');
+    const bin = path.join(import.meta.dirname, '..', 'cli', 'bin.js');
     const floor: number[] = [];
     const ticks: number[] = [];
     const statuses: number[] = [];

@@ -1,5 +1,5 @@
 // Bare start-up: `nightshift --help` against `node -e 0`, interleaved, medians. The goal is a
-// ratio of at most 2 (issue 10); what keeps it there is test/daemon/startup.test.ts.
+// ratio of at most 2 (issue 10); what keeps it there is test/cli/startup.test.ts.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { median } from './timing.js';
@@ -13,7 +13,7 @@ function time(args: string[]): number {
 }
 
 // `bin` defaults to the built one; an installed copy can be measured the same way.
-export function startupBench(runs = 30, bin = path.join(import.meta.dirname, '..', 'daemon', 'bin.js')) {
+export function startupBench(runs = 30, bin = path.join(import.meta.dirname, '..', 'cli', 'bin.js')) {
   const floor: number[] = [];
   const help: number[] = [];
   for (let i = 0; i < runs; i++) {

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Agent } from './agents.js';
-import type { Config } from './config.js';
+import type { Agent } from './config/agents.js';
+import type { Config } from './config/config.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TEMPLATES = path.join(ROOT, 'deploy', 'systemd');
@@ -42,7 +42,7 @@ export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): 
     CONFIG: c.file,
     STATE_DIR: c.state_dir,
     NODE: o.node ?? process.execPath,
-    BIN: path.join(ROOT, 'dist', 'daemon', 'bin.js'),
+    BIN: path.join(ROOT, 'dist', 'cli', 'bin.js'),
     SESSION_TIMEOUT: seconds(longest),
     // Session, kill grace, two git lock waits and a margin.
     TIMEOUT_START: seconds(longest + c.claude.kill_grace + 2 * c.git.lock_timeout + 5 * 60_000),

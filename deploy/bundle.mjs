@@ -1,4 +1,4 @@
-// Bundles the CLI (dist/daemon/cli.js, built by tsc) into dist/bundle/cli.cjs, the one file every
+// Bundles the CLI (dist/cli/cli.js, built by tsc) into dist/bundle/cli.cjs, the one file every
 // command but help loads: node's module loader costs ~1 ms a module, and a session start touched
 // ~150. Native and optional packages stay outside and load from node_modules when used. Then it
 // makes V8's code cache for it (cli/bundle-loader.ts), by running one command that starts and ends
@@ -29,7 +29,7 @@ const root = path.join(import.meta.dirname, '..');
 const outfile = path.join(root, 'dist', 'bundle', 'cli.cjs');
 fs.rmSync(path.dirname(outfile), { recursive: true, force: true });
 const r = await build({
-  entryPoints: [path.join(root, 'dist', 'daemon', 'cli.js')],
+  entryPoints: [path.join(root, 'dist', 'cli', 'cli.js')],
   outfile,
   bundle: true,
   platform: 'node',
@@ -63,7 +63,7 @@ try {
   for (const d of ['vault', 'prompts']) fs.mkdirSync(path.join(dir, d));
   fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `vault: ${JSON.stringify(path.join(dir, 'vault'))}\nstate_dir: ${JSON.stringify(path.join(dir, 'state'))}\nlog_dir: ${JSON.stringify(path.join(dir, 'logs'))}\ngit:\n  enabled: false\ndispatch: []\n`);
   const cache = `${outfile}.cache`;
-  const run = spawnSync(process.execPath, [path.join(root, 'dist', 'daemon', 'bin.js'), 'tick', '--json'], {
+  const run = spawnSync(process.execPath, [path.join(root, 'dist', 'cli', 'bin.js'), 'tick', '--json'], {
     cwd: dir,
     env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), NIGHTSHIFT_BUILD_CODE_CACHE: cache },
     encoding: 'utf8',

@@ -61,7 +61,7 @@ export type SessionFacts = {
   result: string | null;
   error: string | null;
   memory?: 'served' | 'unavailable' | null;
-  // The same failure again (daemon/anneal-check.ts): what the report says of it.
+  // The same failure again (daemon/health/anneal-check.ts): what the report says of it.
   recurring?: string | null;
   retry_at?: string | null;
 };

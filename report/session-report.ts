@@ -1,8 +1,8 @@
 // The supervisor's two report steps: drain what earlier runs could not send, and report the
 // session just ended. Both are bounded by `discord.timeout` and never throw.
 import os from 'node:os';
-import type { Config } from '../daemon/config.js';
-import type { SessionRecord } from '../daemon/session-record.js';
+import type { Config } from '../daemon/config/config.js';
+import type { SessionRecord } from '../daemon/tick/session-record.js';
 import { deliver, reportSettings, type DeliverDeps, type Delivery } from './deliver.js';
 import { backoffReport, dreamReport, sessionReport, type BackoffFacts, type DreamFacts, type GitFacts } from './embed.js';
 
@@ -13,9 +13,9 @@ export type SessionReportInput = {
   git: GitFacts;
   day: string;
   today: { sessions: number; costUsd: number };
-  // The same failure again: said in the report (daemon/anneal-check.ts).
+  // The same failure again: said in the report (daemon/health/anneal-check.ts).
   recurring?: string | null;
-  // The run started late (daemon/late.ts): said in the title and a field.
+  // The run started late (daemon/schedule/late.ts): said in the title and a field.
   late?: string | null;
 };
 

@@ -1,8 +1,8 @@
 // `nightshift anneal [--agent NAME] [--json]`: the anneal log, oldest first: each pass of the
 // self-annealing loop a session recorded with `ANNEAL:`, its date, agent and session; a pass missing
 // a field is listed as incomplete. Read-only: no store yet is an empty log.
-import type { Config } from '../daemon/config.js';
-import { DEFAULTS } from '../daemon/defaults.js';
+import type { Config } from '../daemon/config/config.js';
+import { DEFAULTS } from '../daemon/config/defaults.js';
 import { EXIT } from '../daemon/errors.js';
 import { memoryDbPath } from '../memory/store/db-path.js';
 import { ANNEAL_FIELDS, passRecurrence, type AnnealPass } from './anneal.js';

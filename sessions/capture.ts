@@ -8,7 +8,7 @@
 // the session's count and commit do not depend on it.
 import fs from 'node:fs';
 import readline from 'node:readline';
-import type { Config } from '../daemon/config.js';
+import type { Config } from '../daemon/config/config.js';
 import { describeError, geminiModels, geminiSettingsFrom } from '../memory/gemini-client.js';
 import type { MemoryStore } from '../memory/store.js';
 import { cleanDerived } from '../memory/text/text-hygiene.js';

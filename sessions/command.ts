@@ -1,6 +1,6 @@
 // The claude command line for one session. Its environment is sessions/session-env.ts.
-import type { Agent } from '../daemon/agents.js';
-import type { Config } from '../daemon/config.js';
+import type { Agent } from '../daemon/config/agents.js';
+import type { Config } from '../daemon/config/config.js';
 import { MEMORY_TOOLS_RULE } from './mcp-config.js';
 
 // `more`: the session's own flags (its memory server, state and hook settings), placed before the

@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Agent } from '../daemon/agents.js';
-import type { Config } from '../daemon/config.js';
+import type { Agent } from '../daemon/config/agents.js';
+import type { Config } from '../daemon/config/config.js';
 import { SandboxUnavailableError } from '../daemon/errors.js';
 import type { Logger } from '../logs/logger.js';
 import { memoryDbPath } from '../memory/store/db-path.js';

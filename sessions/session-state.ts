@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Ledger } from '../budget/ledger.js';
-import type { Config } from '../daemon/config.js';
-import { gitIn } from '../daemon/git-sync.js';
+import type { Config } from '../daemon/config/config.js';
+import { gitIn } from '../daemon/git/git-sync.js';
 import { cleanDerived } from '../memory/text/text-hygiene.js';
 import { gatherState } from './state-data.js';
 import { injectedMemories, renderState, type RenderedState } from './state.js';

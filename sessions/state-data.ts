@@ -2,14 +2,14 @@
 // git. Each part that fails says why in its own section; gathering as a whole never throws.
 import { dayOf } from '../budget/day.js';
 import type { Ledger } from '../budget/ledger.js';
-import type { Config } from '../daemon/config.js';
-import { gitIn } from '../daemon/git-sync.js';
+import type { Config } from '../daemon/config/config.js';
+import { gitIn } from '../daemon/git/git-sync.js';
 import fs from 'node:fs';
 import { memoryDbPath } from '../memory/store/db-path.js';
 import { StateView } from '../memory/store/state-view.js';
 import { MemoryStore } from '../memory/store.js';
 import type { Avail, StateData, StateGit } from './state.js';
-import { DEFAULTS } from '../daemon/defaults.js';
+import { DEFAULTS } from '../daemon/config/defaults.js';
 import { passFromRow, type AnnealPass } from './anneal.js';
 import { attentionOf, lastToolCalls, type AttentionRow } from './attention.js';
 

@@ -56,7 +56,7 @@ try {
   say('session state the next session starts with (nightshift state --agent demo)', state.stdout || state.stderr);
   const embed = discord.messages.at(-1)?.body?.embeds?.[0];
   say('Discord report (received by the loopback Discord)', embed ? [embed.title, embed.description ?? '', ...(embed.fields ?? []).map((f: { name: string; value: string }) => `${f.name}: ${f.value}`)].join('\n') : 'none received');
-  process.stdout.write(`\nTry: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} node dist/daemon/bin.js status\n`);
+  process.stdout.write(`\nTry: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} node dist/cli/bin.js status\n`);
   process.exitCode = ran.code ?? 1;
 } finally {
   await api.close();

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { startFakeApi, TEST_API_KEY, type FakeApi } from './fake-api.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const BIN = path.join(ROOT, 'dist', 'daemon', 'bin.js');
+export const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
 export const CLAUDE = path.join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
 export const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 

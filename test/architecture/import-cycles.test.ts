@@ -6,25 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT, tempDir } from '../helpers.js';
-
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s+(?:[\w*{][\s\S]*?\sfrom\s*)?['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
-
-function moduleGraph(root: string, skip: string[]): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) {
-        if (!skip.includes(e.name)) walk(p);
-      } else if (p.endsWith('.js')) {
-        const deps = [...fs.readFileSync(p, 'utf8').matchAll(IMPORT)].map((m) => path.resolve(path.dirname(p), m[1] ?? m[2]));
-        graph.set(p, [...new Set(deps)]);
-      }
-    }
-  };
-  walk(root);
-  return graph;
-}
+import { moduleGraph } from './module-graph.js';
 
 // Strongly connected components of more than one module (Tarjan), or a module importing itself.
 export function cycles(graph: Map<string, string[]>): string[][] {

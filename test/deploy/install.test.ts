@@ -62,7 +62,7 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     assert.ok(bin, `${pkg.bin.nightshift} missing from ${names.join(' ')}`);
     assert.match(bin.mode, /^-rwx/, 'the bin has its run bit');
     assert.match(fs.readFileSync(path.join(installed(), pkg.bin.nightshift), 'utf8'), /^#!\/usr\/bin\/env node\n/);
-    for (const need of ['package/package.json', 'package/README.md', 'package/deploy/systemd/nightshift.service', 'package/deploy/systemd/nightshift-watch.timer', 'package/dist/daemon/main.js', 'package/dist/memory/mcp/server.js']) {
+    for (const need of ['package/package.json', 'package/README.md', 'package/deploy/systemd/nightshift.service', 'package/deploy/systemd/nightshift-watch.timer', 'package/dist/cli/main.js', 'package/dist/memory/mcp/server.js']) {
       assert.ok(names.includes(need), `${need} missing`);
     }
     const stray = names.filter((n) => /^package\/(dist\/(test|bench)\/|test\/|bench\/|node_modules\/)|\.ts$|\.map$|tsconfig/.test(n));
@@ -130,7 +130,7 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     assert.doesNotMatch(ran.stderr, /warning/, 'a site under /srv draws no PrivateTmp warning');
     const service = fs.readFileSync(path.join(units, 'nightshift.service'), 'utf8');
     const bin = fs.realpathSync(path.join(prefix, 'bin', 'nightshift'));
-    assert.equal(bin, path.join(installed(), 'dist', 'daemon', 'bin.js'));
+    assert.equal(bin, path.join(installed(), 'dist', 'cli', 'bin.js'));
     assert.match(service, new RegExp(`^ExecStart=${process.execPath} ${bin} tick --config ${site}/nightshift.yaml$`, 'm'));
     assert.match(service, new RegExp(`^Documentation=file://${installed()}/README.md$`, 'm'));
     const verify = await sh('systemd-analyze', ['verify', '--man=no', ...fs.readdirSync(units).map((f) => path.join(units, f))], { cwd: units });

@@ -20,7 +20,7 @@ const skip: string | false = missing && process.env.CI !== 'true' ? missing : fa
 const OPT = '/opt/nightshift';
 const SITE = '/srv/nightshift-test';
 const NODE = process.execPath;
-const BIN = `${OPT}/dist/daemon/bin.js`;
+const BIN = `${OPT}/dist/cli/bin.js`;
 const ALERT = 'nightshift-alert@nightshift.service.service';
 const FAST = '[Timer]\nRandomizedDelaySec=0\nAccuracySec=1s\n';
 const KEY = 'sk-test-nightshift-key';

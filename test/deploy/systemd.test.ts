@@ -34,7 +34,7 @@ describe('systemd units', () => {
     ]);
     const service = fs.readFileSync(path.join(units, 'nightshift.service'), 'utf8');
     assert.ok(!/\{\{/.test(names.map((n) => fs.readFileSync(path.join(units, n), 'utf8')).join('')), 'every placeholder filled');
-    assert.match(service, new RegExp(`ExecStart=${process.execPath} ${ROOT}/dist/daemon/bin.js tick --config ${dir}/nightshift.yaml`));
+    assert.match(service, new RegExp(`ExecStart=${process.execPath} ${ROOT}/dist/cli/bin.js tick --config ${dir}/nightshift.yaml`));
     assert.match(service, new RegExp(`ReadWritePaths=${dir}/vault ${dir}/state ${dir}/logs`));
     // The backstop sits above the longest session watchdog (30m default, gardener 20m).
     const timeout = Number(/TimeoutStartSec=(\d+)s/.exec(service)![1]);
@@ -43,7 +43,7 @@ describe('systemd units', () => {
     // The watch runs the doctor on its own schedule; the alert reports the failed unit (%i), and
     // neither stops on a missing folder, which is what they are there to report.
     const watch = fs.readFileSync(path.join(units, 'nightshift-watch.service'), 'utf8');
-    assert.match(watch, new RegExp(`ExecStart=${process.execPath} ${ROOT}/dist/daemon/bin.js doctor --alert --config ${dir}/nightshift.yaml`));
+    assert.match(watch, new RegExp(`ExecStart=${process.execPath} ${ROOT}/dist/cli/bin.js doctor --alert --config ${dir}/nightshift.yaml`));
     assert.match(watch, new RegExp(`ReadWritePaths=-${dir}/vault -${dir}/state -${dir}/logs\n`));
     assert.match(watch, new RegExp(`WorkingDirectory=-${dir}\n`));
     assert.doesNotMatch(watch, /^OnFailure=/m);

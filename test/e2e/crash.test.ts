@@ -136,7 +136,7 @@ describe('a supervisor killed mid-session', () => {
     t.after(() => processesMatching('sleep 635').forEach((p) => process.kill(p.pid, 'SIGKILL')));
     writeAgent(ws, 'flooder', 'SCENARIO=flood SLEEP=635 SIZE=600000', { allowed_tools: ['Bash'] });
     // `ulimit -f 256`: no file of ours may grow past 128 KiB (sh counts 512-byte blocks).
-    const child = spawn('sh', ['-c', `ulimit -f 256; exec "$0" "$@"`, process.execPath, path.join(FIXTURES, '..', '..', 'dist', 'daemon', 'bin.js'), 'run', 'flooder', '--json'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', `ulimit -f 256; exec "$0" "$@"`, process.execPath, path.join(FIXTURES, '..', '..', 'dist', 'cli', 'bin.js'), 'run', 'flooder', '--json'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     t.after(() => child.kill('SIGKILL'));
     let stdout = '';
     let stderr = '';

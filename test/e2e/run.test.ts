@@ -96,7 +96,7 @@ describe('nightshift run', () => {
   });
 
   // The backstop, since the CLI fails open when its hook cannot be reached. Removal tried: with
-  // `fail: guest.hooks?.dead` taken out of daemon/run.ts, the session ran on until its 40 s wall
+  // `fail: guest.hooks?.dead` taken out of daemon/tick/run.ts, the session ran on until its 40 s wall
   // clock (outcome timeout) and this test failed.
   test('a session whose hook server stops answering is ended by the supervisor', async (t) => {
     const ws = workspace(t, api.url, configYaml({ claude: { timeout: '40s', idle_timeout: '40s', kill_grace: '2s' } }));

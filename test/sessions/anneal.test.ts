@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { Ledger } from '../../budget/ledger.js';
-import { validateConfig, type Config } from '../../daemon/config.js';
+import { validateConfig, type Config } from '../../daemon/config/config.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { openDatabase } from '../../memory/store/schema.js';
 import { MemoryStore } from '../../memory/store.js';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { Ledger } from '../../budget/ledger.js';
-import { validateConfig, type Config } from '../../daemon/config.js';
+import { validateConfig, type Config } from '../../daemon/config/config.js';
 import { makeRedactor } from '../../logs/redact.js';
 import { MemoryStore } from '../../memory/store.js';
 import type { Actor } from '../../memory/types.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { loadConfig } from '../../../daemon/config.js';
+import { loadConfig } from '../../../daemon/config/config.js';
 import { createLogger } from '../../../logs/logger.js';
 import { MemoryDbError } from '../../../memory/open.js';
 import { startMemoryHttp, type MemoryHttp } from '../../../memory/mcp/mcp-http.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { forgetCode } from '../../../memory/learning-cli.js';
+import { forgetCode } from '../../../cli/commands/memory-learning.js';
 import { MemoryStore } from '../../../memory/store.js';
 import { spawn } from 'node:child_process';
 import { BIN, configYaml, nightshift, tempDir } from '../../helpers.js';

@@ -1,0 +1,23 @@
+// `nightshift agents`: the agents in agents_dir, with their model, turns, timeout and limits.
+import { formatDuration } from '../../daemon/config/duration.js';
+import { EXIT } from '../../daemon/errors.js';
+import type { FullContext } from '../context.js';
+
+export const help = `Usage: nightshift agents [--json] [--config PATH]
+
+Lists the agents in agents_dir with their model, turns, timeout and limits.`;
+
+export const stage = 'full';
+
+export async function run({ config, flags, io }: FullContext): Promise<number> {
+  const { loadAgents } = await import('../../daemon/config/agents.js');
+  const agents = loadAgents(config);
+  const rows = agents.map((a) => ({
+    name: a.name, description: a.description, model: a.model, max_turns: a.maxTurns, timeout_ms: a.timeoutMs,
+    idle_timeout_ms: a.idleTimeoutMs, allowed_tools: a.allowedTools, max_runs_per_day: a.maxRunsPerDay, file: a.file,
+  }));
+  if (flags.json) io.out(JSON.stringify(rows));
+  else if (!rows.length) io.out(`no agents in ${config.agents_dir}`);
+  else io.out(agents.map((a) => `${a.name.padEnd(16)} ${a.model.padEnd(8)} ${String(a.maxTurns).padStart(3)} turns  ${formatDuration(a.timeoutMs).padEnd(5)} ${a.description}`).join('\n'));
+  return EXIT.OK;
+}

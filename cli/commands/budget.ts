@@ -1,0 +1,69 @@
+// `nightshift budget [--date D] [--days N]`: one day against the limits, or N days side by side
+// with a bar each (the same numbers in --json as data).
+import { dayOf } from '../../budget/day.js';
+import { money } from '../../budget/money.js';
+import type { Logger } from '../../logs/logger.js';
+import { budgetReport } from '../../daemon/tick/budget-report.js';
+import type { Config } from '../../daemon/config/config.js';
+import { EXIT, UsageError } from '../../daemon/errors.js';
+import { table } from '../table.js';
+import { withLedger } from '../with-ledger.js';
+import type { FullContext } from '../context.js';
+
+type Out = { out: (text: string) => void };
+type Day = ReturnType<typeof budgetReport>;
+
+// The N calendar days ending at `last` (YYYY-MM-DD), oldest first.
+export function daysEnding(last: string, n: number): string[] {
+  const end = Date.parse(`${last}T12:00:00Z`);
+  return Array.from({ length: n }, (_, i) => new Date(end - (n - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+}
+
+// Pure: a bar of `width` cells for `value` out of `max` (eighths, so small spends still show).
+export function bar(value: number, max: number, width = 20): string {
+  if (max <= 0 || value <= 0) return '';
+  const eighths = Math.max(1, Math.round((value / max) * width * 8));
+  return '█'.repeat(Math.floor(eighths / 8)) + (eighths % 8 ? ' ▏▎▍▌▋▊▉'[eighths % 8] : '');
+}
+
+// Pure: the days as rows, each with its bar scaled to the day's USD limit (or the largest day).
+export function daysChart(days: Day[]): string {
+  const scale = Math.max(days[0]?.max_usd ?? 0, ...days.map((d) => d.cost_usd));
+  const rows = days.map((d) => [d.date, `${d.sessions}/${d.max_sessions}`, money(d.cost_usd), bar(d.cost_usd, scale)]);
+  return table([['DAY', 'SESSIONS', 'SPENT', `OF ${money(days[0]?.max_usd ?? 0)} A DAY`], ...rows], [1, 2]);
+}
+
+export async function budgetCommand(config: Config, flags: { json?: boolean; date?: string; days?: string }, io: Out, logger: Logger): Promise<number> {
+  if (flags.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(flags.date)) throw new UsageError(`Expected --date as YYYY-MM-DD, got \`${flags.date}\``);
+  const n = flags.days === undefined ? null : Number(flags.days);
+  if (n !== null && (!Number.isInteger(n) || n < 1 || n > 366)) throw new UsageError(`Expected --days to be a whole number from 1 to 366, got \`${flags.days}\``);
+  const date = flags.date ?? dayOf(new Date(), config.budget.timezone);
+  if (n !== null) {
+    const days = await withLedger(config, logger, (l) => daysEnding(date, n).map((d) => budgetReport(config, l, d)));
+    if (flags.json) io.out(JSON.stringify({ timezone: config.budget.timezone, days }));
+    else io.out(`${days[0].date} .. ${date} (${config.budget.timezone})\n${daysChart(days)}`);
+    return EXIT.OK;
+  }
+  const b = await withLedger(config, logger, (l) => budgetReport(config, l, date));
+  if (flags.json) io.out(JSON.stringify(b));
+  else {
+    const lines = [`${b.date} (${config.budget.timezone})`, `sessions  ${b.sessions} of ${b.max_sessions}`, `spent     ${money(b.cost_usd)} of ${money(b.max_usd)}`];
+    for (const [name, v] of Object.entries(b.by_agent)) lines.push(`  ${name.padEnd(16)} ${v.sessions} session(s)  ${money(v.cost_usd)}`);
+    io.out(lines.join('\n'));
+  }
+  return EXIT.OK;
+}
+
+export const help = `Usage: nightshift budget [--json] [--date YYYY-MM-DD] [--days N] [--config PATH]
+
+The day's sessions and spend against the limits (the day in budget.timezone; default today).
+--days N: the N days ending at --date (default today), one row each with a bar of the day's spend
+against max_usd_per_day.
+--json: {date, sessions, max_sessions, cost_usd, max_usd, by_agent: {name: {sessions, cost_usd}}}
+--json --days N: {timezone, days: [<as --json>, ...]} oldest first`;
+
+export const stage = 'full';
+
+export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
+  return budgetCommand(config, flags, io, logger);
+}

@@ -1,0 +1,139 @@
+// `nightshift init [DIR] [--remote URL]`: a site to start from. A commented config with the
+// defaults, one example agent, a vault (a new git repository, or a clone of --remote), the state and
+// log folders, and nightshift.env at 0600 with the variables to fill. Nothing that exists is
+// overwritten: it is kept and named. Ends with the next three commands to run.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { CONFIG_DEFAULT_FILE, DEFAULTS } from '../../daemon/config/defaults.js';
+import { ENV_FILE_NAME } from '../../daemon/config/env-file.js';
+import { EXIT, UsageError } from '../../daemon/errors.js';
+import { ROOT } from '../../daemon/systemd.js';
+import type { BareContext } from '../context.js';
+
+export const EXAMPLE_AGENT = 'gardener';
+
+const D = DEFAULTS;
+// Pure: the config init writes. `git` is on only with a remote to sync with.
+export function initConfig(o: { remote: boolean }): string {
+  return `# nightshift config (nightshift init). Every field is optional: the values shown are the
+# defaults. Relative paths resolve against this file's folder. Secrets go in ${ENV_FILE_NAME}, never here.
+vault: ${D.vault}                 # the agents' working tree: the cwd of every session
+sandbox: ${D.sandbox}                # the wall around every session (apt-get install bubblewrap); none to run unwalled
+state_dir: ${D.state_dir}             # the ledger, the memory database, locks
+log_dir: ${D.log_dir}               # daily log files, transcripts
+agents_dir: ${D.agents_dir}          # one <name>.md per agent
+
+claude:
+  command: ${D.claude.command}               # the Claude Code CLI (npm install -g @anthropic-ai/claude-code)
+  model: ${D.claude.model}
+  max_turns: ${D.claude.max_turns}
+  timeout: ${D.claude.timeout}                 # wall-clock watchdog
+  idle_timeout: ${D.claude.idle_timeout}            # no output for this long: the session is stalled
+  permission_mode: ${D.claude.permission_mode}   # for agents without allowed_tools (refused by the CLI as root)
+
+budget:
+  timezone: ${D.budget.timezone}                # what "a day" means, and the time zone of dispatch rules
+  max_sessions_per_day: ${D.budget.max_sessions_per_day}
+  max_usd_per_day: ${D.budget.max_usd_per_day}
+  max_usd_per_session: ${D.budget.max_usd_per_session}         # a session that spends more is ended
+
+# What a tick runs: the first rule that is due wins. days: sun..sat (or 0-6, 0 = sun), as a list or
+# "mon,wed" or "mon-fri"; hours: 0-23 in budget.timezone. \`nightshift next\` says when each is due.
+dispatch:
+  - agent: ${EXAMPLE_AGENT}
+    hours: 10
+
+git:
+  enabled: ${o.remote}               # ${o.remote ? 'pull before and push after every session' : 'true once the vault has a remote (git -C vault remote add origin URL)'}
+  remote: ${D.git.remote}
+
+daemon:                        # only for \`nightshift daemon\` (hosts without systemd timers)
+  schedule: "${D.daemon.schedule}"      # cron, in budget.timezone
+
+alerts:                        # what \`nightshift doctor\` fails on
+  max_silence: ${D.alerts.max_silence}
+  max_consecutive_failures: ${D.alerts.max_consecutive_failures}
+`;
+}
+
+export const INIT_ENV = `# Secrets for nightshift: read by every nightshift command and by the systemd units
+# (EnvironmentFile=). Keep it chmod 600. A variable already in the environment wins over this file.
+# One of these two (the first that is set is used):
+# ANTHROPIC_API_KEY=
+# CLAUDE_CODE_OAUTH_TOKEN=
+# Reports and alerts to a Discord channel (channel settings -> Integrations -> Webhooks):
+# DISCORD_WEBHOOK_URL=
+# Optional: Gemini for the memory's embeddings and what a session leaves behind:
+# GEMINI_API_KEY=
+`;
+
+type InitIo = { out: (t: string) => void; cwd: string; env: NodeJS.ProcessEnv };
+
+const shell = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
+
+export async function initCommand(positionals: string[], flags: { remote?: string }, io: InitIo): Promise<number> {
+  if (positionals.length > 1) throw new UsageError(`Expected \`nightshift init [DIR] [--remote URL]\`, got ${positionals.length} arguments`);
+  const dir = path.resolve(io.cwd, positionals[0] ?? '.');
+  fs.mkdirSync(dir, { recursive: true });
+  const made: string[] = [];
+  const kept: string[] = [];
+  // `wx`: never over a file that exists, even one made meanwhile.
+  const write = (file: string, text: string, mode = 0o644) => {
+    try {
+      fs.writeFileSync(file, text, { flag: 'wx', mode });
+      made.push(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      kept.push(file);
+    }
+  };
+  const config = path.join(dir, CONFIG_DEFAULT_FILE);
+  write(config, initConfig({ remote: !!flags.remote }));
+  fs.mkdirSync(path.join(dir, 'prompts'), { recursive: true });
+  write(path.join(dir, 'prompts', `${EXAMPLE_AGENT}.md`), fs.readFileSync(path.join(ROOT, 'prompts', `${EXAMPLE_AGENT}.md`), 'utf8'));
+  write(path.join(dir, ENV_FILE_NAME), INIT_ENV, 0o600);
+  for (const [sub, mode] of [['state', 0o700], ['logs', 0o755]] as const) {
+    const p = path.join(dir, sub);
+    if (fs.existsSync(p)) kept.push(p);
+    else (fs.mkdirSync(p, { mode }), made.push(p));
+  }
+  const vault = path.join(dir, 'vault');
+  if (fs.existsSync(vault)) kept.push(vault);
+  else {
+    const args = flags.remote ? ['clone', '--quiet', flags.remote, vault] : ['init', '--quiet', vault];
+    const r = spawnSync('git', args, { encoding: 'utf8', env: { ...io.env, GIT_TERMINAL_PROMPT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    if (r.status !== 0) {
+      io.out([...made.map((f) => `made  ${f}`), ...kept.map((f) => `kept  ${f} (exists)`)].join('\n'));
+      throw new UsageError(`git ${args[0]} ${flags.remote ?? ''} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()}`);
+    }
+    made.push(`${vault} (${flags.remote ? `a clone of ${flags.remote}` : 'a new git repository'})`);
+  }
+  const here = dir === io.cwd;
+  const conf = here ? '' : ` --config ${shell(config)}`;
+  io.out([
+    ...made.map((f) => `made  ${f}`),
+    ...kept.map((f) => `kept  ${f} (exists; not changed)`),
+    '',
+    'Next:',
+    `  1. put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=...) in ${shell(path.join(dir, ENV_FILE_NAME))}`,
+    `  2. nightshift doctor${conf}`,
+    `  3. nightshift run ${EXAMPLE_AGENT}${conf}`,
+  ].join('\n'));
+  return EXIT.OK;
+}
+
+export const help = `Usage: nightshift init [DIR] [--remote URL]
+
+Makes a site in DIR (default: here): nightshift.yaml with the defaults, commented; an example agent
+(prompts/gardener.md) and a dispatch rule for it; the vault (vault/: a new git repository, or a
+clone of --remote URL, then with git sync on); state/ (0700) and logs/; and nightshift.env (0600)
+with the variables to fill, commented. A file or folder that exists is kept as it is and named.
+Prints the next three commands: fill nightshift.env, nightshift doctor, nightshift run gardener.`;
+
+// Before any config or env file: init makes them.
+export const stage = 'bare';
+
+export async function run({ positionals, flags, io, deps }: BareContext): Promise<number> {
+  return initCommand(positionals, { remote: flags.remote }, { out: io.out, cwd: deps.cwd, env: deps.env });
+}

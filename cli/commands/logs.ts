@@ -1,0 +1,18 @@
+// `nightshift logs [ID] [-f]`: today's log or a session's transcript (logs-view.ts reads them).
+import type { FullContext } from '../context.js';
+import { withStopSignal } from '../stop-signal.js';
+
+export const help = `Usage: nightshift logs [SESSION-ID] [-f|--follow] [--config PATH]
+
+Today's daily log (<log_dir>/YYYY-MM-DD.log, the day in budget.timezone): short human lines when
+stdout is a terminal, the JSON lines otherwise. With a session id: its transcript as a
+conversation (as \`show --transcript\`). -f follows: new lines as they come (the daily log moves on
+to the next day's file at midnight) until Ctrl-C; a session is followed until it ends.`;
+
+export const stage = 'full';
+
+export async function run({ config, positionals, flags, io, logger, deps }: FullContext): Promise<number> {
+  const { logsCommand } = await import('./logs-view.js');
+  const human = !!deps.stdoutIsTTY;
+  return withStopSignal(logger, 'stopping', (signal) => logsCommand(config, positionals, flags, { out: io.out, human, color: human && !deps.env.NO_COLOR, logger, signal }));
+}

@@ -1,0 +1,63 @@
+// `nightshift memory <command>`: the memory store from the command line (memory-cli.ts runs it).
+import { EXIT_CODES_HELP } from '../help.js';
+import type { FullContext } from '../context.js';
+
+export const help = `Usage: nightshift memory <command> [--json] [--config PATH]
+
+The memory store at memory.db (default <state_dir>/memory.db). Every change is written to its
+audit log with surface "cli" (or "import").
+
+  observe TEXT [--source S] [--category C] [--tags a,b]
+        one observation through the prediction-error gate: merged into a close memory, a new
+        memory linked to a related one, or a new memory. Source defaults to "cli".
+        --json: {observation_id, memory_id, decision, prediction_error, linked_to}
+  query TEXT [--limit N] [--explain] [--include-faded]
+        best matches first (default 10). --include-faded adds faded and superseded memories,
+        labelled; --explain shows each score's parts.
+        --json: [{id, text, category, score, sources, faded, superseded}] (the MCP query
+        tool's results; with --explain each also has explain: {lexical, vector, fused,
+        activation, recency, salience})
+  recall ID
+        one memory with its sources and edges. --json: the full record
+  stats
+        counts by kind and category, the embedding model. --json: the same as an object
+  import FILE|-
+        JSONL, one observation per line: {"text", "source", "created_at"?, "tags"?, "category"?,
+        "salience"?} (other fields are ignored). Goes through the same gate as observe, in
+        order; lines with the same created_at one after another are linked as "follows".
+        A bad line is reported on stderr as FILE:LINE: field: message and skipped; the good
+        lines are kept. Progress on stderr when it is a terminal. Exits 1 if any line was bad
+        or refused (a forgotten claim). --json: {file, lines, observed, merge, link, novel,
+        refused: [{line, field, message}], bad: [...]}
+  export [FILE]
+        every observation as an import line (oldest first), to FILE or stdout
+  believe TEXT [--confidence 0..1] [--source S]      a belief (category belief). --json: {id}
+  confirm ID                                          confirm a belief or value an agent stated: it
+        joins the state's Identity (a session's own claims wait for this or for use in a later
+        session that ended ok)
+  contradict ID OTHER_ID [--note TEXT]                link the two as contradicting; lowers confidence
+  predict TEXT [--confidence 0..1] [--due ISO]        a prediction. --json: {id}
+  resolve ID correct|partly|wrong [--note TEXT]       resolve a prediction. --json: {id, surprise}
+  review ID again|hard|good|easy                      grade a memory by hand (FSRS-6)
+  threads [open TEXT [--solo] | resolve ID]           open questions and work across sessions
+  wander [--steps N] [--seed N]                       a seeded walk over the memory graph
+  dream                                               cluster, abstract, find contradictions,
+        update schedules, fade, rebuild indices; each phase timed and fault-isolated; progress
+        on a terminal. --json: {duration_ms, phases: {<name>: {ok, ms, ...counts}}}
+  forget ID... [--approve CODE]
+        without --approve a dry run: what would go and the code for exactly these ids today.
+        With the right code, deletes for good and tombstones the claims; a wrong code exits 77.
+        Not reachable through MCP.
+
+A memory database that is corrupt or not a nightshift store is refused with an error naming the
+file (exit 70); it is never overwritten. A refused observation (a forgotten claim) exits 75.
+
+${EXIT_CODES_HELP}`;
+
+export const stage = 'full';
+
+export async function run({ config, positionals, flags, io, logger, env, deps }: FullContext): Promise<number> {
+  return (await import('./memory-cli.js')).memoryCommand(config, positionals, flags, {
+    out: io.out, err: deps.stderr, stdin: process.stdin, stderrIsTTY: !!process.stderr.isTTY, stdinIsTTY: !!process.stdin.isTTY, env: env, logger,
+  });
+}

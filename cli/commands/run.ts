@@ -1,0 +1,48 @@
+// `nightshift run <agent>`: one session of the agent now, watched and counted.
+import type { GitReport } from '../../daemon/git/git-sync.js';
+import { positional } from '../args.js';
+import { runDeps, type FullContext } from '../context.js';
+import { EXIT_CODES_HELP } from '../help.js';
+import { withStopSignal } from '../stop-signal.js';
+import { printRecord } from './sessions.js';
+
+export const help = `Usage: nightshift run <agent> [--json] [--force] [--config PATH]
+
+Runs one headless Claude Code session of <agent> (<agents_dir>/<agent>.md) in the vault, under
+the wall-clock and idle watchdogs, the loop detector and the per-session cost ceiling, inside a
+bubblewrap sandbox (config sandbox: bwrap, the default; sandbox: none to run it unwalled). The
+session sees the vault writable, the rest read-only, and no state, logs, config or home; its
+environment is an allowlist, and the API key stays with nightshift's proxy. With sandbox: bwrap and
+no usable bwrap the session is refused (exit 78). The session is counted in today's ledger before it
+starts and settled however it ends.
+
+An agent that is held (rate limited until the API's reset time, or backed off after
+backoff.after_failures failures in a row; see \`nightshift status\`) is skipped by the tick, but
+\`run\` by hand still runs it: the operator decided. A warning says it was held.
+
+  --force   run even when a daily limit (sessions, USD, the agent's runs per day) is reached
+  --json    print one object: id, agent, outcome, exit_code, cost_usd, cost_estimated, turns,
+            duration_ms, started_at, ended_at, result, error, transcript
+
+${EXIT_CODES_HELP}`;
+
+export const stage = 'full';
+// At a terminal the session shows one live line on stderr.
+export const liveLine = true;
+
+export async function run({ config, positionals, flags, io, logger, env }: FullContext): Promise<number> {
+  const name = positional(positionals, 'run', 'agent');
+  const [{ loadAgent }, { exitCodeOf, runAgent }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/tick/run.js')]);
+  const agent = loadAgent(config, name);
+  const r = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
+  printRecord(io, r.session, flags.json);
+  if (!flags.json && (r.git.error || r.git.committed)) io.out(`git       ${gitLine(r.git)}`);
+  return exitCodeOf(r);
+}
+
+// What git did around a session, in one line (run and tick print it).
+export function gitLine(g: GitReport): string {
+  const parts = [g.pulled ? 'pulled' : 'not pulled', g.committed ? 'committed' : 'nothing committed', g.pushed ? 'pushed' : 'not pushed'];
+  if (g.branch) parts.push(`branch ${g.branch}`);
+  return `${parts.join(', ')}${g.error ? ` (${g.error})` : ''}`;
+}

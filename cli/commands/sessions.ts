@@ -1,0 +1,120 @@
+// `nightshift sessions` (aligned columns, filters) and `nightshift show ID [--transcript]`.
+import fs from 'node:fs';
+import { dayOf } from '../../budget/day.js';
+import { money } from '../../budget/money.js';
+import type { Logger } from '../../logs/logger.js';
+import { OUTCOMES } from '../../sessions/outcome.js';
+import { agentNames } from '../../daemon/config/agent-names.js';
+import type { Config } from '../../daemon/config/config.js';
+import { parseDuration } from '../../daemon/config/duration.js';
+import { EXIT, UsageError } from '../../daemon/errors.js';
+import { toRecord, type SessionRecord } from '../../daemon/tick/session-record.js';
+import { didYouMean } from '../../daemon/suggest.js';
+import { localStamp, shortDuration, table } from '../table.js';
+import { renderTranscript } from '../transcript-view.js';
+import { withLedger } from '../with-ledger.js';
+import type { FullContext } from '../context.js';
+
+type Out = { out: (text: string) => void };
+export type SessionsFlags = { json?: boolean; limit?: string; agent?: string; outcome?: string; since?: string; transcript?: boolean };
+
+// The first instant of `date` (YYYY-MM-DD) in `timezone`.
+export function dayStart(date: string, timezone: string): Date {
+  let t = Date.parse(`${date}T00:00:00Z`) - 15 * 3_600_000;
+  while (dayOf(new Date(t), timezone) < date) t += 15 * 60_000;
+  return new Date(t);
+}
+
+// --since: a duration back from now (`2d`, `12h`), a day (`2026-12-01`, in budget.timezone) or an ISO time.
+export function parseSince(value: string, now: Date, timezone: string): Date {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return dayStart(value, timezone);
+  const days = /^(\d+)d$/.exec(value);
+  if (days) return new Date(now.getTime() - Number(days[1]) * 86_400_000);
+  const ms = parseDuration(value);
+  if (ms !== null) return new Date(now.getTime() - ms);
+  const at = new Date(value);
+  if (!Number.isNaN(at.getTime()) && /^\d{4}-/.test(value)) return at;
+  throw new UsageError(`Expected --since as a time back (\`2d\`, \`12h\`), a day (\`2026-12-01\`) or an ISO time, got \`${value}\``);
+}
+
+// Pure: the rows as aligned columns, times in the budget's zone.
+export function sessionsTable(rows: SessionRecord[], timezone: string): string {
+  const head = ['START', 'AGENT', 'OUTCOME', 'COST', 'TURNS', 'DURATION', 'ID'];
+  const body = rows.map((r) => [
+    localStamp(r.started_at, timezone), r.agent, r.outcome, `${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`, String(r.turns), shortDuration(r.duration_ms), r.id,
+  ]);
+  return table([head, ...body], [3, 4, 5]);
+}
+
+export async function sessionsCommand(config: Config, flags: SessionsFlags, io: Out, logger: Logger, now = new Date()): Promise<number> {
+  const limit = flags.limit === undefined ? 20 : Number(flags.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`Expected --limit to be a whole number above 0, got \`${flags.limit}\``);
+  const outcomes = [...OUTCOMES, 'running'];
+  if (flags.outcome !== undefined && !outcomes.includes(flags.outcome)) {
+    throw new UsageError(`Expected --outcome to be one of ${outcomes.join(', ')}, got \`${flags.outcome}\`.${didYouMean(flags.outcome, outcomes)}`);
+  }
+  const since = flags.since === undefined ? undefined : parseSince(flags.since, now, config.budget.timezone).toISOString();
+  const rows = await withLedger(config, logger, (l) => l.list({ limit, agent: flags.agent, outcome: flags.outcome, since }).map(toRecord));
+  if (flags.agent !== undefined && !rows.length) {
+    // A typo is the likelier story than an agent with no sessions: say what was meant.
+    const known = agentNames(config.agents_dir);
+    if (!known.includes(flags.agent)) throw new UsageError(`No agent \`${flags.agent}\` (known: ${known.join(', ') || 'none'}).${didYouMean(flags.agent, known)}`);
+  }
+  if (flags.json) io.out(JSON.stringify(rows));
+  else if (!rows.length) io.out(flags.agent || flags.outcome || flags.since ? 'no sessions match' : 'no sessions yet');
+  else io.out(sessionsTable(rows, config.budget.timezone));
+  return EXIT.OK;
+}
+
+export function printRecord(io: Out, r: SessionRecord, json: boolean | undefined): void {
+  if (json) return io.out(JSON.stringify(r));
+  const lines = [
+    `session   ${r.id}`,
+    `agent     ${r.agent}`,
+    `outcome   ${r.outcome}`,
+    `cost      ${money(r.cost_usd)}${r.cost_estimated ? ' (estimated)' : ''}`,
+    `turns     ${r.turns}`,
+    `duration  ${shortDuration(r.duration_ms)}`,
+    `started   ${r.started_at}`,
+  ];
+  if (r.error) lines.push(`error     ${r.error}`);
+  if (r.result) lines.push(`result    ${r.result.length > 400 ? `${r.result.slice(0, 400)}…` : r.result}`);
+  if (r.transcript) lines.push(`transcript ${r.transcript}`);
+  io.out(lines.join('\n'));
+}
+
+export async function showCommand(config: Config, id: string, flags: SessionsFlags, io: Out, logger: Logger): Promise<number> {
+  const row = await withLedger(config, logger, (l) => l.get(id));
+  if (!row) {
+    const near = await withLedger(config, logger, (l) => l.recent(200).map((r) => r.id));
+    throw new UsageError(`No session \`${id}\` in the ledger.${didYouMean(id, near)} See \`nightshift sessions\`.`);
+  }
+  const r = toRecord(row);
+  if (!flags.transcript) return printRecord(io, r, flags.json), EXIT.OK;
+  if (!r.transcript) throw new UsageError(`Session \`${id}\` has no transcript`);
+  let text: string;
+  try {
+    text = fs.readFileSync(r.transcript, 'utf8');
+  } catch (err) {
+    throw new UsageError(`Cannot read the transcript ${r.transcript}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  if (flags.json) io.out(text.trimEnd());
+  else io.out(`${r.id}  ${r.agent}  ${r.outcome}\n${renderTranscript(text)}`);
+  return EXIT.OK;
+}
+
+export const help = `Usage: nightshift sessions [--json] [--limit N] [--agent NAME] [--outcome O] [--since WHEN] [--config PATH]
+
+The latest sessions, newest first (default 20), as columns: start (budget.timezone), agent,
+outcome, cost (~ an estimate), turns, duration, id.
+  --agent NAME   only this agent's
+  --outcome O    only this outcome (ok, error, rate_limited, max_turns, timeout, stalled, loop,
+                 budget, spawn_failed, abandoned, running)
+  --since WHEN   started since: a time back (2d, 12h, 30m), a day (2026-12-01) or an ISO time
+--json: an array, each shaped like \`run --json\`.`;
+
+export const stage = 'full';
+
+export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
+  return sessionsCommand(config, flags, io, logger);
+}

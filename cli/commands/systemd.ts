@@ -1,0 +1,84 @@
+// `nightshift systemd print|install`: the units rendered with this install's paths. install checks
+// first what systemd would refuse later: a calendar spec it cannot read, and a service user that
+// does not exist (no default: leaving --user out once meant User=root).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import type { Config } from '../../daemon/config/config.js';
+import { checkCalendar } from '../../daemon/schedule/calendar.js';
+import { EXIT, UsageError } from '../../daemon/errors.js';
+import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits } from '../../daemon/systemd.js';
+import type { FullContext } from '../context.js';
+
+export type SystemdIo = { out: (t: string) => void; err: (t: string) => void; redact: (t: string) => string; env: NodeJS.ProcessEnv };
+type Flags = { user?: string; 'on-calendar'?: string; prefix?: string };
+
+// Whether the user exists for the system (NSS through getent, else /etc/passwd).
+export function userExists(user: string, pathEnv: string | undefined): boolean {
+  const r = spawnSync('getent', ['passwd', user], { stdio: 'ignore', env: { PATH: pathEnv || '/usr/bin:/bin' }, timeout: 10_000 });
+  if (!r.error) return r.status === 0;
+  try {
+    return fs.readFileSync('/etc/passwd', 'utf8').split('\n').some((l) => l.split(':')[0] === user);
+  } catch {
+    return false;
+  }
+}
+
+// Pure over the probes: what stops `install`, one line each.
+export function installProblems(flags: Flags, probes: { userExists: (u: string) => boolean; calendar: (spec: string) => { ok: boolean | null; error?: string } }): string[] {
+  const out: string[] = [];
+  if (!flags.user) out.push('Expected --user NAME: the user the units run as (create one: useradd --system --user-group nightshift), or --user root explicitly');
+  else if (flags.user !== 'root' && !probes.userExists(flags.user)) out.push(`Expected --user to name an existing user, got \`${flags.user}\`: create it first (useradd --system --user-group --shell /usr/sbin/nologin ${flags.user})`);
+  if (flags['on-calendar'] !== undefined) {
+    const c = probes.calendar(flags['on-calendar']);
+    if (c.ok === false) out.push(`Expected --on-calendar to be a systemd calendar expression like \`hourly\` or \`*-*-* 06,18:00:00\` (see man systemd.time), got \`${flags['on-calendar']}\`: systemd-analyze says: ${c.error}`);
+  }
+  return out;
+}
+
+export async function systemdCommand(config: Config, positionals: string[], flags: Flags, io: SystemdIo): Promise<number> {
+  const [action, ...rest] = positionals;
+  if ((action !== 'print' && action !== 'install') || rest.length) throw new UsageError('Expected `nightshift systemd print|install --user NAME [--on-calendar SPEC] [--prefix DIR]`');
+  const calendar = (spec: string) => checkCalendar(spec, io.env.PATH, 1);
+  if (action === 'install') {
+    const problems = installProblems(flags, { userExists: (u) => userExists(u, io.env.PATH), calendar });
+    if (problems.length) throw new UsageError(`systemd install: nothing written.\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  } else if (flags['on-calendar'] !== undefined && calendar(flags['on-calendar']).ok === false) {
+    throw new UsageError(installProblems({ user: 'root', 'on-calendar': flags['on-calendar'] }, { userExists: () => true, calendar })[0]);
+  }
+  const { loadAgents } = await import('../../daemon/config/agents.js');
+  const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: flags['on-calendar'] });
+  for (const w of privateTmpWarnings(config)) io.err(`${io.redact(w)}\n`);
+  if (action === 'print') {
+    io.out(units.map((u) => `# ---- ${u.name} ----\n${u.text}`).join('\n'));
+    return EXIT.OK;
+  }
+  const files = installUnits(units, flags.prefix ?? '/etc/systemd/system');
+  // Staging elsewhere (--prefix) makes no folders; the real install makes the missing ones.
+  const site = flags.prefix ? { made: [], warnings: [] } : makeWritablePaths(config, flags.user);
+  for (const w of site.warnings) io.err(`${io.redact(w)}\n`);
+  io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
+  return EXIT.OK;
+}
+
+export const help = `Usage: nightshift systemd print|install --user NAME [--on-calendar SPEC] [--prefix DIR] [--config PATH]
+
+Renders the units with this install's paths:
+  nightshift.service           one tick (Type=oneshot), as --user
+  nightshift.timer             fires it on --on-calendar (default hourly), Persistent=true
+  nightshift-daemon.service    the alternative: nightshift daemon on daemon.schedule (not both)
+  nightshift-alert@.service    OnFailure=: nightshift alert --unit %i
+  nightshift-watch.service     nightshift doctor --alert
+  nightshift-watch.timer       fires it hourly at :17
+install writes them to --prefix (default /etc/systemd/system), makes the missing vault, state and
+log folders (owned by --user), and prints the systemctl line to run; it never runs systemctl.
+  --user NAME         required for install: an existing user (or root, explicitly)
+  --on-calendar SPEC  a systemd calendar expression, checked with systemd-analyze calendar where
+                      it is installed (usage error 64 when systemd would refuse it)`;
+
+export const stage = 'full';
+// `systemd install` runs as root: it must not make the log folder, or today's file, root's.
+export const noLogFile = true;
+
+export async function run({ config, positionals, flags, io, env, deps }: FullContext): Promise<number> {
+  return systemdCommand(config, positionals, flags, { out: io.out, err: deps.stderr, redact: io.redact, env });
+}

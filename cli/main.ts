@@ -1,0 +1,101 @@
+// The CLI entry: parses arguments, loads the one command asked for, gives it what its stage needs
+// (nothing; the env file; config and logger), and is the one place that maps errors to exit codes.
+// Start-up: only light modules load statically, so --help and --version answer fast; config, the
+// logger, the ledger and the session machinery load on the path that needs them.
+import { version } from '../daemon/version.js';
+import type { Logger } from '../logs/logger.js';
+import { makeRedactor, secretValues } from '../logs/redact.js';
+import { prefixLines, stderrIsJournal } from '../logs/journal.js';
+import { LiveLine } from '../logs/live-line.js';
+import { ConfigError, EXIT, NightshiftError } from '../daemon/errors.js';
+import { errnoAccessProblem } from '../daemon/file-access.js';
+import { envFilePath, loadEnvFile } from '../daemon/config/env-file.js';
+import { parse } from './args.js';
+import type { Command, Io, MainDeps } from './context.js';
+import { MAIN_HELP } from './help.js';
+import { logLevel } from './log-level.js';
+
+export type { MainDeps } from './context.js';
+
+// One module per command, loaded only when it is the one asked for.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  init: () => import('./commands/init.js'),
+  run: () => import('./commands/run.js'),
+  agents: () => import('./commands/agents.js'),
+  budget: () => import('./commands/budget.js'),
+  sessions: () => import('./commands/sessions.js'),
+  show: () => import('./commands/show.js'),
+  logs: () => import('./commands/logs.js'),
+  tick: () => import('./commands/tick.js'),
+  next: () => import('./commands/next.js'),
+  status: () => import('./commands/status.js'),
+  lock: () => import('./commands/lock.js'),
+  daemon: () => import('./commands/daemon.js'),
+  systemd: () => import('./commands/systemd.js'),
+  alert: () => import('./commands/alert.js'),
+  doctor: () => import('./commands/doctor.js'),
+  memory: () => import('./commands/memory.js'),
+  mcp: () => import('./commands/mcp.js'),
+  state: () => import('./commands/state.js'),
+  anneal: () => import('./commands/anneal.js'),
+  hook: () => import('./commands/hook.js'),
+};
+
+// Runs a command; returns the exit code. Never calls process.exit itself.
+export async function main(deps: MainDeps): Promise<number> {
+  let redact = makeRedactor(secretValues(deps.env));
+  // stderr is the journal: log lines and error text carry syslog priorities (logs/journal.ts).
+  const journal = stderrIsJournal(deps.env.JOURNAL_STREAM);
+  const io: Io = { out: (t) => deps.stdout(`${redact(t)}\n`), redact: (t) => redact(t), stdoutIsTTY: !!deps.stdoutIsTTY };
+  let logger: Logger | null = null;
+  try {
+    const { command, positionals, flags } = parse(deps.argv);
+    if (flags.version) return io.out(version()), EXIT.OK;
+    if (!command) {
+      io.out(MAIN_HELP);
+      return flags.help ? EXIT.OK : EXIT.USAGE;
+    }
+    const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : null;
+    if (flags.help) return io.out(load ? (await load()).help : MAIN_HELP), EXIT.OK;
+    const cmd = await load!();
+    const bare = { positionals, flags, io, deps };
+    if (cmd.stage === 'bare') return await cmd.run(bare);
+    // Every command below sees the env file the units see.
+    const { configPath } = await import('../daemon/config/config.js');
+    const configFile = configPath(flags.config, deps.env, deps.cwd);
+    const { env, result: envFile } = loadEnvFile(envFilePath(flags['environment-file'], configFile, deps.cwd), deps.env, !!flags['environment-file'], !(cmd.stage === 'env' && cmd.lenientEnvFile));
+    redact = makeRedactor(secretValues(env));
+    const withEnv = { ...bare, env, envFile, configFile, journal };
+    if (cmd.stage === 'env') return await cmd.run(withEnv);
+    const [{ loadConfig }, { createLogger }] = await Promise.all([import('../daemon/config/config.js'), import('../logs/logger.js')]);
+    const config = loadConfig(configFile);
+    const level = logLevel(env.NIGHTSHIFT_LOG_LEVEL);
+    const tty = !!deps.stderrIsTTY && !journal && !flags.json;
+    const live = tty && cmd.liveLine ? new LiveLine(deps.stderr, deps.columns) : null;
+    logger = createLogger({
+      redact, logDir: cmd.noLogFile ? null : config.log_dir, timezone: config.budget.timezone, level: level.level, journal,
+      human: tty ? { color: !deps.env.NO_COLOR, live } : undefined,
+    });
+    io.live = live;
+    if (level.warning) logger.warn({ event: 'bad_log_level' }, level.warning);
+    if (envFile?.problems.length) logger.warn({ event: 'env_file_lines', file: envFile.file, problems: envFile.problems }, `${envFile.file}: lines skipped: ${envFile.problems.join('; ')}`);
+    return await cmd.run({ ...withEnv, config, logger });
+  } catch (err) {
+    if (err instanceof NightshiftError) {
+      deps.stderr(prefixLines(`${redact(err instanceof ConfigError ? err.message : `nightshift: ${err.message}`)}\n`, err.exitCode === EXIT.REFUSED ? 4 : 3, journal));
+      if (err.exitCode === EXIT.REFUSED) logger?.warn({ event: 'refused', code: err.code }, err.message);
+      if (err.exitCode === EXIT.INTERNAL) logger?.error({ event: 'internal_error', err }, err.message);
+      return err.exitCode;
+    }
+    // state_dir, log_dir or another of our paths the service user cannot use: who owns it and the fix.
+    const denied = errnoAccessProblem(err, '');
+    if (denied) {
+      deps.stderr(prefixLines(`nightshift: ${redact(denied)}\n`, 3, journal));
+      logger?.error({ event: 'permission_denied', path: (err as NodeJS.ErrnoException).path }, denied);
+      return EXIT.NOPERM;
+    }
+    deps.stderr(prefixLines(`nightshift: internal error: ${redact(String((err as Error)?.stack ?? err))}\n`, 3, journal));
+    logger?.error({ err }, 'internal error');
+    return EXIT.INTERNAL;
+  }
+}

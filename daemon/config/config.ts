@@ -1,0 +1,304 @@
+// The one config module: read YAML, validate with one zod schema, resolve paths and durations.
+// Problems come back as `field: message` lines naming the file; nothing starts before they pass.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import { validate as validateCron } from 'node-cron';
+import { z } from 'zod';
+import { isUtc } from '../../budget/day.js';
+import { CONFIG_DEFAULT_FILE, CONFIG_ENV, DEFAULTS } from './defaults.js';
+import { parseDuration } from './duration.js';
+import { parseDays, parseHours } from '../schedule/schedule-spec.js';
+import { ConfigError } from '../errors.js';
+import { crossFieldProblems, unknownDispatchAgents } from './rules.js';
+import { agentNames } from './agent-names.js';
+
+const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default', 'dontAsk', 'plan'] as const;
+
+const show = (v: unknown) => (typeof v === 'string' ? `\`${v}\`` : `\`${JSON.stringify(v)}\` (${typeof v})`);
+
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+// A duration field: `90s`, `10m`, `1h`; becomes milliseconds.
+export const duration = (min = 1) =>
+  z.unknown().transform((v, ctx) => {
+    const ms = parseDuration(v);
+    if (ms === null || ms < min) {
+      ctx.addIssue({ code: 'custom', message: `Expected a duration like \`90s\`, \`10m\` or \`1h\`, got ${show(v)}` });
+      return z.NEVER;
+    }
+    // A Node timer holds at most 2^31-1 ms; a longer one fires at once.
+    if (ms > MAX_TIMER_MS) {
+      ctx.addIssue({ code: 'custom', message: `Expected a duration of at most 24d (what a timer can hold), got ${show(v)}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const nonEmpty = z.string().min(1, 'Expected a non-empty string');
+const posInt = z.number().int('Expected a whole number').positive('Expected a number above 0');
+const usd = z.number().positive('Expected an amount in USD above 0');
+const timezone = z.string().refine((tz) => {
+  if (isUtc(tz)) return true;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}, { message: 'Expected an IANA time zone such as `UTC` or `Europe/Berlin`' });
+
+const specField = (parse: (v: unknown) => number[] | string) =>
+  z.unknown().transform((v, ctx) => {
+    const r = parse(v);
+    if (typeof r === 'string') {
+      ctx.addIssue({ code: 'custom', message: r });
+      return z.NEVER;
+    }
+    return r;
+  });
+
+// One dispatch rule: the first whose conditions hold and whose agent is within its limits wins.
+const DispatchRule = z.strictObject({
+  agent: nonEmpty,
+  days: specField(parseDays).optional(),
+  hours: specField(parseHours).optional(),
+  min_interval: duration(1000).optional(),
+  max_runs_per_day: posInt.optional(),
+});
+
+const cronList = z
+  .union([nonEmpty, z.array(nonEmpty).min(1)])
+  .transform((v) => (Array.isArray(v) ? v : [v]))
+  .superRefine((list, ctx) => {
+    list.forEach((expr, i) => {
+      if (!validateCron(expr)) ctx.addIssue({ code: 'custom', path: [i], message: `Expected a cron expression like \`0 */6 * * *\`, got \`${expr}\`` });
+    });
+  });
+
+// The memory store: its file, the gate's thresholds and the recall weights (see memory/rank.ts).
+const fraction = z.number().min(0, 'Expected a number from 0 to 1').max(1, 'Expected a number from 0 to 1');
+const nonNegative = z.number().min(0, 'Expected a number of 0 or more');
+const R = DEFAULTS.memory.recall;
+const MemorySchema = z
+  .strictObject({
+    db: nonEmpty.optional(),
+    // The offline vector arm (memory/embedders.ts); Gemini takes over whenever GEMINI_API_KEY is set.
+    embeddings: z.enum(['auto', 'none', 'use'], { error: 'Expected one of `auto`, `none`, `use`' }).default(DEFAULTS.memory.embeddings),
+    // Memory pressure that makes a tick with nothing due dream instead (memory/pressure.ts).
+    dream_after: posInt.default(DEFAULTS.memory.dream_after),
+    dream_every: duration(60_000).prefault(DEFAULTS.memory.dream_every),
+    // The learning layer's knobs (memory/store.ts LearningSettings).
+    learning: z
+      .strictObject({
+        wander_jump: fraction.default(DEFAULTS.memory.learning.wander_jump),
+        fade_retrievability: fraction.default(DEFAULTS.memory.learning.fade_retrievability),
+        fade_salience: fraction.default(DEFAULTS.memory.learning.fade_salience),
+      })
+      .prefault({}),
+    gate: z
+      .strictObject({ merge: fraction.default(DEFAULTS.memory.gate.merge), link: fraction.default(DEFAULTS.memory.gate.link) })
+      .refine((g) => g.link <= g.merge, { message: 'Expected `link` to be at most `merge`', path: ['link'] })
+      .prefault({}),
+    // A near copy of a forgotten claim (memory/tombstone-key.ts) at or above this is refused.
+    forget_similarity: fraction.refine((x) => x > 0, { message: 'Expected above 0' }).default(DEFAULTS.memory.forget_similarity),
+    recall: z
+      .strictObject({
+        rrf_k: nonNegative.default(R.rrf_k),
+        lexical: nonNegative.default(R.lexical),
+        common: fraction.default(R.common),
+        vector: nonNegative.default(R.vector),
+        seeds: z.number().int('Expected a whole number').min(0).default(R.seeds),
+        hops: z.number().int('Expected a whole number').min(0).max(4, 'Expected at most 4').default(R.hops),
+        decay: fraction.default(R.decay),
+        activation: nonNegative.default(R.activation),
+        recency: nonNegative.default(R.recency),
+        half_life_days: nonNegative.default(R.half_life_days),
+        salience: nonNegative.default(R.salience),
+        edges: z
+          .strictObject(Object.fromEntries(Object.entries(R.edges).map(([k, v]) => [k, fraction.default(v)])) as Record<keyof typeof R.edges, z.ZodDefault<typeof fraction>>)
+          .prefault({}),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
+export const ConfigSchema = z.strictObject({
+  vault: nonEmpty.default(DEFAULTS.vault),
+  // The wall around every session (sessions/sandbox.ts); `none` only when chosen explicitly.
+  sandbox: z.enum(['bwrap', 'none'], { error: 'Expected `bwrap` or `none`' }).default(DEFAULTS.sandbox),
+  state_dir: nonEmpty.default(DEFAULTS.state_dir),
+  log_dir: nonEmpty.default(DEFAULTS.log_dir),
+  agents_dir: nonEmpty.default(DEFAULTS.agents_dir),
+  claude: z
+    .strictObject({
+      command: nonEmpty.default(DEFAULTS.claude.command),
+      model: nonEmpty.default(DEFAULTS.claude.model),
+      max_turns: posInt.default(DEFAULTS.claude.max_turns),
+      timeout: duration(1000).prefault(DEFAULTS.claude.timeout),
+      idle_timeout: duration(1000).prefault(DEFAULTS.claude.idle_timeout),
+      kill_grace: duration(0).prefault(DEFAULTS.claude.kill_grace),
+      permission_mode: z
+        .union([z.enum(PERMISSION_MODES), z.array(nonEmpty).min(1, 'Expected at least one allowed tool')], {
+          error: `Expected one of ${PERMISSION_MODES.join(', ')} or a list of allowed tools`,
+        })
+        .default(DEFAULTS.claude.permission_mode),
+      extra_args: z.array(z.string()).default([]),
+      // Where the supervisor's API proxy sends a session's requests (ANTHROPIC_BASE_URL in the
+      // supervisor's environment wins).
+      api_base: z.url({ error: 'Expected a URL such as `https://api.anthropic.com`' }).default(DEFAULTS.claude.api_base),
+    })
+    .prefault({}),
+  budget: z
+    .strictObject({
+      timezone: timezone.default(DEFAULTS.budget.timezone),
+      max_sessions_per_day: posInt.default(DEFAULTS.budget.max_sessions_per_day),
+      max_usd_per_day: usd.default(DEFAULTS.budget.max_usd_per_day),
+      max_usd_per_session: usd.default(DEFAULTS.budget.max_usd_per_session),
+    })
+    .prefault({}),
+  dispatch: z.array(DispatchRule).default([]),
+  git: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      remote: nonEmpty.default(DEFAULTS.git.remote),
+      branch: nonEmpty.optional(),
+      lock_file: nonEmpty.optional(),
+      lock_timeout: duration(0).prefault(DEFAULTS.git.lock_timeout),
+      timeout: duration(1000).prefault(DEFAULTS.git.timeout),
+      push_retries: posInt.default(DEFAULTS.git.push_retries),
+      author_name: nonEmpty.default(DEFAULTS.git.author_name),
+      author_email: nonEmpty.default(DEFAULTS.git.author_email),
+    })
+    .prefault({}),
+  daemon: z
+    .strictObject({
+      schedule: cronList.prefault(DEFAULTS.daemon.schedule),
+      shutdown_grace: duration(0).prefault(DEFAULTS.daemon.shutdown_grace),
+    })
+    .prefault({}),
+  loop: z
+    .strictObject({
+      max_repeats: z.number().int().min(2, 'Expected at least 2').default(DEFAULTS.loop.max_repeats),
+      window: posInt.default(DEFAULTS.loop.window),
+      cycle_repeats: z.number().int().min(2, 'Expected at least 2').default(DEFAULTS.loop.cycle_repeats),
+    })
+    .prefault({}),
+  // Discord reports (report/): the webhook itself comes from DISCORD_WEBHOOK_URL, never the config.
+  discord: z
+    .strictObject({
+      api_base: z.url({ error: 'Expected a URL such as `https://discord.com/api`' }).default(DEFAULTS.discord.api_base),
+      timeout: duration(100).prefault(DEFAULTS.discord.timeout),
+      username: nonEmpty.optional(),
+    })
+    .prefault({}),
+  // What `nightshift doctor` treats as a failure worth an alert.
+  alerts: z
+    .strictObject({
+      max_silence: duration(60_000).prefault(DEFAULTS.alerts.max_silence),
+      max_consecutive_failures: posInt.default(DEFAULTS.alerts.max_consecutive_failures),
+    })
+    .prefault({}),
+  // Holds and backoff: a failing or rate-limited agent waits instead of failing on every tick.
+  backoff: z
+    .strictObject({
+      after_failures: posInt.default(DEFAULTS.backoff.after_failures),
+      base: duration(1000).prefault(DEFAULTS.backoff.base),
+      max: duration(1000).prefault(DEFAULTS.backoff.max),
+      rate_limit: duration(1000).prefault(DEFAULTS.backoff.rate_limit),
+    })
+    .refine((b) => b.base <= b.max, { message: 'Expected `base` to be at most `max`', path: ['base'] })
+    .prefault({}),
+  memory: MemorySchema,
+  gemini: z
+    .strictObject({
+      model: nonEmpty.optional(),
+      embedding_model: nonEmpty.optional(),
+      base_url: z.url({ error: 'Expected a URL such as `https://generativelanguage.googleapis.com`' }).optional(),
+    })
+    .prefault({}),
+  // The session state every session starts with (sessions/state.ts).
+  state: z
+    .strictObject({ max_chars: z.number().int('Expected a whole number').min(500, 'Expected at least 500').default(DEFAULTS.state.max_chars) })
+    .prefault({}),
+  // The self-annealing loop (sessions/anneal.ts): when a failure counts as the same one again.
+  anneal: z
+    .strictObject({ recurring_similarity: fraction.refine((x) => x > 0, { message: 'Expected above 0' }).default(DEFAULTS.anneal.recurring_similarity) })
+    .prefault({}),
+  // The supervisor's PreToolUse hook (sessions/hook-server.ts): writes outside the vault and
+  // extra_dirs are blocked.
+  hooks: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      extra_dirs: z.array(nonEmpty).default([]),
+      timeout: duration(1000).prefault(DEFAULTS.hooks.timeout),
+    })
+    .prefault({}),
+});
+
+export type RawConfig = z.output<typeof ConfigSchema>;
+// Paths absolute; `file` and `dir` say where it came from.
+export type Config = Omit<RawConfig, 'git'> & { git: RawConfig['git'] & { lock_file: string }; file: string; dir: string };
+
+// Where the config comes from: --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml.
+export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
+  return path.resolve(cwd, flag ?? env[CONFIG_ENV] ?? CONFIG_DEFAULT_FILE);
+}
+
+export function formatIssuePath(p: PropertyKey[]): string {
+  return p.length ? p.map((x) => (typeof x === 'number' ? `[${x}]` : String(x))).join('.').replace(/\.\[/g, '[') : '(top level)';
+}
+
+// Pure: validates parsed YAML; returns the config or the problems.
+export function validateConfig(data: unknown, file: string): { config: Config; problems?: undefined } | { config?: undefined; problems: string[] } {
+  const parsed = ConfigSchema.safeParse(data ?? {});
+  if (!parsed.success) {
+    return { problems: parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`) };
+  }
+  const dir = path.dirname(file);
+  const c = parsed.data;
+  const abs = (p: string) => path.resolve(dir, p);
+  // A command with a slash is a path relative to the config; a bare name is looked up on PATH.
+  const command = c.claude.command.includes('/') ? abs(c.claude.command) : c.claude.command;
+  const config: Config = {
+    ...c,
+    vault: abs(c.vault),
+    state_dir: abs(c.state_dir),
+    log_dir: abs(c.log_dir),
+    agents_dir: abs(c.agents_dir),
+    claude: { ...c.claude, command },
+    git: { ...c.git, lock_file: c.git.lock_file ? abs(c.git.lock_file) : path.join(abs(c.state_dir), 'git.lock') },
+    memory: { ...c.memory, db: c.memory.db ? abs(c.memory.db) : path.join(abs(c.state_dir), DEFAULTS.memory.db) },
+    hooks: { ...c.hooks, extra_dirs: c.hooks.extra_dirs.map(abs) },
+    file,
+    dir,
+  };
+  const problems = crossFieldProblems(config);
+  return problems.length ? { problems } : { config };
+}
+
+// Reads and validates the file; throws ConfigError naming the file and each bad field.
+export function loadConfig(file: string): Config {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'file not found (pass --config PATH or set NIGHTSHIFT_CONFIG)' : `cannot read: ${code ?? String(err)}`;
+    throw new ConfigError(file, [why], { cause: err });
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length) {
+    throw new ConfigError(file, doc.errors.map((e) => `YAML: ${e.message.split('\n')[0]}`));
+  }
+  const data = doc.toJS();
+  if (data !== null && data !== undefined && (typeof data !== 'object' || Array.isArray(data))) {
+    throw new ConfigError(file, [`(top level): Expected a mapping of settings, got ${show(data)}`]);
+  }
+  const result = validateConfig(data, file);
+  if (result.problems) throw new ConfigError(file, result.problems);
+  const unknown = unknownDispatchAgents(result.config, agentNames(result.config.agents_dir));
+  if (unknown.length) throw new ConfigError(file, unknown);
+  return result.config;
+}
+

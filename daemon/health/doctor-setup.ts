@@ -1,0 +1,173 @@
+// The doctor's checks of what will fail before money is spent: the env file, the credential, a
+// permission mode the CLI refuses, folders and databases the service user cannot use, and rules
+// no tick can ever fire. Each check is a function over facts; `applyFixes` does the safe fixes.
+import fs from 'node:fs';
+import path from 'node:path';
+import { credentialFrom } from '../../sessions/api-proxy.js';
+import { memoryDbPath } from '../../memory/store/db-path.js';
+import type { CheckFacts } from '../../report/embed.js';
+import type { Agent } from '../config/agents.js';
+import { checkCalendar } from '../schedule/calendar.js';
+import type { Config } from '../config/config.js';
+import { readableByOthers, type EnvFileResult } from '../config/env-file.js';
+import { accessAdvice, accessFacts } from '../file-access.js';
+import { cronSlots, mergeSlots, slotHours, timeSlots, unreachable, type Slots } from '../schedule/fire-slots.js';
+import { DAY_NAMES } from '../schedule/schedule-spec.js';
+
+type Check = CheckFacts;
+const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
+const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
+const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
+const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, '0');
+
+export function envCheck(f: EnvFileResult | null, envFile: string): Check {
+  if (!f) return ok('env', `${envFile} not read`);
+  if (f.insecure) return fail('env', `${f.file}: ${f.insecure.replace(/; fix: .*/, '')}; every other command refuses it`, `chmod 600 ${f.file} (or nightshift doctor --fix)`);
+  if (f.problems.length) return warn('env', `${f.file}: lines skipped: ${f.problems.join('; ')}`, `write them as KEY=VALUE in ${f.file}`);
+  if (f.skipped === 'not found') return ok('env', `no env file at ${f.file} (the environment only)`);
+  if (f.skipped) return warn('env', `${f.file} ${f.skipped} as this user: what it holds is not known here`, `run nightshift doctor as the user that can read it (systemd reads it as root for the units)`);
+  return ok('env', `${f.file}: ${f.loaded.length} variable(s) taken (the environment wins over the file)`);
+}
+
+// Pure: every session fails "Not logged in" without one.
+export function credentialCheck(env: NodeJS.ProcessEnv, f: EnvFileResult | null, envFile: string): Check {
+  const c = credentialFrom(env);
+  if (c) return ok('credential', `${c.kind === 'api_key' ? 'ANTHROPIC_API_KEY' : c.kind === 'oauth' ? 'CLAUDE_CODE_OAUTH_TOKEN' : 'ANTHROPIC_AUTH_TOKEN'} is set${f?.loaded.some((k) => /^(ANTHROPIC_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|ANTHROPIC_AUTH_TOKEN)$/.test(k)) ? ` (from ${f.file})` : ''}`);
+  const detail = 'neither ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN is set, in the environment or the env file: every session would fail "Not logged in"';
+  const fix = `put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=..., from \`claude setup-token\`) in ${envFile}`;
+  // The file is there but not for us: the units may well have it.
+  return f?.skipped && f.skipped !== 'not found' ? warn('credential', `${detail} (${f.file} ${f.skipped})`, fix) : fail('credential', detail, fix);
+}
+
+// Pure: as root the CLI refuses --permission-mode bypassPermissions (unless IS_SANDBOX=1); agents
+// with their own allowed_tools run with --allowedTools instead.
+export function permissionCheck(config: Config, agents: Agent[], uid: number, env: NodeJS.ProcessEnv): Check {
+  const refused = agents.filter((a) => !a.allowedTools);
+  if (uid !== 0 || config.claude.permission_mode !== 'bypassPermissions' || !refused.length || env.IS_SANDBOX === '1') {
+    return ok('permission', uid === 0 ? 'running as root, and no agent relies on bypassPermissions' : `claude.permission_mode ${Array.isArray(config.claude.permission_mode) ? 'is a tool list' : config.claude.permission_mode}`);
+  }
+  return fail('permission',
+    `running as root with claude.permission_mode bypassPermissions, which the CLI refuses as root; agents without allowed_tools: ${refused.map((a) => a.name).join(', ')}`,
+    `run as the service user (runuser -u nightshift -- nightshift ...), or give each agent an allowed_tools list`);
+}
+
+// The folders and databases a tick writes: who owns them, who we are, and the chown.
+export function accessCheck(c: Config): Check {
+  const problems: string[] = [];
+  const missing: string[] = [];
+  const targets: Array<[string, string, boolean]> = [
+    [c.state_dir, 'state_dir', true], [c.log_dir, 'log_dir', true], [c.vault, 'vault', true],
+    [path.join(c.state_dir, 'ledger.db'), 'ledger', false], [memoryDbPath(c), 'memory database', false],
+  ];
+  for (const [p, what, folder] of targets) {
+    if (folder && what !== 'vault' && !fs.existsSync(p)) missing.push(p);
+    try {
+      const f = accessFacts(p, what, { folder });
+      if (f && !problems.some((x) => x.includes(` ${f.path},`))) problems.push(accessAdvice(f, p));
+    } catch {
+      // racing with a delete: the other checks say what is there
+    }
+  }
+  if (problems.length) {
+    const fix = problems.map((p) => /fix the access: (.*)$/.exec(p)?.[1]).filter(Boolean).join('; ');
+    return fail('access', problems.map((p) => p.replace(/ The file is not damaged; fix the access: .*$/, '')).join(' | '), fix);
+  }
+  if (missing.length) return warn('access', `not made yet: ${missing.join(', ')} (a unit's ReadWritePaths= needs them before its first start)`, `nightshift doctor --fix (or mkdir -p ${missing.join(' ')})`);
+  try {
+    const mode = fs.statSync(c.state_dir).mode;
+    if (mode & 0o077) return warn('access', `state_dir ${c.state_dir} has mode ${octal(mode)}: other users can read the ledger and the memory database`, `chmod 700 ${c.state_dir} (or nightshift doctor --fix)`);
+  } catch {
+    // reported above
+  }
+  return ok('access', 'state_dir, log_dir, the vault, the ledger and the memory database are ours to write');
+}
+
+type Timer = { file: string; specs: string[] };
+
+// The OnCalendar= lines of an installed nightshift.timer, or null when none is installed.
+export function installedTimer(file: string): Timer | null {
+  try {
+    const specs = [...fs.readFileSync(file, 'utf8').matchAll(/^\s*OnCalendar\s*=\s*(.+?)\s*$/gm)].map((m) => m[1]);
+    return { file, specs };
+  } catch {
+    return null;
+  }
+}
+
+const describe = (r: Config['dispatch'][number]) => [r.days ? `days ${r.days.map((d) => DAY_NAMES[d]).join(',')}` : '', r.hours ? `hours ${r.hours.join(',')}` : ''].filter(Boolean).join(', ');
+
+// Pure: the rules a schedule can never fire, as one line.
+export function neverFires(rules: Config['dispatch'], slots: Slots, schedule: string): string[] {
+  return unreachable(rules, slots).map((i) => `under ${schedule} rule [${i}] ${rules[i].agent} (${describe(rules[i])}) can never fire: ticks start only at hours ${slotHours(slots, rules[i].days).join(',') || 'none'} on its days`);
+}
+
+// A dispatch rule no tick can reach, under daemon.schedule and under an installed timer.
+export function scheduleCheck(c: Config, timer: Timer | null, pathEnv: string | undefined): Check {
+  if (!c.dispatch.length) return ok('schedule', 'no dispatch rules: ticks skip (run agents with nightshift run)');
+  const out: string[] = [];
+  const fixes: string[] = [];
+  const cron = c.daemon.schedule.map(cronSlots);
+  if (cron.every((s) => s)) {
+    const lines = neverFires(c.dispatch, mergeSlots(cron as Slots[]), `daemon.schedule (${c.daemon.schedule.join(' | ')}, for nightshift daemon)`);
+    if (lines.length) fixes.push(`add the rules' hours to daemon.schedule in ${c.file} (e.g. "0 * * * *")`);
+    out.push(...lines);
+  }
+  let timerFailed = false;
+  if (timer && timer.specs.length) {
+    const elapses: Date[] = [];
+    let known = true;
+    for (const spec of timer.specs) {
+      const r = checkCalendar(spec, pathEnv, 2000);
+      if (r.ok === false) {
+        timerFailed = true;
+        out.push(`${timer.file}: OnCalendar=${spec} is refused by systemd: ${r.error}`);
+      }
+      if (r.ok !== true) {
+        known = false;
+        continue;
+      }
+      elapses.push(...r.times);
+    }
+    const span = elapses.length ? Math.max(...elapses.map(Number)) - Math.min(...elapses.map(Number)) : 0;
+    // Fewer than seven days of elapses would not show the week: claim nothing.
+    if (known && span >= 6 * 86_400_000) {
+      const lines = neverFires(c.dispatch, timeSlots(elapses, c.budget.timezone), `the timer (${timer.file}: OnCalendar=${timer.specs.join(', ')})`);
+      if (lines.length) {
+        timerFailed = true;
+        fixes.push('nightshift systemd install --on-calendar SPEC with a spec that reaches them (hourly reaches every rule)');
+      }
+      out.push(...lines);
+    }
+  }
+  if (!out.length) return ok('schedule', `every dispatch rule can fire under daemon.schedule${timer ? ' and the installed timer' : ''}`);
+  const detail = out.join(' | ');
+  const fix = fixes.join('; ') || `nightshift systemd install --on-calendar SPEC`;
+  return timerFailed ? fail('schedule', detail, fix) : warn('schedule', detail, fix);
+}
+
+// `doctor --fix`: only what cannot lose anything: missing folders made, modes narrowed.
+export function applyFixes(c: Config, env: EnvFileResult | null): string[] {
+  const done: string[] = [];
+  for (const [p, mode] of [[c.state_dir, 0o700], [c.log_dir, 0o755]] as const) {
+    if (fs.existsSync(p)) continue;
+    try {
+      fs.mkdirSync(p, { recursive: true, mode });
+      done.push(`made ${p}`);
+    } catch (err) {
+      done.push(`could not make ${p}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+  const chmod = (p: string, mode: number, when: (m: number) => boolean) => {
+    try {
+      const m = fs.statSync(p).mode;
+      if (!when(m)) return;
+      fs.chmodSync(p, mode);
+      done.push(`chmod ${mode.toString(8)} ${p} (was ${octal(m)})`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') done.push(`could not chmod ${p}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  };
+  if (env) chmod(env.file, 0o600, readableByOthers);
+  chmod(c.state_dir, 0o700, (m) => (m & 0o077) !== 0);
+  return done;
+}

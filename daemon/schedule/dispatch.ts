@@ -1,0 +1,67 @@
+// Pure dispatch: (now in the budget's time zone, today's ledger, the rules and agents) -> which
+// agent runs now, and for every rule before the winner, why not.
+import { isUtc } from '../../budget/day.js';
+import type { Hold } from '../../budget/holds.js';
+import { DAY_NAMES } from './schedule-spec.js';
+
+export type Rule = { agent: string; days?: number[]; hours?: number[]; min_interval?: number; max_runs_per_day?: number };
+export type AgentHistory = { today: number; lastStartedAt: Date | null };
+export type RuleVerdict = { index: number; agent: string; matched: boolean; why: string };
+export type Decision = { agent: string | null; rule: number | null; reason: string; rules: RuleVerdict[] };
+
+const parts = new Map<string, Intl.DateTimeFormat>();
+
+// Weekday (0 = sun) and hour (0-23) of an instant in a time zone.
+export function localTime(at: Date, timezone: string): { day: number; hour: number } {
+  if (isUtc(timezone)) return { day: at.getUTCDay(), hour: at.getUTCHours() };
+  let f = parts.get(timezone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', { timeZone: timezone, weekday: 'short', hour: 'numeric', hourCycle: 'h23' });
+    parts.set(timezone, f);
+  }
+  let day = 0;
+  let hour = 0;
+  for (const p of f.formatToParts(at)) {
+    if (p.type === 'weekday') day = DAY_NAMES.indexOf(p.value.toLowerCase().slice(0, 3) as (typeof DAY_NAMES)[number]);
+    if (p.type === 'hour') hour = Number(p.value) % 24;
+  }
+  return { day, hour };
+}
+
+const list = (xs: number[], names?: readonly string[]) => xs.map((x) => (names ? names[x] : String(x))).join(',');
+
+export function decide(
+  now: Date,
+  timezone: string,
+  rules: Rule[],
+  history: Record<string, AgentHistory>,
+  agentLimits: Record<string, { maxRunsPerDay: number | null }>,
+  // Agents that wait (a rate limit or a backoff, budget/holds.ts): skipped, with the reason.
+  holds: Record<string, Hold> = {},
+): Decision {
+  const { day, hour } = localTime(now, timezone);
+  const verdicts: RuleVerdict[] = [];
+  for (const [index, r] of rules.entries()) {
+    const h = history[r.agent] ?? { today: 0, lastStartedAt: null };
+    const why = whyNot(r, day, hour, h, agentLimits[r.agent]?.maxRunsPerDay ?? null, now) ?? heldWhy(holds[r.agent]);
+    verdicts.push({ index, agent: r.agent, matched: why === null, why: why ?? 'due' });
+    if (why === null) {
+      return { agent: r.agent, rule: index, reason: `rule ${index} (${r.agent}) is due`, rules: verdicts };
+    }
+  }
+  return { agent: null, rule: null, reason: rules.length ? 'no rule is due' : 'no dispatch rules configured', rules: verdicts };
+}
+
+const heldWhy = (h: Hold | undefined) => (h ? `held until ${h.until}: ${h.reason}` : null);
+
+export function whyNot(r: Rule, day: number, hour: number, h: AgentHistory, agentMax: number | null, now: Date): string | null {
+  if (r.days && !r.days.includes(day)) return `not on ${DAY_NAMES[day]} (days: ${list(r.days, DAY_NAMES)})`;
+  if (r.hours && !r.hours.includes(hour)) return `not at hour ${hour} (hours: ${list(r.hours)})`;
+  const max = r.max_runs_per_day ?? agentMax;
+  if (max !== null && max !== undefined && h.today >= max) return `ran ${h.today} of ${max} times today`;
+  if (r.min_interval && h.lastStartedAt) {
+    const since = now.getTime() - h.lastStartedAt.getTime();
+    if (since < r.min_interval) return `last session began ${Math.floor(since / 60_000)}m ago (min_interval ${Math.round(r.min_interval / 60_000)}m)`;
+  }
+  return null;
+}

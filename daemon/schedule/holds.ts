@@ -1,0 +1,22 @@
+// The holds of this install: budget/holds.ts's pure rules over the ledger's last settled rows.
+import { backoffChange, holdsOf, type Hold, type HoldSettings } from '../../budget/holds.js';
+import type { Ledger } from '../../budget/ledger.js';
+import type { Config } from '../config/config.js';
+
+export function holdSettings(config: Config): HoldSettings {
+  const b = config.backoff;
+  return { afterFailures: b.after_failures, baseMs: b.base, maxMs: b.max, rateLimitMs: b.rate_limit };
+}
+
+// Rows enough for any streak that still changes the wait (it is capped after ~30 doublings).
+const HOLD_ROWS = 40;
+
+// Every agent that waits now, read from the ledger.
+export function currentHolds(config: Config, ledger: Ledger, at: Date): Record<string, Hold> {
+  return holdsOf(ledger.lastSettled(config.backoff.after_failures + HOLD_ROWS), at, holdSettings(config));
+}
+
+// What the session just settled for `agent` changed about its backoff (once per change).
+export function settledChange(config: Config, ledger: Ledger, agent: string) {
+  return backoffChange(ledger.lastSettled(config.backoff.after_failures + HOLD_ROWS)[agent] ?? [], holdSettings(config));
+}

@@ -1,0 +1,43 @@
+// The one shape of a session as nightshift prints it (`run --json`, `sessions`, `show`).
+import type { SessionRow } from '../../budget/ledger.js';
+import { roundUsd } from '../../budget/money.js';
+
+export type SessionRecord = {
+  id: string;
+  agent: string;
+  outcome: string;
+  exit_code: number;
+  cost_usd: number;
+  cost_estimated: boolean;
+  turns: number;
+  duration_ms: number | null;
+  started_at: string;
+  ended_at: string | null;
+  result: string | null;
+  error: string | null;
+  transcript: string | null;
+  // 'unavailable': the session ran without its memory tools (the store could not be served).
+  memory: 'served' | 'unavailable' | null;
+  // A rate-limited session: when the API said the limit lifts.
+  retry_at: string | null;
+};
+
+export function toRecord(r: SessionRow): SessionRecord {
+  return {
+    id: r.id,
+    agent: r.agent,
+    outcome: r.status === 'running' ? 'running' : (r.outcome ?? 'error'),
+    exit_code: r.exit_code ?? (r.outcome === 'ok' ? 0 : 1),
+    cost_usd: roundUsd(r.cost_usd),
+    cost_estimated: r.cost_estimated === 1,
+    turns: r.turns,
+    duration_ms: r.duration_ms,
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+    result: r.result,
+    error: r.error,
+    transcript: r.transcript,
+    memory: r.memory ?? null,
+    retry_at: r.retry_at ?? null,
+  };
+}

@@ -1,0 +1,78 @@
+// `nightshift init`: a site a new operator can run, driven as they would: init, doctor, and init
+// again over what exists.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { git } from '../../git-helpers.js';
+import { BWRAP, CLAUDE, nightshift, tempDir } from '../../helpers.js';
+
+// The real CLI as `claude` on PATH, as `npm install -g @anthropic-ai/claude-code` leaves it.
+function envWithClaude(dir: string): NodeJS.ProcessEnv {
+  const bin = path.join(dir, 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  fs.symlinkSync(CLAUDE, path.join(bin, 'claude'));
+  const home = path.join(dir, 'home');
+  fs.mkdirSync(home, { recursive: true });
+  return { PATH: `${bin}:${process.env.PATH}`, HOME: home, CLAUDE_CONFIG_DIR: path.join(home, '.claude'), DISABLE_AUTOUPDATER: '1' };
+}
+
+describe('nightshift init', () => {
+  test('makes a config, an agent, a vault, state and logs, and an env file only its owner reads; prints the next three commands', async (t) => {
+    const dir = tempDir(t);
+    const ran = await nightshift(['init', 'site'], { PATH: process.env.PATH }, dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const site = path.join(dir, 'site');
+    for (const f of ['nightshift.yaml', 'prompts/gardener.md', 'nightshift.env', 'vault/.git', 'state', 'logs']) assert.ok(fs.existsSync(path.join(site, f)), f);
+    assert.equal(fs.statSync(path.join(site, 'nightshift.env')).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(path.join(site, 'state')).mode & 0o777, 0o700);
+    assert.match(fs.readFileSync(path.join(site, 'nightshift.env'), 'utf8'), /^# ANTHROPIC_API_KEY=$/m);
+    assert.match(ran.stdout, /Next:\n {2}1\. put ANTHROPIC_API_KEY=.* in .*nightshift\.env\n {2}2\. nightshift doctor --config .*site\/nightshift\.yaml\n {2}3\. nightshift run gardener --config /);
+  });
+
+  test('the generated config passes doctor but for the credential, and all of it once the env file holds one', async (t) => {
+    const dir = tempDir(t);
+    const env = envWithClaude(dir);
+    assert.equal((await nightshift(['init'], env, dir)).code, 0);
+    const doctor = async () => {
+      const ran = await nightshift(['doctor', '--json'], env, dir);
+      return { ran, failing: JSON.parse(ran.stdout).checks.filter((c: any) => c.status === 'fail').map((c: any) => c.name) };
+    };
+    const before = await doctor();
+    assert.deepEqual(before.failing, BWRAP ? ['credential'] : ['credential', 'sandbox']);
+    assert.equal(before.ran.code, 1);
+    // The operator's step 1: the key into the env file (never a real key in a test).
+    fs.appendFileSync(path.join(dir, 'nightshift.env'), 'ANTHROPIC_API_KEY=test-key-for-init\n');
+    const after = await doctor();
+    assert.deepEqual(after.failing, BWRAP ? [] : ['sandbox']);
+    if (BWRAP) assert.equal(after.ran.code, 0, after.ran.stdout);
+  });
+
+  test('never overwrites what exists, and says which were kept', async (t) => {
+    const dir = tempDir(t);
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), 'vault: ./mine\n');
+    fs.writeFileSync(path.join(dir, 'nightshift.env'), 'ANTHROPIC_API_KEY=kept-key\n', { mode: 0o600 });
+    const ran = await nightshift(['init'], { PATH: process.env.PATH }, dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(fs.readFileSync(path.join(dir, 'nightshift.yaml'), 'utf8'), 'vault: ./mine\n');
+    assert.equal(fs.readFileSync(path.join(dir, 'nightshift.env'), 'utf8'), 'ANTHROPIC_API_KEY=kept-key\n');
+    assert.match(ran.stdout, /^kept {2}.*\/nightshift\.yaml \(exists; not changed\)$/m);
+    assert.match(ran.stdout, /^kept {2}.*\/nightshift\.env /m);
+    assert.match(ran.stdout, /^made {2}.*\/prompts\/gardener\.md$/m);
+    const again = await nightshift(['init'], { PATH: process.env.PATH }, dir);
+    assert.doesNotMatch(again.stdout, /^made/m);
+  });
+
+  test('--remote clones the vault and turns git sync on', async (t) => {
+    const dir = tempDir(t);
+    const remote = path.join(dir, 'remote.git');
+    git(dir, 'init', '--quiet', '--bare', '-b', 'main', remote);
+    const ran = await nightshift(['init', 'site', '--remote', remote], { PATH: process.env.PATH, HOME: dir }, dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(git(path.join(dir, 'site', 'vault'), 'remote', 'get-url', 'origin'), remote);
+    assert.match(fs.readFileSync(path.join(dir, 'site', 'nightshift.yaml'), 'utf8'), /^ {2}enabled: true/m);
+    const bad = await nightshift(['init', 'other', '--remote', path.join(dir, 'nowhere.git')], { PATH: process.env.PATH, HOME: dir }, dir);
+    assert.equal(bad.code, 64);
+    assert.match(bad.stderr, /git clone .*nowhere\.git failed/);
+  });
+});

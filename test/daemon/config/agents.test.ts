@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { loadAgent, loadAgents, parseAgent, splitFrontMatter } from '../../../daemon/config/agents.js';
+import { validateConfig } from '../../../daemon/config/config.js';
+import { ConfigError, UsageError } from '../../../daemon/errors.js';
+import { ROOT, tempDir } from '../../helpers.js';
+
+const config = validateConfig({ claude: { model: 'haiku', max_turns: 7, timeout: '15m' } }, '/cfg/nightshift.yaml').config!;
+
+describe('agents', () => {
+  test('front matter overrides config; what it leaves out falls back', () => {
+    const a = parseAgent('x', '/p/x.md', '---\nmodel: opus\ntimeout: 90s\nallowed_tools: [Read]\nmax_runs_per_day: 2\n---\nDo the thing.\n', config);
+    assert.equal(a.model, 'opus');
+    assert.equal(a.timeoutMs, 90_000);
+    assert.equal(a.maxTurns, 7);
+    assert.deepEqual(a.allowedTools, ['Read']);
+    assert.equal(a.maxRunsPerDay, 2);
+    assert.equal(a.prompt, 'Do the thing.');
+  });
+
+  test('a file without front matter is all prompt', () => {
+    assert.deepEqual(splitFrontMatter('just a prompt'), { data: null, body: 'just a prompt' });
+    const a = parseAgent('x', '/p/x.md', 'just a prompt', config);
+    assert.equal(a.model, 'haiku');
+    assert.equal(a.allowedTools, null);
+  });
+
+  test('a bad field names the agent file and the field', () => {
+    assert.throws(() => parseAgent('x', '/p/x.md', '---\nmax_turns: -3\n---\nhi', config), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /\/p\/x\.md[\s\S]*max_turns: /);
+      return true;
+    });
+    assert.throws(() => parseAgent('x', '/p/x.md', '---\ntimeout: later\n---\nhi', config), /timeout: Expected a duration/);
+    assert.throws(() => parseAgent('x', '/p/x.md', '---\nmodle: opus\n---\nhi', config), /Unrecognized key: "modle"/);
+    assert.throws(() => parseAgent('x', '/p/x.md', '---\ndescription: only\n---\n\n', config), /Expected a prompt/);
+  });
+
+  test('an unknown agent is a usage error listing the known ones', (t) => {
+    const dir = tempDir(t);
+    fs.writeFileSync(path.join(dir, 'alpha.md'), 'hello');
+    const c = { ...config, agents_dir: dir };
+    assert.throws(() => loadAgent(c, 'beta'), (err: unknown) => err instanceof UsageError && /known: alpha/.test(err.message));
+    assert.throws(() => loadAgent(c, '../etc/passwd'), UsageError);
+  });
+
+  test('the shipped example agents are valid', () => {
+    const agents = loadAgents({ ...config, agents_dir: path.join(ROOT, 'prompts') });
+    assert.ok(agents.length >= 2);
+    for (const a of agents) assert.ok(a.description && a.prompt, a.name);
+  });
+});
