@@ -103,6 +103,11 @@ function addColumns(db: Database.Database): void {
   }
 }
 
+// Where the ledger lives: one file under state_dir.
+export function ledgerFile(config: { state_dir: string }): string {
+  return path.join(config.state_dir, 'ledger.db');
+}
+
 export class Ledger {
   private constructor(private readonly db: Database.Database, readonly file: string, private readonly chargeOn: ChargeOn) {}
 

@@ -14,7 +14,8 @@ const HEAD = '(function (exports, require, module, __filename, __dirname, __nigh
 const TAIL = '\n})';
 
 export function compileBundle(file: string, cachedData?: Buffer): vm.Script {
-  return new vm.Script(HEAD + fs.readFileSync(file, 'utf8') + TAIL, { filename: file, cachedData });
+  // The build leaves it pure ASCII (deploy/bundle.mjs): latin1 reads it straight into a one-byte string.
+  return new vm.Script(HEAD + fs.readFileSync(file, 'latin1') + TAIL, { filename: file, cachedData });
 }
 
 export function cacheFileOf(file: string): string {

@@ -2,7 +2,7 @@
 // file (doctor, alert: they read the config leniently themselves), or config and logger (the rest).
 import type { Config } from '../daemon/config/config.js';
 import type { EnvFileResult } from '../daemon/config/env-file.js';
-import type { RunDeps } from '../daemon/tick/run.js';
+import type { RunDeps } from '../daemon/tick/supervise.js';
 import type { LiveLine } from '../logs/live-line.js';
 import type { Logger } from '../logs/logger.js';
 import type { Redactor } from '../logs/redact.js';

@@ -5,7 +5,7 @@ import type { Config } from '../daemon/config/config.js';
 import { reconcile } from '../daemon/tick/reconcile.js';
 
 export async function withLedger<T>(config: Config, logger: Logger, fn: (l: Ledger) => T | Promise<T>): Promise<T> {
-  const [{ Ledger }, { ledgerFile }] = await Promise.all([import('../budget/ledger.js'), import('../daemon/tick/run.js')]);
+  const { Ledger, ledgerFile } = await import('../budget/ledger.js');
   const ledger = Ledger.open(ledgerFile(config));
   try {
     await reconcile(ledger, { logger, now: () => new Date() });

@@ -56,7 +56,13 @@ if (process.env.NIGHTSHIFT_BUNDLE_META) fs.writeFileSync(process.env.NIGHTSHIFT_
 const text = fs.readFileSync(outfile, 'utf8');
 const calls = text.match(/(?<![\w$.])import\(/g) ?? [];
 if (calls.length > 8) throw new Error(`Expected at most 8 dynamic imports in the bundle, got ${calls.length}`);
-fs.writeFileSync(outfile, text.replace(/(?<![\w$.])import\(/g, '__nightshiftImport('));
+// Pure ASCII, so the loader reads it as latin1 into a one-byte string: a single character above
+// U+00FF (esbuild leaves a few inside regular expressions) makes V8 hold all 1.3 MB as two-byte
+// text. An escape is safe in a string, a template or a regular expression; one written after a
+// backslash is not, and fails the build.
+const wide = /[^\x00-\x7f]/g;
+if (/\\[^\x00-\x7f]/.test(text)) throw new Error('Expected no escaped non-ASCII character in the bundle');
+fs.writeFileSync(outfile, text.replace(/(?<![\w$.])import\(/g, '__nightshiftImport(').replace(wide, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-build-'));
 try {

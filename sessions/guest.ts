@@ -13,11 +13,11 @@ import { memoryDbPath } from '../memory/store/db-path.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
 import { bwrapArgs, bwrapProblem, resolveCommand, type SandboxLayout } from './sandbox.js';
 import { sessionEnv } from './session-env.js';
+import { sessionsDir, sweepSessionDirs } from './session-dirs.js';
 import { startSessionHooks, type SessionHooks } from './session-hooks.js';
 
 // Where each session's own folder lives; anything left there belongs to a session that is over
 // (only one supervisor runs sessions at a time: the run lock).
-export const sessionsDir = (config: Pick<Config, 'state_dir'>) => path.join(config.state_dir, 'sessions');
 
 export type GuestInput = {
   config: Config;
@@ -84,16 +84,6 @@ export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, h
     // no resolv.conf
   }
   return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home };
-}
-
-// Leftovers of sessions a killed supervisor could not clean up (their settings name tokens that
-// died with it): removed by every start that holds the run lock, a session or not. The count.
-export function sweepSessionDirs(config: Pick<Config, 'state_dir'>, log?: Pick<Logger, 'warn'>): number {
-  const root = sessionsDir(config);
-  const old = fs.existsSync(root) ? fs.readdirSync(root) : [];
-  for (const o of old) fs.rmSync(path.join(root, o), { recursive: true, force: true });
-  if (old.length) log?.warn({ event: 'session_dirs_swept', dirs: old }, `removed ${old.length} session folder(s) an interrupted supervisor left in ${root}`);
-  return old.length;
 }
 
 export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) => string[]): Promise<Guest> {

@@ -1,10 +1,9 @@
 // `nightshift state [--agent NAME] [--json]`: the state a session of NAME would start with now.
-import { Ledger } from '../budget/ledger.js';
+import { Ledger, ledgerFile } from '../budget/ledger.js';
 import { loadAgent } from '../daemon/config/agents.js';
 import type { Config } from '../daemon/config/config.js';
 import { EXIT } from '../daemon/errors.js';
 import { reconcile } from '../daemon/tick/reconcile.js';
-import { ledgerFile } from '../daemon/tick/run.js';
 import type { Logger } from '../logs/logger.js';
 import { gatherState } from './state-data.js';
 import { renderState } from './state.js';

@@ -30,7 +30,7 @@ const roughly = (ms: number) => {
 export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
   const at = flags.at === undefined ? new Date() : new Date(flags.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`Expected --at as an ISO time like 2026-12-01T15:00:00Z, got \`${flags.at}\``);
-  const [{ loadAgents }, { explain }, { nextDueByAgent }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/tick/tick.js'), import('../../daemon/schedule/next-due.js')]);
+  const [{ loadAgents }, { explain }, { nextDueByAgent }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js'), import('../../daemon/schedule/next-due.js')]);
   const agents = loadAgents(config);
   const tz = config.budget.timezone;
   const { d, due } = await withLedger(config, logger, (l) => ({

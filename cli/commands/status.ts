@@ -15,7 +15,7 @@ session, locks, unpushed commits and the last sessions.
 export const stage = 'full';
 
 export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
-  const { status } = await import('../../daemon/tick/tick.js');
+  const { status } = await import('../../daemon/tick/status.js');
   const now = new Date();
   const s = await withLedger(config, logger, (ledger) => status(config, ledger, now));
   if (flags.json) io.out(JSON.stringify(s));

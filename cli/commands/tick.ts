@@ -17,7 +17,7 @@ export const stage = 'full';
 export const liveLine = true;
 
 export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
-  const [{ tick }, { exitCodeOf }] = await Promise.all([import('../../daemon/tick/tick.js'), import('../../daemon/tick/run.js')]);
+  const [{ tick }, { exitCodeOf }] = await Promise.all([import('../../daemon/tick/tick.js'), import('../../daemon/tick/supervise.js')]);
   const r = await withStopSignal(logger, 'ending the session', (signal) => tick(config, runDeps(io, logger, env, signal)));
   if (flags.json) io.out(JSON.stringify(r));
   else if (r.action === 'skip') io.out(`skip: ${r.reason}`);

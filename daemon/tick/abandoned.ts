@@ -9,8 +9,6 @@ import type { Logger } from '../../logs/logger.js';
 import type { Redactor } from '../../logs/redact.js';
 import type { MemoryStore } from '../../memory/store.js';
 import type { DeliverDeps } from '../../report/deliver.js';
-import { reportSession } from '../../report/session-report.js';
-import { leaveBehind } from '../../sessions/capture.js';
 import type { Config } from '../config/config.js';
 import { toRecord } from './session-record.js';
 
@@ -31,6 +29,9 @@ export async function followUpAbandoned(config: Config, ledger: Ledger, deps: Fo
     deps.logger.warn({ event: 'abandoned_follow_up_failed', err }, `abandoned sessions could not be read: ${(err as Error).message}`);
     return done;
   }
+  if (!rows.length) return done;
+  // Only owed work loads the report and capture machinery.
+  const [{ reportSession }, { leaveBehind }] = await Promise.all([import('../../report/session-report.js'), import('../../sessions/capture.js')]);
   for (const row of rows) {
     const log = deps.logger.child({ sessionId: row.id, agent: row.agent });
     try {

@@ -3,7 +3,7 @@
 // scheduling, lets a running session finish within daemon.shutdown_grace, then ends and settles it.
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Config } from '../config/config.js';
-import type { RunDeps } from './run.js';
+import type { RunDeps } from './supervise.js';
 import { tick } from './tick.js';
 
 export type DaemonDeps = Omit<RunDeps, 'signal'> & { stopSignal: AbortSignal };

@@ -6,24 +6,31 @@ import { memoryDbPath } from '../../memory/store/db-path.js';
 import { dreamReason } from '../../memory/dream/pressure.js';
 import type { DreamReport } from '../../memory/dream/dream.js';
 import type { Config } from '../config/config.js';
-import type { RunDeps } from './run.js';
+import type { RunDeps } from './supervise.js';
 
 // Why the tick should dream now, or null. No memory file yet: nothing to dream about, and the
 // store's modules are never loaded on a tick with nothing due.
 export async function dreamDue(config: Config, deps: RunDeps, now: Date): Promise<string | null> {
   if (!fs.existsSync(memoryDbPath(config))) return null;
   try {
-    const { openMemoryStore } = await import('../../memory/open.js');
-    const store = await openMemoryStore(config, deps.env, deps.logger);
-    try {
-      return dreamReason(store.dreamPressure(), now, { after: config.memory.dream_after, everyMs: config.memory.dream_every });
-    } finally {
-      store.close();
-    }
+    // Read on its own first: the whole store (and its embedder) loads only when that cannot be.
+    const { readDreamPressure } = await import('../../memory/store/pressure.js');
+    const pressure = readDreamPressure(memoryDbPath(config)) ?? (await storePressure(config, deps));
+    return dreamReason(pressure, now, { after: config.memory.dream_after, everyMs: config.memory.dream_every });
   } catch (err) {
     // A store that cannot be opened is doctor's to report; the tick just does not dream.
     deps.logger.warn({ event: 'dream_pressure_failed', err }, `memory pressure unknown: ${(err as Error).message}`);
     return null;
+  }
+}
+
+async function storePressure(config: Config, deps: RunDeps) {
+  const { openMemoryStore } = await import('../../memory/open.js');
+  const store = await openMemoryStore(config, deps.env, deps.logger);
+  try {
+    return store.dreamPressure();
+  } finally {
+    store.close();
   }
 }
 

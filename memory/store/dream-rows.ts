@@ -5,6 +5,7 @@ import { confirmedAtCreation } from '../learning/claims.js';
 import { MemoryError, type Actor, type Category, type EdgeType } from '../types.js';
 import { checkActor, checkText, ids, round } from './checks.js';
 import type { StoreCore } from './core.js';
+import { LAST_DREAM_SQL, pressureOf } from './pressure.js';
 
 // An abstraction's edges to its members: light, so a hit on one member does not lift all its
 // siblings through the abstraction (LoCoMo dev after a dream, recall@10: 0.8 cost 1.5 points, 0.2
@@ -13,16 +14,14 @@ const ABSTRACT_EDGE_WEIGHT = 0.05;
 
 /** The last dream, or null before the first. */
 export function lastDream(s: StoreCore): { id: number; started_at: string; duration_ms: number; last_observation_id: number } | null {
-  return (s.stmt('SELECT id, started_at, duration_ms, last_observation_id FROM dreams ORDER BY id DESC LIMIT 1').get() as
+  return (s.stmt(LAST_DREAM_SQL).get() as
     | { id: number; started_at: string; duration_ms: number; last_observation_id: number }
     | undefined) ?? null;
 }
 
 /** Memory pressure for the supervisor: observations since the last dream, and when that was. */
 export function dreamPressure(s: StoreCore): { observations_since: number; last_dream_at: string | null; first_since_at: string | null } {
-  const last = lastDream(s);
-  const r = s.stmt('SELECT count(*) AS n, min(created_at) AS first FROM observations WHERE id > ?').get(last?.last_observation_id ?? 0) as { n: number; first: string | null };
-  return { observations_since: r.n, last_dream_at: last?.started_at ?? null, first_since_at: r.first };
+  return pressureOf((sql) => s.stmt(sql));
 }
 
 /** The newest observation id (a dream remembers where it stopped). */

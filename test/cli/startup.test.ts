@@ -56,6 +56,17 @@ describe('start-up', () => {
     }
   });
 
+  test('a tick with nothing due and status load no session machinery: only a chosen session imports it', () => {
+    const sessionOnly = ['daemon/tick/session.js', 'sessions/guest.js', 'sessions/runner.js', 'sessions/capture.js', 'sessions/session-state.js', 'report/session-report.js', 'memory/store.js', 'memory/open.js'];
+    for (const entry of ['daemon/tick/tick.js', 'daemon/tick/status.js', 'daemon/tick/supervise.js']) {
+      const { files } = staticGraph(path.join(ROOT, 'dist', entry));
+      assert.deepEqual(sessionOnly.filter((f) => files.includes(f)), [], `${entry} loads session machinery at start`);
+    }
+    // Control: the names are real, and the session's own module does load them.
+    const { files } = staticGraph(path.join(ROOT, 'dist', 'daemon', 'tick', 'session.js'));
+    assert.deepEqual(sessionOnly.slice(1, 6).filter((f) => !files.includes(f)), []);
+  });
+
   test('every other command runs from the one bundled file, which requires only node builtins and the packages kept outside', (t) => {
     const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.cjs');
     const text = fs.readFileSync(bundle, 'utf8');
@@ -67,6 +78,8 @@ describe('start-up', () => {
     for (const spec of required) {
       assert.ok(spec.startsWith('node:') || builtin.has(spec) || spec === 'better-sqlite3' || /^ajv(-formats)?\/dist\//.test(spec), `the bundle requires ${spec}`);
     }
+    // Pure ASCII: the loader reads it as latin1.
+    assert.doesNotMatch(text, /[^\x00-\x7f]/);
     // Its dynamic imports go through the loader's own import (a vm script has none).
     assert.doesNotMatch(text, /(?<![\w$.])import\(/);
     const dynamic = [...text.matchAll(/__nightshiftImport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]);

@@ -1,0 +1,289 @@
+// A chosen session, from the budget's verdict to its report: git pull, the sandboxed guest, the
+// CLI under its watchdogs, the settle, capture and grading, git commit/push, Discord. Loaded by
+// ./supervise.ts only once a session is chosen.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Ledger, OpenSession } from '../../budget/ledger.js';
+import { canStart } from '../../budget/policy.js';
+import { money } from '../../budget/money.js';
+import type { Redactor } from '../../logs/redact.js';
+import { claudeArgs } from '../../sessions/command.js';
+import { checkSandbox, prepareGuest, type Guest } from '../../sessions/guest.js';
+import { classify } from '../../sessions/outcome.js';
+import { resetTime } from '../../sessions/rate-limit.js';
+import { readProc } from '../../sessions/process-tree.js';
+import { runClaude } from '../../sessions/runner.js';
+import { keepInTranscript } from '../../sessions/transcript.js';
+import { StreamTracker } from '../../sessions/stream-tracker.js';
+import { leaveBehind } from '../../sessions/capture.js';
+import { prepareSessionState } from '../../sessions/session-state.js';
+import type { Agent } from '../config/agents.js';
+import type { Config } from '../config/config.js';
+import { ConfigError, EXIT } from '../errors.js';
+import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../git/git-guard.js';
+import { lateness, uptimeMs } from '../schedule/late.js';
+import { VaultGit, type GitReport } from '../git/git-sync.js';
+import { reportBackoff, reportSession } from '../../report/session-report.js';
+import { recurringNoteFor } from '../health/anneal-check.js';
+import { currentHolds, settledChange } from '../schedule/holds.js';
+import { toRecord, type SessionRecord } from './session-record.js';
+import type { RunDeps, SuperviseResult } from './supervise.js';
+import { version } from '../version.js';
+
+export function newSessionId(agent: string, at: Date): string {
+  const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${agent}-${randomBytes(3).toString('hex')}`;
+}
+
+const redactOrNull = (redact: Redactor, text: string | null) => (text === null ? null : redact(text));
+// Longest result or error text kept in a ledger row.
+const LEDGER_TEXT_MAX = 16 * 1024;
+const capped = (text: string | null) => (text !== null && text.length > LEDGER_TEXT_MAX ? `${text.slice(0, LEDGER_TEXT_MAX)}…` : text);
+
+// How often the running cost estimate is written to the ledger at most.
+const PROGRESS_EVERY_MS = 1000;
+
+// What supervise() holds when it hands over a chosen agent.
+export type Opened = {
+  ledger: Ledger;
+  startedAt: Date;
+  day: string;
+  options: { force: boolean };
+  // The stop request or the lost run lock, whichever comes first.
+  signal: AbortSignal;
+  git: GitReport;
+  skip: (reason: string, limit?: string | null) => SuperviseResult;
+  stopped: () => SuperviseResult;
+};
+
+export async function runChosen(config: Config, choice: { agent: Agent; reason: string }, o: Opened, deps: RunDeps): Promise<SuperviseResult> {
+  const { ledger, startedAt, day, options, signal, git, skip, stopped } = o;
+  const { agent } = choice;
+  const verdict = canStart(agent.name, ledger.dayTotals(day), {
+    maxSessionsPerDay: config.budget.max_sessions_per_day,
+    maxUsdPerDay: config.budget.max_usd_per_day,
+    maxRunsPerDay: agent.maxRunsPerDay,
+  });
+  if (!verdict.ok) {
+    if (!options.force) return skip(verdict.reason, verdict.limit);
+    deps.logger.warn({ event: 'forced', agent: agent.name, reason: verdict.reason }, `running ${agent.name} past a limit (--force): ${verdict.reason}`);
+  }
+  if (!fs.existsSync(config.vault) || !fs.statSync(config.vault).isDirectory()) {
+    throw new ConfigError(config.file, [`vault: Expected an existing directory, got \`${config.vault}\``]);
+  }
+  const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal) : null;
+  // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
+  // Both wait on a child process, so they wait together.
+  const untrusted = vault ? fs.existsSync(untrustedGitMarker(config.state_dir)) : false;
+  const [inRepo] = await Promise.all([vault && !untrusted ? vault.isRepo() : false, checkSandbox(config, deps.env)]);
+  if (untrusted) git.error = `git sync skipped: a session left a .git in the vault that could not be moved aside; remove it and ${untrustedGitMarker(config.state_dir)}`;
+  else if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
+  if (signal.aborted) return stopped();
+  if (vault && inRepo) await vault.pull(git);
+  // Nothing is charged after a stop request.
+  if (signal.aborted) return stopped();
+  const gitGuard = vault && inRepo ? guardGitConfig(config.vault) : null;
+  const late = lateness({ slot: deps.slot ?? null, startedAt, uptimeMs: uptimeMs(() => fs.readFileSync('/proc/uptime', 'utf8')), byTimer: /\.timer$/.test(deps.env.TRIGGER_UNIT ?? '') });
+  if (late) deps.logger.warn({ event: 'late', agent: agent.name, slot: deps.slot?.toISOString() ?? null }, `${agent.name}: ${late}`);
+  const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
+  const planted = gitGuard?.restore() ?? [];
+  if (vault && !inRepo && !untrusted) {
+    try {
+      const moved = quarantineGitDir(config.vault, path.join(config.state_dir, 'quarantine', session.id));
+      if (moved) {
+        git.error = `the vault was not a git work tree when the session began, and has a .git now: moved to ${moved} (nightshift never runs git in a repository a session made)`;
+        deps.logger.error({ event: 'git_dir_quarantined', to: moved }, git.error);
+      }
+    } catch (err) {
+      // It stays: no start trusts it until the operator has looked (the marker's text says how).
+      git.error = `the session left a .git in the vault, which could not be moved aside: ${deps.redact((err as Error).message)}; git stays off until you remove it and ${untrustedGitMarker(config.state_dir)}`;
+      fs.writeFileSync(untrustedGitMarker(config.state_dir), `${session.id}: ${git.error}\n`);
+      deps.logger.error({ event: 'git_dir_quarantine_failed', err }, git.error);
+    }
+  }
+  if (planted.length) deps.logger.warn({ event: 'git_config_restored', files: planted }, `the session changed ${planted.join(', ')}: put back before nightshift's git ran`);
+  if (gitGuard?.replaced()) {
+    git.error = 'the session replaced the vault\'s .git folder: nothing committed (restore it by hand)';
+    git.uncommitted = true;
+    deps.logger.error({ event: 'git_dir_replaced' }, git.error);
+  } else if (vault && inRepo) {
+    try {
+      await vault.commitAndPush(session, deps.redact, git);
+    } catch (err) {
+      git.error = deps.redact((err as Error).message);
+      deps.logger.error({ event: 'git_error', err }, `git: ${git.error}`);
+    }
+  }
+  deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${session.turns} turns${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
+  // Discord, after the ledger and the commit; it never changes the result or the exit code.
+  await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session) }, deps);
+  // The backoff beginning or ending is told once, on the session that made it so.
+  const change = settledChange(config, ledger, agent.name);
+  if (change) {
+    const hold = currentHolds(config, ledger, deps.now())[agent.name] ?? null;
+    deps.logger.warn({ event: `backoff_${change.change}`, agent: agent.name, failures: change.failures, until: hold?.until ?? null }, change.change === 'started'
+      ? `${agent.name}: backed off after ${change.failures} failures in a row${hold ? `, until ${hold.until}` : ''}`
+      : `${agent.name}: recovered after ${change.failures} failures in a row`);
+    await reportBackoff(config, { agent: agent.name, ...change, until: hold?.until ?? null, session: session.id }, deps);
+  }
+  return { action: 'session', reason: choice.reason, limit: null, session, git, late };
+}
+
+async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps): Promise<SessionRecord> {
+  const id = newSessionId(agent.name, startedAt);
+  const log = deps.logger.child({ sessionId: id, agent: agent.name });
+  const transcript = path.join(config.log_dir, 'transcripts', `${id}.jsonl`);
+  // Before the charge: a log dir that cannot be made refuses the start, nothing counted.
+  fs.mkdirSync(path.dirname(transcript), { recursive: true });
+  const me = readProc(process.pid);
+  const open: OpenSession = {
+    id, agent: agent.name, day, started_at: startedAt.toISOString(), transcript, model: agent.model,
+    supervisor_pid: process.pid, supervisor_start: me?.start ?? null,
+  };
+  // Built before the charge: a state that cannot be built costs no count (the session runs without it).
+  const state = await prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log });
+  // Charged before the spawn: from here on the session counts, whatever happens, and every
+  // statement after the charge sits inside the try whose finally settles it.
+  ledger.open(open);
+  let tracker: StreamTracker | null = null;
+  let fd: number | null = null;
+  let lastProgress = 0;
+  let run: Awaited<ReturnType<typeof runClaude>> | null = null;
+  let internal: unknown = null;
+  let guest: Guest | null = null;
+  try {
+    log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
+    deps.live?.start(agent.name, startedAt);
+    const t = (tracker = new StreamTracker(
+      { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
+      null,
+    ));
+    const out = (fd = fs.openSync(transcript, 'a'));
+    let usd = 0;
+    const g = (guest = await prepareGuest(
+      {
+        config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: state?.text ?? null, version: version(),
+        // The proxy refuses further calls once the running estimate passed the session's ceiling.
+        refuse: () => (config.budget.max_usd_per_session !== null && usd > config.budget.max_usd_per_session ? `the session's cost ceiling $${config.budget.max_usd_per_session} is passed` : null),
+      },
+      (extra) => claudeArgs(agent, config, extra),
+    ));
+    ledger.setMemory(id, guest.memory ? 'served' : 'unavailable');
+    log.info({ event: 'sandbox', sandboxed: guest.sandboxed }, guest.sandboxed ? 'session sandboxed (bwrap)' : `session not sandboxed (sandbox: ${config.sandbox})`);
+    run = await runClaude({
+      command: guest.command,
+      args: guest.args,
+      inner: guest.sandboxed ? guest.cli : null,
+      cwd: config.vault,
+      env: guest.env,
+      sessionId: id,
+      timeoutMs: agent.timeoutMs,
+      idleTimeoutMs: agent.idleTimeoutMs,
+      killGraceMs: config.claude.kill_grace,
+      maxUsd: config.budget.max_usd_per_session,
+      tracker: t,
+      signal: deps.signal,
+      fail: guest.hooks?.dead,
+      redact: deps.redact,
+      subreaper: deps.subreaper ?? !guest.sandboxed,
+      onSpawn: (pid) => {
+        ledger.setChild(id, pid);
+        g.spawned();
+      },
+      onLine: (line) => {
+        if (keepInTranscript(line)) fs.writeSync(out, `${deps.redact(line)}\n`);
+        deps.live?.update({ turns: t.turns(), usd: t.estimatedCost(), lastTool: t.lastTool });
+      },
+      onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
+      onCost: (spent) => {
+        usd = spent;
+        const now = Date.now();
+        if (now - lastProgress >= PROGRESS_EVERY_MS) {
+          lastProgress = now;
+          ledger.progress(id, spent, t.turns());
+        }
+      },
+    });
+  } catch (err) {
+    internal = err;
+  } finally {
+    if (fd !== null) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // a failed close loses nothing the ledger needs
+      }
+    }
+    deps.live?.stop();
+    // Settled on every path, an internal failure of ours included.
+    const t = tracker ?? new StreamTracker({ maxRepeats: 2, window: 1, cycleRepeats: 2 }, null);
+    const endedAt = deps.now();
+    const { outcome, error } = internal || !run
+      ? { outcome: 'error' as const, error: `internal: ${deps.redact((internal as Error)?.message ?? String(internal))}` }
+      : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal, rateLimit: t.rateLimit });
+    // A rate limit holds the agent until the reset the answer gave (budget/holds.ts reads it back).
+    const retryAt = outcome === 'rate_limited' ? resetTime(t.result, t.rateLimit, endedAt) : null;
+    const cost = t.cost();
+    const tokens = t.tokens();
+    // Already redacted by the runner, before it was cut.
+    const stderr = run?.stderrTail.trim() ?? '';
+    const fullError = error && outcome === 'error' && !t.result && stderr ? `${error}; stderr: ${stderr.slice(-500)}` : error;
+    const settlement = {
+      outcome,
+      ended_at: endedAt.toISOString(),
+      duration_ms: endedAt.getTime() - startedAt.getTime(),
+      cost_usd: cost.usd,
+      cost_estimated: cost.estimated,
+      turns: t.turns(),
+      exit_code: outcome === 'ok' ? EXIT.OK : EXIT.FAILED,
+      // The ledger keeps a bounded summary (redacted, then cut); the transcript has the rest.
+      result: capped(redactOrNull(deps.redact, t.result?.result ?? t.lastText ?? null)),
+      error: capped(fullError ? deps.redact(fullError) : null),
+      retry_at: retryAt ? retryAt.toISOString() : null,
+      input_tokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
+      output_tokens: tokens.output,
+    };
+    try {
+      ledger.settle(open, settlement);
+    } catch (err) {
+      // A full disk: try the smallest row that still records the outcome, then give up (the next
+      // start settles it `abandoned`, still counted).
+      log.error({ event: 'settle_failed', err }, `could not settle ${id}: ${(err as Error).message}`);
+      try {
+        ledger.settle(open, { ...settlement, result: null, error: `${outcome === 'ok' ? '' : `${settlement.error ?? ''}; `}settle failed: ${(err as Error).message}`.slice(0, 500) });
+      } catch (again) {
+        // Still counted (the row is there, `running`); the hook server and its token file must
+        // still be closed below, so this is remembered, not thrown from here.
+        log.error({ event: 'settle_failed', err: again }, `could not settle ${id} at all: the next start settles it abandoned`);
+        internal ??= again;
+      }
+    }
+    const level = outcome === 'ok' ? 'info' : 'warn';
+    log[level](
+      {
+        event: 'session_end', outcome, cost_usd: cost.usd, cost_estimated: cost.estimated, turns: t.turns(),
+        duration_ms: endedAt.getTime() - startedAt.getTime(), garbage_lines: t.garbage, tool_calls: t.toolCalls,
+        exit_code: run?.exitCode ?? null, signal: run?.signal ?? null, killed: run?.killed ?? 0, reaped: run?.reaped ?? null, sandboxed: guest?.sandboxed ?? false, error: fullError, transcript,
+      },
+      `session ${id} ended: ${outcome}`,
+    );
+    if (t.garbage) log.warn({ event: 'garbage', lines: t.garbage }, `${t.garbage} stdout line(s) were not stream-json`);
+    // After the settle: neither of these can lose the session's count (they log, never throw).
+    // The session's endpoints and folder go; its tokens die with them.
+    await guest?.close().catch((err) => log.warn({ event: 'guest_close_failed', err }, 'closing the session\'s endpoints failed'));
+    await leaveBehind({
+      config, env: deps.env, transcript, logger: log, redact: deps.redact,
+      session: { id, agent: agent.name, outcome, turns: settlement.turns, cost_usd: settlement.cost_usd, result: settlement.result, error: settlement.error },
+      openStore: async () => (await import('../../memory/open.js')).openMemoryStore(config, deps.env, deps.logger),
+    });
+    // FSRS grades from what the session did with memory, the injected state's memories included
+    // (ignored ones are graded Hard); never fails the session (it logs instead).
+    await import('../../memory/learning/session-grading.js')
+      .then((m) => m.gradeSessionMemory(config, { id, outcome, transcript }, log, deps.now, state?.injected ?? []))
+      .catch((err) => log.warn({ event: 'grading_failed', err }, `memory grading failed: ${(err as Error).message}`));
+  }
+  if (internal) throw internal;
+  return toRecord(ledger.get(id) ?? { ...open, status: 'settled' } as never);
+}
+

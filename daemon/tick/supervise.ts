@@ -1,0 +1,124 @@
+// The one path every start takes, a session or not: the run lock, the ledger, what earlier starts
+// left owing (abandoned sessions, the memory spool, the outbox), then the choice. Only a chosen
+// session loads the session machinery (./session.ts), so a tick with nothing due stays light:
+// the timer fires it all day.
+import fs from 'node:fs';
+import path from 'node:path';
+import { dayOf } from '../../budget/day.js';
+import { Ledger, ledgerFile } from '../../budget/ledger.js';
+import type { Logger } from '../../logs/logger.js';
+import type { LiveLine } from '../../logs/live-line.js';
+import type { Redactor } from '../../logs/redact.js';
+import { spoolDir } from '../../memory/store/spool.js';
+import { outboxFile } from '../../report/outbox.js';
+import { sweepSessionDirs } from '../../sessions/session-dirs.js';
+import type { Agent } from '../config/agents.js';
+import type { Config } from '../config/config.js';
+import { EXIT } from '../errors.js';
+import { emptyGitReport, type GitReport } from '../git/git-sync.js';
+import { acquireLock, lockOwner } from '../lock.js';
+import { followUpAbandoned } from './abandoned.js';
+import { superviseDream, type DreamOutcome } from './dream-tick.js';
+import { reconcile } from './reconcile.js';
+import type { SessionRecord } from './session-record.js';
+
+export type RunDeps = {
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  redact: Redactor;
+  now: () => Date;
+  signal?: AbortSignal;
+  // The terminal's live line (logs/live-line.ts), only when stderr is a terminal.
+  live?: LiveLine | null;
+  // The time this tick was scheduled for (the daemon's cron slot), to tell a late run.
+  slot?: Date | null;
+  // Test-only seams, never read from the environment: the ledger's negative control (charge at
+  // settle) and the subreaper's (off). Production leaves both unset.
+  chargeOn?: 'open' | 'settle';
+  subreaper?: boolean;
+};
+
+export type Choice = { agent: Agent; reason: string } | { skip: string } | { dream: string };
+export type SuperviseResult = {
+  action: 'session' | 'skip' | 'dream';
+  reason: string;
+  // Set when a daily limit refused the start.
+  limit: string | null;
+  session: SessionRecord | null;
+  git: GitReport;
+  dream?: DreamOutcome;
+  // Set when the run started late (daemon/schedule/late.ts).
+  late?: string | null;
+};
+
+// The one path of a session, shared by `run` and `tick`: run lock -> reconcile -> choose ->
+// budget -> git pull -> session -> git commit/push. Skips (locked, nothing due, a limit, a stop
+// request before the charge) are returned, not thrown; the caller decides what they mean for its
+// exit code.
+export async function supervise(
+  config: Config,
+  choose: (ledger: Ledger, now: Date, day: string) => Choice | Promise<Choice>,
+  options: { force: boolean },
+  deps: RunDeps,
+): Promise<SuperviseResult> {
+  const git = emptyGitReport();
+  const skip = (reason: string, limit: string | null = null): SuperviseResult => {
+    deps.logger.info({ event: 'skipped', reason, limit }, `skipped: ${reason}`);
+    return { action: 'skip', reason, limit, session: null, git };
+  };
+  if (deps.signal?.aborted) return skip(`stop requested (${String(deps.signal.reason)}) before the session started`, 'stopped');
+  const runLock = await acquireLock(path.join(config.state_dir, 'run'), { timeoutMs: 0, purpose: 'session', logger: deps.logger, signal: deps.signal });
+  if (!runLock) {
+    const owner = lockOwner(path.join(config.state_dir, 'run'));
+    return skip(`locked: another supervisor is running${owner ? ` (pid ${owner.pid} since ${owner.since})` : ''}`, 'lock');
+  }
+  // A stop request, or the run lock taken from us, ends whatever step is under way.
+  const signal = deps.signal ? AbortSignal.any([deps.signal, runLock.lost]) : runLock.lost;
+  const stopped = () => skip(`stop requested (${String(signal.reason)}) before the session started: nothing charged`, 'stopped');
+  let ledger: Ledger | null = null;
+  try {
+    ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
+    await reconcile(ledger, deps);
+    sweepSessionDirs(config, deps.logger);
+    // What earlier sessions left behind that the store could not take then, oldest first.
+    await storeSpooled(config, deps);
+    // What a dead supervisor's sessions are owed: their report and their capture, once.
+    await followUpAbandoned(config, ledger, deps);
+    // Reports earlier runs could not deliver, oldest first (bounded by discord.timeout).
+    if (deps.env.DISCORD_WEBHOOK_URL && fs.existsSync(outboxFile(config.state_dir))) await (await import('../../report/session-report.js')).drainOutbox(config, deps);
+    const startedAt = deps.now();
+    const day = dayOf(startedAt, config.budget.timezone);
+    const choice = await choose(ledger, startedAt, day);
+    if ('skip' in choice) return skip(choice.skip);
+    if ('dream' in choice) {
+      // A stop request or a lost run lock ends the dream early, like a session.
+      const dream = await superviseDream(config, choice.dream, { ...deps, signal });
+      return { action: 'dream', reason: choice.dream, limit: null, session: null, git, dream };
+    }
+    // Only a session loads the session machinery: a tick with nothing due stays light.
+    return await (await import('./session.js')).runChosen(config, choice, { ledger, startedAt, day, options, signal, git, skip, stopped }, deps);
+  } finally {
+    ledger?.close();
+    await runLock.release();
+  }
+}
+
+// The exit code of a supervised session: 1 also when git left the work uncommitted, so that
+// OnFailure= fires (an unreachable remote alone is not a failure: the next tick pushes).
+export function exitCodeOf(r: Pick<SuperviseResult, 'session' | 'git' | 'dream'>): number {
+  if (r.dream) return r.dream.ok ? EXIT.OK : EXIT.FAILED;
+  if (!r.session) return EXIT.OK;
+  return r.session.exit_code !== EXIT.OK || r.git.uncommitted ? EXIT.FAILED : EXIT.OK;
+}
+
+// Stores the spool (sessions/capture-spool.ts); never fails the start: what is left waits. An
+// empty spool loads nothing.
+async function storeSpooled(config: Config, deps: RunDeps): Promise<void> {
+  const dir = spoolDir(config.state_dir);
+  if (!fs.existsSync(dir) || !fs.readdirSync(dir).length) return;
+  const [{ drainSpool }, { applyLeft }] = await Promise.all([import('../../sessions/capture-spool.js'), import('../../sessions/capture.js')]);
+  const r = await drainSpool({ dir: spoolDir(config.state_dir), apply: applyLeft, open: async () => (await import('../../memory/open.js')).openMemoryStore(config, deps.env, deps.logger) });
+  if (r.batches) deps.logger.info({ event: 'spool_stored', ...r }, `stored ${r.batches} spooled batch(es) of what earlier sessions left behind (${r.stored} stored, ${r.skipped} already in)`);
+  if (r.error) deps.logger.warn({ event: 'spool_waiting', ...r }, `the memory spool waits for the next start (${r.left} batch(es)): ${deps.redact(r.error)}`);
+  if (r.unreadable.length) deps.logger.warn({ event: 'spool_unreadable', files: r.unreadable }, `spooled batches that cannot be read were left as they are: ${r.unreadable.join(', ')}`);
+}
