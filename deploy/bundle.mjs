@@ -25,6 +25,21 @@ const englishOnly = {
   },
 };
 
+// better-sqlite3's JavaScript comes into the bundle; only its compiled addon loads from
+// node_modules, by name, not through the `bindings` package's search (a dozen modules and stats
+// at every start).
+const sqliteAddon = {
+  name: 'better-sqlite3-addon',
+  setup(b) {
+    b.onResolve({ filter: /^bindings$/ }, (a) => (a.importer.includes(`${path.sep}better-sqlite3${path.sep}`) ? { path: 'bindings', namespace: 'sqlite-addon' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'sqlite-addon' }, () => ({
+      contents: "module.exports = () => require('better-sqlite3/build/Release/better_sqlite3.node');",
+      loader: 'js',
+    }));
+    b.onResolve({ filter: /\.node$/ }, (a) => ({ path: a.path, external: true }));
+  },
+};
+
 const root = path.join(import.meta.dirname, '..');
 const outfile = path.join(root, 'dist', 'bundle', 'cli.cjs');
 fs.rmSync(path.dirname(outfile), { recursive: true, force: true });
@@ -39,12 +54,12 @@ const r = await build({
   minify: true,
   // Names kept, so a stack trace in an error report still reads.
   keepNames: true,
-  plugins: [englishOnly],
+  plugins: [englishOnly, sqliteAddon],
   metafile: !!process.env.NIGHTSHIFT_BUNDLE_META,
   logLevel: 'warning',
-  // Outside: native code, optional features, and execa (only doctor, status and lock use it). A
+  // Outside: the optional features, and execa (only doctor, status and lock use it). A
   // package left outside must only be imported dynamically, else the bundle loads it at every start.
-  external: ['better-sqlite3', '@energetic-ai/*', 'discord.js', '@google/genai', 'execa'],
+  external: ['@energetic-ai/*', 'discord.js', '@google/genai', 'execa'],
   // import.meta means the bundle file itself, as it did for each module (they sit as deep in dist/).
   define: { 'import.meta.url': '__nightshiftUrl', 'import.meta.dirname': '__dirname' },
   banner: { js: "const __nightshiftUrl = require('node:url').pathToFileURL(__filename).href;" },

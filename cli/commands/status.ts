@@ -15,9 +15,10 @@ session, locks, unpushed commits and the last sessions.
 export const stage = 'full';
 
 export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
-  const { status } = await import('../../daemon/tick/status.js');
+  const { status, unpushedOf } = await import('../../daemon/tick/status.js');
   const now = new Date();
-  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now));
+  const unpushed = unpushedOf(config);
+  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, unpushed));
   if (flags.json) io.out(JSON.stringify(s));
   else {
     const age = s.last_ok_at ? `${Math.round((now.getTime() - Date.parse(s.last_ok_at)) / 3_600_000)}h ago (${s.last_ok_at})` : 'never';

@@ -17,8 +17,10 @@ import { agentNames } from './agent-names.js';
 // than they save on one parse.
 z.config({ jitless: true });
 
-// node-cron loads only for a config that names a cron schedule: ~15 ms at every start otherwise.
-const validateCron = (expr: string): boolean => (createRequire(import.meta.url)('node-cron') as typeof import('node-cron')).validate(expr);
+// node-cron loads only for a config that names its own cron schedule (~15 ms at every start
+// otherwise): the default one is known good.
+const validateCron = (expr: string): boolean =>
+  expr === DEFAULTS.daemon.schedule || (createRequire(import.meta.url)('node-cron') as typeof import('node-cron')).validate(expr);
 
 const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default', 'dontAsk', 'plan'] as const;
 

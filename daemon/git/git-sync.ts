@@ -10,6 +10,7 @@ import { listProcs } from '../../sessions/process-tree.js';
 import type { Config } from '../config/config.js';
 import { acquireLock } from '../lock.js';
 import { startChild } from '../child-process.js';
+import { headBranch, refSha } from './refs.js';
 
 // `uncommitted`: the work tree still holds changes that no commit saved (exit 1, OnFailure= fires).
 export type GitReport = { pulled: boolean; committed: boolean; pushed: boolean; branch: string | null; error: string | null; uncommitted: boolean };
@@ -304,10 +305,21 @@ export class VaultGit {
   // Two git processes, not five: `status` is what an operator types most. No repository, no
   // remote or a branch never pushed all read as "unknown" (null), as rev-list fails on each.
   async unpushedCount(): Promise<number | null> {
-    const head = await this.localGit(['rev-parse', '--is-inside-work-tree', '--abbrev-ref', 'HEAD']);
-    const [inside, current] = head.stdout.split('\n');
-    if (!head.ok || inside !== 'true') return null;
-    const r = await this.localGit(['rev-list', '--count', `${this.config.git.remote}/${this.config.git.branch ?? current}..HEAD`]);
+    // The common answer, everything pushed, needs no git process: HEAD and the remote branch
+    // name one commit.
+    const head = headBranch(this.config.vault);
+    let branch = this.config.git.branch ?? head;
+    if (head && branch) {
+      const local = refSha(this.config.vault, `refs/heads/${head}`);
+      if (local && local === refSha(this.config.vault, `refs/remotes/${this.config.git.remote}/${branch}`)) return 0;
+    }
+    if (!branch) {
+      const head = await this.localGit(['rev-parse', '--is-inside-work-tree', '--abbrev-ref', 'HEAD']);
+      const [inside, current] = head.stdout.split('\n');
+      if (!head.ok || inside !== 'true') return null;
+      branch = current;
+    }
+    const r = await this.localGit(['rev-list', '--count', `${this.config.git.remote}/${branch}..HEAD`]);
     return r.ok ? Number(r.stdout) : null;
   }
 }

@@ -12,18 +12,24 @@ import { currentHolds } from '../schedule/holds.js';
 import { budgetReport } from './budget-report.js';
 import { toRecord } from './session-record.js';
 
+// Git's answer starts before the ledger opens: its process runs while the ledger is read. (A
+// failure still reaches the caller, when it awaits.)
+export function unpushedOf(config: Config): Promise<number | null> {
+  if (!config.git.enabled) return Promise.resolve(null);
+  const pending = new VaultGit(config, pino({ enabled: false })).unpushedCount();
+  pending.catch(() => {});
+  return pending;
+}
+
 // `nightshift status --json`: one look at the host.
-export async function status(config: Config, ledger: Ledger, at: Date) {
+export async function status(config: Config, ledger: Ledger, at: Date, unpushed: Promise<number | null> = unpushedOf(config)) {
   const agents = loadAgents(config);
-  const git = config.git.enabled ? new VaultGit(config, pino({ enabled: false })) : null;
-  const unpushed = git ? await git.unpushedCount() : null;
-  return {
+  const look = {
     budget: budgetReport(config, ledger, dayOf(at, config.budget.timezone)),
     last_sessions: ledger.recent(5).map(toRecord),
     next: explain(config, agents, ledger, at),
     holds: currentHolds(config, ledger, at),
     locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
-    unpushed,
-    last_ok_at: ledger.lastOkAt(),
   };
+  return { ...look, unpushed: await unpushed, last_ok_at: ledger.lastOkAt() };
 }
