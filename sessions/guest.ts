@@ -26,8 +26,9 @@ export type GuestInput = {
   env: NodeJS.ProcessEnv;
   logger: Logger;
   redact: (text: string) => string;
-  // The rendered session state, or null when it could not be built.
-  state: string | null;
+  // The rendered session state, or null when it could not be built; it may still be being built
+  // when the endpoints start, and is written once it is.
+  state: Promise<string | null> | string | null;
   version: string;
   // A reason once the session's cost ceiling is passed: the proxy refuses further calls.
   refuse?: () => string | null;
@@ -115,9 +116,10 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     // --mcp-config takes every value up to the next flag: it goes first, never last.
     const mcp: string[] = [];
     const extra: string[] = [];
-    if (i.state !== null) {
+    const stateText = await i.state;
+    if (stateText !== null) {
       const file = path.join(dir, 'session-state.md');
-      fs.writeFileSync(file, `${i.state}\n`, { mode: 0o600 });
+      fs.writeFileSync(file, `${stateText}\n`, { mode: 0o600 });
       extra.push('--append-system-prompt-file', file);
     }
     let hooks: SessionHooks | null = null;

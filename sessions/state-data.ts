@@ -69,8 +69,10 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
     sessions = fail(`the ledger could not be read: ${why(err)}`);
   }
 
+  // git's processes run while the memory is read.
+  const gitting = gatherGit(config);
   const memory = await gatherMemory(i, since, `${day}:${agent ?? '-'}:${todayRuns}`);
-  const git = await gatherGit(config);
+  const git = await gitting;
   const attention = gatherAttention(i, mine);
   const data: StateData = {
     now: now.toISOString(),
@@ -207,14 +209,19 @@ async function gatherGit(config: Config): Promise<StateData['git']> {
   if (!config.git.enabled) return fail('git sync is off (git.enabled: false)');
   try {
     const git = gitIn(config.vault, { timeoutMs: Math.min(config.git.timeout, 10_000) });
-    const top = await git(['rev-parse', '--is-inside-work-tree']);
+    // Asked together: each answer is a process, and they are on the path of every session start.
+    // In a folder that is not a work tree the others fail too, and only the first is read.
+    const [top, branch, last, status, remote] = await Promise.all([
+      git(['rev-parse', '--is-inside-work-tree']),
+      git(['rev-parse', '--abbrev-ref', 'HEAD']),
+      git(['log', '-1', '--format=%h %s (%cr)']),
+      git(['status', '--porcelain']),
+      git(['remote', 'get-url', config.git.remote]),
+    ]);
     if (!top.ok || top.stdout !== 'true') return fail('the vault is not a git work tree');
-    const branch = await git(['rev-parse', '--abbrev-ref', 'HEAD']);
-    const last = await git(['log', '-1', '--format=%h %s (%cr)']);
-    const status = await git(['status', '--porcelain']);
     const b = branch.ok && branch.stdout !== 'HEAD' ? branch.stdout : null;
     let unpushed: number | null = null;
-    if (b && (await git(['remote', 'get-url', config.git.remote])).ok) {
+    if (b && remote.ok) {
       const r = await git(['rev-list', '--count', `${config.git.remote}/${b}..HEAD`]);
       if (r.ok) unpushed = Number(r.stdout);
     }

@@ -141,11 +141,30 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     id, agent: agent.name, day, started_at: startedAt.toISOString(), transcript, model: agent.model,
     supervisor_pid: process.pid, supervisor_start: me?.start ?? null,
   };
+  // The session's endpoints start while its state is built (they wait for it only to write it
+  // beside themselves); both are awaited, and nothing is spawned, before the charge.
+  let usd = 0;
+  const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log });
+  const guestReady = prepareGuest(
+    {
+      config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: stateBuilt.then((s) => s?.text ?? null), version: version(),
+      // The proxy refuses further calls once the running estimate passed the session's ceiling.
+      refuse: () => (config.budget.max_usd_per_session !== null && usd > config.budget.max_usd_per_session ? `the session's cost ceiling $${config.budget.max_usd_per_session} is passed` : null),
+    },
+    (extra) => claudeArgs(agent, config, extra),
+  );
+  // A guest that failed is settled below, once charged; this only keeps it from going unhandled.
+  guestReady.catch(() => {});
   // Built before the charge: a state that cannot be built costs no count (the session runs without it).
-  const state = await prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log });
+  const state = await stateBuilt;
   // Charged before the spawn: from here on the session counts, whatever happens, and every
   // statement after the charge sits inside the try whose finally settles it.
-  ledger.open(open);
+  try {
+    ledger.open(open);
+  } catch (err) {
+    await guestReady.then((g) => g.close(), () => {});
+    throw err;
+  }
   let tracker: StreamTracker | null = null;
   let fd: number | null = null;
   let lastProgress = 0;
@@ -160,15 +179,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       null,
     ));
     const out = (fd = fs.openSync(transcript, 'a'));
-    let usd = 0;
-    const g = (guest = await prepareGuest(
-      {
-        config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: state?.text ?? null, version: version(),
-        // The proxy refuses further calls once the running estimate passed the session's ceiling.
-        refuse: () => (config.budget.max_usd_per_session !== null && usd > config.budget.max_usd_per_session ? `the session's cost ceiling $${config.budget.max_usd_per_session} is passed` : null),
-      },
-      (extra) => claudeArgs(agent, config, extra),
-    ));
+    const g = (guest = await guestReady);
     ledger.setMemory(id, guest.memory ? 'served' : 'unavailable');
     log.info({ event: 'sandbox', sandboxed: guest.sandboxed }, guest.sandboxed ? 'session sandboxed (bwrap)' : `session not sandboxed (sandbox: ${config.sandbox})`);
     run = await runClaude({

@@ -80,6 +80,26 @@ function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | null
   });
 }
 
+// The handshake a session's CLI makes first (initialize, then the tool list), made once by the
+// supervisor itself while the CLI starts: the CLI waits for its MCP servers before its first turn,
+// and a first request compiles the SDK's whole path (~40 ms cold, a few warm). Never fails.
+async function rehearse(url: string, token: string): Promise<void> {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  // node:http, not fetch: fetch would load undici, on the CLI's start-up path.
+  const post = (body: object) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', headers }, (res) => res.resume().on('end', resolve).on('error', reject));
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  try {
+    await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'nightshift-warm-up', version: '0' } } });
+    await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+  } catch {
+    // Only speed was at stake: the CLI's own handshake is served either way.
+  }
+}
+
 export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp> {
   const log = o.logger.child({ component: 'mcp-http', sessionId: o.sessionId });
   const token = randomBytes(32).toString('hex');
@@ -192,7 +212,7 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
     url,
     token,
     stats,
-    warm: () => void load(),
+    warm: () => void load().then(() => rehearse(url, token), () => {}),
     close() {
       closed ??= new Promise<void>((resolve) => {
         httpServer.close(() => resolve());
