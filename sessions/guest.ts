@@ -105,8 +105,13 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       }
     }
   };
-  // The store opens while the proxy and the hooks start; awaited before the spawn.
-  const memoryStart = import('../memory/mcp/session-server.js').then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version));
+  // The store opens while the proxy and the hooks start, once the state has read it: two
+  // connections of one process opening (or creating) the file at once would wait on each other.
+  // Awaited before the spawn.
+  const memoryStart = Promise.resolve(i.state)
+    .catch(() => null)
+    .then(() => import('../memory/mcp/session-server.js'))
+    .then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version));
   memoryStart.then((m) => closers.push(() => m.close()), () => {});
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;

@@ -3,19 +3,10 @@
 import { fieldsProblem } from '../text/text-hygiene.js';
 import { CATEGORIES, MemoryError, SURFACES, type Actor, type Category, type MemoryRecord, type ObserveInput } from '../types.js';
 
-// A memories row as SQLite returns it.
-export type MemoryRow = {
-  id: number;
-  text: string;
-  category: Category;
-  salience: number;
-  confidence: number;
-  access_count: number;
+// A memories row as SQLite returns it: the record's own columns, tags as JSON, faded as 0/1.
+export type MemoryRow = Pick<MemoryRecord, 'id' | 'text' | 'category' | 'salience' | 'confidence' | 'access_count' | 'created_at' | 'updated_at' | 'superseded_by'> & {
   tags: string;
-  created_at: string;
-  updated_at: string;
   faded: number;
-  superseded_by: number | null;
 };
 
 // One observation after `validate`: what the gate and the tables see.
