@@ -12,6 +12,11 @@ import { startFakeApi } from '../test/fake-api.js';
 import { median, timedRun } from './timing.js';
 import { BWRAP, CLAUDE, claudeTestEnv, configYaml, SANDBOX } from '../test/helpers.js';
 import { bwrapArgs } from '../sessions/sandbox.js';
+import { loadConfig } from '../daemon/config/config.js';
+import { loadAgent } from '../daemon/config/agents.js';
+import { claudeArgs } from '../sessions/command.js';
+import { prepareGuest } from '../sessions/guest.js';
+import { createLogger } from '../logs/logger.js';
 
 const fmt = (n: number, d = 1) => n.toFixed(d);
 const report: Record<string, unknown> = {};
@@ -48,23 +53,53 @@ async function supervisorOverhead(runs = 10) {
     const walled = BWRAP
       ? bwrapArgs({ vault: path.join(dir, 'vault'), writable: [], hidden: [path.join(dir, 'state'), path.join(dir, 'logs'), '/run'], hiddenFiles: [], readable: [path.dirname(CLAUDE)], sessionDir: home, home }, CLAUDE, bare)
       : null;
+    // The CLI as nightshift starts it (same wall, state file, hooks and memory server, endpoints
+    // served by this process), timed from its spawn to its exit: what the CLI itself spends on
+    // being a guest. The rest of nightshift's time is the supervisor's own.
+    const config = loadConfig(path.join(dir, 'nightshift.yaml'));
+    const agent = loadAgent(config, 'bench');
+    const quiet = createLogger({ redact: (t) => t, level: 'warn', stderr: { write: () => {} } });
+    let guestN = 0;
+    const asGuest = async () => {
+      const g = await prepareGuest(
+        { config, agent, sessionId: `bench-guest-${guestN++}`, env, logger: quiet, redact: (t) => t, state: 'You are the bench agent.\n', version: 'bench' },
+        (extra) => claudeArgs(agent, config, extra),
+      );
+      try {
+        const t0 = performance.now();
+        const run = timed(g.command, g.args, g.env, config.vault);
+        g.spawned();
+        await run;
+        return performance.now() - t0;
+      } finally {
+        await g.close();
+      }
+    };
     const cli: number[] = [];
     const ns: number[] = [];
     const boxed: number[] = [];
+    const guests: number[] = [];
     // Interleaved, so drift on the machine hits both sides alike.
     for (let i = 0; i < runs; i++) {
       cli.push((await timed(CLAUDE, bare, env, path.join(dir, 'vault'))).ms);
       ns.push(await timedRun(env, dir));
       if (walled) boxed.push((await timed('bwrap', walled, env, path.join(dir, 'vault'))).ms);
+      guests.push(await asGuest());
       process.stderr.write('.');
     }
     process.stderr.write('\n');
     const c = median(cli);
     const n = median(ns);
     const b = walled ? median(boxed) : null;
-    report.supervisor = { runs, sandbox: SANDBOX, bare_cli_median_ms: Math.round(c), nightshift_median_ms: Math.round(n), added_ms: Math.round(n - c), ratio: +(n / c).toFixed(3), bare_cli_in_bwrap_median_ms: b === null ? null : Math.round(b), bwrap_added_ms: b === null ? null : Math.round(b - c) };
+    const g = median(guests);
+    report.supervisor = {
+      runs, sandbox: SANDBOX, bare_cli_median_ms: Math.round(c), nightshift_median_ms: Math.round(n), added_ms: Math.round(n - c), ratio: +(n / c).toFixed(3),
+      bare_cli_in_bwrap_median_ms: b === null ? null : Math.round(b), bwrap_added_ms: b === null ? null : Math.round(b - c),
+      guest_cli_median_ms: Math.round(g), guest_added_ms: Math.round(g - c), supervisor_own_ms: Math.round(n - g), ratio_to_guest_cli: +(n / g).toFixed(3),
+    };
     console.log(`supervisor overhead: nightshift run (sandbox: ${SANDBOX}) ${fmt(n, 0)} ms vs bare CLI ${fmt(c, 0)} ms (median of ${runs}): ratio ${fmt(n / c, 3)}, +${fmt(n - c, 0)} ms`);
     if (b !== null) console.log(`sandbox start-up: bare CLI in bwrap ${fmt(b, 0)} ms vs bare CLI ${fmt(c, 0)} ms: +${fmt(b - c, 0)} ms (ratio ${fmt(b / c, 3)})`);
+    console.log(`the CLI as a guest (wall, state, hooks, memory server; spawn to exit) ${fmt(g, 0)} ms: +${fmt(g - c, 0)} ms over bare; the supervisor's own share +${fmt(n - g, 0)} ms (ratio ${fmt(n / g, 3)})`);
   } finally {
     await api.close();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@
 import { listenOnLoopback } from './loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import https from 'node:https';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 
 export type ApiCredential = { kind: 'api_key'; value: string } | { kind: 'oauth'; value: string } | { kind: 'auth_token'; value: string };
@@ -96,7 +96,16 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
   const prefix = base.pathname.replace(/\/+$/, '');
   const where = o.redact(base.origin + prefix);
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  // node:https brings TLS with it: loaded at the first request (the CLI's first comes long after
+  // its spawn), not on the way to the spawn.
+  let client: { request: typeof http.request; agent: http.Agent } | null = null;
+  const upstreamClient = () => {
+    if (!client) {
+      const mod = secure ? (createRequire(import.meta.url)('node:https') as typeof import('node:https')) : http;
+      client = { request: mod.request, agent: new mod.Agent({ keepAlive: true }) };
+    }
+    return client;
+  };
 
   const token = randomBytes(32).toString('hex');
   const expected = Buffer.from(token);
@@ -156,7 +165,8 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
 
     stats.requests++;
     const t0 = Date.now();
-    const up = (secure ? https : http).request({
+    const { request, agent } = upstreamClient();
+    const up = request({
       hostname, port, agent, method: req.method, path: prefix + path, headers: upstreamHeaders(req.headers, o.credential), timeout: timeoutMs,
     });
     inflight.add(up);
@@ -215,7 +225,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
         closing = true;
         for (const s of sockets) s.destroy();
         for (const r of inflight) r.destroy();
-        agent.destroy();
+        client?.agent.destroy();
         server.close(() => resolve());
       }),
   };

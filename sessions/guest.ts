@@ -11,7 +11,7 @@ import { SandboxUnavailableError } from '../daemon/errors.js';
 import type { Logger } from '../logs/logger.js';
 import { memoryDbPath } from '../memory/store/db-path.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
-import { bwrapArgs, bwrapProblem, resolveCommand, type SandboxLayout } from './sandbox.js';
+import { bwrapArgs, resolveCommand, sandboxProbe, type SandboxLayout } from './sandbox.js';
 import { sessionEnv } from './session-env.js';
 import { sessionsDir, sweepSessionDirs } from './session-dirs.js';
 import { startSessionHooks, type SessionHooks } from './session-hooks.js';
@@ -52,9 +52,8 @@ export type Guest = {
 };
 
 // Checked before anything is charged: a configured sandbox that cannot be made refuses the session.
-export async function checkSandbox(config: Pick<Config, 'sandbox'>, env: NodeJS.ProcessEnv): Promise<void> {
-  if (config.sandbox !== 'bwrap') return;
-  const problem = await bwrapProblem('bwrap', env.PATH ?? '');
+export async function checkSandbox(config: Pick<Config, 'sandbox'>, env: NodeJS.ProcessEnv, probe = sandboxProbe(config, env)): Promise<void> {
+  const problem = await probe;
   if (problem) throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${problem}. Install bubblewrap, or set \`sandbox: none\` to run sessions unwalled.`);
 }
 

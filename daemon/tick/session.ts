@@ -55,6 +55,8 @@ export type Opened = {
   git: GitReport;
   skip: (reason: string, limit?: string | null) => SuperviseResult;
   stopped: () => SuperviseResult;
+  // The sandbox's probe, started when the session was chosen (sessions/sandbox.ts).
+  sandboxProbe?: Promise<string | null>;
 };
 
 export async function runChosen(config: Config, choice: { agent: Agent; reason: string }, o: Opened, deps: RunDeps): Promise<SuperviseResult> {
@@ -76,7 +78,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
   // Both wait on a child process, so they wait together.
   const untrusted = vault ? fs.existsSync(untrustedGitMarker(config.state_dir)) : false;
-  const [inRepo] = await Promise.all([vault && !untrusted ? vault.isRepo() : false, checkSandbox(config, deps.env)]);
+  const [inRepo] = await Promise.all([vault && !untrusted ? vault.isRepo() : false, checkSandbox(config, deps.env, o.sandboxProbe)]);
   if (untrusted) git.error = `git sync skipped: a session left a .git in the vault that could not be moved aside; remove it and ${untrustedGitMarker(config.state_dir)}`;
   else if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
   if (signal.aborted) return stopped();

@@ -11,6 +11,7 @@ import type { LiveLine } from '../../logs/live-line.js';
 import type { Redactor } from '../../logs/redact.js';
 import { spoolDir } from '../../memory/store/spool.js';
 import { outboxFile } from '../../report/outbox.js';
+import { sandboxProbe } from '../../sessions/sandbox.js';
 import { sweepSessionDirs } from '../../sessions/session-dirs.js';
 import type { Agent } from '../config/agents.js';
 import type { Config } from '../config/config.js';
@@ -95,8 +96,11 @@ export async function supervise(
       const dream = await superviseDream(config, choice.dream, { ...deps, signal });
       return { action: 'dream', reason: choice.dream, limit: null, session: null, git, dream };
     }
-    // Only a session loads the session machinery: a tick with nothing due stays light.
-    return await (await import('./session.js')).runChosen(config, choice, { ledger, startedAt, day, options, signal, git, skip, stopped }, deps);
+    // Only a session loads the session machinery: a tick with nothing due stays light. The sandbox
+    // probe (a child process) runs while it loads.
+    const probe = sandboxProbe(config, deps.env);
+    probe.catch(() => {});
+    return await (await import('./session.js')).runChosen(config, choice, { ledger, startedAt, day, options, signal, git, skip, stopped, sandboxProbe: probe }, deps);
   } finally {
     ledger?.close();
     await runLock.release();

@@ -6,7 +6,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../../logs/logger.js';
-import { INSTRUCTIONS, registerTools, SERVER_NAME, type ToolStore } from './server.js';
+import type { ToolStore } from './server.js';
 import type { Actor } from '../types.js';
 
 export const MCP_PATH = '/mcp';
@@ -114,12 +114,12 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
     return !!m && timingSafeEqual(sha256(m[1]), expected);
   };
 
-  // The SDK is the heaviest import of a session start: loaded once the CLI is spawned (`warm`),
-  // beside its own start-up, or at the first request.
-  let backend: Promise<{ McpServer: typeof import('@modelcontextprotocol/sdk/server/mcp.js').McpServer; StreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport; store: ToolStore }> | null = null;
+  // The SDK and the tools (their schemas are the heaviest code of a session start) load once the
+  // CLI is spawned (`warm`), beside its own start-up, or at the first request.
+  let backend: Promise<{ McpServer: typeof import('@modelcontextprotocol/sdk/server/mcp.js').McpServer; StreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport; tools: typeof import('./server.js'); store: ToolStore }> | null = null;
   const load = () => {
     if (!backend) {
-      backend = Promise.all([...loadSdk(), Promise.resolve(o.store)]).then(([mcp, http, store]) => ({ McpServer: mcp.McpServer, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, store }));
+      backend = Promise.all([...loadSdk(), import('./server.js'), Promise.resolve(o.store)]).then(([mcp, http, tools, store]) => ({ McpServer: mcp.McpServer, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, tools, store }));
       // A failure is answered per request; nothing is left unhandled.
       backend.catch(() => {});
     }
@@ -128,9 +128,9 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
 
   // A fresh server and transport per request (stateless): nothing of one call outlives it.
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, body: unknown) => {
-    const { McpServer, StreamableHTTPServerTransport, store } = await load();
-    const server = new McpServer({ name: SERVER_NAME, version: o.version }, { instructions: INSTRUCTIONS });
-    registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, logger: log, afterObserve: o.afterObserve });
+    const { McpServer, StreamableHTTPServerTransport, tools, store } = await load();
+    const server = new McpServer({ name: tools.SERVER_NAME, version: o.version }, { instructions: tools.INSTRUCTIONS });
+    tools.registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, logger: log, afterObserve: o.afterObserve });
     server.server.onerror = (err) => log.warn({ event: 'mcp_error', err }, `mcp: ${err.message}`);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
@@ -205,7 +205,7 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
   });
   httpServer.on('error', (err) => log.error({ event: 'mcp_http_error', err }, `memory server: ${err.message}`));
   const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}${MCP_PATH}`;
-  log.debug({ event: 'mcp_http_started', url }, `${SERVER_NAME} listening on ${url}`);
+  log.debug({ event: 'mcp_http_started', url }, `memory server listening on ${url}`);
 
   let closed: Promise<void> | null = null;
   return {

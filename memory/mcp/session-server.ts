@@ -6,7 +6,7 @@ import type { Logger } from '../../logs/logger.js';
 import { memoryHttpMcpConfig } from '../../sessions/mcp-config.js';
 import { MemoryDbError, openMemoryStore } from '../open.js';
 import { startMemoryHttp } from './mcp-http.js';
-import { serveStore } from './served-store.js';
+import type { Serving } from './served-store.js';
 import type { MemoryStore } from '../store.js';
 
 export type SessionMemory = {
@@ -28,12 +28,15 @@ export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv,
   } catch (err) {
     throw new MemoryDbError(`Cannot open the memory store for session ${sessionId}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
   }
-  const serving = serveStore(store, config, env, logger, sessionId);
+  // Background re-embedding and the contradiction check load once the CLI is spawned (or at the
+  // first memory observed), off the path to the spawn.
+  let serving: Promise<Serving> | null = null;
+  const serve = () => (serving ??= import('./served-store.js').then((m) => m.serveStore(store, config, env, logger, sessionId)));
+  const afterObserve = (m: { id: number; text: string }) => void serve().then((s) => s.afterObserve?.(m), () => {});
   let http;
   try {
-    http = await startMemoryHttp({ store, sessionId, logger, version, afterObserve: serving.afterObserve });
+    http = await startMemoryHttp({ store, sessionId, logger, version, afterObserve });
   } catch (err) {
-    serving.stop();
     store.close();
     throw new MemoryDbError(`Cannot serve memory to session ${sessionId}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
   }
@@ -42,10 +45,14 @@ export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv,
     url: http.url,
     token: http.token,
     mcpConfig: memoryHttpMcpConfig(http.url, http.token),
-    warm: http.warm,
+    warm() {
+      http.warm();
+      void serve().catch(() => {});
+    },
     close() {
-      closed ??= http.close().finally(() => {
-        serving.stop();
+      closed ??= http.close().finally(async () => {
+        // Stopped once loaded, so a late failure of its background work is not reported.
+        await serving?.then((s) => s.stop(), () => {});
         store.close();
       });
       return closed;

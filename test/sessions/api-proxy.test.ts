@@ -2,6 +2,7 @@
 // else (paths, queries, statuses, headers, bytes, SSE timing) passed through unchanged.
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, test, type TestContext } from 'node:test';
@@ -449,6 +450,20 @@ describe('api proxy', () => {
     assert.deepEqual(await Promise.all([stream, halfSent]), ['cut', 'cut']);
     await waitFor(() => upstreamClosed, 5000, 'the upstream request to end');
     await assert.rejects(call(p, { headers: cliHeaders({ 'x-api-key': p.token }), body: BODY }), (err: NodeJS.ErrnoException) => err.code === 'ECONNREFUSED');
+  });
+
+  test('an https upstream is spoken to in TLS (node:https loads at the first request), and a failed handshake is an upstream error', async (t) => {
+    // A bare TCP listener: it records the first bytes and hangs up, so no handshake completes.
+    const first: Buffer[] = [];
+    const tcp = net.createServer((s) => s.once('data', (d: Buffer) => (first.push(d), s.destroy())));
+    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
+    t.after(() => new Promise<void>((r) => tcp.close(() => r())));
+    const p = await proxy(t, { upstream: `https://127.0.0.1:${(tcp.address() as AddressInfo).port}` });
+    const got = await call(p, { headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
+    assert.equal(first.length, 1);
+    // 0x16: a TLS handshake record (a ClientHello), not an HTTP request line.
+    assert.equal(first[0]![0], 0x16, `the upstream got ${JSON.stringify(first[0]!.subarray(0, 16).toString('latin1'))}`);
+    assert.ok(got.status >= 500, `expected an upstream error, got ${got.status}`);
   });
 
   test('an upstream URL with credentials or another scheme is rejected at start', async () => {
