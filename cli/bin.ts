@@ -10,7 +10,7 @@ const light = argv.length === 0 || argv[0] === 'help' || argv.some((a) => a === 
 const bundle = fileURLToPath(new URL('../bundle/cli.cjs', import.meta.url));
 // A build without the bundle (tsc alone) still runs, from the plain modules.
 if (!light && fs.existsSync(bundle)) {
-  const { runBundle } = await import('./bundle-loader.js');
+  const { cacheKindFor, runBundle } = await import('./bundle-loader.js');
   // Set only by the build, which runs one command to make the cache.
-  runBundle(bundle, { writeCacheTo: process.env.NIGHTSHIFT_BUILD_CODE_CACHE || undefined });
+  runBundle(bundle, { cache: cacheKindFor(argv), writeCacheTo: process.env.NIGHTSHIFT_BUILD_CODE_CACHE || undefined });
 } else await import('./cli.js');

@@ -18,18 +18,28 @@ export function compileBundle(file: string, cachedData?: Buffer): vm.Script {
   return new vm.Script(HEAD + fs.readFileSync(file, 'latin1') + TAIL, { filename: file, cachedData });
 }
 
-export function cacheFileOf(file: string): string {
-  return `${file}.cache`;
+// Two caches, made by the build: `start` from a tick with nothing due (every command's start),
+// `session` from a tick that ran one whole session. The bigger one costs a few ms more to load, so
+// only `run`, where the operator waits on the session, takes it.
+export type CacheKind = 'start' | 'session';
+
+export function cacheFileOf(file: string, kind: CacheKind = 'start'): string {
+  return kind === 'session' ? `${file}.session.cache` : `${file}.cache`;
+}
+
+// Pure: the cache for a command line (the first word that is not a flag names the command).
+export function cacheKindFor(argv: string[]): CacheKind {
+  return argv.find((a) => !a.startsWith('-')) === 'run' ? 'session' : 'start';
 }
 
 export type BundleRun = { cache: 'accepted' | 'rejected' | 'none' };
 
 // `writeCacheTo` is the build's seam: the cache is written as the process exits, so it holds the
 // functions this run compiled, not just the top level.
-export function runBundle(file: string, opts: { writeCacheTo?: string } = {}): BundleRun {
+export function runBundle(file: string, opts: { writeCacheTo?: string; cache?: CacheKind } = {}): BundleRun {
   let cachedData: Buffer | undefined;
   try {
-    cachedData = fs.readFileSync(cacheFileOf(file));
+    cachedData = fs.readFileSync(cacheFileOf(file, opts.cache));
   } catch {
     cachedData = undefined;
   }

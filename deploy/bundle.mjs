@@ -1,9 +1,10 @@
 // Bundles the CLI (dist/cli/cli.js, built by tsc) into dist/bundle/cli.cjs, the one file every
 // command but help loads: node's module loader costs ~1 ms a module, and a session start touched
 // ~150. Native and optional packages stay outside and load from node_modules when used. Then it
-// makes V8's code cache for it (cli/bundle-loader.ts), by running one tick in a throwaway folder
-// whose one agent is due and whose "CLI" only prints a result: the cache then holds the session
-// path (state, endpoints, capture, grading, report) as well as the tick's, compiled.
+// makes V8's code caches for it (cli/bundle-loader.ts), each by running one tick in a throwaway
+// folder: one with nothing due (every command's start), and one whose agent is due and whose
+// "CLI" only prints a result, so that its cache holds the whole session path compiled (state,
+// endpoints, capture, grading, report) for `nightshift run`.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -80,34 +81,39 @@ const wide = /[^\x00-\x7f]/g;
 if (/\\[^\x00-\x7f]/.test(text)) throw new Error('Expected no escaped non-ASCII character in the bundle');
 fs.writeFileSync(outfile, text.replace(/(?<![\w$.])import\(/g, '__nightshiftImport(').replace(wide, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-build-'));
-try {
-  for (const d of ['vault', 'prompts']) fs.mkdirSync(path.join(dir, d));
+// One tick in a throwaway folder with `yaml` as its config (given the folder), writing the cache;
+// `check` says what was wrong with its answer, or null.
+function tickForCache(cache, yaml, check) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-build-'));
+  try {
+    for (const d of ['vault', 'prompts']) fs.mkdirSync(path.join(dir, d));
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), yaml(dir));
+    const run = spawnSync(process.execPath, [path.join(root, 'dist', 'cli', 'bin.js'), 'tick', '--json'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), NIGHTSHIFT_BUILD_CODE_CACHE: cache },
+      encoding: 'utf8',
+    });
+    let answer = null;
+    try {
+      answer = JSON.parse(run.stdout);
+    } catch {
+      // reported below
+    }
+    const wrong = run.status !== 0 ? `exit ${run.status}` : !fs.existsSync(cache) ? 'no cache written' : check(answer);
+    if (wrong) throw new Error(`Expected the bundle to run a tick for its code cache ${path.basename(cache)}: ${wrong}\n${run.stdout}\n${run.stderr}`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+const places = (dir) => [`vault: ${JSON.stringify(path.join(dir, 'vault'))}`, `state_dir: ${JSON.stringify(path.join(dir, 'state'))}`, `log_dir: ${JSON.stringify(path.join(dir, 'logs'))}`];
+
+tickForCache(`${outfile}.cache`, (dir) => [...places(dir), 'git:', '  enabled: false', 'dispatch: []', ''].join('\n'), (a) => (a?.action === 'skip' ? null : `action ${a?.action}`));
+tickForCache(`${outfile}.session.cache`, (dir) => {
   // Not the CLI: a code cache needs nightshift's own functions run, not a model. It answers the
   // way the CLI's stream-json ends a session.
   const standIn = path.join(dir, 'stand-in.sh');
   const result = { type: 'result', subtype: 'success', is_error: false, num_turns: 1, result: 'done', total_cost_usd: 0, usage: { input_tokens: 1, output_tokens: 1 } };
   fs.writeFileSync(standIn, `#!/bin/sh\necho '${JSON.stringify(result)}'\n`, { mode: 0o755 });
   fs.writeFileSync(path.join(dir, 'prompts', 'warm.md'), 'Warm the code cache.\n');
-  const yaml = [
-    `vault: ${JSON.stringify(path.join(dir, 'vault'))}`, `state_dir: ${JSON.stringify(path.join(dir, 'state'))}`, `log_dir: ${JSON.stringify(path.join(dir, 'logs'))}`,
-    `agents_dir: ${JSON.stringify(path.join(dir, 'prompts'))}`, 'sandbox: none', 'git:', '  enabled: false', 'claude:', `  command: ${JSON.stringify(standIn)}`, 'dispatch:', '  - agent: warm', '',
-  ].join('\n');
-  fs.writeFileSync(path.join(dir, 'nightshift.yaml'), yaml);
-  const cache = `${outfile}.cache`;
-  const run = spawnSync(process.execPath, [path.join(root, 'dist', 'cli', 'bin.js'), 'tick', '--json'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), NIGHTSHIFT_BUILD_CODE_CACHE: cache },
-    encoding: 'utf8',
-  });
-  const outcome = (() => {
-    try {
-      return JSON.parse(run.stdout).session?.outcome;
-    } catch {
-      return undefined;
-    }
-  })();
-  if (run.status !== 0 || outcome !== 'ok' || !fs.existsSync(cache)) throw new Error(`Expected the bundle to run one session for its code cache, got exit ${run.status}, outcome ${outcome}:\n${run.stdout}\n${run.stderr}`);
-} finally {
-  fs.rmSync(dir, { recursive: true, force: true });
-}
+  return [...places(dir), `agents_dir: ${JSON.stringify(path.join(dir, 'prompts'))}`, 'sandbox: none', 'git:', '  enabled: false', 'claude:', `  command: ${JSON.stringify(standIn)}`, 'dispatch:', '  - agent: warm', ''].join('\n');
+}, (a) => (a?.session?.outcome === 'ok' ? null : `session outcome ${a?.session?.outcome}`));

@@ -97,6 +97,10 @@ describe('start-up', () => {
     const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.cjs');
     const good = compileBundle(bundle, fs.readFileSync(cacheFileOf(bundle)));
     assert.equal(good.cachedDataRejected, false, 'the bundle compiles from source on every start');
+    // The session's cache (made from a whole session) is accepted too, and holds more compiled code.
+    const session = fs.readFileSync(cacheFileOf(bundle, 'session'));
+    assert.equal(compileBundle(bundle, session).cachedDataRejected, false, '`run` compiles from source');
+    assert.ok(session.length > fs.statSync(cacheFileOf(bundle)).size, 'the session cache holds no more than a start does');
     // Control: the check can fail (a cache made for other source is refused).
     const dir = tempDir(t);
     const other = path.join(dir, 'other.cjs');
@@ -112,6 +116,13 @@ describe('start-up', () => {
     fs.writeFileSync(plain, 'globalThis.nightshiftBundleRan = (globalThis.nightshiftBundleRan ?? 0) + 10;\n');
     assert.deepEqual(runBundle(plain), { cache: 'none' });
     assert.equal((globalThis as { nightshiftBundleRan?: number }).nightshiftBundleRan, 11);
+  });
+
+  test('only `run` loads the session cache: the first word that is not a flag names the command', async () => {
+    const { cacheKindFor } = await import('../../cli/bundle-loader.js');
+    assert.equal(cacheKindFor(['run', 'writer']), 'session');
+    assert.equal(cacheKindFor(['--json', 'run', 'writer']), 'session');
+    for (const argv of [['tick'], ['status', '--json'], ['memory', 'recall', 'run'], [], ['--json']]) assert.equal(cacheKindFor(argv), 'start', argv.join(' '));
   });
 
   test('negative control: the graph walker sees a package behind a relative import', (t) => {
