@@ -14,7 +14,8 @@ export type SessionMemory = {
   token: string;
   // Inline `--mcp-config` JSON; it holds the token.
   mcpConfig: string;
-  // Loads the MCP SDK; called once the CLI is spawned, so the import is not paid before it.
+  // Loads the MCP SDK, the tools and the background work; called once the CLI is spawned, so none
+  // of it is paid before the spawn.
   warm(): void;
   // Stops the server (open connections are cut), then closes the store.
   close(): Promise<void>;
