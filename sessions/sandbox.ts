@@ -127,14 +127,14 @@ export function bwrapHint(error: string): string {
   return 'user namespaces disabled? check /proc/sys/user/max_user_namespaces, or the unit\'s hardening';
 }
 
-// Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started, with
-// the namespaces a session's sandbox asks for.
 // The probe a configured sandbox needs before a session is charged, started as soon as a session
 // is chosen so that it runs beside the loading of the session machinery; null when it may run.
 export function sandboxProbe(config: { sandbox: SandboxMode }, env: NodeJS.ProcessEnv): Promise<string | null> {
   return config.sandbox === 'bwrap' ? bwrapProblem('bwrap', env.PATH ?? '') : Promise.resolve(null);
 }
 
+// Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started, with
+// the namespaces a session's sandbox asks for.
 export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? ''): Promise<string | null> {
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;

@@ -2,8 +2,7 @@
 // else (paths, queries, statuses, headers, bytes, SSE timing) passed through unchanged.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, test, type TestContext } from 'node:test';
 import { credentialFrom, OAUTH_BETA, REFUSAL_STATUS, startApiProxy, upstreamHeaders, type ApiCredential, type ApiProxy, type ApiProxyOptions } from '../../sessions/api-proxy.js';
