@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Logger } from '../logs/logger.js';
-import { isAlive, readProc } from '../sessions/process-tree.js';
+import { isAlive, readProc } from '../sessions/run/process-tree.js';
 
 export type LockOwner = { pid: number; start: string | null; since: string; purpose: string };
 // `lost` aborts when the owner file no longer names us (someone broke the lock anyway).

@@ -1,7 +1,7 @@
 // The memory store's public shapes: what the MCP server, the CLI and the supervisor rely on.
 // Keep these stable; the MCP tool schemas and `nightshift memory ... --json` print them as they are.
 
-// `anneal`: one pass of the self-annealing loop (sessions/anneal.ts), a memory of its own.
+// `anneal`: one pass of the self-annealing loop (sessions/state/anneal.ts), a memory of its own.
 export const CATEGORIES = ['belief', 'pattern', 'entity', 'topic', 'value', 'project', 'insight', 'thread', 'prediction', 'observation', 'anneal'] as const;
 export type Category = (typeof CATEGORIES)[number];
 

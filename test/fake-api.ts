@@ -14,7 +14,7 @@ export type Block =
 export type Usage = { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
 
 // The key every test environment holds (test/helpers.ts claudeTestEnv). Sessions reach the API
-// through the supervisor's proxy (sessions/api-proxy.ts), which puts back this real key in place
+// through the supervisor's proxy (sessions/wall/api-proxy.ts), which puts back this real key in place
 // of the session's token: the fake sees what the real API would.
 export const TEST_API_KEY = 'sk-test-nightshift-key';
 

@@ -19,5 +19,5 @@ kept and marked incomplete; one whose symptom is close to an earlier pass of the
 export const stage = 'full';
 
 export async function run({ config, flags, io }: FullContext): Promise<number> {
-  return (await import('../../sessions/anneal-command.js')).annealCommand(config, flags, io);
+  return (await import('../../sessions/state/anneal-command.js')).annealCommand(config, flags, io);
 }

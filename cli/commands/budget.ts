@@ -4,7 +4,7 @@ import { dayOf } from '../../budget/day.js';
 import { money } from '../../budget/money.js';
 import type { Logger } from '../../logs/logger.js';
 import { budgetReport } from '../../daemon/tick/budget-report.js';
-import type { Config } from '../../daemon/config/config.js';
+import type { Config } from '../../daemon/config/schema.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import { table } from '../table.js';
 import { withLedger } from '../with-ledger.js';

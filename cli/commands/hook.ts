@@ -19,7 +19,7 @@ export const stage = 'bare';
 
 export async function run({ positionals, flags, io, deps }: BareContext): Promise<number> {
   const { configPath, loadConfig } = await import('../../daemon/config/config.js');
-  return (await import('../../sessions/hook-command.js')).hookCommand(positionals, {
+  return (await import('../../sessions/hooks/hook-command.js')).hookCommand(positionals, {
     stdin: process.stdin, stdout: deps.stdout, stderr: deps.stderr, cwd: deps.cwd, redact: io.redact,
     loadRoots: async () => {
       const c = loadConfig(configPath(flags.config, deps.env, deps.cwd));

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { Config } from '../../daemon/config/config.js';
+import type { Config } from '../../daemon/config/schema.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import type { Logger } from '../../logs/logger.js';
 import { LEARNING_FLAGS, LEARNING_SUBS, learningCommand, type LearningFlags } from './memory-learning.js';
@@ -16,21 +16,9 @@ import { openMemoryStore, refusal } from '../../memory/open.js';
 export { MemoryDbError, MemoryRefusedError, openMemoryStore } from '../../memory/open.js';
 import type { MemoryStore } from '../../memory/store.js';
 import { CATEGORIES, MemoryError, type Actor, type Category, type ObserveInput, type ObserveResult, type QueryResult } from '../../memory/types.js';
+import type { MemoryFlags, MemoryIo } from './memory-io.js';
 
-export type MemoryFlags = {
-  json?: boolean; limit?: string; explain?: boolean; 'include-faded'?: boolean; source?: string; category?: string; tags?: string;
-};
 
-export type MemoryIo = {
-  out: (text: string) => void; // one block on stdout; a newline is added
-  err: (text: string) => void; // raw stderr
-  stdin: Readable;
-  stderrIsTTY: boolean;
-  // `forget --approve` needs a human at a terminal: a session's tools never have one.
-  stdinIsTTY?: boolean;
-  env: NodeJS.ProcessEnv;
-  logger: Logger;
-};
 
 export type McpIo = { stdin: Readable; stdout: Writable; env: NodeJS.ProcessEnv; logger: Logger; version: string; signal?: AbortSignal };
 

@@ -3,11 +3,11 @@
 // human reads from the dry run.
 import { createHash } from 'node:crypto';
 import { dayOf } from '../../budget/day.js';
-import type { Config } from '../../daemon/config/config.js';
+import type { Config } from '../../daemon/config/schema.js';
 import { EXIT, NightshiftError, UsageError } from '../../daemon/errors.js';
 import { PHASES } from '../../memory/dream/dream.js';
 import { dreamWithConfig } from '../../memory/dream/dream-run.js';
-import type { MemoryFlags, MemoryIo } from './memory-cli.js';
+import type { MemoryFlags, MemoryIo } from './memory-io.js';
 import type { MemoryStore } from '../../memory/store.js';
 import type { Actor, GradeName, PredictionOutcome } from '../../memory/types.js';
 import { redactStateFiles, stateCopies } from '../../memory/store/forget-redact.js';

@@ -3,7 +3,7 @@
 // does not exist (no default: leaving --user out once meant User=root).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import type { Config } from '../../daemon/config/config.js';
+import type { Config } from '../../daemon/config/schema.js';
 import { checkCalendar } from '../../daemon/schedule/calendar.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits } from '../../daemon/systemd.js';

@@ -4,10 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { duration, formatIssuePath, type Config } from './config.js';
+import { formatIssuePath } from './config.js';
+import { duration, type Config } from './schema.js';
 import { didYouMean } from '../suggest.js';
 import { ConfigError, UsageError } from '../errors.js';
-import { NEVER_IN_SESSION } from '../../sessions/session-env.js';
+import { NEVER_IN_SESSION } from '../../sessions/wall/session-env.js';
 
 const AgentSchema = z.strictObject({
   name: z.string().optional(), // informative only: the file name is the agent's name

@@ -3,7 +3,8 @@
 // kept, the rest fall back to the defaults, and what could not be read is returned as problems.
 import fs from 'node:fs';
 import { parseDocument } from 'yaml';
-import { ConfigSchema, loadConfig, validateConfig, type Config } from './config.js';
+import { loadConfig, validateConfig } from './config.js';
+import { ConfigSchema, type Config } from './schema.js';
 import { ConfigError } from '../errors.js';
 
 export type LenientConfig = { config: Config; problems: string[]; exact: boolean };

@@ -1,6 +1,6 @@
 // Checks that span fields, run after the schema passes.
 import path from 'node:path';
-import type { Config } from './config.js';
+import type { Config } from './schema.js';
 
 export function crossFieldProblems(c: Config): string[] {
   const out: string[] = [];

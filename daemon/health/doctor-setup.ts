@@ -3,12 +3,12 @@
 // no tick can ever fire. Each check is a function over facts; `applyFixes` does the safe fixes.
 import fs from 'node:fs';
 import path from 'node:path';
-import { credentialFrom } from '../../sessions/api-proxy.js';
+import { credentialFrom } from '../../sessions/wall/api-proxy.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import type { CheckFacts } from '../../report/embed.js';
 import type { Agent } from '../config/agents.js';
 import { checkCalendar } from '../schedule/calendar.js';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/schema.js';
 import { readableByOthers, type EnvFileResult } from '../config/env-file.js';
 import { accessAdvice, accessFacts } from '../file-access.js';
 import { cronSlots, mergeSlots, slotHours, timeSlots, unreachable, type Slots } from '../schedule/fire-slots.js';

@@ -4,7 +4,7 @@ import { dayOf } from '../../budget/day.js';
 import type { Hold } from '../../budget/holds.js';
 import type { Ledger } from '../../budget/ledger.js';
 import type { Agent } from '../config/agents.js';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/schema.js';
 import { decide, type Decision } from './dispatch.js';
 import { currentHolds } from './holds.js';
 

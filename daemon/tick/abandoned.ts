@@ -9,7 +9,7 @@ import type { Logger } from '../../logs/logger.js';
 import type { Redactor } from '../../logs/redact.js';
 import type { MemoryStore } from '../../memory/store.js';
 import type { DeliverDeps } from '../../report/deliver.js';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/schema.js';
 import { toRecord } from './session-record.js';
 
 export type FollowUpDeps = DeliverDeps & {
@@ -31,7 +31,7 @@ export async function followUpAbandoned(config: Config, ledger: Ledger, deps: Fo
   }
   if (!rows.length) return done;
   // Only owed work loads the report and capture machinery.
-  const [{ reportSession }, { leaveBehind }] = await Promise.all([import('../../report/session-report.js'), import('../../sessions/capture.js')]);
+  const [{ reportSession }, { leaveBehind }] = await Promise.all([import('../../report/session-report.js'), import('../../sessions/capture/capture.js')]);
   for (const row of rows) {
     const log = deps.logger.child({ sessionId: row.id, agent: row.agent });
     try {

@@ -1,7 +1,7 @@
 // `budget --json`: the shape other tools read.
 import type { Ledger } from '../../budget/ledger.js';
 import { roundUsd } from '../../budget/money.js';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/schema.js';
 
 export function budgetReport(config: Config, ledger: Ledger, date: string) {
   const t = ledger.dayTotals(date);

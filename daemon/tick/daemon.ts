@@ -2,8 +2,8 @@
 // ticks at once (in this process; the run lock covers other processes). On SIGTERM/SIGINT it stops
 // scheduling, lets a running session finish within daemon.shutdown_grace, then ends and settles it.
 import cron, { type ScheduledTask } from 'node-cron';
-import type { Config } from '../config/config.js';
-import type { RunDeps } from './supervise.js';
+import type { Config } from '../config/schema.js';
+import type { RunDeps } from './types.js';
 import { tick } from './tick.js';
 
 export type DaemonDeps = Omit<RunDeps, 'signal'> & { stopSignal: AbortSignal };

@@ -4,9 +4,8 @@
 import fs from 'node:fs';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { dreamReason } from '../../memory/dream/pressure.js';
-import type { DreamReport } from '../../memory/dream/dream.js';
-import type { Config } from '../config/config.js';
-import type { RunDeps } from './supervise.js';
+import type { Config } from '../config/schema.js';
+import type { DreamOutcome, RunDeps } from './types.js';
 
 // Why the tick should dream now, or null. No memory file yet: nothing to dream about, and the
 // store's modules are never loaded on a tick with nothing due.
@@ -34,7 +33,6 @@ async function storePressure(config: Config, deps: RunDeps) {
   }
 }
 
-export type DreamOutcome = { id: string; reason: string; ok: boolean; report: DreamReport | null; error: string | null };
 
 export async function superviseDream(config: Config, reason: string, deps: RunDeps): Promise<DreamOutcome> {
   const id = `dream-${deps.now().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;

@@ -3,10 +3,11 @@
 import { BudgetExhaustedError, LockedError } from '../errors.js';
 import type { Ledger } from '../../budget/ledger.js';
 import type { Agent } from '../config/agents.js';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/schema.js';
 import { currentHolds } from '../schedule/holds.js';
 import type { SessionRecord } from './session-record.js';
-import { supervise, type Choice, type RunDeps, type SuperviseResult } from './supervise.js';
+import { supervise } from './supervise.js';
+import type { Choice, RunDeps, SuperviseResult } from './types.js';
 
 export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
   // A held agent still runs by hand (the operator decided), with a warning that says so.

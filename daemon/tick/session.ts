@@ -8,18 +8,18 @@ import type { Ledger, OpenSession } from '../../budget/ledger.js';
 import { canStart } from '../../budget/policy.js';
 import { money } from '../../budget/money.js';
 import type { Redactor } from '../../logs/redact.js';
-import { claudeArgs } from '../../sessions/command.js';
-import { checkSandbox, prepareGuest, type Guest } from '../../sessions/guest.js';
-import { classify } from '../../sessions/outcome.js';
-import { resetTime } from '../../sessions/rate-limit.js';
-import { readProc } from '../../sessions/process-tree.js';
-import { runClaude } from '../../sessions/runner.js';
-import { keepInTranscript } from '../../sessions/transcript.js';
-import { StreamTracker } from '../../sessions/stream-tracker.js';
-import { leaveBehind } from '../../sessions/capture.js';
-import { prepareSessionState } from '../../sessions/session-state.js';
+import { claudeArgs } from '../../sessions/run/command.js';
+import { checkSandbox, prepareGuest, type Guest } from '../../sessions/wall/guest.js';
+import { classify } from '../../sessions/run/outcome.js';
+import { resetTime } from '../../sessions/stream/rate-limit.js';
+import { readProc } from '../../sessions/run/process-tree.js';
+import { runClaude } from '../../sessions/run/runner.js';
+import { keepInTranscript } from '../../sessions/run/transcript.js';
+import { StreamTracker } from '../../sessions/stream/stream-tracker.js';
+import { leaveBehind } from '../../sessions/capture/capture.js';
+import { prepareSessionState } from '../../sessions/state/session-state.js';
 import type { Agent } from '../config/agents.js';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/schema.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../git/git-guard.js';
 import { lateness, uptimeMs } from '../schedule/late.js';
@@ -28,7 +28,7 @@ import { reportBackoff, reportSession } from '../../report/session-report.js';
 import { recurringNoteFor } from '../health/anneal-check.js';
 import { currentHolds, settledChange } from '../schedule/holds.js';
 import { toRecord, type SessionRecord } from './session-record.js';
-import type { RunDeps, SuperviseResult } from './supervise.js';
+import type { RunDeps, SuperviseResult } from './types.js';
 import { version } from '../version.js';
 
 export function newSessionId(agent: string, at: Date): string {
@@ -55,7 +55,7 @@ export type Opened = {
   git: GitReport;
   skip: (reason: string, limit?: string | null) => SuperviseResult;
   stopped: () => SuperviseResult;
-  // The sandbox's probe, started when the session was chosen (sessions/sandbox.ts).
+  // The sandbox's probe, started when the session was chosen (sessions/wall/sandbox.ts).
   sandboxProbe?: Promise<string | null>;
 };
 

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { dayOf } from '../../budget/day.js';
 import type { Ledger } from '../../budget/ledger.js';
 import { loadAgents } from '../config/agents.js';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/schema.js';
 import { VaultGit } from '../git/git-sync.js';
 import { lockOwner } from '../lock.js';
 import { explain } from '../schedule/explain.js';

@@ -6,51 +6,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { dayOf } from '../../budget/day.js';
 import { Ledger, ledgerFile } from '../../budget/ledger.js';
-import type { Logger } from '../../logs/logger.js';
-import type { LiveLine } from '../../logs/live-line.js';
-import type { Redactor } from '../../logs/redact.js';
 import { spoolDir } from '../../memory/store/spool.js';
 import { outboxFile } from '../../report/outbox.js';
-import { sandboxProbe } from '../../sessions/sandbox.js';
-import { sweepSessionDirs } from '../../sessions/session-dirs.js';
-import type { Agent } from '../config/agents.js';
-import type { Config } from '../config/config.js';
+import { sandboxProbe } from '../../sessions/wall/sandbox.js';
+import { sweepSessionDirs } from '../../sessions/wall/session-dirs.js';
+import type { Config } from '../config/schema.js';
 import { EXIT } from '../errors.js';
-import { emptyGitReport, type GitReport } from '../git/git-sync.js';
+import { emptyGitReport } from '../git/git-sync.js';
 import { acquireLock, lockOwner } from '../lock.js';
 import { followUpAbandoned } from './abandoned.js';
-import { superviseDream, type DreamOutcome } from './dream-tick.js';
+import { superviseDream } from './dream-tick.js';
 import { reconcile } from './reconcile.js';
-import type { SessionRecord } from './session-record.js';
-
-export type RunDeps = {
-  env: NodeJS.ProcessEnv;
-  logger: Logger;
-  redact: Redactor;
-  now: () => Date;
-  signal?: AbortSignal;
-  // The terminal's live line (logs/live-line.ts), only when stderr is a terminal.
-  live?: LiveLine | null;
-  // The time this tick was scheduled for (the daemon's cron slot), to tell a late run.
-  slot?: Date | null;
-  // Test-only seams, never read from the environment: the ledger's negative control (charge at
-  // settle) and the subreaper's (off). Production leaves both unset.
-  chargeOn?: 'open' | 'settle';
-  subreaper?: boolean;
-};
-
-export type Choice = { agent: Agent; reason: string } | { skip: string } | { dream: string };
-export type SuperviseResult = {
-  action: 'session' | 'skip' | 'dream';
-  reason: string;
-  // Set when a daily limit refused the start.
-  limit: string | null;
-  session: SessionRecord | null;
-  git: GitReport;
-  dream?: DreamOutcome;
-  // Set when the run started late (daemon/schedule/late.ts).
-  late?: string | null;
-};
+import type { Choice, RunDeps, SuperviseResult } from './types.js';
 
 // The one path of a session, shared by `run` and `tick`: run lock -> reconcile -> choose ->
 // budget -> git pull -> session -> git commit/push. Skips (locked, nothing due, a limit, a stop
@@ -115,12 +82,12 @@ export function exitCodeOf(r: Pick<SuperviseResult, 'session' | 'git' | 'dream'>
   return r.session.exit_code !== EXIT.OK || r.git.uncommitted ? EXIT.FAILED : EXIT.OK;
 }
 
-// Stores the spool (sessions/capture-spool.ts); never fails the start: what is left waits. An
+// Stores the spool (sessions/capture/capture-spool.ts); never fails the start: what is left waits. An
 // empty spool loads nothing.
 async function storeSpooled(config: Config, deps: RunDeps): Promise<void> {
   const dir = spoolDir(config.state_dir);
   if (!fs.existsSync(dir) || !fs.readdirSync(dir).length) return;
-  const [{ drainSpool }, { applyLeft }] = await Promise.all([import('../../sessions/capture-spool.js'), import('../../sessions/capture.js')]);
+  const [{ drainSpool }, { applyLeft }] = await Promise.all([import('../../sessions/capture/capture-spool.js'), import('../../sessions/capture/capture.js')]);
   const r = await drainSpool({ dir: spoolDir(config.state_dir), apply: applyLeft, open: async () => (await import('../../memory/open.js')).openMemoryStore(config, deps.env, deps.logger) });
   if (r.batches) deps.logger.info({ event: 'spool_stored', ...r }, `stored ${r.batches} spooled batch(es) of what earlier sessions left behind (${r.stored} stored, ${r.skipped} already in)`);
   if (r.error) deps.logger.warn({ event: 'spool_waiting', ...r }, `the memory spool waits for the next start (${r.left} batch(es)): ${deps.redact(r.error)}`);

@@ -1,9 +1,10 @@
 // `nightshift tick`: what the timer fires. Dispatch picks the agent; the rest is the session path.
 import { loadAgents } from '../config/agents.js';
-import type { Config } from '../config/config.js';
+import type { Config } from '../config/schema.js';
 import { explain } from '../schedule/explain.js';
 import { dreamDue } from './dream-tick.js';
-import { supervise, type RunDeps, type SuperviseResult } from './supervise.js';
+import { supervise } from './supervise.js';
+import type { RunDeps, SuperviseResult } from './types.js';
 
 export type TickResult = Omit<SuperviseResult, 'limit'>;
 

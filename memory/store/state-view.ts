@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { checkFile } from './schema.js';
 
 export type IdentityCandidate = { id: number; text: string; category: string; salience: number };
-// A stored anneal pass as the store keeps it (sessions/anneal.ts reads its fields from the text).
+// A stored anneal pass as the store keeps it (sessions/state/anneal.ts reads its fields from the text).
 export type AnnealRow = { id: number; text: string; tags: string[]; created_at: string; source: string | null; faded: boolean };
 
 export class StateView {

@@ -1,6 +1,7 @@
-// No module of nightshift imports itself back, directly or through others (issue 16): a cycle
-// makes load order matter and rooms impossible to take apart. Checked over the compiled runtime
-// graph in dist/ (type-only imports are gone there), static and dynamic imports alike.
+// No module of nightshift imports itself back, directly or through others (issues 16, 24): a cycle
+// makes load order matter and rooms impossible to take apart. Checked over the sources, where type
+// imports count (a circle through a type ties two files as hard), and over the compiled runtime
+// graph in dist/, static and dynamic imports alike.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,11 +44,19 @@ export function cycles(graph: Map<string, string[]>): string[][] {
   return out;
 }
 
+const SKIP = ['test', 'bench', 'bundle', 'node_modules', 'dist', '.git'];
+
 test('the runtime modules import one another without a cycle', () => {
   const dist = path.join(ROOT, 'dist');
-  const graph = moduleGraph(dist, ['test', 'bench', 'bundle', 'node_modules']);
+  const graph = moduleGraph(dist, SKIP);
   assert.ok(graph.size > 50, `only ${graph.size} modules found under ${dist}`);
   assert.deepEqual(cycles(graph).map((c) => c.map((f) => path.relative(dist, f)).sort()), []);
+});
+
+test('the sources import one another without a cycle, type imports included', () => {
+  const graph = moduleGraph(ROOT, SKIP, '.ts');
+  assert.ok(graph.size > 50, `only ${graph.size} sources found under ${ROOT}`);
+  assert.deepEqual(cycles(graph).map((c) => c.map((f) => path.relative(ROOT, f)).sort()), []);
 });
 
 test('negative control: a cycle through a dynamic import, and one through three modules, are found', (t) => {
@@ -60,4 +69,14 @@ test('negative control: a cycle through a dynamic import, and one through three 
   fs.writeFileSync(path.join(dir, 'f.js'), "import { a } from './a.js';\n");
   const found = cycles(moduleGraph(dir, [])).map((c) => c.map((f) => path.basename(f)).sort().join(' '));
   assert.deepEqual(found.sort(), ['a.js b.js', 'c.js d.js e.js']);
+});
+
+test('negative control: a circle through type imports alone is found, after an import the old pattern swallowed', (t) => {
+  const dir = tempDir(t);
+  fs.writeFileSync(path.join(dir, 'capture.ts'), "import fs from 'node:fs';\nimport { spool } from './spool.js';\nexport type Left = { n: number };\n");
+  fs.writeFileSync(path.join(dir, 'spool.ts'), "import type { Left } from './capture.js';\nexport const spool = (l: Left) => l;\n");
+  fs.writeFileSync(path.join(dir, 'rules.ts'), "import { a, type Config } from './config.js';\n");
+  fs.writeFileSync(path.join(dir, 'config.ts'), "import { rules } from './rules.js';\nexport type Config = {};\n");
+  const found = cycles(moduleGraph(dir, [], '.ts')).map((c) => c.map((f) => path.basename(f)).sort().join(' '));
+  assert.deepEqual(found.sort(), ['capture.ts spool.ts', 'config.ts rules.ts']);
 });

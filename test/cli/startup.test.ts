@@ -57,7 +57,7 @@ describe('start-up', () => {
   });
 
   test('a tick with nothing due and status load no session machinery: only a chosen session imports it', () => {
-    const sessionOnly = ['daemon/tick/session.js', 'sessions/guest.js', 'sessions/runner.js', 'sessions/capture.js', 'sessions/session-state.js', 'report/session-report.js', 'memory/store.js', 'memory/open.js'];
+    const sessionOnly = ['daemon/tick/session.js', 'sessions/wall/guest.js', 'sessions/run/runner.js', 'sessions/capture/capture.js', 'sessions/state/session-state.js', 'report/session-report.js', 'memory/store.js', 'memory/open.js'];
     for (const entry of ['daemon/tick/tick.js', 'daemon/tick/status.js', 'daemon/tick/supervise.js']) {
       const { files } = staticGraph(path.join(ROOT, 'dist', entry));
       assert.deepEqual(sessionOnly.filter((f) => files.includes(f)), [], `${entry} loads session machinery at start`);

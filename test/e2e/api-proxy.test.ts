@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test, type TestContext } from 'node:test';
-import { OAUTH_BETA, startApiProxy, type ApiProxy, type ApiProxyOptions } from '../../sessions/api-proxy.js';
+import { OAUTH_BETA, startApiProxy, type ApiProxy, type ApiProxyOptions } from '../../sessions/wall/api-proxy.js';
 import { CLAUDE, claudeTestEnv, fakeApiPerFile, tempDir } from '../helpers.js';
 
 const REAL_KEY = 'sk-test-real-upstream-key';

@@ -247,7 +247,7 @@ async function makeWall(t: TestContext, mode: 'bwrap' | 'none'): Promise<Wall> {
   });
   const ws = wallWorkspace(t, yaml);
   makeRepos(ws.dir, ws.vault);
-  // The supervisor adds this line before each session (sessions/session-state.ts); added here, the
+  // The supervisor adds this line before each session (sessions/state/session-state.ts); added here, the
   // whole of .git stays byte-identical from the first hash on.
   fs.appendFileSync(path.join(ws.vault, '.git', 'info', 'exclude'), '# nightshift\'s session state\n/.nightshift/\n');
   const attempts = ATTEMPTS.filter((a) => mode === 'bwrap' || !a.host);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recurringCheck, recurringNote } from '../../../daemon/health/anneal-check.js';
 import { sessionReport } from '../../../report/embed.js';
-import type { AnnealPass } from '../../../sessions/anneal.js';
+import type { AnnealPass } from '../../../sessions/state/anneal.js';
 
 const at = (h: number) => new Date(Date.UTC(2026, 11, 1, 10) - h * 3_600_000).toISOString();
 const row = (id: string, outcome: string, error: string | null, h: number) => ({ id, agent: 'researcher', outcome, error, started_at: at(h) });

@@ -14,7 +14,7 @@ import { MemoryDbError } from '../../../memory/open.js';
 import { startMemoryHttp, type MemoryHttp } from '../../../memory/mcp/mcp-http.js';
 import { serveSessionMemory } from '../../../memory/mcp/session-server.js';
 import { MemoryStore } from '../../../memory/store.js';
-import { memoryHttpMcpConfig } from '../../../sessions/mcp-config.js';
+import { memoryHttpMcpConfig } from '../../../sessions/wall/mcp-config.js';
 import { configYaml, tempDir } from '../../helpers.js';
 
 const SESSION = 'sess-http-7f3a';

@@ -10,7 +10,7 @@ import { tombstoneKeys as legacyKeys } from '../../../memory/text/text.js';
 import { exactKeysOf, fold, nearMatch, parseNear, sequenceDice, tombstoneKeysOf } from '../../../memory/text/tombstone-key.js';
 import { redactStateFiles, redactStateText, redactValue, stateCopies } from '../../../memory/store/forget-redact.js';
 import { MemoryError, type Actor } from '../../../memory/types.js';
-import { resultRecord } from '../../../sessions/capture.js';
+import { resultRecord } from '../../../sessions/capture/capture.js';
 import { tempDir } from '../../helpers.js';
 import { FORGOTTEN, TRUE_CLAIMS, VARIANTS, type Variant } from './tombstone-variants.js';
 

@@ -16,8 +16,8 @@ import { startMemoryHttp } from '../../../memory/mcp/mcp-http.js';
 import { MemoryStore } from '../../../memory/store.js';
 import { cleanDerived, fieldsProblem, textProblem } from '../../../memory/text/text-hygiene.js';
 import { MemoryError, type Actor } from '../../../memory/types.js';
-import { leaveBehind } from '../../../sessions/capture.js';
-import { prepareSessionState } from '../../../sessions/session-state.js';
+import { leaveBehind } from '../../../sessions/capture/capture.js';
+import { prepareSessionState } from '../../../sessions/state/session-state.js';
 import { tempDir } from '../../helpers.js';
 
 const CLI: Actor = { surface: 'cli' };

@@ -1,0 +1,41 @@
+// The shapes the tick's rooms pass between them (supervise, session, dream, run, daemon), apart so
+// that none imports another back for a type.
+import type { Agent } from '../config/agents.js';
+import type { DreamReport } from '../../memory/dream/dream.js';
+import type { GitReport } from '../git/git-sync.js';
+import type { Logger } from '../../logs/logger.js';
+import type { LiveLine } from '../../logs/live-line.js';
+import type { Redactor } from '../../logs/redact.js';
+import type { SessionRecord } from './session-record.js';
+
+export type RunDeps = {
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  redact: Redactor;
+  now: () => Date;
+  signal?: AbortSignal;
+  // The terminal's live line (logs/live-line.ts), only when stderr is a terminal.
+  live?: LiveLine | null;
+  // The time this tick was scheduled for (the daemon's cron slot), to tell a late run.
+  slot?: Date | null;
+  // Test-only seams, never read from the environment: the ledger's negative control (charge at
+  // settle) and the subreaper's (off). Production leaves both unset.
+  chargeOn?: 'open' | 'settle';
+  subreaper?: boolean;
+};
+
+export type Choice = { agent: Agent; reason: string } | { skip: string } | { dream: string };
+
+export type SuperviseResult = {
+  action: 'session' | 'skip' | 'dream';
+  reason: string;
+  // Set when a daily limit refused the start.
+  limit: string | null;
+  session: SessionRecord | null;
+  git: GitReport;
+  dream?: DreamOutcome;
+  // Set when the run started late (daemon/schedule/late.ts).
+  late?: string | null;
+};
+
+export type DreamOutcome = { id: string; reason: string; ok: boolean; report: DreamReport | null; error: string | null };

@@ -1,0 +1,30 @@
+// The claude command line for one session. Its environment is sessions/wall/session-env.ts.
+import type { Agent } from '../../daemon/config/agents.js';
+import type { Config } from '../../daemon/config/schema.js';
+import { MEMORY_TOOLS_RULE } from '../wall/mcp-config.js';
+
+// `more`: the session's own flags (its memory server, state and hook settings), placed before the
+// variadic ones.
+export function claudeArgs(agent: Agent, config: Config, more: string[] = []): string[] {
+  const args = [
+    '-p', agent.prompt,
+    '--output-format', 'stream-json',
+    '--verbose',
+    // The API's own per-call usage (message_start/message_delta) for a running cost estimate.
+    '--include-partial-messages',
+    '--max-turns', String(agent.maxTurns),
+    '--model', agent.model,
+    // The CLI checks this only after each call and overshoots; our estimate enforces it too.
+    '--max-budget-usd', String(config.budget.max_usd_per_session),
+    // The CLI would keep its own unredacted copy of the session under CLAUDE_CONFIG_DIR/projects.
+    '--no-session-persistence',
+    ...more,
+    ...config.claude.extra_args,
+  ];
+  // Last, because --allowedTools takes every value up to the next flag.
+  // MCP tools need an explicit allow; the memory server's are always allowed.
+  if (agent.allowedTools) args.push('--allowedTools', ...agent.allowedTools, MEMORY_TOOLS_RULE);
+  else if (typeof config.claude.permission_mode === 'string') args.push('--permission-mode', config.claude.permission_mode);
+  return args;
+}
+

@@ -1,0 +1,46 @@
+// Pure classification of how a session ended. Our own stop reasons (watchdog, loop, cost
+// ceiling) win over what the CLI said after we interrupted it. An API failure arrives as
+// `subtype: success` with `is_error: true`, so `is_error` decides, never `subtype` alone.
+import { isRateLimited, type RateLimitInfo } from '../stream/rate-limit.js';
+import type { ResultMessage } from '../stream/types.js';
+
+export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned', 'rate_limited'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled' | 'internal';
+
+export type Ending = {
+  spawnError: string | null;
+  stopReason: StopReason | null;
+  stopDetail?: string | null;
+  result: ResultMessage | null;
+  exitCode: number | null;
+  signal: string | null;
+  // The stream's last rate_limit_event, when the CLI sent one.
+  rateLimit?: RateLimitInfo | null;
+};
+
+export function classify(e: Ending): { outcome: Outcome; error: string | null } {
+  if (e.spawnError) return { outcome: 'spawn_failed', error: e.spawnError };
+  if (e.stopReason === 'canceled') return { outcome: 'error', error: `ended because nightshift was asked to stop (${e.stopDetail ?? 'signal'})` };
+  // One of nightshift's own steps failed mid-session (a full disk under the transcript, say).
+  if (e.stopReason === 'internal') return { outcome: 'error', error: `internal: ${e.stopDetail ?? 'unknown'}` };
+  if (e.stopReason) return { outcome: e.stopReason, error: e.stopDetail ?? null };
+  const r = e.result;
+  if (!r) {
+    const how = e.signal ? `signal ${e.signal}` : `exit code ${e.exitCode}`;
+    return { outcome: 'error', error: `the CLI ended (${how}) without a result line` };
+  }
+  if (r.subtype === 'error_max_turns' || r.terminal_reason === 'max_turns') return { outcome: 'max_turns', error: (r.errors ?? []).join('; ') || null };
+  if (r.subtype === 'error_max_budget_usd') return { outcome: 'budget', error: (r.errors ?? []).join('; ') || null };
+  // The API refused us (429, 529 or a usage limit): not the agent's failure, and it has a hold.
+  if (isRateLimited(r, e.rateLimit ?? null)) {
+    const status = r.api_error_status ? `API error ${r.api_error_status}: ` : '';
+    return { outcome: 'rate_limited', error: `${status}${r.result ?? (r.errors ?? []).join('; ') ?? r.subtype}` };
+  }
+  if (r.is_error) {
+    const status = r.api_error_status ? `API error ${r.api_error_status}: ` : '';
+    const text = r.result ?? (r.errors ?? []).join('; ') ?? r.subtype;
+    return { outcome: 'error', error: `${status}${text || r.subtype}` };
+  }
+  return { outcome: 'ok', error: null };
+}

@@ -1,0 +1,246 @@
+// Runs one CLI process under the watchdogs: wall clock, idle (no output), loop and cost ceiling.
+// Ending a session is a policy: SIGINT first (the CLI then writes its result), a grace period,
+// then SIGTERM and SIGKILL to every process of the session, found by tree and by marker.
+import { LineSplitter } from '../stream/line-splitter.js';
+import type { StopReason } from './outcome.js';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { descendants, killSession, listProcs, sessionProcs, SESSION_MARKER } from './process-tree.js';
+import { EXEC_FAILED_CODE, EXEC_FAILED_RE, reaped } from './reaper.js';
+import type { StreamTracker } from '../stream/stream-tracker.js';
+
+export type RunnerOptions = {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string | undefined>;
+  sessionId: string;
+  timeoutMs: number;
+  idleTimeoutMs: number;
+  killGraceMs: number;
+  maxUsd: number | null;
+  tracker: StreamTracker;
+  signal?: AbortSignal;
+  // Aborted when a part of the supervisor the session relies on fails (its hook server stopped
+  // answering): the session ends as an internal error, since the CLI would go on unguarded.
+  fail?: AbortSignal;
+  onSpawn?: (pid: number) => void;
+  onLine?: (line: string) => void;
+  onStop?: (reason: StopReason, detail: string) => void;
+  onCost?: (usd: number) => void;
+  // Applied before anything is cut: a cut can split a secret so that no redactor finds it.
+  redact?: (text: string) => string;
+  // Run the CLI under the subreaper (sessions/run/reaper.ts); off for the negative control and inside
+  // a sandbox, whose PID namespace ends every process when its CLI exits.
+  subreaper?: boolean;
+  // The CLI's path when `command` wraps it (bwrap): the stop request goes to that process, since
+  // the wrapper does not pass signals on.
+  inner?: string | null;
+};
+
+export type RunnerResult = {
+  stopReason: StopReason | null;
+  stopDetail: string | null;
+  spawnError: string | null;
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number;
+  stderrTail: string;
+  killed: number;
+  // One of our own callbacks threw (a full disk under the transcript, say); the session was ended.
+  internalError: string | null;
+  // Whether the subreaper was in place.
+  reaped: boolean;
+};
+
+export const STDERR_TAIL = 4096;
+// Raw stderr kept before redaction; far more than the tail, so a secret cut at its front edge
+// lies in the part that is dropped again after redacting.
+const STDERR_KEEP = 64 * 1024;
+const SECRET_EDGE = 1024;
+
+// Redacts, then keeps the last `max` characters: never the other way round.
+export function redactedTail(raw: string, truncated: boolean, redact: (t: string) => string, max: number): string {
+  let text = redact(raw);
+  // A secret split by the raw cut has its tail at the very front: drop that edge.
+  if (truncated) text = text.slice(Math.min(SECRET_EDGE, text.length));
+  return text.length > max ? text.slice(-max) : text;
+}
+
+export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
+  const started = Date.now();
+  const redact = o.redact ?? ((t: string) => t);
+  let stopReason: StopReason | null = null;
+  let stopDetail: string | null = null;
+  let internalError: string | null = null;
+  let stderrRaw = '';
+  let stderrCut = false;
+  let killed = 0;
+  let escalation: Promise<void> | null = null;
+
+  // A listener of ours for SIGXFSZ: a file over the size limit then fails its write with EFBIG,
+  // which the guarded callbacks turn into an ended, settled session, instead of killing us
+  // unsettled (signal-exit, loaded by other modules, re-raises signals it alone listens to).
+  if (!process.listeners('SIGXFSZ').includes(ignoreSignal)) process.on('SIGXFSZ', ignoreSignal);
+  const wrapped = o.subreaper === false ? null : reaped(o.command, o.args);
+  // node's own spawn, not execa: its import is the largest cost before a session can start.
+  const child = spawn(wrapped?.command ?? o.command, wrapped?.args ?? o.args, {
+    cwd: o.cwd,
+    env: { ...o.env, [SESSION_MARKER]: o.sessionId },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // If we exit first (an uncaught error), the CLI is not left running unwatched.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const ended = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null; error: NodeJS.ErrnoException | null }>((resolve) => {
+    let error: NodeJS.ErrnoException | null = null;
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      error ??= err;
+      if (child.pid === undefined) resolve({ exitCode: null, signal: null, error });
+    });
+    child.on('close', (exitCode, signal) => resolve({ exitCode, signal, error }));
+  }).finally(() => process.removeListener('exit', killOnExit));
+
+  const stop = (reason: StopReason, detail: string) => {
+    if (stopReason) return;
+    stopReason = reason;
+    stopDetail = detail;
+    o.onStop?.(reason, detail);
+    try {
+      const cli = o.inner && child.pid ? innerPid(child.pid, o.inner) : null;
+      if (cli) process.kill(cli, 'SIGINT');
+      else child.kill('SIGINT');
+    } catch {
+      // not running
+    }
+    // The CLI gets the grace period to write its result; then the whole session goes.
+    escalation = new Promise<void>((resolve) => {
+      let escalating = false;
+      const t = setTimeout(async () => {
+        escalating = true;
+        killed += await killSession(child.pid ?? null, o.sessionId, Math.min(2000, o.killGraceMs || 500));
+        resolve();
+      }, o.killGraceMs);
+      // The CLI ended within the grace: no escalation. Once begun, it runs to its end.
+      void ended.finally(() => {
+        if (escalating) return;
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  };
+
+  // A callback of ours that throws must not leave the CLI running unwatched: end the session.
+  const guard = <A extends unknown[]>(what: string, fn: ((...a: A) => void) | undefined) => (...a: A) => {
+    try {
+      fn?.(...a);
+    } catch (err) {
+      if (!internalError) internalError = `${what}: ${redact((err as Error)?.message ?? String(err))}`;
+      stop('internal', internalError);
+    }
+  };
+  const onLineCb = guard('writing the transcript', o.onLine);
+  const onCostCb = guard('recording the running cost', o.onCost);
+  if (child.pid) guard('recording the spawn', o.onSpawn)(child.pid);
+  const splitter = new LineSplitter();
+  let idle: NodeJS.Timeout | null = null;
+  const armIdle = () => {
+    if (idle) clearTimeout(idle);
+    idle = setTimeout(() => stop('stalled', `no output for ${o.idleTimeoutMs} ms`), o.idleTimeoutMs);
+  };
+  armIdle();
+  const wallClock = setTimeout(() => stop('timeout', `session ran past ${o.timeoutMs} ms`), o.timeoutMs);
+  const onAbort = () => stop('canceled', String(o.signal?.reason ?? 'aborted'));
+  if (o.signal?.aborted) onAbort();
+  else o.signal?.addEventListener('abort', onAbort, { once: true });
+  const onFail = () => stop('internal', String(o.fail?.reason ?? 'a supervisor part failed'));
+  if (o.fail?.aborted) onFail();
+  else o.fail?.addEventListener('abort', onFail, { once: true });
+
+  const onLine = (line: string, truncated: boolean) => {
+    // A line cut for length may begin mid-secret: it is counted, never written.
+    if (truncated) {
+      o.tracker.garbage++;
+      return;
+    }
+    onLineCb(line);
+    for (const ev of o.tracker.feedLine(line)) {
+      if (ev.type === 'loop') stop('loop', `${ev.verdict.kind}: ${redact(ev.verdict.key).slice(0, 200)} x${ev.verdict.count}`);
+      if (ev.type === 'cost') {
+        onCostCb(ev.usd);
+        if (o.maxUsd !== null && ev.usd > o.maxUsd) stop('budget', `estimated $${ev.usd.toFixed(4)} passed the session ceiling $${o.maxUsd}`);
+      }
+    }
+  };
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    armIdle();
+    try {
+      splitter.push(chunk, onLine);
+    } catch (err) {
+      // Our own bug in reading the stream: the session still ends settled, never unwatched.
+      guard('reading the stream', () => {
+        throw err;
+      })();
+    }
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderrRaw += chunk;
+    if (stderrRaw.length > STDERR_KEEP) {
+      stderrRaw = stderrRaw.slice(-STDERR_KEEP);
+      stderrCut = true;
+    }
+  });
+
+  const result = await ended;
+  try {
+    splitter.end(onLine);
+  } catch {
+    // the last partial line: nothing to act on
+  }
+  if (idle) clearTimeout(idle);
+  clearTimeout(wallClock);
+  o.signal?.removeEventListener('abort', onAbort);
+  o.fail?.removeEventListener('abort', onFail);
+  if (escalation) await escalation;
+  // Whatever way it ended, nothing the session started may outlive it.
+  if (sessionProcs(null, o.sessionId).length) killed += await killSession(null, o.sessionId, 1000);
+
+  const execFailed = wrapped && result.exitCode === EXEC_FAILED_CODE ? EXEC_FAILED_RE.exec(stderrRaw) : null;
+  let spawnError: string | null = null;
+  if (!stopReason && execFailed) spawnError = spawnMessage(Object.assign(new Error(''), { code: errnoName(Number(execFailed[1])) }), o.command);
+  else if (result.error && result.exitCode === null && result.signal === null && !stopReason) spawnError = spawnMessage(result.error, o.command);
+  return {
+    stopReason,
+    stopDetail,
+    spawnError,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    durationMs: Date.now() - started,
+    stderrTail: redactedTail(stderrRaw, stderrCut, redact, STDERR_TAIL),
+    killed,
+    internalError,
+    reaped: !!wrapped,
+  };
+}
+
+const ignoreSignal = () => undefined;
+
+// The first process below `root` (breadth first) whose argv[0] is `command`: the wrapped CLI.
+function innerPid(root: number, command: string): number | null {
+  for (const pid of descendants(root, listProcs())) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === command) return pid;
+    } catch {
+      // gone
+    }
+  }
+  return null;
+}
+
+const errnoName = (n: number) => (n === 2 ? 'ENOENT' : n === 13 ? 'EACCES' : `errno ${n}`);
+
+function spawnMessage(err: NodeJS.ErrnoException, command: string): string {
+  if (err.code === 'ENOENT') return `cannot start \`${command}\`: not found (claude.command)`;
+  if (err.code === 'EACCES') return `cannot start \`${command}\`: permission denied (claude.command)`;
+  return `cannot start \`${command}\`: ${err.message || 'unknown error'}`;
+}

@@ -1,0 +1,168 @@
+// Everything a session is given, and nothing more: its own folder (a private HOME, its state and
+// settings as read-only files), an environment from an allowlist, the three loopback endpoints the
+// supervisor serves with per-session tokens (API proxy, hooks, memory), and the sandbox around
+// the CLI. `close` takes all of it away again; the tokens die with it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Agent } from '../../daemon/config/agents.js';
+import type { Config } from '../../daemon/config/schema.js';
+import { SandboxUnavailableError } from '../../daemon/errors.js';
+import type { Logger } from '../../logs/logger.js';
+import { memoryDbPath } from '../../memory/store/db-path.js';
+import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
+import { bwrapArgs, resolveCommand, sandboxProbe, type SandboxLayout } from './sandbox.js';
+import { sessionEnv } from './session-env.js';
+import { sessionsDir, sweepSessionDirs } from './session-dirs.js';
+import { startSessionHooks, type SessionHooks } from '../hooks/session-hooks.js';
+
+// Where each session's own folder lives; anything left there belongs to a session that is over
+// (only one supervisor runs sessions at a time: the run lock).
+
+export type GuestInput = {
+  config: Config;
+  agent: Agent;
+  sessionId: string;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  redact: (text: string) => string;
+  // The rendered session state, or null when it could not be built; it may still be being built
+  // when the endpoints start, and is written once it is.
+  state: Promise<string | null> | string | null;
+  version: string;
+  // A reason once the session's cost ceiling is passed: the proxy refuses further calls.
+  refuse?: () => string | null;
+};
+
+export type Guest = {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  // The CLI's own path inside the sandbox: stop requests are sent to that process, since bwrap
+  // does not pass signals on.
+  cli: string | null;
+  sandboxed: boolean;
+  hooks: SessionHooks | null;
+  // Whether the memory tools are served to this session.
+  memory: boolean;
+  dir: string;
+  // Called once the CLI is spawned: what the endpoints need loads beside the CLI's own start-up.
+  spawned(): void;
+  close(): Promise<void>;
+};
+
+// Checked before anything is charged: a configured sandbox that cannot be made refuses the session.
+export async function checkSandbox(config: Pick<Config, 'sandbox'>, env: NodeJS.ProcessEnv, probe = sandboxProbe(config, env)): Promise<void> {
+  const problem = await probe;
+  if (problem) throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${problem}. Install bubblewrap, or set \`sandbox: none\` to run sessions unwalled.`);
+}
+
+// The folder to bind read-only so the CLI runs from under a hidden one: its package, or its folder.
+function cliRoot(real: string): string {
+  for (let d = path.dirname(real); d !== path.dirname(d); d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, 'package.json'))) return d;
+  }
+  return path.dirname(real);
+}
+
+// Pure apart from existence checks: what the session may see and write.
+export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, home: string, cli: string | null, operatorHome: string | null): SandboxLayout {
+  const hidden = [config.state_dir, config.log_dir, '/run'];
+  for (const h of [operatorHome, env.HOME]) if (h && path.resolve(h) !== '/' && path.resolve(h) !== path.resolve(config.vault)) hidden.push(h);
+  const db = memoryDbPath(config);
+  const memoryDir = path.dirname(db);
+  const vaultInside = (d: string) => path.resolve(config.vault) === path.resolve(d) || path.resolve(config.vault).startsWith(`${path.resolve(d)}/`);
+  const hiddenFiles = [config.file, path.join(config.dir, 'nightshift.env'), config.git.lock_file];
+  if (vaultInside(memoryDir)) hiddenFiles.push(...['', '-wal', '-shm', '-journal'].map((s) => db + s));
+  else hidden.push(memoryDir);
+  const readable: string[] = [];
+  if (cli) readable.push(cliRoot(cli));
+  // DNS for the session's own tools, where resolv.conf lives under the hidden /run.
+  try {
+    readable.push(fs.realpathSync('/etc/resolv.conf'));
+  } catch {
+    // no resolv.conf
+  }
+  return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home };
+}
+
+export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) => string[]): Promise<Guest> {
+  const { config, logger: log } = i;
+  const root = sessionsDir(config);
+  sweepSessionDirs(config, log);
+  const dir = path.join(root, i.sessionId);
+  const home = path.join(dir, 'home');
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dir, 0o700);
+  const closers: Array<() => Promise<void> | void> = [() => fs.rmSync(dir, { recursive: true, force: true })];
+  const close = async () => {
+    for (const c of closers.reverse()) {
+      try {
+        await c();
+      } catch (err) {
+        log.warn({ event: 'guest_close_failed', err }, `closing a session endpoint failed: ${i.redact((err as Error)?.message ?? String(err))}`);
+      }
+    }
+  };
+  // The store opens while the proxy and the hooks start, once the state has read it: two
+  // connections of one process opening (or creating) the file at once would wait on each other.
+  // Awaited before the spawn.
+  const memoryStart = Promise.resolve(i.state)
+    .catch(() => null)
+    .then(() => import('../../memory/mcp/session-server.js'))
+    .then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version));
+  memoryStart.then((m) => closers.push(() => m.close()), () => {});
+  try {
+    const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;
+    const credential = credentialFrom(i.env);
+    const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse });
+    closers.push(() => proxy.close());
+    // --mcp-config takes every value up to the next flag: it goes first, never last.
+    const mcp: string[] = [];
+    const extra: string[] = [];
+    const stateText = await i.state;
+    if (stateText !== null) {
+      const file = path.join(dir, 'session-state.md');
+      fs.writeFileSync(file, `${stateText}\n`, { mode: 0o600 });
+      extra.push('--append-system-prompt-file', file);
+    }
+    let hooks: SessionHooks | null = null;
+    if (config.hooks.enabled) {
+      hooks = await startSessionHooks({
+        vault: config.vault, extraDirs: config.hooks.extra_dirs, timeoutMs: config.hooks.timeout, logger: log, redact: i.redact, dir,
+        limits: { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
+      });
+      closers.push(() => hooks!.close());
+      extra.push(...hooks.args);
+    }
+    let spawned = () => {};
+    let served = false;
+    try {
+      const memory = await memoryStart;
+      spawned = memory.warm;
+      served = true;
+      const file = path.join(dir, 'mcp.json');
+      fs.writeFileSync(file, memory.mcpConfig, { mode: 0o600 });
+      mcp.push('--mcp-config', file);
+    } catch (err) {
+      // The session still runs, without memory tools; why is logged.
+      log.warn({ event: 'memory_unavailable', err }, `memory not served to this session: ${i.redact((err as Error)?.message ?? String(err))}`);
+    }
+    const env = sessionEnv({ env: i.env, agentEnv: i.agent.env, home, apiUrl: proxy.url, apiToken: proxy.token, oauth: credential?.kind === 'oauth' });
+    const cli = resolveCommand(config.claude.command, env.PATH);
+    const args = baseArgs([...mcp, ...extra]);
+    // A CLI that cannot be found is left to fail its spawn as such (spawn_failed), walled or not.
+    if (config.sandbox === 'bwrap' && cli) {
+      const bwrap = resolveCommand('bwrap', env.PATH);
+      if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
+      const layout = layoutFor(config, i.env, dir, home, cli, os.homedir());
+      return { command: bwrap, args: bwrapArgs(layout, cli, args), env, cli, sandboxed: true, hooks, memory: served, dir, spawned, close };
+    }
+    return { command: cli ?? config.claude.command, args, env, cli, sandboxed: false, hooks, memory: served, dir, spawned, close };
+  } catch (err) {
+    // The memory server may still be starting: it is closed with the rest once it is up.
+    await memoryStart.catch(() => {});
+    await close();
+    throw err;
+  }
+}

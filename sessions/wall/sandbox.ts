@@ -1,0 +1,147 @@
+// The wall around a session: bubblewrap with the vault (and hooks.extra_dirs) writable, the vault's
+// .git read-only, the rest of the file system read-only, the supervisor's state, logs, config, env
+// file and home invisible, a private HOME and /tmp, and a PID namespace that dies with its parent.
+// The guardrail hook tells the model why; this is what holds when the model does not listen.
+import fs from 'node:fs';
+import path from 'node:path';
+import { runChild } from '../../daemon/child-process.js';
+
+export type SandboxMode = 'bwrap' | 'none';
+
+export type SandboxLayout = {
+  vault: string;
+  // Writable beside the vault (hooks.extra_dirs).
+  writable: string[];
+  // Folders whose contents the session must not see: state_dir, log_dir, the operator's home.
+  hidden: string[];
+  // Single files replaced by an empty one: the config file, its env file, a memory db kept elsewhere.
+  hiddenFiles: string[];
+  // Read-only even though they lie under a hidden folder (the CLI itself, resolv.conf's target).
+  readable: string[];
+  // The session's own folder (read-only: its state and settings files) and its private HOME in it
+  // (writable: the CLI's config dir lives there).
+  sessionDir: string;
+  home: string;
+};
+
+type Mount = { at: string; args: string[]; rank: number };
+
+const depth = (p: string) => (p === '/' ? 0 : p.split('/').length - 1);
+const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+
+export class SandboxError extends Error {
+  override name = 'SandboxError';
+}
+
+// Pure: bwrap's arguments for a layout, mounts ordered so that a deeper path always lands on top
+// of a shallower one (a vault inside a hidden home is bound back; a state dir inside the vault is
+// hidden again). Hidden folders become empty read-only tmpfs; hidden files an empty read-only file.
+export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): string[] {
+  const vault = path.resolve(l.vault);
+  const wanted = [...new Set(l.hidden.map((p) => path.resolve(p)))].filter((p) => p !== '/');
+  const writable = [vault, ...l.writable.map((p) => path.resolve(p))];
+  for (const h of wanted) {
+    if (writable.includes(h)) throw new SandboxError(`Cannot hide \`${h}\` from the session: it is ${h === vault ? 'the vault' : 'in hooks.extra_dirs'}`);
+  }
+  // A folder that does not exist has nothing to hide, and bwrap cannot make its mount point on the
+  // read-only root ("Can't mkdir /nonexistent": a system user's home).
+  const hidden = wanted.filter((h) => fs.existsSync(h));
+  const inHidden = (p: string) => hidden.some((h) => within(p, h));
+  const mounts: Mount[] = [];
+  // Rank breaks ties at one depth: hide first, then what is bound back on top.
+  const add = (at: string, rank: number, args: string[]) => mounts.push({ at, rank, args });
+  for (const h of hidden) add(h, 0, ['--tmpfs', h]);
+  for (const f of new Set(l.hiddenFiles.map((p) => path.resolve(p)))) {
+    if (!inHidden(f) && fs.existsSync(f) && !fs.statSync(f).isDirectory()) add(f, 1, ['--ro-bind', '/dev/null', f]);
+  }
+  for (const r of new Set(l.readable.map((p) => path.resolve(p)))) {
+    if (inHidden(r) && fs.existsSync(r)) add(r, 2, ['--ro-bind', r, r]);
+  }
+  // An extra dir that does not exist yet cannot be bound (bwrap would refuse to start at all).
+  for (const w of new Set(writable)) if (w === vault || fs.existsSync(w)) add(w, 3, ['--bind', w, w]);
+  // nightshift's own git reads the vault's .git: a session must not plant config, hooks or refs.
+  const dotGit = path.join(vault, '.git');
+  if (fs.existsSync(dotGit)) add(dotGit, 4, ['--ro-bind', dotGit, dotGit]);
+  // The supervisor writes the next session's state into <vault>/.nightshift: a session must not
+  // plant a link there for it to write through (a real folder only; a link is not followed).
+  const dotNightshift = path.join(vault, '.nightshift');
+  if (fs.lstatSync(dotNightshift, { throwIfNoEntry: false })?.isDirectory()) add(dotNightshift, 4, ['--ro-bind', dotNightshift, dotNightshift]);
+  add(path.resolve(l.sessionDir), 5, ['--ro-bind', path.resolve(l.sessionDir), path.resolve(l.sessionDir)]);
+  add(path.resolve(l.home), 6, ['--bind', path.resolve(l.home), path.resolve(l.home)]);
+  mounts.sort((a, b) => depth(a.at) - depth(b.at) || a.rank - b.rank);
+  // A hidden folder is made read-only last: the mounts above needed their mount points in it.
+  const readOnlyAfter = hidden.flatMap((h) => ['--remount-ro', h]);
+  return [
+    '--ro-bind', '/', '/',
+    '--dev', '/dev',
+    '--proc', '/proc',
+    // Run as root, the session would still be uid 0 (sysctls are checked by uid, not capability):
+    // the kernel's settings stay read-only (kernel.core_pattern would run a program on the host).
+    '--ro-bind', '/proc/sys', '/proc/sys',
+    '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
+    '--tmpfs', '/tmp',
+    ...mounts.flatMap((m) => m.args),
+    ...readOnlyAfter,
+    '--unshare-pid',
+    // The user and IPC namespaces come with it; the network stays (the CLI reaches the supervisor's
+    // loopback endpoints).
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--die-with-parent',
+    '--new-session',
+    // bwrap started by root leaves the session root's capabilities: with CAP_SYS_ADMIN a bind
+    // mount remounted read-write undoes the whole wall. None, whoever starts it.
+    '--cap-drop', 'ALL',
+    '--chdir', vault,
+    '--',
+    command,
+    ...args,
+  ];
+}
+
+// The absolute, symlink-free path of a command (a bare name is looked up on PATH), or null.
+export function resolveCommand(command: string, envPath: string): string | null {
+  const candidates = command.includes('/') ? [command] : envPath.split(':').filter(Boolean).map((d) => path.join(d, command));
+  for (const c of candidates) {
+    try {
+      fs.accessSync(c, fs.constants.X_OK);
+      return fs.realpathSync(c);
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+// What bwrap's own error most likely means, measured under the shipped systemd units (see the
+// comment in deploy/systemd/nightshift.service); a generic hint for anything else.
+export function bwrapHint(error: string): string {
+  if (/No permissions to create new namespace|Creating new namespace failed/i.test(error)) {
+    return 'user namespaces are forbidden here: the unit\'s RestrictNamespaces= must allow user mnt pid ipc uts, and /proc/sys/user/max_user_namespaces must not be 0';
+  }
+  if (/overflow[ug]id/.test(error)) return '/proc/sys is hidden: the unit must not set ProcSubset=pid';
+  if (/Can't mount proc/i.test(error)) {
+    return 'the kernel refuses a fresh /proc while something is mounted over this one: the unit must not set ProtectKernelTunables=, ProtectKernelLogs= or ProtectHostname=';
+  }
+  if (/make \/ slave|pivot_root|unmount old root/i.test(error)) return 'mount calls are filtered: the unit\'s SystemCallFilter= must allow mount umount2 pivot_root';
+  return 'user namespaces disabled? check /proc/sys/user/max_user_namespaces, or the unit\'s hardening';
+}
+
+// The probe a configured sandbox needs before a session is charged, started as soon as a session
+// is chosen so that it runs beside the loading of the session machinery; null when it may run.
+export function sandboxProbe(config: { sandbox: SandboxMode }, env: NodeJS.ProcessEnv): Promise<string | null> {
+  return config.sandbox === 'bwrap' ? bwrapProblem('bwrap', env.PATH ?? '') : Promise.resolve(null);
+}
+
+// Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started, with
+// the namespaces a session's sandbox asks for.
+export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? ''): Promise<string | null> {
+  const bin = resolveCommand(bwrap, envPath);
+  if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
+  const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {
+    timeoutMs: 10_000, env: { PATH: envPath },
+  });
+  if (r.exitCode === 0) return null;
+  const why = (r.stderr || r.error?.message || (r.signal ? `killed by ${r.signal}` : '')).trim().split('\n').slice(-1)[0];
+  return `bwrap cannot create a sandbox here: ${why || `exit ${r.exitCode}`} (${bwrapHint(why)})`;
+}
