@@ -147,6 +147,9 @@ export const ConfigSchema = z.strictObject({
         })
         .default(DEFAULTS.claude.permission_mode),
       extra_args: z.array(z.string()).default([]),
+      // The CLI's project files in the vault (.claude/settings*.json, .mcp.json, CLAUDE.md) are
+      // what a session wrote: loaded only when the operator opts in (doctor warns).
+      project_settings: z.boolean().default(false),
       // Where the supervisor's API proxy sends a session's requests (ANTHROPIC_BASE_URL in the
       // supervisor's environment wins).
       api_base: z.url({ error: 'Expected a URL such as `https://api.anthropic.com`' }).default(DEFAULTS.claude.api_base),

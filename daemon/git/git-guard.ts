@@ -69,8 +69,11 @@ function isLink(f: string): boolean {
 // A vault that was not a git work tree when the session began holds no repository nightshift
 // trusts: a `.git` found there afterwards (made, or repaired, by the session) could carry a filter
 // that runs in the next start's `git add`. It is moved out of the vault, into `quarantine`, never
-// deleted; the path it went to is returned (null: there was none).
-export function quarantineGitDir(vault: string, quarantine: string): string | null {
+// deleted; the path it went to is returned (null: there was none). Only ever renamed: a copy would
+// read the FIFO or follow the link a session put there. With `quarantine` on another file system,
+// it goes to `<vault>/.nightshift/quarantine/<id>/git` (a name git never opens as a repository);
+// what cannot be renamed at all throws, and the caller keeps every git of ours off.
+export function quarantineGitDir(vault: string, quarantine: string, id: string): string | null {
   const dotGit = path.join(vault, '.git');
   try {
     fs.lstatSync(dotGit);
@@ -81,13 +84,18 @@ export function quarantineGitDir(vault: string, quarantine: string): string | nu
   const to = path.join(quarantine, '.git');
   try {
     fs.renameSync(dotGit, to);
+    return to;
   } catch (err) {
-    // state_dir on another file system than the vault.
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-    fs.cpSync(dotGit, to, { recursive: true, verbatimSymlinks: true });
-    fs.rmSync(dotGit, { recursive: true, force: true });
   }
-  return to;
+  const local = path.join(vault, '.nightshift', 'quarantine', id);
+  for (const d of [path.join(vault, '.nightshift'), path.dirname(local), local]) {
+    const st = fs.lstatSync(d, { throwIfNoEntry: false });
+    if (!st) fs.mkdirSync(d, { mode: 0o700 });
+    else if (!st.isDirectory()) throw new Error(`${d} is not a folder (a link or a file a session put there): .git left in place`);
+  }
+  fs.renameSync(dotGit, path.join(local, 'git'));
+  return path.join(local, 'git');
 }
 
 // Set when a session's .git could not be moved aside: until the operator removes this file, no

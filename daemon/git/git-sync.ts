@@ -22,8 +22,14 @@ type Git = (args: string[], input?: string) => Promise<GitResult>;
 // After SIGTERM to a git's process group, this long before SIGKILL.
 const GIT_KILL_GRACE_MS = 2000;
 // Settings that would run a command, neutralised on every git nightshift runs (the operator's own
-// hooks included: a session could have planted one).
-const NEUTRAL = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat', '-c', 'protocol.ext.allow=never'];
+// hooks included: a session could have planted one), and no walk into a submodule or nested
+// repository, whose own config (a filter, an fsmonitor) would run as the supervisor.
+const NEUTRAL = [
+  '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat', '-c', 'protocol.ext.allow=never',
+  '-c', 'submodule.recurse=false', '-c', 'diff.ignoreSubmodules=all', '-c', 'status.submoduleSummary=false',
+];
+// `git status` enters every submodule and nested repository unless told not to.
+export const STATUS = ['status', '--porcelain', '--ignore-submodules=all'];
 
 // Every git command runs in its own process group with a timeout; a stop request or the timeout
 // ends the whole group (git's own children: ssh, remote helpers, hooks).
@@ -162,7 +168,7 @@ export class VaultGit {
   }
 
   private async dirty(): Promise<boolean> {
-    const s = await this.localGit(['status', '--porcelain']);
+    const s = await this.localGit(STATUS);
     return !s.ok || s.stdout.length > 0;
   }
 

@@ -84,9 +84,12 @@ export async function sandboxCheck(l: LenientConfig, deps: Pick<DoctorDeps, 'env
     return warn('sandbox', 'sandbox: none: sessions run unwalled, with the service user\'s access to every file it can write', `install bubblewrap and remove \`sandbox: none\` from ${l.config.file}`);
   }
   const problem = await bwrapProblem('bwrap', deps.env.PATH ?? '');
-  return problem
-    ? fail('sandbox', problem, 'apt-get install bubblewrap; under systemd, use the units `nightshift systemd install` renders (they allow what bwrap needs: see the comment in nightshift.service)')
-    : ok('sandbox', 'bwrap makes a sandbox (user, mount, PID namespaces)');
+  if (problem) return fail('sandbox', problem, 'apt-get install bubblewrap; under systemd, use the units `nightshift systemd install` renders (they allow what bwrap needs: see the comment in nightshift.service)');
+  // A door beside the wall the operator opened: what one session writes there configures the next.
+  if (l.config.claude.project_settings) {
+    return warn('sandbox', 'claude.project_settings: true: every session\'s CLI loads the vault\'s .claude/settings.json, .mcp.json and CLAUDE.md, which any session can write (an API endpoint, permissions, hooks off)', `remove \`project_settings\` from claude: in ${l.config.file}; put standing instructions in the agent's prompt`);
+  }
+  return ok('sandbox', 'bwrap makes a sandbox (user, mount, PID namespaces)');
 }
 
 function configCheck(l: LenientConfig): Check {

@@ -24,6 +24,7 @@ import { ConfigError, EXIT } from '../errors.js';
 import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../git/git-guard.js';
 import { lateness, uptimeMs } from '../schedule/late.js';
 import { VaultGit, type GitReport } from '../git/git-sync.js';
+import { nestedQuarantine, sweepNestedGit } from '../git/nested-repos.js';
 import { reportBackoff, reportSession } from '../../report/session-report.js';
 import { recurringNoteFor } from '../health/anneal-check.js';
 import { currentHolds, settledChange } from '../schedule/holds.js';
@@ -82,7 +83,9 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   if (untrusted) git.error = `git sync skipped: a session left a .git in the vault that could not be moved aside; remove it and ${untrustedGitMarker(config.state_dir)}`;
   else if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
   if (signal.aborted) return stopped();
-  if (vault && inRepo) await vault.pull(git);
+  // A repository an abandoned session left inside the vault is moved aside before our first git.
+  const nestedTrusted = vault && inRepo ? setAsideNested(config, `start-${startedAt.getTime()}`, git, deps) : true;
+  if (vault && inRepo && nestedTrusted) await vault.pull(git);
   // Nothing is charged after a stop request.
   if (signal.aborted) return stopped();
   const gitGuard = vault && inRepo ? guardGitConfig(config.vault) : null;
@@ -92,7 +95,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   const planted = gitGuard?.restore() ?? [];
   if (vault && !inRepo && !untrusted) {
     try {
-      const moved = quarantineGitDir(config.vault, path.join(config.state_dir, 'quarantine', session.id));
+      const moved = quarantineGitDir(config.vault, path.join(config.state_dir, 'quarantine', session.id), session.id);
       if (moved) {
         git.error = `the vault was not a git work tree when the session began, and has a .git now: moved to ${moved} (nightshift never runs git in a repository a session made)`;
         deps.logger.error({ event: 'git_dir_quarantined', to: moved }, git.error);
@@ -109,7 +112,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
     git.error = 'the session replaced the vault\'s .git folder: nothing committed (restore it by hand)';
     git.uncommitted = true;
     deps.logger.error({ event: 'git_dir_replaced' }, git.error);
-  } else if (vault && inRepo) {
+  } else if (vault && inRepo && nestedTrusted && setAsideNested(config, session.id, git, deps)) {
     try {
       await vault.commitAndPush(session, deps.redact, git);
     } catch (err) {
@@ -130,6 +133,25 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
     await reportBackoff(config, { agent: agent.name, ...change, until: hold?.until ?? null, session: session.id }, deps);
   }
   return { action: 'session', reason: choice.reason, limit: null, session, git, late };
+}
+
+// Moves every repository nested in the vault aside before nightshift's git runs there; false
+// (and the marker that keeps every later git of ours off, the state's included) when one could not
+// be moved.
+function setAsideNested(config: Config, id: string, git: GitReport, deps: RunDeps): boolean {
+  const into = nestedQuarantine(config.vault, path.join(config.state_dir, 'quarantine'), id);
+  const r = sweepNestedGit(config.vault, into);
+  if (r.moved.length) {
+    const error = `a session left ${r.moved.length === 1 ? 'a repository' : `${r.moved.length} repositories`} inside the vault (${r.moved.map((m) => m.from).join(', ')}): moved to ${into}, never entered by nightshift's git`;
+    git.error = git.error ?? error;
+    deps.logger.error({ event: 'nested_git_quarantined', moved: r.moved }, error);
+  }
+  if (!r.failed.length) return true;
+  git.error = `a session left a repository inside the vault that could not be moved aside (${r.failed.map((f) => `${f.path}: ${f.error}`).join('; ')}): git stays off until you remove it and ${untrustedGitMarker(config.state_dir)}`;
+  git.uncommitted = true;
+  fs.writeFileSync(untrustedGitMarker(config.state_dir), `${id}: ${git.error}\n`);
+  deps.logger.error({ event: 'nested_git_quarantine_failed', failed: r.failed }, git.error);
+  return false;
 }
 
 async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps): Promise<SessionRecord> {

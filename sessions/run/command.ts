@@ -18,6 +18,10 @@ export function claudeArgs(agent: Agent, config: Config, more: string[] = []): s
     '--max-budget-usd', String(config.budget.max_usd_per_session),
     // The CLI would keep its own unredacted copy of the session under CLAUDE_CONFIG_DIR/projects.
     '--no-session-persistence',
+    // The CLI's configuration comes from the supervisor alone: the vault's .claude/settings.json,
+    // .mcp.json and CLAUDE.md are what an earlier session wrote (an API endpoint, permissions,
+    // disableAllHooks, a server to spawn). `user` is the private HOME, made fresh per session.
+    ...(config.claude.project_settings ? [] : ['--setting-sources', 'user', '--strict-mcp-config']),
     ...more,
     ...config.claude.extra_args,
   ];

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Ledger } from '../../budget/ledger.js';
 import type { Config } from '../../daemon/config/schema.js';
-import { gitIn } from '../../daemon/git/git-sync.js';
+import { untrustedGitMarker } from '../../daemon/git/git-guard.js';
 import { cleanDerived } from '../../memory/text/text-hygiene.js';
 import { gatherState } from './state-data.js';
 import { injectedMemories, renderState, type RenderedState } from './state.js';
@@ -28,17 +28,36 @@ const isLink = (p: string) => {
 // Where the state of session `id` is kept beside its transcript.
 export const stateBesideTranscript = (transcript: string) => transcript.replace(/\.jsonl$/, '') + '.state.md';
 
-// Adds `/.nightshift/` to the vault's .git/info/exclude when the vault is a git work tree.
-export async function excludeStateDir(vault: string): Promise<boolean> {
-  if (!fs.existsSync(path.join(vault, '.git'))) return false;
-  const r = await gitIn(vault, { timeoutMs: 10_000 })(['rev-parse', '--git-path', 'info/exclude']);
-  if (!r.ok || !r.stdout) return false;
-  const file = path.resolve(vault, r.stdout);
-  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-  if (text.split('\n').some((l) => l.trim() === EXCLUDE_LINE || l.trim() === `${STATE_DIR}/`)) return true;
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}# nightshift's session state\n${EXCLUDE_LINE}\n`);
-  return true;
+// Adds `/.nightshift/` to the vault's .git/info/exclude, only in a repository nightshift trusts
+// (git sync on, no untrusted marker, `.git` a real folder) and never through a link: a session's
+// `.git/info/exclude` -> `../nightshift.yaml` would have the supervisor append to its own config.
+// No git runs for it: the path is the folder's own, checked component by component.
+export async function excludeStateDir(config: Pick<Config, 'vault' | 'state_dir' | 'git'>): Promise<boolean> {
+  if (!config.git.enabled || fs.existsSync(untrustedGitMarker(config.state_dir))) return false;
+  const dotGit = path.join(config.vault, '.git');
+  if (!fs.lstatSync(dotGit, { throwIfNoEntry: false })?.isDirectory()) return false;
+  const info = path.join(dotGit, 'info');
+  const st = fs.lstatSync(info, { throwIfNoEntry: false });
+  if (!st) fs.mkdirSync(info);
+  else if (!st.isDirectory()) throw new Error(`${info} is not a folder (a link or a file): not written through`);
+  if (fs.realpathSync(info) !== path.join(fs.realpathSync(dotGit), 'info')) throw new Error(`${info} leads outside the vault's .git: not written through`);
+  const { O_RDWR, O_CREAT, O_APPEND, O_NOFOLLOW } = fs.constants;
+  let fd: number;
+  try {
+    fd = fs.openSync(path.join(info, 'exclude'), O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW, 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`${path.join(info, 'exclude')} is a link: not written through`);
+    throw err;
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw new Error(`${path.join(info, 'exclude')} is not a regular file: not written to`);
+    const text = fs.readFileSync(fd, 'utf8');
+    if (text.split('\n').some((l) => l.trim() === EXCLUDE_LINE || l.trim() === `${STATE_DIR}/`)) return true;
+    fs.writeSync(fd, `${text && !text.endsWith('\n') ? '\n' : ''}# nightshift's session state\n${EXCLUDE_LINE}\n`);
+    return true;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 export type SessionStateInput = {
@@ -61,7 +80,7 @@ export async function prepareSessionState(i: SessionStateInput): Promise<Rendere
     state.injected = injectedMemories(data, state.text);
     // Whatever an older version let into the store, the session's system prompt holds text only.
     state.text = cleanDerived(state.text);
-    await excludeStateDir(i.config.vault).catch((err) => i.logger.warn({ event: 'state_exclude_failed', err }, `could not add ${EXCLUDE_LINE} to .git/info/exclude: ${(err as Error).message}`));
+    await excludeStateDir(i.config).catch((err) => i.logger.warn({ event: 'state_exclude_failed', err }, `could not add ${EXCLUDE_LINE} to .git/info/exclude: ${(err as Error).message}`));
     const dir = path.join(i.config.vault, STATE_DIR);
     // The vault is the session's: a link planted at the folder or the file is replaced, never
     // written through.

@@ -3,7 +3,8 @@
 import { dayOf } from '../../budget/day.js';
 import type { Ledger } from '../../budget/ledger.js';
 import type { Config } from '../../daemon/config/schema.js';
-import { gitIn } from '../../daemon/git/git-sync.js';
+import { gitIn, STATUS } from '../../daemon/git/git-sync.js';
+import { untrustedGitMarker } from '../../daemon/git/git-guard.js';
 import fs from 'node:fs';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { StateView } from '../../memory/store/state-view.js';
@@ -207,6 +208,8 @@ async function gatherMemory(i: GatherInput, since: string | null, seedText: stri
 
 async function gatherGit(config: Config): Promise<StateData['git']> {
   if (!config.git.enabled) return fail('git sync is off (git.enabled: false)');
+  // A repository a session left that could not be moved aside: no git of ours runs in the vault.
+  if (fs.existsSync(untrustedGitMarker(config.state_dir))) return fail(`git is off: a session left a repository in the vault that could not be moved aside (${untrustedGitMarker(config.state_dir)})`);
   try {
     const git = gitIn(config.vault, { timeoutMs: Math.min(config.git.timeout, 10_000) });
     // Asked together: each answer is a process, and they are on the path of every session start.
@@ -215,7 +218,7 @@ async function gatherGit(config: Config): Promise<StateData['git']> {
       git(['rev-parse', '--is-inside-work-tree']),
       git(['rev-parse', '--abbrev-ref', 'HEAD']),
       git(['log', '-1', '--format=%h %s (%cr)']),
-      git(['status', '--porcelain']),
+      git(STATUS),
       git(['remote', 'get-url', config.git.remote]),
     ]);
     if (!top.ok || top.stdout !== 'true') return fail('the vault is not a git work tree');

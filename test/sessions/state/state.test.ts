@@ -14,6 +14,7 @@ import type { Actor } from '../../../memory/types.js';
 import { gatherState } from '../../../sessions/state/state-data.js';
 import { injectedMemories, renderState, stateSections, type StateData } from '../../../sessions/state/state.js';
 import { excludeStateDir, prepareSessionState } from '../../../sessions/state/session-state.js';
+import { untrustedGitMarker } from '../../../daemon/git/git-guard.js';
 import { tempDir } from '../../helpers.js';
 
 const CLI: Actor = { surface: 'cli' };
@@ -259,7 +260,7 @@ describe('session state', () => {
     assert.match(fs.readFileSync(path.join(config.vault, '.git', 'info', 'exclude'), 'utf8'), /^\/\.nightshift\/$/m);
     assert.equal(fs.existsSync(path.join(config.vault, '.gitignore')), false);
     assert.doesNotMatch(git(config.vault, 'status', '--porcelain'), /nightshift/);
-    await excludeStateDir(config.vault);
+    await excludeStateDir(config);
     assert.equal(fs.readFileSync(path.join(config.vault, '.git', 'info', 'exclude'), 'utf8').match(/\.nightshift/g)!.length, 1, 'added once');
   });
 });
@@ -281,5 +282,40 @@ describe('the state file in the vault', () => {
     assert.equal(fs.readFileSync(outside, 'utf8'), 'precious\n', 'the file the link pointed to is untouched');
     assert.equal(fs.lstatSync(file).isSymbolicLink(), false);
     assert.match(fs.readFileSync(file, 'utf8'), /Session state/);
+  });
+
+  // Issue 25, point 5: a session's `git init` plus a linked `.git/info/exclude` made the next
+  // start append to the operator's config (git.enabled: false), or to any file as root.
+  for (const [name, plant] of [
+    ['exclude -> a file outside', (g: string, target: string) => (fs.mkdirSync(path.join(g, 'info'), { recursive: true }), fs.symlinkSync(target, path.join(g, 'info', 'exclude')))],
+    ['info -> a folder outside', (g: string, target: string) => fs.symlinkSync(path.dirname(target), path.join(g, 'info'))],
+  ] as const) {
+    test(`nothing is appended through a planted link (${name}), git sync on or off`, async (t) => {
+      const { config } = await seeded(t);
+      const outside = path.join(tempDir(t), 'exclude');
+      fs.writeFileSync(outside, 'operator: config\n');
+      const g = path.join(config.vault, '.git');
+      fs.rmSync(path.join(g, 'info'), { recursive: true, force: true });
+      plant(g, outside);
+      await assert.rejects(excludeStateDir(config), /link|outside/);
+      assert.equal(await excludeStateDir({ ...config, git: { ...config.git, enabled: false } }), false);
+      assert.equal(fs.readFileSync(outside, 'utf8'), 'operator: config\n', 'the file behind the link is untouched');
+      // Control: followed as a plain append does (the old code), the link writes outside.
+      fs.appendFileSync(path.join(g, 'info', 'exclude'), '/.nightshift/\n');
+      assert.notEqual(fs.readFileSync(outside, 'utf8'), 'operator: config\n');
+    });
+  }
+
+  test('with the untrusted-repository marker set, the state runs no git and writes nothing into .git', async (t) => {
+    const { config, ledger } = await seeded(t);
+    fs.rmSync(path.join(config.vault, '.git', 'info'), { recursive: true, force: true });
+    fs.mkdirSync(config.state_dir, { recursive: true });
+    fs.writeFileSync(untrustedGitMarker(config.state_dir), 'S0: left a repository\n');
+    const transcript = path.join(config.log_dir, 'transcripts', 'S3.jsonl');
+    fs.mkdirSync(path.dirname(transcript), { recursive: true });
+    const state = await prepareSessionState({ config, agent: { name: 'gardener', maxRunsPerDay: null }, sessionId: 'S3', ledger, now: NOW, transcript, redact: (x) => x, logger: { warn: () => {}, info: () => {} } });
+    assert.ok(state);
+    assert.match(state.text, /git is off: a session left a repository/);
+    assert.equal(fs.existsSync(path.join(config.vault, '.git', 'info')), false);
   });
 });
