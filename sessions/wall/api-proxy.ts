@@ -1,7 +1,8 @@
 // A loopback stand-in for the Anthropic API, one per session: the sandboxed CLI gets a random
-// per-proxy token where its key would be, and the proxy swaps in the real credential upstream.
-// Bodies are piped both ways (node:http, never fetch: fetch decompresses and buffers), so SSE
-// events reach the CLI as the upstream writes them, and compressed bytes stay compressed.
+// per-proxy token where its key would be, and the proxy swaps in the real credential upstream,
+// for the inference calls alone (apiRequestRefusal): the credential opens nothing else. Bodies
+// are piped both ways (node:http, never fetch: fetch decompresses and buffers), so SSE events
+// reach the CLI as the upstream writes them, and compressed bytes stay compressed.
 import { listenOnLoopback } from './loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
