@@ -192,6 +192,10 @@ export type FakeApi = {
   requests: RequestRecord[];
   // How many requests were refused with 401 (no key, or one the server does not know).
   unauthorized: number;
+  // Every request that reached the server, as `METHOD raw-path`, before any check: what a proxy let through.
+  seen: string[];
+  // The count_tokens calls answered (they are not turns, so not in `requests`).
+  countTokens: number;
   script(name: string, fn: Script): void;
   // Another key to accept from now on (a test whose environment holds its own).
   accept(key: string): void;
@@ -218,8 +222,11 @@ export async function startFakeApi(o: { keys?: string[] } = {}): Promise<FakeApi
   const requests: RequestRecord[] = [];
   const asked = new Map<string, number>();
   let unauthorized = 0;
+  let countTokens = 0;
+  const seen: string[] = [];
   const open = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
       json(res, 404, 'not_found_error', 'not found');
       return;
@@ -242,11 +249,18 @@ export async function startFakeApi(o: { keys?: string[] } = {}): Promise<FakeApi
         res.writeHead(400).end();
         return;
       }
-      const seen = turnOf(body);
-      const scenario = arg(seen.prompt, 'SCENARIO') ?? 'text';
-      requests.push({ scenario, turn: seen.turn, stream: body.stream === true, model: body.model, headers: req.headers, toolResult: seen.lastToolResult });
-      const askedKey = `${seen.turn}\u0000${seen.prompt}`;
-      const t: Turn = { ...seen, attempt: asked.get(askedKey) ?? 0 };
+      // The CLI counts a large MCP result before it keeps it: about 4 characters a token.
+      if (req.url?.split('?')[0] === '/v1/messages/count_tokens') {
+        countTokens++;
+        res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req') });
+        res.end(JSON.stringify({ input_tokens: Math.ceil(JSON.stringify(body.messages ?? []).length / 4) }));
+        return;
+      }
+      const got = turnOf(body);
+      const scenario = arg(got.prompt, 'SCENARIO') ?? 'text';
+      requests.push({ scenario, turn: got.turn, stream: body.stream === true, model: body.model, headers: req.headers, toolResult: got.lastToolResult });
+      const askedKey = `${got.turn}\u0000${got.prompt}`;
+      const t: Turn = { ...got, attempt: asked.get(askedKey) ?? 0 };
       asked.set(askedKey, t.attempt + 1);
       const m = /^err(\d{3})$/.exec(scenario);
       const script = scripts[scenario];
@@ -297,8 +311,12 @@ export async function startFakeApi(o: { keys?: string[] } = {}): Promise<FakeApi
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
+    seen,
     get unauthorized() {
       return unauthorized;
+    },
+    get countTokens() {
+      return countTokens;
     },
     script: (name, fn) => void (scripts[name] = fn),
     accept: (key) => void keys.add(key),

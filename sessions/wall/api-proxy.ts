@@ -1,7 +1,8 @@
 // A loopback stand-in for the Anthropic API, one per session: the sandboxed CLI gets a random
-// per-proxy token where its key would be, and the proxy swaps in the real credential upstream.
-// Bodies are piped both ways (node:http, never fetch: fetch decompresses and buffers), so SSE
-// events reach the CLI as the upstream writes them, and compressed bytes stay compressed.
+// per-proxy token where its key would be, and the proxy swaps in the real credential upstream,
+// for the inference calls alone (apiRequestRefusal): the credential opens nothing else. Bodies
+// are piped both ways (node:http, never fetch: fetch decompresses and buffers), so SSE events
+// reach the CLI as the upstream writes them, and compressed bytes stay compressed.
 import { listenOnLoopback } from './loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
@@ -23,10 +24,14 @@ export type ApiProxyOptions = {
   refuse?: () => string | null;
   // Upstream connect and idle (no bytes either way) timeout.
   timeoutMs?: number;
+  // Tests only (the negative control): forward any origin-form path, as before the allowlist.
+  // Never set from the environment or the config.
+  unsafeForwardAnyPath?: boolean;
 };
 
-// requests: forwarded upstream; refused: by refuse(); unauthorized: 401s (no or a wrong token).
-export type ApiProxyStats = { requests: number; refused: number; unauthorized: number; upstreamErrors: number };
+// requests: forwarded upstream; refused: by refuse(); refusedPaths: by the allowlist
+// (apiRequestRefusal); unauthorized: 401s (no or a wrong token).
+export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number };
 
 export type ApiProxy = { url: string; token: string; stats: ApiProxyStats; close(): Promise<void> };
 
@@ -39,7 +44,14 @@ export const OAUTH_BETA = 'oauth-2025-04-20';
 // The CLI's own API_TIMEOUT_MS default: long thinking pauses are normal.
 const DEFAULT_TIMEOUT_MS = 600_000;
 
-const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
+// What the CLI calls for inference, measured (2.1.197, api key and OAuth, with and without
+// nonessential traffic): POST /v1/messages?beta=true for every turn, side call and the
+// non-streaming fallback; POST /v1/messages/count_tokens?beta=true when an MCP result is large.
+// Nothing else reaches ANTHROPIC_BASE_URL but the HEAD / warm-up, which carries no token (a 401).
+export const FORWARDED_PATHS: readonly string[] = ['/v1/messages', '/v1/messages/count_tokens'];
+// The query the CLI sends; none at all is the SDK's non-beta form of the same calls.
+export const FORWARDED_QUERIES: readonly string[] = ['', '?beta=true'];
+const FORWARDED_METHOD = 'POST';
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect']);
 
 // Pure: the real credential from an environment, first of ANTHROPIC_API_KEY,
@@ -85,6 +97,38 @@ function responseHeaders(incoming: http.IncomingHttpHeaders): http.OutgoingHttpH
 
 const apiError = (type: string, message: string) => ({ type: 'error', error: { type, message } });
 
+// Control characters shown, not written: a path could otherwise forge log lines or a terminal.
+export const escapeControl = (t: string): string =>
+  t.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
+// Pure: why a request may not go upstream, or null when it may. `url` is the raw request target.
+// Only the exact paths and queries above pass; the reasons say what a decoded form hides, so a
+// refusal in the log tells an attempt (`..%2f`, `%5c`, `//`) from a mere unknown endpoint.
+export function apiRequestRefusal(method: string | undefined, url: string): string | null {
+  if (!url.startsWith('/')) return 'not an origin-form path';
+  const q = url.indexOf('?');
+  const raw = q === -1 ? url : url.slice(0, q);
+  const query = q === -1 ? '' : url.slice(q);
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    return 'a malformed percent-encoding';
+  }
+  // Checked on both forms: an upstream or gateway that decodes once more must not find them.
+  for (const p of [raw, decoded]) {
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(p)) return 'a control character in the path';
+    if (p.includes('\\')) return 'a backslash in the path';
+    if (/(^|\/)\.{1,2}(\/|$)/.test(p)) return 'a dot segment in the path';
+    if (p.includes('//')) return 'an empty segment in the path';
+  }
+  if (decoded !== raw) return 'percent-encoding in the path';
+  if (!FORWARDED_PATHS.includes(raw)) return 'not an inference path';
+  if (method !== FORWARDED_METHOD) return `not ${FORWARDED_METHOD}`;
+  if (!FORWARDED_QUERIES.includes(query)) return 'a query the CLI does not send';
+  return null;
+}
+
 export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
   const base = new URL(o.upstream);
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error(`api proxy: upstream must be http(s), not ${base.protocol}`);
@@ -120,7 +164,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     return { ok: (typeof key === 'string' && same(key)) || (bearer !== null && same(bearer)), any: key !== undefined || auth !== undefined };
   };
 
-  const stats: ApiProxyStats = { requests: 0, refused: 0, unauthorized: 0, upstreamErrors: 0 };
+  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0 };
   const inflight = new Set<http.ClientRequest>();
   let closing = false;
   const sockets = new Set<Socket>();
@@ -143,10 +187,14 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       req.resume();
       return send(res, 401, apiError('authentication_error', 'nightshift: invalid session token'), { 'x-should-retry': 'false' });
     }
-    // Origin-form only, and no dot segments: they could climb out of a gateway's path prefix.
-    if (!path.startsWith('/') || DOT_SEGMENT.test(path.split('?')[0])) {
+    // Only inference goes up with the credential: not files, batches, admin or key-minting paths.
+    const pathRefusal = o.unsafeForwardAnyPath ? (path.startsWith('/') ? null : 'not an origin-form path') : apiRequestRefusal(req.method, path);
+    if (pathRefusal) {
+      stats.refusedPaths++;
+      const shown = `${escapeControl(String(req.method)).slice(0, 20)} ${escapeControl(o.redact(path)).slice(0, 300)}`;
+      o.logger.warn({ event: 'api_proxy_path_refused', method: escapeControl(String(req.method)), path: escapeControl(o.redact(path)), reason: pathRefusal }, `api request refused: ${shown} is not forwarded (${pathRefusal})`);
       req.resume();
-      return send(res, 400, apiError('invalid_request_error', 'nightshift: this request path is not proxied'));
+      return send(res, REFUSAL_STATUS, apiError('invalid_request_error', `nightshift: ${shown} is not forwarded (${pathRefusal}); the session's API proxy forwards only ${FORWARDED_METHOD} ${FORWARDED_PATHS.join(', ')}`), { 'x-should-retry': 'false' });
     }
     let reason: string | null;
     try {

@@ -1,11 +1,11 @@
-// The per-session API proxy: token or 401, the real credential swapped in upstream, everything
-// else (paths, queries, statuses, headers, bytes, SSE timing) passed through unchanged.
+// The per-session API proxy: token or 401, only the inference paths forwarded, the real credential
+// swapped in upstream, everything else (statuses, headers, bytes, SSE timing) passed through unchanged.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, test, type TestContext } from 'node:test';
-import { credentialFrom, OAUTH_BETA, REFUSAL_STATUS, startApiProxy, upstreamHeaders, type ApiCredential, type ApiProxy, type ApiProxyOptions } from '../../../sessions/wall/api-proxy.js';
+import { apiRequestRefusal, credentialFrom, escapeControl, OAUTH_BETA, REFUSAL_STATUS, startApiProxy, upstreamHeaders, type ApiCredential, type ApiProxy, type ApiProxyOptions } from '../../../sessions/wall/api-proxy.js';
 import { waitFor } from '../../helpers.js';
 
 const REAL = 'sk-test-real-upstream-key';
@@ -190,9 +190,11 @@ describe('api proxy', () => {
     const up = await upstream(t);
     for (const base of [`${up.url}/gateway/anthropic`, `${up.url}/gateway/anthropic/`]) {
       const p = await proxy(t, { upstream: base });
-      await call(p, { path: '/v1/messages?beta=true&x=a%20b&y=%2F', headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
+      await call(p, { path: '/v1/messages?beta=true', headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
+      await call(p, { path: '/v1/messages/count_tokens?beta=true', headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
     }
-    assert.deepEqual(up.seen.map((s) => s.url), ['/gateway/anthropic/v1/messages?beta=true&x=a%20b&y=%2F', '/gateway/anthropic/v1/messages?beta=true&x=a%20b&y=%2F']);
+    const once = ['/gateway/anthropic/v1/messages?beta=true', '/gateway/anthropic/v1/messages/count_tokens?beta=true'];
+    assert.deepEqual(up.seen.map((s) => s.url), [...once, ...once]);
   });
 
   test('a path with dot segments, plain or encoded, is answered 400 and not forwarded (it could climb out of the prefix)', async (t) => {
@@ -204,14 +206,13 @@ describe('api proxy', () => {
       assert.equal(r.json.error.type, 'invalid_request_error');
     }
     assert.equal(up.seen.length, 0);
-    assert.equal((await call(p, { path: '/v1/messages?q=../x', headers: cliHeaders({ 'x-api-key': p.token }), body: BODY })).status, 200, 'dots in the query are fine');
-    assert.equal(up.seen[0].url, '/gateway/anthropic/v1/messages?q=../x');
+    assert.equal(p.stats.refusedPaths, 5);
   });
 
   test('the upstream status, headers and body come back unchanged: a 529 with retry-after, and gzip bytes not decompressed', async (t) => {
     const gz = gzipSync(Buffer.from('{"type":"message","content":[]}'));
     const up = await upstream(t, (req, res) => {
-      if (req.url === '/overloaded') {
+      if (req.headers['x-test'] === 'overloaded') {
         res.writeHead(529, { 'content-type': 'application/json', 'retry-after': '7', 'request-id': 'req_123', 'anthropic-ratelimit-requests-remaining': '0' });
         return res.end('{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}');
       }
@@ -219,7 +220,7 @@ describe('api proxy', () => {
       res.end(gz);
     });
     const p = await proxy(t, { upstream: up.url });
-    const over = await call(p, { path: '/overloaded', headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
+    const over = await call(p, { headers: cliHeaders({ 'x-api-key': p.token, 'x-test': 'overloaded' }), body: BODY });
     assert.equal(over.status, 529);
     assert.equal(over.headers['retry-after'], '7');
     assert.equal(over.headers['request-id'], 'req_123');
@@ -389,7 +390,7 @@ describe('api proxy', () => {
     const lines: string[] = [];
     const capture = { warn: (o: object, m?: string) => lines.push(JSON.stringify(o) + (m ?? '')), info: (o: object, m?: string) => lines.push(JSON.stringify(o) + (m ?? '')), debug: (o: object, m?: string) => lines.push(JSON.stringify(o) + (m ?? '')) };
     const up = await upstream(t, (req, res) => {
-      if (req.url === '/cut') return res.socket?.destroy();
+      if (req.headers['x-test'] === 'cut') return res.socket?.destroy();
       res.writeHead(200).end('{}');
     });
     // Identity redaction: only not logging them keeps them out.
@@ -398,12 +399,14 @@ describe('api proxy', () => {
     await call(p, { headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
     await call(p, { headers: cliHeaders({ 'x-api-key': `${p.token}0` }), body: BODY });
     await call(p, { headers: cliHeaders({ authorization: `Bearer ${REAL}` }), body: BODY });
-    await call(p, { path: '/cut', headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
+    await call(p, { headers: cliHeaders({ 'x-api-key': p.token, 'x-test': 'cut' }), body: BODY });
+    await call(p, { method: 'GET', path: '/v1/files', headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
     reason = 'over budget';
     await call(p, { headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
     assert.ok(lines.length >= 5, `${lines.length} log lines`);
     assert.ok(lines.some((l) => l.includes('api_proxy_upstream_error')));
     assert.ok(lines.some((l) => l.includes('api_proxy_unauthorized')));
+    assert.ok(lines.some((l) => l.includes('api_proxy_path_refused')));
     for (const l of lines) {
       assert.ok(!l.includes(p.token), `token in: ${l}`);
       assert.ok(!l.includes(REAL), `credential in: ${l}`);
@@ -468,6 +471,174 @@ describe('api proxy', () => {
   test('an upstream URL with credentials or another scheme is rejected at start', async () => {
     await assert.rejects(startApiProxy({ upstream: 'https://user:pw@api.example.com', credential: null, logger: quiet, redact: (x) => x }), /must not carry credentials/);
     await assert.rejects(startApiProxy({ upstream: 'ftp://api.example.com', credential: null, logger: quiet, redact: (x) => x }), /must be http/);
+  });
+});
+
+// [method, raw path, the refusal (null: forwarded)]: what the CLI sends passes, nothing else.
+const TABLE: Array<[string | undefined, string, string | null]> = [
+  // Measured: every turn, side call and fallback; count_tokens for a large MCP result.
+  ['POST', '/v1/messages?beta=true', null],
+  ['POST', '/v1/messages/count_tokens?beta=true', null],
+  // The SDK's non-beta form of the same two calls.
+  ['POST', '/v1/messages', null],
+  ['POST', '/v1/messages/count_tokens', null],
+  // Other endpoints the credential would open.
+  ['GET', '/v1/files', 'not an inference path'],
+  ['POST', '/v1/files?beta=true', 'not an inference path'],
+  ['DELETE', '/v1/files/file_011CNha8iCJcU1wXNR6q4V8w', 'not an inference path'],
+  ['POST', '/v1/messages/batches', 'not an inference path'],
+  ['POST', '/v1/messages/batches?beta=true', 'not an inference path'],
+  ['GET', '/v1/messages/batches/msgbatch_01/results', 'not an inference path'],
+  ['GET', '/v1/organizations/api_keys', 'not an inference path'],
+  ['POST', '/api/oauth/claude_cli/create_api_key', 'not an inference path'],
+  ['POST', '/v1/oauth/token', 'not an inference path'],
+  ['GET', '/v1/models', 'not an inference path'],
+  ['POST', '/v1/complete', 'not an inference path'],
+  ['POST', '/', 'not an inference path'],
+  ['POST', '/V1/MESSAGES', 'not an inference path'],
+  ['POST', '/v1/messages/', 'not an inference path'],
+  ['POST', '/v1/messages;x=1', 'not an inference path'],
+  // Climbing out of the allowed path or a gateway's prefix, plain or encoded.
+  ['POST', '/v1/messages/..%2f..%2fv1/files', 'a dot segment in the path'],
+  ['POST', '/v1/messages/..%2F..%2Fv1%2Ffiles', 'a dot segment in the path'],
+  ['POST', '/v1/messages/../files', 'a dot segment in the path'],
+  ['POST', '/v1/messages/%2e%2e/files', 'a dot segment in the path'],
+  ['POST', '/v1/%2E%2E/admin', 'a dot segment in the path'],
+  ['POST', '/v1/.%2e/x', 'a dot segment in the path'],
+  ['POST', '/./v1/messages', 'a dot segment in the path'],
+  ['POST', '/v1/messages/..', 'a dot segment in the path'],
+  ['POST', '/v1/messages/..\\files', 'a backslash in the path'],
+  ['POST', '/v1/messages%5c..%5cfiles', 'a backslash in the path'],
+  ['POST', '/v1/messages%5C', 'a backslash in the path'],
+  ['POST', '/v1//messages', 'an empty segment in the path'],
+  ['POST', '//v1/messages', 'an empty segment in the path'],
+  ['POST', '/v1/%2fmessages', 'an empty segment in the path'],
+  ['POST', '/v1/messages%00', 'a control character in the path'],
+  ['POST', '/v1/messages%0d%0aX-Injected:%201', 'a control character in the path'],
+  ['POST', '/v1/messages\u0000', 'a control character in the path'],
+  ['POST', '/v1/messages%2fcount_tokens', 'percent-encoding in the path'],
+  ['POST', '/v1/m%65ssages', 'percent-encoding in the path'],
+  ['POST', '/v1/messages%252e%252e', 'percent-encoding in the path'],
+  ['POST', '/v1/messages%zz', 'a malformed percent-encoding'],
+  ['POST', '/v1/messages%', 'a malformed percent-encoding'],
+  // Not origin-form.
+  ['POST', 'http://api.example.com/v1/messages', 'not an origin-form path'],
+  ['OPTIONS', '*', 'not an origin-form path'],
+  ['POST', '', 'not an origin-form path'],
+  // The right path, the wrong method.
+  ['GET', '/v1/messages?beta=true', 'not POST'],
+  ['GET', '/v1/messages', 'not POST'],
+  ['DELETE', '/v1/messages', 'not POST'],
+  ['PUT', '/v1/messages/count_tokens', 'not POST'],
+  ['HEAD', '/v1/messages', 'not POST'],
+  ['post', '/v1/messages', 'not POST'],
+  [undefined, '/v1/messages', 'not POST'],
+  // The right call, a query the CLI never sends.
+  ['POST', '/v1/messages?beta=false', 'a query the CLI does not send'],
+  ['POST', '/v1/messages?beta=true&x=1', 'a query the CLI does not send'],
+  ['POST', '/v1/messages?', 'a query the CLI does not send'],
+  ['POST', '/v1/messages?q=../../v1/files', 'a query the CLI does not send'],
+];
+
+describe('apiRequestRefusal', () => {
+  test(`forwards only what the CLI sends for inference: a table of ${TABLE.length}`, () => {
+    for (const [method, path, want] of TABLE) {
+      const got = apiRequestRefusal(method, path);
+      assert.equal(got, want, `Expected \`${method} ${JSON.stringify(path)}\` to be ${want === null ? 'forwarded' : `refused (${want})`}, got ${got === null ? 'forwarded' : `refused (${got})`}`);
+    }
+  });
+
+  test('escapeControl shows control characters instead of writing them', () => {
+    assert.equal(escapeControl('/v1/a\nb\r\u0000\u001b[31m\u007f\u0085'), '/v1/a\\x0ab\\x0d\\x00\\x1b[31m\\x7f\\x85');
+    assert.equal(escapeControl('/v1/messages?beta=true'), '/v1/messages?beta=true');
+  });
+});
+
+describe('api proxy allowlist', () => {
+  // A loopback upstream that counts its TCP connections, not only the requests it answers.
+  async function counted(t: TestContext): Promise<Upstream & { connections: () => number }> {
+    const up = await upstream(t);
+    let n = 0;
+    up.server.on('connection', () => n++);
+    return { ...up, connections: () => n };
+  }
+
+  const REFUSED: Array<[string, string]> = [
+    ['GET', '/v1/files'],
+    ['DELETE', '/v1/files/file_011CNha8iCJcU1wXNR6q4V8w'],
+    ['POST', '/v1/messages/batches?beta=true'],
+    ['GET', '/v1/organizations/api_keys'],
+    ['POST', '/api/oauth/claude_cli/create_api_key'],
+    ['POST', '/v1/messages/..%2f..%2fv1/files'],
+    ['POST', '/v1/messages/..\\files'],
+    ['POST', '/v1//messages'],
+    ['POST', '/v1/%2e%2e/files'],
+    ['GET', '/v1/messages?beta=true'],
+  ];
+
+  for (const credential of [{ kind: 'api_key', value: REAL }, { kind: 'oauth', value: 'fake-oauth-real-credential' }, { kind: 'auth_token', value: 'gateway-bearer-real' }] as ApiCredential[]) {
+    test(`with ${credential.kind === 'api_key' ? 'an API key' : credential.kind === 'oauth' ? 'an OAuth token' : 'a bearer'}, ${REFUSED.length} refused requests are answered ${REFUSAL_STATUS} without an upstream connection, while an allowed one goes up`, async (t) => {
+      const up = await counted(t);
+      const p = await proxy(t, { upstream: `${up.url}/gateway`, credential });
+      for (const [method, path] of REFUSED) {
+        const r = await call(p, { method, path, headers: cliHeaders({ 'x-api-key': p.token }), body: method === 'POST' ? BODY : '' });
+        assert.equal(r.status, REFUSAL_STATUS, `Expected \`${method} ${path}\` to be ${REFUSAL_STATUS}, got ${r.status}`);
+        assert.equal(r.headers['x-should-retry'], 'false');
+        assert.equal(r.json?.type, 'error');
+        assert.equal(r.json.error.type, 'invalid_request_error');
+        assert.ok(r.json.error.message.startsWith(`nightshift: ${method} ${path} is not forwarded (`), r.json.error.message);
+      }
+      assert.equal(up.connections(), 0, 'a refused request opened an upstream connection');
+      assert.equal(up.seen.length, 0);
+      assert.equal(p.stats.refusedPaths, REFUSED.length);
+      assert.equal(p.stats.requests, 0);
+      const ok = await call(p, { path: '/v1/messages?beta=true', headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
+      assert.equal(ok.status, 200);
+      assert.deepEqual(up.seen.map((s) => `${s.method} ${s.url}`), ['POST /gateway/v1/messages?beta=true']);
+      assert.equal(p.stats.requests, 1);
+      assert.equal(p.stats.refusedPaths, REFUSED.length, 'an allowed request is not counted as refused');
+    });
+  }
+
+  test('the negative control: with the allowlist off, the same requests reach the upstream with the real credential', async (t) => {
+    const up = await counted(t);
+    const p = await proxy(t, { upstream: `${up.url}/gateway`, unsafeForwardAnyPath: true });
+    for (const [method, path] of REFUSED) {
+      const r = await call(p, { method, path, headers: cliHeaders({ 'x-api-key': p.token }), body: method === 'POST' ? BODY : '' });
+      assert.equal(r.status, 200, `Expected \`${method} ${path}\` to be forwarded, got ${r.status}`);
+    }
+    assert.deepEqual(up.seen.map((s) => `${s.method} ${s.url}`), REFUSED.map(([m, path]) => `${m} /gateway${path}`));
+    for (const s of up.seen) assert.ok(s.headers['x-api-key'] === REAL, `Expected \`${s.method} ${s.url}\` to carry the real key`);
+    assert.ok(up.connections() > 0);
+    assert.equal(p.stats.refusedPaths, 0);
+  });
+
+  test('an unauthenticated request to a refused path is a 401, not a 400: the path is judged only for the token holder', async (t) => {
+    const up = await counted(t);
+    const p = await proxy(t, { upstream: up.url });
+    const r = await call(p, { method: 'GET', path: '/v1/files', headers: cliHeaders({}) });
+    assert.equal(r.status, 401);
+    assert.equal(p.stats.unauthorized, 1);
+    assert.equal(p.stats.refusedPaths, 0);
+    assert.equal(up.connections(), 0);
+  });
+
+  test('a refused path is logged once per request, as a warning with the method, the redacted path and the reason', async (t) => {
+    const lines: Array<{ level: string; o: any; m?: string }> = [];
+    const log = (level: string) => (o: object, m?: string) => lines.push({ level, o, m });
+    const up = await counted(t);
+    const p = await proxy(t, { upstream: up.url, logger: { warn: log('warn'), info: log('info'), debug: log('debug') }, redact: (x) => x.replaceAll('secret-tenant', '[REDACTED]') });
+    await call(p, { method: 'DELETE', path: '/v1/files/secret-tenant', headers: cliHeaders({ 'x-api-key': p.token }) });
+    await call(p, { path: '/v1/messages/..%2f..%2fv1/files', headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
+    const refused = lines.filter((l) => l.o.event === 'api_proxy_path_refused');
+    assert.equal(refused.length, 2, `Expected 2 api_proxy_path_refused lines, got ${refused.length}`);
+    assert.deepEqual(refused.map((l) => [l.level, l.o.method, l.o.path, l.o.reason]), [
+      ['warn', 'DELETE', '/v1/files/[REDACTED]', 'not an inference path'],
+      ['warn', 'POST', '/v1/messages/..%2f..%2fv1/files', 'a dot segment in the path'],
+    ]);
+    assert.match(refused[0].m!, /DELETE \/v1\/files\/\[REDACTED\] is not forwarded/);
+    assert.ok(!JSON.stringify(lines).includes('secret-tenant'));
+    assert.equal(up.connections(), 0);
   });
 });
 
