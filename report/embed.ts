@@ -77,7 +77,7 @@ export function gitSummary(g: GitFacts): string {
 }
 
 // One session's report.
-export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o: { redact: Redactor; host?: string; late?: string | null }): Report {
+export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o: { redact: Redactor; host?: string; late?: string | null; projectFiles?: { files: string[]; loaded: boolean } | null }): Report {
   const r = (t: string) => o.redact(t);
   const fields: EmbedField[] = [
     { name: 'Outcome', value: s.outcome, inline: true },
@@ -94,6 +94,11 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
   if (s.memory === 'unavailable') fields.push({ name: 'Memory', value: 'unavailable: the session ran without its memory tools (see the log)' });
   if (s.retry_at) fields.push({ name: 'Held until', value: `${s.retry_at} (the API's reset time)` });
   if (o.late) fields.push({ name: 'Late', value: o.late });
+  // Names a session chose, shown as code: data, never markdown.
+  if (o.projectFiles) {
+    const names = o.projectFiles.files.slice(0, 8).map((f) => `\`${r(f).replace(/`/g, "'")}\``).join(', ') + (o.projectFiles.files.length > 8 ? ` and ${o.projectFiles.files.length - 8} more` : '');
+    fields.push({ name: 'Project files changed', value: shorten(`${names}: ${o.projectFiles.loaded ? 'the next session loads them (claude.project_settings)' : 'never loaded (claude.project_settings is off)'}`, 300) });
+  }
   const embed: Embed = {
     title: `${s.agent}: ${s.outcome}${o.late ? ' (late)' : ''}`,
     description: s.result ? shorten(r(s.result), RESULT_MAX) : undefined,

@@ -17,6 +17,8 @@ export type SessionReportInput = {
   recurring?: string | null;
   // The run started late (daemon/schedule/late.ts): said in the title and a field.
   late?: string | null;
+  // The CLI's project files the session changed (sessions/wall/project-files.ts).
+  projectFiles?: { files: string[]; loaded: boolean } | null;
 };
 
 export async function reportSession(config: Config, r: SessionReportInput, deps: DeliverDeps): Promise<Delivery> {
@@ -25,7 +27,7 @@ export async function reportSession(config: Config, r: SessionReportInput, deps:
       { ...r.session, model: r.model, recurring: r.recurring ?? null },
       r.git,
       { day: r.day, sessions: r.today.sessions, max_sessions: config.budget.max_sessions_per_day, cost_usd: r.today.costUsd, max_usd: config.budget.max_usd_per_day },
-      { redact: deps.redact, host: os.hostname(), late: r.late ?? null },
+      { redact: deps.redact, host: os.hostname(), late: r.late ?? null, projectFiles: r.projectFiles ?? null },
     );
     return await deliver(report, reportSettings(config), deps);
   } catch (err) {

@@ -25,6 +25,7 @@ import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../git/git
 import { lateness, uptimeMs } from '../schedule/late.js';
 import { VaultGit, type GitReport } from '../git/git-sync.js';
 import { nestedQuarantine, sweepNestedGit } from '../git/nested-repos.js';
+import { changedProjectFiles, snapshotProjectFiles } from '../../sessions/wall/project-files.js';
 import { reportBackoff, reportSession } from '../../report/session-report.js';
 import { recurringNoteFor } from '../health/anneal-check.js';
 import { currentHolds, settledChange } from '../schedule/holds.js';
@@ -91,7 +92,12 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   const gitGuard = vault && inRepo ? guardGitConfig(config.vault) : null;
   const late = lateness({ slot: deps.slot ?? null, startedAt, uptimeMs: uptimeMs(() => fs.readFileSync('/proc/uptime', 'utf8')), byTimer: /\.timer$/.test(deps.env.TRIGGER_UNIT ?? '') });
   if (late) deps.logger.warn({ event: 'late', agent: agent.name, slot: deps.slot?.toISOString() ?? null }, `${agent.name}: ${late}`);
+  const projectBefore = snapshotProjectFiles(config.vault);
   const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
+  const projectFiles = changedProjectFiles(projectBefore, snapshotProjectFiles(config.vault));
+  if (projectFiles.length) {
+    deps.logger.warn({ event: 'project_files_changed', files: projectFiles, loaded: config.claude.project_settings }, `${agent.name}: the session changed the CLI's project files ${projectFiles.map((f) => JSON.stringify(f)).join(', ')}${config.claude.project_settings ? ' (claude.project_settings: the next session loads them)' : ' (never loaded: claude.project_settings is off)'}`);
+  }
   const planted = gitGuard?.restore() ?? [];
   if (vault && !inRepo && !untrusted) {
     try {
@@ -122,7 +128,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   }
   deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${session.turns} turns${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
   // Discord, after the ledger and the commit; it never changes the result or the exit code.
-  await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session) }, deps);
+  await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session), projectFiles: projectFiles.length ? { files: projectFiles, loaded: config.claude.project_settings } : null }, deps);
   // The backoff beginning or ending is told once, on the session that made it so.
   const change = settledChange(config, ledger, agent.name);
   if (change) {

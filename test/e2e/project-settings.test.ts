@@ -70,3 +70,19 @@ test('negative control: with claude.project_settings the planted files take the 
   assert.equal(Number(hooks?.[1]), 0, `disableAllHooks turned the supervisor's hook off: ${hooks?.[0] ?? 'no hooks_done line'}`);
   assert.ok(systems.some((s) => s.includes(MARK)), 'CLAUDE.md reached the model');
 });
+
+test('a session that writes the CLI\'s project files is reported: the log names each one, quoted', async (t) => {
+  const ws = workspace(t, api.url);
+  api.script('write-project', ({ turn }) =>
+    // Through node: the CLI itself asks approval for a shell write under .claude/ (a wall of its own
+    // that a script walks around).
+    turn === 0 ? bash(`node -e 'const f = require("fs"); f.mkdirSync(".claude"); f.writeFileSync(".claude/settings.json", "{}"); f.appendFileSync("CLAUDE.md", "${MARK}")'`) : text('Written.'),
+  );
+  writeAgent(ws, 'writer', 'SCENARIO=write-project', { allowed_tools: ['Bash'] });
+  const r = await runJson(ws, 'writer');
+  assert.equal(r.record.outcome, 'ok', r.ran.stderr);
+  const line = r.ran.stderr.split('\n').find((l) => l.includes('"event":"project_files_changed"'));
+  assert.ok(line, `the change is logged: ${JSON.stringify(api.requests.filter((q) => q.scenario === 'write-project').map((q) => q.toolResult))}`);
+  assert.deepEqual(JSON.parse(line).files, ['.claude', '.claude/settings.json', 'CLAUDE.md']);
+  assert.equal(JSON.parse(line).loaded, false);
+});

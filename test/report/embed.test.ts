@@ -202,3 +202,15 @@ test('a dream embed lists each phase; a failed phase turns it red and is named',
   const ok = dreamReport({ id: 'dream-2', reason: 'r', duration_ms: 1, phases: { fade: { ok: true, ms: 1 } } }, { redact: (t) => t, at: new Date() });
   assert.equal(ok.embed.color, COLORS.ok);
 });
+
+test('a session that changed the CLI\'s project files is named in its report, the names as code', () => {
+  const files = ['.claude/settings.json', 'CLAUDE.md', 'x`](http://evil.example)'];
+  const e = sessionReport(base, git, today, { redact: noRedact, projectFiles: { files, loaded: false } }).embed;
+  const f = e.fields?.find((x) => x.name === 'Project files changed');
+  assert.ok(f, 'the field is there');
+  assert.match(f.value, /`\.claude\/settings\.json`, `CLAUDE\.md`/);
+  assert.match(f.value, /never loaded/);
+  assert.doesNotMatch(f.value, /`\]\(/, 'a backtick in a name cannot close the code span');
+  // Control: a session that changed none has no such field.
+  assert.equal(sessionReport(base, git, today, { redact: noRedact }).embed.fields?.some((x) => x.name === 'Project files changed'), false);
+});
