@@ -202,3 +202,15 @@ test('a dream embed lists each phase; a failed phase turns it red and is named',
   const ok = dreamReport({ id: 'dream-2', reason: 'r', duration_ms: 1, phases: { fade: { ok: true, ms: 1 } } }, { redact: (t) => t, at: new Date() });
   assert.equal(ok.embed.color, COLORS.ok);
 });
+
+test('a session\'s escapes, bidi overrides and invisible characters reach Discord escaped; the JSON body means the same', () => {
+  const hostile = 'done \x1b]0;pwned\x07 \x1b]52;c;Y3VybA==\x07 \x9b2J \u202eexe.txt \u200b';
+  const r = sessionReport({ ...base, agent: 'gardener\u202e', result: `line one\n${hostile}`, error: `git: \x1b[2A${hostile}` }, { ...git, branch: `conflict-\u2066x\u2069` }, today, { redact: noRedact });
+  const body = JSON.stringify(r.embed);
+  assert.match(`line one\n${hostile}`, /[\u001b\u009b\u202e\u200b]/, 'the input held them raw');
+  assert.doesNotMatch(body, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200b]/, body);
+  assert.equal(r.embed.title, 'gardener\\u202e: ok');
+  assert.ok(r.embed.description!.startsWith('line one\ndone \\u001b]0;pwned\\u0007 \\u001b]52;c;'), 'the description keeps its lines');
+  assert.ok(r.embed.fields.find((f) => f.name === 'Error')!.value.includes('\\u001b[2A'));
+  assert.ok(r.embed.fields.find((f) => f.name === 'Git')!.value.includes('conflict-\\u2066x\\u2069'));
+});
