@@ -14,7 +14,10 @@ export type MainDeps = {
   stderrIsTTY?: boolean; stdoutIsTTY?: boolean; columns?: () => number;
 };
 
-export type Io = { out: (text: string) => void; redact: Redactor; live?: LiveLine | null; stdoutIsTTY?: boolean };
+// out: a line to stdout, redacted and escaped for the terminal (logs/terminal-text.ts), whatever
+// the command put in it. outPainted: redacted only, for text that holds our own colours and whose
+// every other part was escaped where it was made (`logs` at a colour terminal).
+export type Io = { out: (text: string) => void; outPainted?: (text: string) => void; redact: Redactor; live?: LiveLine | null; stdoutIsTTY?: boolean };
 
 export type BareContext = { positionals: string[]; flags: Flags; io: Io; deps: MainDeps };
 // env: the process environment with the env file's variables under it; configFile: the config's path.

@@ -7,6 +7,7 @@ import type { Logger } from '../logs/logger.js';
 import { makeRedactor, secretValues } from '../logs/redact.js';
 import { prefixLines, stderrIsJournal } from '../logs/journal.js';
 import { LiveLine } from '../logs/live-line.js';
+import { terminalText } from '../logs/terminal-text.js';
 import { ConfigError, EXIT, NightshiftError } from '../daemon/errors.js';
 import { errnoAccessProblem } from '../daemon/file-access.js';
 import { envFilePath, loadEnvFile } from '../daemon/config/env-file.js';
@@ -46,7 +47,14 @@ export async function main(deps: MainDeps): Promise<number> {
   let redact = makeRedactor(secretValues(deps.env));
   // stderr is the journal: log lines and error text carry syslog priorities (logs/journal.ts).
   const journal = stderrIsJournal(deps.env.JOURNAL_STREAM);
-  const io: Io = { out: (t) => deps.stdout(`${redact(t)}\n`), redact: (t) => redact(t), stdoutIsTTY: !!deps.stdoutIsTTY };
+  // Whatever a command prints may hold a session's text: escaped at this one door as well as where
+  // it is made (a block: lines and tabs kept; JSON stays JSON, see logs/terminal-text.ts).
+  const io: Io = {
+    out: (t) => deps.stdout(`${terminalText(redact(t), { block: true })}\n`),
+    outPainted: (t) => deps.stdout(`${redact(t)}\n`),
+    redact: (t) => redact(t),
+    stdoutIsTTY: !!deps.stdoutIsTTY,
+  };
   let logger: Logger | null = null;
   try {
     const { command, positionals, flags } = parse(deps.argv);
@@ -82,7 +90,7 @@ export async function main(deps: MainDeps): Promise<number> {
     return await cmd.run({ ...withEnv, config, logger });
   } catch (err) {
     if (err instanceof NightshiftError) {
-      deps.stderr(prefixLines(`${redact(err instanceof ConfigError ? err.message : `nightshift: ${err.message}`)}\n`, err.exitCode === EXIT.REFUSED ? 4 : 3, journal));
+      deps.stderr(prefixLines(`${terminalText(redact(err instanceof ConfigError ? err.message : `nightshift: ${err.message}`), { block: true })}\n`, err.exitCode === EXIT.REFUSED ? 4 : 3, journal));
       if (err.exitCode === EXIT.REFUSED) logger?.warn({ event: 'refused', code: err.code }, err.message);
       if (err.exitCode === EXIT.INTERNAL) logger?.error({ event: 'internal_error', err }, err.message);
       return err.exitCode;
@@ -90,11 +98,11 @@ export async function main(deps: MainDeps): Promise<number> {
     // state_dir, log_dir or another of our paths the service user cannot use: who owns it and the fix.
     const denied = errnoAccessProblem(err, '');
     if (denied) {
-      deps.stderr(prefixLines(`nightshift: ${redact(denied)}\n`, 3, journal));
+      deps.stderr(prefixLines(`nightshift: ${terminalText(redact(denied), { block: true })}\n`, 3, journal));
       logger?.error({ event: 'permission_denied', path: (err as NodeJS.ErrnoException).path }, denied);
       return EXIT.NOPERM;
     }
-    deps.stderr(prefixLines(`nightshift: internal error: ${redact(String((err as Error)?.stack ?? err))}\n`, 3, journal));
+    deps.stderr(prefixLines(`nightshift: internal error: ${terminalText(redact(String((err as Error)?.stack ?? err)), { block: true })}\n`, 3, journal));
     logger?.error({ err }, 'internal error');
     return EXIT.INTERNAL;
   }

@@ -1,6 +1,8 @@
 // Pure: a session's stream-json transcript as a conversation a person reads: the assistant's
-// text, each tool call and its result shortened, retries and rate limits, and the result.
+// text, each tool call and its result shortened, retries and rate limits, and the result. All of
+// it is the session's text: each display line is escaped for the terminal (logs/terminal-text.ts).
 import { money } from '../budget/money.js';
+import { terminalText } from '../logs/terminal-text.js';
 
 export type ViewOptions = { textMax?: number; toolMax?: number };
 
@@ -13,8 +15,12 @@ function resultText(content: unknown): string {
   return '';
 }
 
-// One transcript line as zero or more display lines.
+// One transcript line as zero or more display lines, safe to print (a block: text keeps its lines).
 export function viewLine(line: string, o: ViewOptions = {}): string[] {
+  return displayLines(line, o).map((l) => terminalText(l, { block: true }));
+}
+
+function displayLines(line: string, o: ViewOptions): string[] {
   const textMax = o.textMax ?? 2000;
   const toolMax = o.toolMax ?? 160;
   let m: any;
@@ -60,6 +66,7 @@ export function viewLine(line: string, o: ViewOptions = {}): string[] {
   }
 }
 
+// The whole transcript file as `show --transcript` prints it.
 export function renderTranscript(text: string, o: ViewOptions = {}): string {
   return text.split('\n').flatMap((l) => viewLine(l, o)).join('\n');
 }

@@ -2,6 +2,7 @@
 // redrawn in place. Log lines written meanwhile clear it, print, and draw it again. Only ever made
 // when stderr is a terminal: a pipe, a file or journald get nothing from here.
 import { money } from '../budget/money.js';
+import { terminalText } from './terminal-text.js';
 
 export type LiveState = { agent: string; startedAt: number; turns: number; usd: number; lastTool: string | null };
 
@@ -13,9 +14,10 @@ function elapsed(ms: number): string {
   return m ? `${m}m ${String(s % 60).padStart(2, '0')}s` : `${s}s`;
 }
 
-// Pure: the text of the line at `now`, cut to `columns` so it never wraps.
+// Pure: the text of the line at `now`, cut to `columns` so it never wraps. The tool's name is
+// the session's word: shown escaped, never acted on.
 export function liveText(s: LiveState, now: number, columns = 80): string {
-  const text = `▶ ${s.agent}  ${elapsed(now - s.startedAt)}  ${s.turns} turn${s.turns === 1 ? '' : 's'}  ${money(s.usd)}${s.lastTool ? `  last: ${s.lastTool}` : ''}`;
+  const text = `▶ ${terminalText(s.agent)}  ${elapsed(now - s.startedAt)}  ${s.turns} turn${s.turns === 1 ? '' : 's'}  ${money(s.usd)}${s.lastTool ? `  last: ${terminalText(s.lastTool)}` : ''}`;
   return [...text].length > columns - 1 ? `${[...text].slice(0, Math.max(10, columns - 2)).join('')}…` : text;
 }
 

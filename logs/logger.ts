@@ -9,13 +9,17 @@ import type { Redactor } from './redact.js';
 import { withPriority } from './journal.js';
 import { humanLine } from './human.js';
 import type { LiveLine } from './live-line.js';
+import { terminalText } from './terminal-text.js';
 
 export type { Logger };
 
 type Sink = { write(line: string): void };
 
+// pino's JSON already writes C0 controls as `\u001b`; C1, bidi and the invisible format characters
+// get the same treatment here, so `journalctl`, `tail` of the daily file and the human lines never
+// carry a session's raw escape (the JSON means the same).
 function redacting(dest: Sink, redact: Redactor): Sink {
-  return { write: (line: string) => dest.write(redact(line)) };
+  return { write: (line: string) => dest.write(terminalText(redact(line), { block: true })) };
 }
 
 export type LoggerOptions = {

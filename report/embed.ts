@@ -3,6 +3,7 @@
 // (a cut can split a secret past any redactor), and the finished embed is redacted once more.
 import { money } from '../budget/money.js';
 import type { Redactor } from '../logs/redact.js';
+import { terminalText } from '../logs/terminal-text.js';
 
 export type EmbedField = { name: string; value: string; inline?: boolean };
 export type Embed = { title: string; description?: string; color: number; fields: EmbedField[]; footer?: { text: string }; timestamp?: string };
@@ -206,19 +207,24 @@ export function unitReport(u: UnitFailure, redact: Redactor): Report {
   return { key, kind: 'alert', embed: finish(embed, redact) };
 }
 
-// The last pass: every string redacted and held to Discord's limits, whatever built it.
+// The last pass: every string redacted, escaped and held to Discord's limits, whatever built it.
 export function finish(e: Embed, redact: Redactor): Embed {
+  // Discord draws bidi overrides and invisible characters as they are (a result could read
+  // backwards or hide a word), so a session's text is escaped here as at a terminal; titles and
+  // names are one line, values and the description keep their lines.
+  const line = (t: string) => terminalText(redact(t));
+  const block = (t: string) => terminalText(redact(t), { block: true });
   const out: Embed = {
-    title: shorten(redact(e.title), LIMITS.title),
+    title: shorten(line(e.title), LIMITS.title),
     color: e.color,
     fields: e.fields.slice(0, LIMITS.fields).map((f) => ({
-      name: shorten(redact(f.name), LIMITS.fieldName),
-      value: shorten(redact(f.value), LIMITS.fieldValue),
+      name: shorten(line(f.name), LIMITS.fieldName),
+      value: shorten(block(f.value), LIMITS.fieldValue),
       ...(f.inline ? { inline: true } : {}),
     })),
   };
-  if (e.description !== undefined) out.description = shorten(redact(e.description), LIMITS.description);
-  if (e.footer) out.footer = { text: shorten(redact(e.footer.text), LIMITS.footer) };
+  if (e.description !== undefined) out.description = shorten(block(e.description), LIMITS.description);
+  if (e.footer) out.footer = { text: shorten(line(e.footer.text), LIMITS.footer) };
   if (e.timestamp) out.timestamp = e.timestamp;
   // The total limit: drop fields from the end until it fits (the title and first fields matter most).
   while (embedLength(out) > LIMITS.total && out.fields.length) out.fields.pop();

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { dayOf } from '../../budget/day.js';
 import { humanLine } from '../../logs/human.js';
 import type { Logger } from '../../logs/logger.js';
+import { terminalText } from '../../logs/terminal-text.js';
 import { LineSplitter } from '../../sessions/stream/line-splitter.js';
 import type { Config } from '../../daemon/config/schema.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
@@ -48,7 +49,8 @@ export async function logsCommand(config: Config, positionals: string[], flags: 
   const [id] = positionals;
   const show = (line: string) => {
     if (id) for (const l of viewLine(line)) d.out(l);
-    else if (line.trim()) d.out(d.human ? humanLine(line, { color: d.color }) : line);
+    // humanLine escapes what it shows; a JSON line keeps being JSON, C1 and bidi as `\u` escapes.
+    else if (line.trim()) d.out(d.human ? humanLine(line, { color: d.color }) : terminalText(line));
   };
   let file: string;
   let running = () => true;

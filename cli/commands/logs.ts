@@ -14,5 +14,8 @@ export const stage = 'full';
 export async function run({ config, positionals, flags, io, logger, deps }: FullContext): Promise<number> {
   const { logsCommand } = await import('./logs-view.js');
   const human = !!deps.stdoutIsTTY;
-  return withStopSignal(logger, 'stopping', (signal) => logsCommand(config, positionals, flags, { out: io.out, human, color: human && !deps.env.NO_COLOR, logger, signal }));
+  const color = human && !deps.env.NO_COLOR;
+  // Coloured lines carry our own escapes, so they bypass io.out's; humanLine escaped their text.
+  const out = color && io.outPainted ? io.outPainted : io.out;
+  return withStopSignal(logger, 'stopping', (signal) => logsCommand(config, positionals, flags, { out, human, color, logger, signal }));
 }

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { dayOf } from '../../budget/day.js';
 import { money } from '../../budget/money.js';
 import type { Logger } from '../../logs/logger.js';
+import { terminalText } from '../../logs/terminal-text.js';
 import { OUTCOMES } from '../../sessions/run/outcome.js';
 import { agentNames } from '../../daemon/config/agent-names.js';
 import type { Config } from '../../daemon/config/schema.js';
@@ -37,12 +38,12 @@ export function parseSince(value: string, now: Date, timezone: string): Date {
   throw new UsageError(`Expected --since as a time back (\`2d\`, \`12h\`), a day (\`2026-12-01\`) or an ISO time, got \`${value}\``);
 }
 
-// Pure: the rows as aligned columns, times in the budget's zone.
+// Pure: the rows as aligned columns, times in the budget's zone; each cell one escaped line.
 export function sessionsTable(rows: SessionRecord[], timezone: string): string {
   const head = ['START', 'AGENT', 'OUTCOME', 'COST', 'TURNS', 'DURATION', 'ID'];
   const body = rows.map((r) => [
     localStamp(r.started_at, timezone), r.agent, r.outcome, `${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`, String(r.turns), shortDuration(r.duration_ms), r.id,
-  ]);
+  ].map((c) => terminalText(c)));
   return table([head, ...body], [3, 4, 5]);
 }
 
@@ -60,26 +61,29 @@ export async function sessionsCommand(config: Config, flags: SessionsFlags, io: 
     const known = agentNames(config.agents_dir);
     if (!known.includes(flags.agent)) throw new UsageError(`No agent \`${flags.agent}\` (known: ${known.join(', ') || 'none'}).${didYouMean(flags.agent, known)}`);
   }
-  if (flags.json) io.out(JSON.stringify(rows));
+  if (flags.json) io.out(terminalText(JSON.stringify(rows)));
   else if (!rows.length) io.out(flags.agent || flags.outcome || flags.since ? 'no sessions match' : 'no sessions yet');
   else io.out(sessionsTable(rows, config.budget.timezone));
   return EXIT.OK;
 }
 
+// One session as `show`, `run` and `tick` print it; the session's own words (result, error) are
+// escaped for the terminal, the result as a block that keeps its lines.
 export function printRecord(io: Out, r: SessionRecord, json: boolean | undefined): void {
-  if (json) return io.out(JSON.stringify(r));
+  if (json) return io.out(terminalText(JSON.stringify(r)));
+  const one = (t: string) => terminalText(t);
   const lines = [
-    `session   ${r.id}`,
-    `agent     ${r.agent}`,
-    `outcome   ${r.outcome}`,
+    `session   ${one(r.id)}`,
+    `agent     ${one(r.agent)}`,
+    `outcome   ${one(r.outcome)}`,
     `cost      ${money(r.cost_usd)}${r.cost_estimated ? ' (estimated)' : ''}`,
     `turns     ${r.turns}`,
     `duration  ${shortDuration(r.duration_ms)}`,
     `started   ${r.started_at}`,
   ];
-  if (r.error) lines.push(`error     ${r.error}`);
-  if (r.result) lines.push(`result    ${r.result.length > 400 ? `${r.result.slice(0, 400)}…` : r.result}`);
-  if (r.transcript) lines.push(`transcript ${r.transcript}`);
+  if (r.error) lines.push(`error     ${terminalText(r.error, { block: true })}`);
+  if (r.result) lines.push(`result    ${terminalText(r.result.length > 400 ? `${r.result.slice(0, 400)}…` : r.result, { block: true })}`);
+  if (r.transcript) lines.push(`transcript ${one(r.transcript)}`);
   io.out(lines.join('\n'));
 }
 
@@ -98,8 +102,10 @@ export async function showCommand(config: Config, id: string, flags: SessionsFla
   } catch (err) {
     throw new UsageError(`Cannot read the transcript ${r.transcript}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  if (flags.json) io.out(text.trimEnd());
-  else io.out(`${r.id}  ${r.agent}  ${r.outcome}\n${renderTranscript(text)}`);
+  // The raw JSONL as the CLI wrote it, with C1, bidi and any raw control shown as `\u` escapes:
+  // inside a JSON string that is the same text, so each line parses to what was stored.
+  if (flags.json) io.out(terminalText(text.trimEnd(), { block: true }));
+  else io.out(`${terminalText(`${r.id}  ${r.agent}  ${r.outcome}`)}\n${renderTranscript(text)}`);
   return EXIT.OK;
 }
 

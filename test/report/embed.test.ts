@@ -213,4 +213,15 @@ test('a session that changed the CLI\'s project files is named in its report, th
   assert.doesNotMatch(f.value, /`\]\(/, 'a backtick in a name cannot close the code span');
   // Control: a session that changed none has no such field.
   assert.equal(sessionReport(base, git, today, { redact: noRedact }).embed.fields?.some((x) => x.name === 'Project files changed'), false);
+
+test('a session\'s escapes, bidi overrides and invisible characters reach Discord escaped; the JSON body means the same', () => {
+  const hostile = 'done \x1b]0;pwned\x07 \x1b]52;c;Y3VybA==\x07 \x9b2J \u202eexe.txt \u200b';
+  const r = sessionReport({ ...base, agent: 'gardener\u202e', result: `line one\n${hostile}`, error: `git: \x1b[2A${hostile}` }, { ...git, branch: `conflict-\u2066x\u2069` }, today, { redact: noRedact });
+  const body = JSON.stringify(r.embed);
+  assert.match(`line one\n${hostile}`, /[\u001b\u009b\u202e\u200b]/, 'the input held them raw');
+  assert.doesNotMatch(body, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200b]/, body);
+  assert.equal(r.embed.title, 'gardener\\u202e: ok');
+  assert.ok(r.embed.description!.startsWith('line one\ndone \\u001b]0;pwned\\u0007 \\u001b]52;c;'), 'the description keeps its lines');
+  assert.ok(r.embed.fields.find((f) => f.name === 'Error')!.value.includes('\\u001b[2A'));
+  assert.ok(r.embed.fields.find((f) => f.name === 'Git')!.value.includes('conflict-\\u2066x\\u2069'));
 });
