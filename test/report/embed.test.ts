@@ -213,6 +213,7 @@ test('a session that changed the CLI\'s project files is named in its report, th
   assert.doesNotMatch(f.value, /`\]\(/, 'a backtick in a name cannot close the code span');
   // Control: a session that changed none has no such field.
   assert.equal(sessionReport(base, git, today, { redact: noRedact }).embed.fields?.some((x) => x.name === 'Project files changed'), false);
+});
 
 test('a session\'s escapes, bidi overrides and invisible characters reach Discord escaped; the JSON body means the same', () => {
   const hostile = 'done \x1b]0;pwned\x07 \x1b]52;c;Y3VybA==\x07 \x9b2J \u202eexe.txt \u200b';
