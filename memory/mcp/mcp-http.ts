@@ -4,7 +4,8 @@
 // through it has the session as its source, whatever the caller says (memory/claimed-source.ts).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { listenEndpoint, type Listen } from '../../sessions/wall/loopback.js';
 import type { Logger } from '../../logs/logger.js';
 import type { ToolStore } from './server.js';
 import type { Actor } from '../types.js';
@@ -24,6 +25,8 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_DISCARD_BYTES = 64 * 1024 * 1024;
 
 export type MemoryHttpOptions = {
+  // A unix socket for a walled session (sessions/wall/bridge.ts); else 127.0.0.1.
+  listen?: Listen | null;
   // May still be opening: the server listens at once (its URL goes into the session's command
   // line) and the store and the SDK load while the CLI starts; requests wait for them.
   store: ToolStore | Promise<ToolStore>;
@@ -83,12 +86,12 @@ function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | null
 // The handshake a session's CLI makes first (initialize, then the tool list), made once by the
 // supervisor itself while the CLI starts: the CLI waits for its MCP servers before its first turn,
 // and a first request compiles the SDK's whole path (~40 ms cold, a few warm). Never fails.
-async function rehearse(url: string, token: string): Promise<void> {
+async function rehearse(at: { url: string; socketPath?: string }, token: string): Promise<void> {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   // node:http, not fetch: fetch would load undici, on the CLI's start-up path.
   const post = (body: object) =>
     new Promise<void>((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', headers }, (res) => res.resume().on('end', resolve).on('error', reject));
+      const req = http.request(at.url, { method: 'POST', headers, socketPath: at.socketPath }, (res) => res.resume().on('end', resolve).on('error', reject));
       req.on('error', reject);
       req.end(JSON.stringify(body));
     });
@@ -196,15 +199,10 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
     log.debug({ event: 'mcp_http_client_error', err }, `bad HTTP from a client: ${err.message}`);
     socket.destroy();
   });
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(0, '127.0.0.1', () => {
-      httpServer.off('error', reject);
-      resolve();
-    });
-  });
+  const listening = await listenEndpoint(httpServer, o.listen);
   httpServer.on('error', (err) => log.error({ event: 'mcp_http_error', err }, `memory server: ${err.message}`));
-  const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}${MCP_PATH}`;
+  const url = `${listening.url}${MCP_PATH}`;
+  const local = { url: `${listening.local.url}${MCP_PATH}`, socketPath: listening.local.socketPath };
   log.debug({ event: 'mcp_http_started', url }, `memory server listening on ${url}`);
 
   let closed: Promise<void> | null = null;
@@ -212,7 +210,7 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
     url,
     token,
     stats,
-    warm: () => void load().then(() => rehearse(url, token), () => {}),
+    warm: () => void load().then(() => rehearse(local, token), () => {}),
     close() {
       closed ??= new Promise<void>((resolve) => {
         httpServer.close(() => resolve());

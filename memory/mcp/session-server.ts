@@ -4,6 +4,7 @@
 import type { Config } from '../../daemon/config/schema.js';
 import type { Logger } from '../../logs/logger.js';
 import { memoryHttpMcpConfig } from '../../sessions/wall/mcp-config.js';
+import type { Listen } from '../../sessions/wall/loopback.js';
 import { MemoryDbError, openMemoryStore } from '../open.js';
 import { startMemoryHttp } from './mcp-http.js';
 import type { Serving } from './served-store.js';
@@ -22,7 +23,7 @@ export type SessionMemory = {
 };
 
 /** Throws MemoryDbError, saying why, when the store cannot be opened or served; nothing is left open then. */
-export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv, logger: Logger, sessionId: string, version: string): Promise<SessionMemory> {
+export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv, logger: Logger, sessionId: string, version: string, listen: Listen | null = null): Promise<SessionMemory> {
   let store: MemoryStore;
   try {
     store = await openMemoryStore(config, env, logger);
@@ -36,7 +37,7 @@ export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv,
   const afterObserve = (m: { id: number; text: string }) => void serve().then((s) => s.afterObserve?.(m), () => {});
   let http;
   try {
-    http = await startMemoryHttp({ store, sessionId, logger, version, afterObserve });
+    http = await startMemoryHttp({ store, sessionId, logger, version, afterObserve, listen });
   } catch (err) {
     store.close();
     throw new MemoryDbError(`Cannot serve memory to session ${sessionId}: ${(err as Error)?.message ?? String(err)}`, { cause: err });

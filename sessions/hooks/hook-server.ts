@@ -3,7 +3,7 @@
 // open (a hook that is down, slow or answers garbage lets the tool run), so this server fails
 // closed: anything it cannot read or decide is answered "deny", and the supervisor is told when the
 // server stops answering, to end the session.
-import { listenOnLoopback } from '../wall/loopback.js';
+import { listenEndpoint, type Listen } from '../wall/loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -18,6 +18,8 @@ type Log = { warn(obj: object, msg?: string): void; debug(obj: object, msg?: str
 
 export type HookServerOptions = {
   decide: (call: PreToolUse) => Verdict;
+  // A unix socket for a walled session (sessions/wall/bridge.ts); else 127.0.0.1.
+  listen?: Listen | null;
   logger: Log;
   redact: (text: string) => string;
   // Larger bodies (a Write of a huge file) are denied, not buffered.
@@ -155,12 +157,12 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
   server.keepAliveTimeout = 60_000;
   server.on('error', (err) => die(err.message));
   server.on('close', () => die('closed'));
-  const url = await listenOnLoopback(server);
+  const { url, local } = await listenEndpoint(server, o.listen);
 
   // The watch: the server must answer its own health check; two misses in a row and it is dead.
   let misses = 0;
   const ping = () => {
-    const req = http.get(`${url}/health`, { headers: { authorization: `Bearer ${token}` }, timeout: o.pingTimeoutMs ?? 1000, agent: false }, (res) => {
+    const req = http.get(`${local.url}/health`, { socketPath: local.socketPath, headers: { authorization: `Bearer ${token}` }, timeout: o.pingTimeoutMs ?? 1000, agent: false }, (res) => {
       res.resume();
       misses = res.statusCode === 200 ? 0 : misses + 1;
       if (misses >= 2) die(`health check answered ${res.statusCode}`);

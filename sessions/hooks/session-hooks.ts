@@ -7,6 +7,7 @@ import os from 'node:os';
 import { guard, loopPreBlock, type GuardRoots, type Verdict } from './guardrail.js';
 import { startHookServer, hookSettings, writeSettingsFile, type HookServer, type PreToolUse } from './hook-server.js';
 import { toolKey, type LoopLimits } from '../stream/loop-detector.js';
+import type { Listen } from '../wall/loopback.js';
 
 type Log = { warn(obj: object, msg?: string): void; debug(obj: object, msg?: string): void; error(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 
@@ -44,8 +45,10 @@ export async function startSessionHooks(o: {
   pingMs?: number;
   // Where the settings file goes: a folder the sandboxed CLI can read (the session's own).
   dir?: string;
+  listen?: Listen | null;
 }): Promise<SessionHooks> {
   const server = await startHookServer({
+    listen: o.listen,
     decide: decider({ vault: o.vault, extraDirs: o.extraDirs, home: o.home ?? os.homedir() }, o.limits),
     logger: o.logger,
     // The token is a secret of this session: never in a log line.

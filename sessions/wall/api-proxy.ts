@@ -3,7 +3,7 @@
 // for the inference calls alone (apiRequestRefusal): the credential opens nothing else. Bodies
 // are piped both ways (node:http, never fetch: fetch decompresses and buffers), so SSE events
 // reach the CLI as the upstream writes them, and compressed bytes stay compressed.
-import { listenOnLoopback } from './loopback.js';
+import { listenEndpoint, type Listen } from './loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -14,6 +14,8 @@ export type ApiCredential = { kind: 'api_key'; value: string } | { kind: 'oauth'
 type Log = { warn(o: object, m?: string): void; info(o: object, m?: string): void; debug(o: object, m?: string): void };
 
 export type ApiProxyOptions = {
+  // A unix socket for a walled session (sessions/wall/bridge.ts); else 127.0.0.1.
+  listen?: Listen | null;
   // Base URL; a path prefix (a gateway's /anthropic) is kept in front of the CLI's path.
   upstream: string;
   // null: forwarded without a credential (the upstream decides).
@@ -261,7 +263,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     s.on('close', () => sockets.delete(s));
   });
 
-  const url = await listenOnLoopback(server);
+  const { url } = await listenEndpoint(server, o.listen);
   o.logger.info({ event: 'api_proxy_started', url, upstream: where, credential: o.credential?.kind ?? 'none' }, 'api proxy listening');
 
   return {

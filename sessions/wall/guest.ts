@@ -15,6 +15,9 @@ import { bwrapArgs, resolveCommand, sandboxProbe, type SandboxLayout } from './s
 import { sessionEnv } from './session-env.js';
 import { sessionsDir, sweepSessionDirs } from './session-dirs.js';
 import { startSessionHooks, type SessionHooks } from '../hooks/session-hooks.js';
+import { findPerl } from '../run/reaper.js';
+import { bridged, wallUrl, WALL_PORTS, type BridgeRoute } from './bridge.js';
+import type { Listen } from './loopback.js';
 
 // Where each session's own folder lives; anything left there belongs to a session that is over
 // (only one supervisor runs sessions at a time: the run lock).
@@ -95,6 +98,21 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   fs.mkdirSync(home, { recursive: true, mode: 0o700 });
   fs.chmodSync(dir, 0o700);
   const closers: Array<() => Promise<void> | void> = [() => fs.rmSync(dir, { recursive: true, force: true })];
+  // Walled, the session has a network of its own: the endpoints listen on unix sockets here, and
+  // the bridge serves them on the namespace's loopback (sessions/wall/bridge.ts).
+  const walled = config.sandbox === 'bwrap';
+  const perl = walled ? findPerl(i.env.PATH ?? '') : null;
+  if (walled && !perl) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `perl` is not on PATH (the wall\'s network bridge runs in it; Debian: perl-base)');
+  const sockets = path.join(dir, 's');
+  if (walled) fs.mkdirSync(sockets, { mode: 0o700 });
+  const at = (name: string, port: number): Listen | null => {
+    if (!walled) return null;
+    const socket = path.join(sockets, name);
+    // sun_path holds 108 bytes with its NUL.
+    if (Buffer.byteLength(socket) > 107) throw new SandboxUnavailableError(`Refused: the session's socket path ${socket} is longer than a unix socket may be (107 bytes): choose a shorter state_dir in ${config.file}`);
+    return { socket, url: wallUrl(port) };
+  };
+  const routes: BridgeRoute[] = walled ? [['a', WALL_PORTS.api], ['h', WALL_PORTS.hooks], ['m', WALL_PORTS.memory]].map(([n, p]) => ({ socket: path.join(sockets, n as string), port: p as number })) : [];
   const close = async () => {
     for (const c of closers.reverse()) {
       try {
@@ -110,12 +128,12 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   const memoryStart = Promise.resolve(i.state)
     .catch(() => null)
     .then(() => import('../../memory/mcp/session-server.js'))
-    .then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version));
+    .then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version, at('m', WALL_PORTS.memory)));
   memoryStart.then((m) => closers.push(() => m.close()), () => {});
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;
     const credential = credentialFrom(i.env);
-    const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse });
+    const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, listen: at('a', WALL_PORTS.api) });
     closers.push(() => proxy.close());
     // --mcp-config takes every value up to the next flag: it goes first, never last.
     const mcp: string[] = [];
@@ -129,7 +147,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     let hooks: SessionHooks | null = null;
     if (config.hooks.enabled) {
       hooks = await startSessionHooks({
-        vault: config.vault, extraDirs: config.hooks.extra_dirs, timeoutMs: config.hooks.timeout, logger: log, redact: i.redact, dir,
+        vault: config.vault, extraDirs: config.hooks.extra_dirs, timeoutMs: config.hooks.timeout, logger: log, redact: i.redact, dir, listen: at('h', WALL_PORTS.hooks),
         limits: { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
       });
       closers.push(() => hooks!.close());
@@ -156,7 +174,8 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       const bwrap = resolveCommand('bwrap', env.PATH);
       if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
       const layout = layoutFor(config, i.env, dir, home, cli, os.homedir());
-      return { command: bwrap, args: bwrapArgs(layout, cli, args), env, cli, sandboxed: true, hooks, memory: served, dir, spawned, close };
+      const inner = bridged(perl!, routes, cli, args);
+      return { command: bwrap, args: bwrapArgs({ ...layout, network: 'private' }, inner.command, inner.args), env, cli, sandboxed: true, hooks, memory: served, dir, spawned, close };
     }
     return { command: cli ?? config.claude.command, args, env, cli, sandboxed: false, hooks, memory: served, dir, spawned, close };
   } catch (err) {

@@ -22,6 +22,9 @@ export type SandboxLayout = {
   // (writable: the CLI's config dir lives there).
   sessionDir: string;
   home: string;
+  // `private`: a network namespace of the session's own (a loopback and nothing else); the
+  // supervisor's endpoints come in through the bridge (sessions/wall/bridge.ts).
+  network?: 'private' | 'host';
 };
 
 type Mount = { at: string; args: string[]; rank: number };
@@ -83,8 +86,8 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): st
     ...mounts.flatMap((m) => m.args),
     ...readOnlyAfter,
     '--unshare-pid',
-    // The user and IPC namespaces come with it; the network stays (the CLI reaches the supervisor's
-    // loopback endpoints).
+    // The user and IPC namespaces come with it; the network too, unless the caller keeps the host's.
+    ...(l.network === 'private' ? ['--unshare-net'] : []),
     '--unshare-ipc',
     '--unshare-uts',
     '--die-with-parent',
@@ -117,7 +120,7 @@ export function resolveCommand(command: string, envPath: string): string | null 
 // comment in deploy/systemd/nightshift.service); a generic hint for anything else.
 export function bwrapHint(error: string): string {
   if (/No permissions to create new namespace|Creating new namespace failed/i.test(error)) {
-    return 'user namespaces are forbidden here: the unit\'s RestrictNamespaces= must allow user mnt pid ipc uts, and /proc/sys/user/max_user_namespaces must not be 0';
+    return 'user namespaces are forbidden here: the unit\'s RestrictNamespaces= must allow user mnt pid ipc uts net, and /proc/sys/user/max_user_namespaces must not be 0';
   }
   if (/overflow[ug]id/.test(error)) return '/proc/sys is hidden: the unit must not set ProcSubset=pid';
   if (/Can't mount proc/i.test(error)) {
@@ -138,7 +141,7 @@ export function sandboxProbe(config: { sandbox: SandboxMode }, env: NodeJS.Proce
 export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? ''): Promise<string | null> {
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
-  const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {
+  const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {
     timeoutMs: 10_000, env: { PATH: envPath },
   });
   if (r.exitCode === 0) return null;

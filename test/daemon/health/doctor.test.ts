@@ -85,13 +85,13 @@ test('sandbox: a bwrap that cannot make its namespaces fails with its own words 
   const env = { PATH: `${dir}:/usr/bin:/bin` };
   const c = await sandboxCheck({ config: { sandbox: 'bwrap', file: '/x.yaml' }, problems: [], exact: true } as any, { env });
   assert.equal(c.status, 'fail');
-  assert.ok(c.detail.startsWith(`bwrap cannot create a sandbox here: ${said} (user namespaces are forbidden here: the unit's RestrictNamespaces= must allow user mnt pid ipc uts`), c.detail);
+  assert.ok(c.detail.startsWith(`bwrap cannot create a sandbox here: ${said} (user namespaces are forbidden here: the unit's RestrictNamespaces= must allow user mnt pid ipc uts net`), c.detail);
   await assert.rejects(checkSandbox({ sandbox: 'bwrap' }, env), /Refused: sandbox: bwrap is configured and bwrap cannot create a sandbox here: bwrap: No permissions/);
 });
 
 test('sandbox: each refusal measured under the shipped units maps to the setting behind it', () => {
   const table: Array<[string, RegExp]> = [
-    ['bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.', /RestrictNamespaces= must allow user mnt pid ipc uts/],
+    ['bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.', /RestrictNamespaces= must allow user mnt pid ipc uts net/],
     ["bwrap: Can't read /proc/sys/kernel/overflowuid: No such file or directory", /ProcSubset=pid/],
     ["bwrap: Can't mount proc on /newroot/proc: Operation not permitted", /ProtectKernelTunables=, ProtectKernelLogs= or ProtectHostname=/],
     ['bwrap: Failed to make / slave: Operation not permitted', /SystemCallFilter= must allow mount umount2 pivot_root/],
