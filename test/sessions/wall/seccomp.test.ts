@@ -153,6 +153,35 @@ async function thief(t: TestContext, filtered: boolean): Promise<Doors> {
   return JSON.parse(out.trim().split('\n').at(-1)!);
 }
 
+// A sibling that holds a marker in its heap, and a tool that rewrites it through /proc/<pid>/mem:
+// an open() and pwrite(), no ptrace-family call, so no seccomp filter can refuse it.
+const VICTIM_PY = String.raw`
+import time
+s = bytearray(b'NIGHTSHIFT-COST-' + b'0.0360')
+print('ready', flush=True)
+time.sleep(1.5)
+print('holds', s.decode(), flush=True)
+`;
+const MEM_PY = String.raw`
+import os, re, sys
+pid, hit = int(sys.argv[1]), 0
+try:
+  f = os.open('/proc/%d/mem' % pid, os.O_RDWR)
+except OSError as e:
+  print('mem refused', e.errno); sys.exit(0)
+for line in open('/proc/%d/maps' % pid):
+  m = re.match(r'([0-9a-f]+)-([0-9a-f]+) rw', line)
+  if not m: continue
+  a, b = int(m[1], 16), int(m[2], 16)
+  try: data = os.pread(f, b - a, a)
+  except OSError: continue
+  i = data.find(b'NIGHTSHIFT-COST-0.0360')
+  while i >= 0:
+    os.pwrite(f, b'NIGHTSHIFT-COST-0.0001', a + i); hit += 1
+    i = data.find(b'NIGHTSHIFT-COST-0.0360', i + 1)
+print('rewrote', hit)
+`;
+
 describe('the filter under bwrap', { skip: NEEDS_BWRAP || (fs.existsSync('/usr/bin/python3') ? false : 'no /usr/bin/python3') }, () => {
   test('a tool cannot take bwrap\'s pid 1\'s stdout (pidfd_getfd), attach to it (ptrace), read its memory (process_vm_readv) or make a user namespace', async (t) => {
     const d = await thief(t, true);
@@ -164,6 +193,24 @@ describe('the filter under bwrap', { skip: NEEDS_BWRAP || (fs.existsSync('/usr/b
     assert.equal(d.unshare_user, 'EPERM');
     // The stream is a socket: it cannot be reopened by its /proc path either.
     assert.equal(d.proc_fd, 'ENXIO');
+  });
+  test('measured, not closed by the filter: a tool rewrites a sibling\'s memory through /proc/<pid>/mem (same uid, dumpable)', async (t) => {
+    const dir = fs.mkdtempSync('/var/tmp/nightshift-seccomp-');
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    fs.mkdirSync(path.join(dir, 'home'));
+    const layout = { vault: dir, writable: [], hidden: [], hiddenFiles: [], readable: [], sessionDir: path.join(dir, 'home'), home: path.join(dir, 'home') };
+    const sh = `/usr/bin/python3 -c "$1" & sleep 0.5; /usr/bin/python3 -c "$2" $!; grep '^Seccomp:' /proc/self/status; wait`;
+    const child = spawn('bwrap', bwrapArgs(layout, '/bin/sh', ['-c', sh, 'sh', VICTIM_PY, MEM_PY]), { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    writeInputs(child, [seccompProgram()]);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    await new Promise((resolve) => child.on('close', resolve));
+    assert.match(out, /Seccomp:\s+2/, `the tools ran filtered: ${out}`);
+    assert.match(out, /holds NIGHTSHIFT-COST-/, out);
+    // Host-dependent (Yama's ptrace_scope 2 or 3 refuses it): measured and reported, not asserted.
+    const rewritten = /holds NIGHTSHIFT-COST-0\.0001/.test(out);
+    t.diagnostic(`/proc/<pid>/mem under the filter: ${rewritten ? 'OPEN: the sibling\'s memory was rewritten' : 'closed here'} (${out.replace(/\n/g, ' | ')})`);
   });
   test('negative control: the same tool in the same wall without the filter gets the stream, attaches and reads', async (t) => {
     const d = await thief(t, false);
