@@ -11,7 +11,9 @@ import { StreamTracker } from '../sessions/stream/stream-tracker.js';
 import { startFakeApi } from '../test/fake-api.js';
 import { median, timedRun } from './timing.js';
 import { BWRAP, CLAUDE, claudeTestEnv, configYaml, SANDBOX } from '../test/helpers.js';
-import { bwrapArgs } from '../sessions/wall/sandbox.js';
+import { bwrapArgs, SECCOMP_FD } from '../sessions/wall/sandbox.js';
+import { seccompProgram } from '../sessions/wall/seccomp.js';
+import { writeInputs } from '../daemon/child-process.js';
 import { loadConfig } from '../daemon/config/config.js';
 import { loadAgent } from '../daemon/config/agents.js';
 import { claudeArgs } from '../sessions/run/command.js';
@@ -23,10 +25,12 @@ const report: Record<string, unknown> = {};
 
 // A failed run rejects with its stderr, so it can never be counted as a time. stdout is kept only
 // when asked for (the bare CLI baseline discards it, as before).
-function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, keepStdout = false): Promise<{ ms: number; stdout: string }> {
+// `inputs` go to fds 3, 4, ... (bwrap's seccomp program).
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, keepStdout = false, inputs: Buffer[] = []): Promise<{ ms: number; stdout: string }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const c = spawn(cmd, args, { env, cwd, stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', 'pipe'] });
+    const c = spawn(cmd, args, { env, cwd, stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', 'pipe', ...inputs.map(() => 'pipe' as const)] });
+    writeInputs(c, inputs);
     let stdout = '';
     let stderr = '';
     c.stdout?.on('data', (d) => (stdout += d));
@@ -67,7 +71,7 @@ async function supervisorOverhead(runs = 10) {
       );
       try {
         const t0 = performance.now();
-        const run = timed(g.command, g.args, g.env, config.vault);
+        const run = timed(g.command, g.args, g.env, config.vault, false, g.inputs);
         g.spawned();
         await run;
         return performance.now() - t0;
@@ -83,7 +87,7 @@ async function supervisorOverhead(runs = 10) {
     for (let i = 0; i < runs; i++) {
       cli.push((await timed(CLAUDE, bare, env, path.join(dir, 'vault'))).ms);
       ns.push(await timedRun(env, dir));
-      if (walled) boxed.push((await timed('bwrap', walled, env, path.join(dir, 'vault'))).ms);
+      if (walled) boxed.push((await timed('bwrap', walled, env, path.join(dir, 'vault'), false, [seccompProgram()])).ms);
       guests.push(await asGuest());
       process.stderr.write('.');
     }
@@ -102,6 +106,37 @@ async function supervisorOverhead(runs = 10) {
     console.log(`the CLI as a guest (wall, state, hooks, memory server; spawn to exit) ${fmt(g, 0)} ms: +${fmt(g - c, 0)} ms over bare; the supervisor's own share +${fmt(n - g, 0)} ms (ratio ${fmt(n / g, 3)})`);
   } finally {
     await api.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// The seccomp filter's own cost: the session's wall around `true`, with and without --seccomp
+// (the program generated and written to fd 3 each time, as a session does), interleaved.
+async function seccompStart(runs = 20) {
+  if (!BWRAP) {
+    console.log('seccomp filter: skipped (bwrap cannot make a sandbox here)');
+    return;
+  }
+  const dir = fs.mkdtempSync(path.join('/var/tmp', 'nightshift-bench-'));
+  try {
+    const vault = path.join(dir, 'vault');
+    const home = path.join(dir, 'home');
+    for (const d of [vault, home]) fs.mkdirSync(d);
+    const layout = { vault, writable: [], hidden: [path.join(dir, 'state'), '/run'], hiddenFiles: [], readable: [], sessionDir: home, home };
+    const env = { PATH: process.env.PATH };
+    const bare = bwrapArgs(layout, '/bin/true', [], { seccompFd: null });
+    const filtered = bwrapArgs(layout, '/bin/true', [], { seccompFd: SECCOMP_FD });
+    const off: number[] = [];
+    const on: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      off.push((await timed('bwrap', bare, env, vault)).ms);
+      on.push((await timed('bwrap', filtered, env, vault, false, [seccompProgram()])).ms);
+    }
+    const a = median(off);
+    const b = median(on);
+    report.seccomp = { runs, instructions: seccompProgram().length / 8, bwrap_true_median_ms: +a.toFixed(2), with_filter_median_ms: +b.toFixed(2), ratio: +(b / a).toFixed(3) };
+    console.log(`seccomp filter: bwrap … true ${fmt(b, 1)} ms with it vs ${fmt(a, 1)} ms without (median of ${runs}): ratio ${fmt(b / a, 3)}`);
+  } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -242,6 +277,7 @@ if (!only || only === 'stream') streamThroughput();
 if (!only || only === 'ledger') ledgerPairs();
 if (!only || only === 'tick' || only === 'status') await commandStartup();
 if (!only || only === 'startup') report.startup = (await import('./startup.js')).startupBench();
+if (!only || only === 'seccomp') await seccompStart();
 if (!only || only === 'supervisor') await supervisorOverhead(Number(process.env.BENCH_RUNS) || 10);
 if (!only || only === 'embeddings') report.embeddings = await (await import('./embeddings.js')).embeddingsBench();
 if (!only || only === 'memory-mcp') report.memory_mcp = await (await import('./memory-mcp.js')).memoryMcpBench();

@@ -22,6 +22,8 @@ export type ChildOptions = {
   detached?: boolean;
   // SIGKILL after this long.
   timeoutMs?: number;
+  // Bytes for the child's fds 3, 4, ..., each a pipe closed once written (bwrap's --seccomp 3).
+  inputs?: Buffer[];
 };
 
 // Starts `command` and collects its output as text; never rejects.
@@ -30,8 +32,9 @@ export function startChild(command: string, args: string[], o: ChildOptions): { 
     cwd: o.cwd,
     env: o.env,
     detached: o.detached ?? false,
-    stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
   });
+  writeInputs(child, o.inputs);
   const done = new Promise<ChildResult>((resolve) => {
     let stdout = '';
     let stderr = '';
@@ -61,4 +64,15 @@ export function startChild(command: string, args: string[], o: ChildOptions): { 
 // `startChild` for a caller that only needs the result.
 export function runChild(command: string, args: string[], o: ChildOptions): Promise<ChildResult> {
   return startChild(command, args, o).done;
+}
+
+// Writes each buffer to the child's fd 3, 4, ... and closes it; a child that exits (or fails to
+// start) without reading is reported by its own exit, not by a write error here.
+export function writeInputs(child: ChildProcess, inputs: Buffer[] | undefined): void {
+  (inputs ?? []).forEach((b, i) => {
+    const s = child.stdio[3 + i] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void } | null;
+    if (!s) return;
+    s.on('error', () => {});
+    s.end(b);
+  });
 }

@@ -180,6 +180,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: stateBuilt.then((s) => s?.text ?? null), version: version(),
       // The proxy refuses further calls once the running estimate passed the session's ceiling.
       refuse: () => (config.budget.max_usd_per_session !== null && usd > config.budget.max_usd_per_session ? `the session's cost ceiling $${config.budget.max_usd_per_session} is passed` : null),
+      seccomp: deps.seccomp,
     },
     (extra) => claudeArgs(agent, config, extra),
   );
@@ -215,6 +216,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     run = await runClaude({
       command: guest.command,
       args: guest.args,
+      inputs: guest.inputs,
       inner: guest.sandboxed ? guest.cli : null,
       cwd: config.vault,
       env: guest.env,

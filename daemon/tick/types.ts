@@ -19,9 +19,10 @@ export type RunDeps = {
   // The time this tick was scheduled for (the daemon's cron slot), to tell a late run.
   slot?: Date | null;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at
-  // settle) and the subreaper's (off). Production leaves both unset.
+  // settle), the subreaper's (off) and the seccomp filter's (off). Production leaves all unset.
   chargeOn?: 'open' | 'settle';
   subreaper?: boolean;
+  seccomp?: boolean;
 };
 
 export type Choice = { agent: Agent; reason: string } | { skip: string } | { dream: string };

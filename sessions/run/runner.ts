@@ -4,6 +4,7 @@
 import { LineSplitter } from '../stream/line-splitter.js';
 import type { StopReason } from './outcome.js';
 import { spawn } from 'node:child_process';
+import { writeInputs } from '../../daemon/child-process.js';
 import fs from 'node:fs';
 import { descendants, killSession, listProcs, sessionProcs, SESSION_MARKER } from './process-tree.js';
 import { EXEC_FAILED_CODE, EXEC_FAILED_RE, reaped } from './reaper.js';
@@ -36,6 +37,9 @@ export type RunnerOptions = {
   // The CLI's path when `command` wraps it (bwrap): the stop request goes to that process, since
   // the wrapper does not pass signals on.
   inner?: string | null;
+  // Bytes for the child's fds 3, 4, ..., each a pipe closed once written: bwrap reads the
+  // session's seccomp program from fd 3.
+  inputs?: Buffer[];
 };
 
 export type RunnerResult = {
@@ -87,8 +91,9 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const child = spawn(wrapped?.command ?? o.command, wrapped?.args ?? o.args, {
     cwd: o.cwd,
     env: { ...o.env, [SESSION_MARKER]: o.sessionId },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
   });
+  writeInputs(child, o.inputs);
   // If we exit first (an uncaught error), the CLI is not left running unwatched.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);

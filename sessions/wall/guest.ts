@@ -11,7 +11,8 @@ import { SandboxUnavailableError } from '../../daemon/errors.js';
 import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
-import { bwrapArgs, resolveCommand, sandboxProbe, type SandboxLayout } from './sandbox.js';
+import { bwrapArgs, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
+import { seccompProgram } from './seccomp.js';
 import { sessionEnv } from './session-env.js';
 import { sessionsDir, sweepSessionDirs } from './session-dirs.js';
 import { startSessionHooks, type SessionHooks } from '../hooks/session-hooks.js';
@@ -35,6 +36,9 @@ export type GuestInput = {
   version: string;
   // A reason once the session's cost ceiling is passed: the proxy refuses further calls.
   refuse?: () => string | null;
+  // Test-only, never read from config or the environment: false walls the session without its
+  // seccomp filter, the negative control of what the filter keeps out.
+  seccomp?: boolean;
 };
 
 export type Guest = {
@@ -45,6 +49,8 @@ export type Guest = {
   // does not pass signals on.
   cli: string | null;
   sandboxed: boolean;
+  // Bytes for the spawned command's fds 3, 4, ...: the seccomp program bwrap reads.
+  inputs: Buffer[];
   hooks: SessionHooks | null;
   // Whether the memory tools are served to this session.
   memory: boolean;
@@ -174,10 +180,19 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       const bwrap = resolveCommand('bwrap', env.PATH);
       if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
       const layout = layoutFor(config, i.env, dir, home, cli, os.homedir());
+      const filtered = i.seccomp !== false;
+      // A machine without a filter refuses the session (the probe said so before the charge).
+      let inputs: Buffer[] = [];
+      try {
+        if (filtered) inputs = [seccompProgram()];
+      } catch (err) {
+        throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${(err as Error).message}`);
+      }
       const inner = bridged(perl!, routes, cli, args);
-      return { command: bwrap, args: bwrapArgs({ ...layout, network: 'private' }, inner.command, inner.args), env, cli, sandboxed: true, hooks, memory: served, dir, spawned, close };
+      const wall = bwrapArgs({ ...layout, network: 'private' }, inner.command, inner.args, { seccompFd: filtered ? SECCOMP_FD : null });
+      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, hooks, memory: served, dir, spawned, close };
     }
-    return { command: cli ?? config.claude.command, args, env, cli, sandboxed: false, hooks, memory: served, dir, spawned, close };
+    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, hooks, memory: served, dir, spawned, close };
   } catch (err) {
     // The memory server may still be starting: it is closed with the rest once it is up.
     await memoryStart.catch(() => {});

@@ -1,10 +1,12 @@
 // The wall around a session: bubblewrap with the vault (and hooks.extra_dirs) writable, the vault's
 // .git read-only, the rest of the file system read-only, the supervisor's state, logs, config, env
-// file and home invisible, a private HOME and /tmp, and a PID namespace that dies with its parent.
+// file and home invisible, a private HOME and /tmp, a PID namespace that dies with its parent, and
+// a seccomp filter (./seccomp.ts) that keeps the session's processes out of each other's.
 // The guardrail hook tells the model why; this is what holds when the model does not listen.
 import fs from 'node:fs';
 import path from 'node:path';
 import { runChild } from '../../daemon/child-process.js';
+import { seccompProgram } from './seccomp.js';
 
 export type SandboxMode = 'bwrap' | 'none';
 
@@ -36,10 +38,20 @@ export class SandboxError extends Error {
   override name = 'SandboxError';
 }
 
+// The fd bwrap reads the seccomp program from: the first after stdin, stdout and stderr (the
+// runner writes the program there, see `inputs` in sessions/run/runner.ts).
+export const SECCOMP_FD = 3;
+
+export type BwrapOptions = {
+  // Where bwrap reads the compiled seccomp program (--seccomp); null only for the test-only
+  // negative control, which shows what the filter keeps out.
+  seccompFd: number | null;
+};
+
 // Pure: bwrap's arguments for a layout, mounts ordered so that a deeper path always lands on top
 // of a shallower one (a vault inside a hidden home is bound back; a state dir inside the vault is
 // hidden again). Hidden folders become empty read-only tmpfs; hidden files an empty read-only file.
-export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): string[] {
+export function bwrapArgs(l: SandboxLayout, command: string, args: string[], o: BwrapOptions = { seccompFd: SECCOMP_FD }): string[] {
   const vault = path.resolve(l.vault);
   const wanted = [...new Set(l.hidden.map((p) => path.resolve(p)))].filter((p) => p !== '/');
   const writable = [vault, ...l.writable.map((p) => path.resolve(p))];
@@ -95,6 +107,8 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[]): st
     // bwrap started by root leaves the session root's capabilities: with CAP_SYS_ADMIN a bind
     // mount remounted read-write undoes the whole wall. None, whoever starts it.
     '--cap-drop', 'ALL',
+    // Installed just before bwrap runs the CLI: bwrap's own setup is not filtered, the session is.
+    ...(o.seccompFd === null ? [] : ['--seccomp', String(o.seccompFd)]),
     '--chdir', vault,
     '--',
     command,
@@ -127,6 +141,7 @@ export function bwrapHint(error: string): string {
     return 'the kernel refuses a fresh /proc while something is mounted over this one: the unit must not set ProtectKernelTunables=, ProtectKernelLogs= or ProtectHostname=';
   }
   if (/make \/ slave|pivot_root|unmount old root/i.test(error)) return 'mount calls are filtered: the unit\'s SystemCallFilter= must allow mount umount2 pivot_root';
+  if (/seccomp/i.test(error)) return 'the kernel refused the session\'s seccomp filter: it needs CONFIG_SECCOMP_FILTER, and a unit\'s own SystemCallFilter= must allow seccomp and prctl';
   return 'user namespaces disabled? check /proc/sys/user/max_user_namespaces, or the unit\'s hardening';
 }
 
@@ -137,12 +152,19 @@ export function sandboxProbe(config: { sandbox: SandboxMode }, env: NodeJS.Proce
 }
 
 // Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started, with
-// the namespaces a session's sandbox asks for.
+// the namespaces and the seccomp filter a session's sandbox asks for (a machine nightshift has no
+// filter for, or a kernel that refuses it, fails here, before anything is charged).
 export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? ''): Promise<string | null> {
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
-  const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--', 'true'], {
-    timeoutMs: 10_000, env: { PATH: envPath },
+  let program: Buffer;
+  try {
+    program = seccompProgram();
+  } catch (err) {
+    return (err as Error).message;
+  }
+  const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--seccomp', String(SECCOMP_FD), '--', 'true'], {
+    timeoutMs: 10_000, env: { PATH: envPath }, inputs: [program],
   });
   if (r.exitCode === 0) return null;
   const why = (r.stderr || r.error?.message || (r.signal ? `killed by ${r.signal}` : '')).trim().split('\n').slice(-1)[0];
