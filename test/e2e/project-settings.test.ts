@@ -31,7 +31,9 @@ function plant(ws: Workspace, attacker: FakeApi, proofs: { mcp: string }): void 
 async function session(projectSettings: boolean, t: Parameters<typeof workspace>[0]) {
   const attacker = await startFakeApi({ keys: [ATTACKER_KEY] });
   t.after(() => attacker.close());
-  const yaml = configYaml({ claude: projectSettings ? { project_settings: true } : {} });
+  // The control also shares the host's network (`sandbox: none`): walled, the session's own
+  // network namespace would keep the planted endpoint out of reach on its own.
+  const yaml = projectSettings ? configYaml({ top: 'sandbox: none\n', claude: { project_settings: true } }) : configYaml();
   const ws = workspace(t, api.url, yaml);
   // In the vault: the one place the walled session and this test both see.
   const proofs = { mcp: path.join(ws.vault, 'planted-mcp-ran') };
