@@ -10,7 +10,7 @@ import { LiveLine } from '../logs/live-line.js';
 import { terminalText } from '../logs/terminal-text.js';
 import { ConfigError, EXIT, NightshiftError } from '../daemon/errors.js';
 import { errnoAccessProblem } from '../daemon/file-access.js';
-import { envFilePath, loadEnvFile } from '../daemon/config/env-file.js';
+import { ENV_FILE_VAR, envFilePath, loadEnvFile } from '../daemon/config/env-file.js';
 import { parse } from './args.js';
 import type { Command, Io, MainDeps } from './context.js';
 import { MAIN_HELP } from './help.js';
@@ -71,7 +71,9 @@ export async function main(deps: MainDeps): Promise<number> {
     // Every command below sees the env file the units see.
     const { configPath } = await import('../daemon/config/config.js');
     const configFile = configPath(flags.config, deps.env, deps.cwd);
-    const { env, result: envFile } = loadEnvFile(envFilePath(flags['environment-file'], configFile, deps.cwd), deps.env, !!flags['environment-file'], !(cmd.stage === 'env' && cmd.lenientEnvFile));
+    const { env: read, result: envFile } = loadEnvFile(envFilePath(flags['environment-file'], configFile, deps.cwd), deps.env, !!flags['environment-file'], !(cmd.stage === 'env' && cmd.lenientEnvFile));
+    // The file read is hidden from every session, wherever it lies (sessions/wall/guest.ts).
+    const env = envFile ? { ...read, [ENV_FILE_VAR]: envFile.file } : read;
     redact = makeRedactor(secretValues(env));
     const withEnv = { ...bare, env, envFile, configFile, journal };
     if (cmd.stage === 'env') return await cmd.run(withEnv);

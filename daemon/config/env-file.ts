@@ -60,6 +60,9 @@ export const readableByOthers = (mode: number) => (mode & 0o044) !== 0;
 // `insecure`: why the file was refused (only when not strict: doctor reports it as a check).
 export type EnvFileResult = { file: string; loaded: string[]; problems: string[]; skipped: string | null; insecure: string | null };
 
+// The supervisor's own note of the env file it read, so that the wall hides it wherever it lies.
+export const ENV_FILE_VAR = 'NIGHTSHIFT_ENV_FILE';
+
 // Where the env file is: --environment-file, else beside the config.
 export function envFilePath(flag: string | undefined, configFile: string, cwd: string): string {
   return flag ? path.resolve(cwd, flag) : path.join(path.dirname(configFile), ENV_FILE_NAME);

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { isUtc } from '../../budget/day.js';
 import { DEFAULTS } from './defaults.js';
 import { parseDuration } from './duration.js';
+import { formatSize, parseSize } from './size.js';
 import { parseDays, parseHours } from '../schedule/schedule-spec.js';
 
 // A config is read once per process: zod's compiled parsers would cost more to build (~10 ms)
@@ -21,6 +22,17 @@ const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default',
 export const show = (v: unknown) => (typeof v === 'string' ? `\`${v}\`` : `\`${JSON.stringify(v)}\` (${typeof v})`);
 
 export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+// A size field: `512M`, `50MB`, `2G`; becomes bytes.
+export const size = (min = 0) =>
+  z.unknown().transform((v, ctx) => {
+    const bytes = parseSize(v);
+    if (bytes === null || bytes < min) {
+      ctx.addIssue({ code: 'custom', message: `Expected a size like \`512M\`, \`50MB\` or \`2G\`${min > 1 ? ` of at least ${formatSize(min)}` : ''}, got ${show(v)}` });
+      return z.NEVER;
+    }
+    return bytes;
+  });
 
 // A duration field: `90s`, `10m`, `1h`; becomes milliseconds.
 export const duration = (min = 1) =>
@@ -238,6 +250,20 @@ export const ConfigSchema = z.strictObject({
       enabled: z.boolean().default(true),
       extra_dirs: z.array(nonEmpty).default([]),
       timeout: duration(1000).prefault(DEFAULTS.hooks.timeout),
+    })
+    .prefault({}),
+  // What one session may use up; each bound ends or refuses that session's excess, never the host.
+  limits: z
+    .strictObject({
+      // The wall's private /tmp and /dev/shm, each.
+      tmp: size(1024 * 1024).prefault(DEFAULTS.limits.tmp),
+      // A commit after a session: no file above commit_file, no more than commit_total added.
+      commit_file: size(1).prefault(DEFAULTS.limits.commit_file),
+      commit_total: size(1).prefault(DEFAULTS.limits.commit_total),
+      // Memories one session may write through its tools.
+      memory_writes: posInt.default(DEFAULTS.limits.memory_writes),
+      // Requests one endpoint (hooks, memory, API) serves at once for a session.
+      endpoint_requests: posInt.default(DEFAULTS.limits.endpoint_requests),
     })
     .prefault({}),
 });

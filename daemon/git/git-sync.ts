@@ -11,12 +11,14 @@ import type { Config } from '../config/schema.js';
 import { acquireLock } from '../lock.js';
 import { startChild } from '../child-process.js';
 import { headBranch, refSha } from './refs.js';
+import { formatSize } from '../config/size.js';
 
 // `uncommitted`: the work tree still holds changes that no commit saved (exit 1, OnFailure= fires).
 export type GitReport = { pulled: boolean; committed: boolean; pushed: boolean; branch: string | null; error: string | null; uncommitted: boolean };
 export const emptyGitReport = (): GitReport => ({ pulled: false, committed: false, pushed: false, branch: null, error: null, uncommitted: false });
 
-type GitResult = { ok: boolean; stdout: string; stderr: string };
+// `raw`: stdout untrimmed, for output whose leading blanks mean something (`status --porcelain`).
+type GitResult = { ok: boolean; stdout: string; stderr: string; raw?: string };
 type Git = (args: string[], input?: string) => Promise<GitResult>;
 
 // After SIGTERM to a git's process group, this long before SIGKILL.
@@ -63,7 +65,7 @@ export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal 
     try {
       const r = await done;
       const stderr = (r.error ? `cannot run git: ${r.error.message}` : r.stderr).trim();
-      return { ok: r.exitCode === 0 && !ended, stdout: r.stdout.trim(), stderr: ended ? `git ${args[0]} ${ended}` : stderr };
+      return { ok: r.exitCode === 0 && !ended, stdout: r.stdout.trim(), raw: r.stdout, stderr: ended ? `git ${args[0]} ${ended}` : stderr };
     } finally {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
@@ -238,6 +240,11 @@ export class VaultGit {
 
   // The commit itself needs no lock: it touches only this work tree. Each step's failure is returned.
   private async commitAll(message: string): Promise<{ committed: boolean; markers: boolean; error: string | null }> {
+    // What a session wrote is weighed before git reads it: a 1 GB file took 93 s to commit and push.
+    const listed = await this.localGit(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all']);
+    if (!listed.ok) return { committed: false, markers: false, error: `git status failed: ${lastLine(listed.stderr)}` };
+    const tooBig = oversized(this.config.vault, changedPaths(listed.raw ?? ''), { file: this.config.limits.commit_file, total: this.config.limits.commit_total });
+    if (tooBig) return { committed: false, markers: false, error: `commit refused, nothing committed (the work stays in the vault): ${tooBig}` };
     const add = await this.localGit(['add', '--all']);
     if (!add.ok) return { committed: false, markers: false, error: `git add failed: ${lastLine(add.stderr)}` };
     const staged = await this.localGit(['diff', '--cached', '--quiet']);
@@ -328,6 +335,35 @@ export class VaultGit {
     const r = await this.localGit(['rev-list', '--count', `${this.config.git.remote}/${branch}..HEAD`]);
     return r.ok ? Number(r.stdout) : null;
   }
+}
+
+// Pure: the paths `git status --porcelain=v1 -z` names as added or changed (a rename's old path and
+// deletions left out).
+export function changedPaths(z: string): string[] {
+  const out: string[] = [];
+  const parts = z.split('\0');
+  for (let i = 0; i < parts.length; i++) {
+    const e = parts[i];
+    if (e.length < 4) continue;
+    const [x, y, p] = [e[0], e[1], e.slice(3)];
+    if (x === 'R' || x === 'C') i++;
+    if (x === 'D' || y === 'D') continue;
+    out.push(p);
+  }
+  return out;
+}
+
+// Why these files may not be committed (limits.commit_file, limits.commit_total), or null. Sizes
+// as lstat tells them: a link weighs its target's name, never its target.
+export function oversized(vault: string, paths: string[], max: { file: number; total: number }): string | null {
+  let total = 0;
+  for (const p of paths) {
+    const st = fs.lstatSync(path.join(vault, p), { throwIfNoEntry: false });
+    if (!st || st.isDirectory()) continue;
+    if (st.size > max.file) return `\`${p}\` is ${formatSize(st.size)} (limits.commit_file is ${formatSize(max.file)})`;
+    total += st.size;
+  }
+  return total > max.total ? `the session added ${formatSize(total)} (limits.commit_total is ${formatSize(max.total)})` : null;
 }
 
 // The line that says what went wrong: git's `fatal:`/`error:` line when there is one.

@@ -17,6 +17,7 @@ import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from '../config/config-fallback.js';
 import { formatDuration } from '../config/duration.js';
 import { gitIn } from '../git/git-sync.js';
+import { withoutCredentials } from '../../sessions/wall/git-credentials.js';
 import { lockOwner } from '../lock.js';
 import { accessCheck, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck } from './doctor-setup.js';
 import { ENV_FILE_NAME, type EnvFileResult } from '../config/env-file.js';
@@ -187,6 +188,12 @@ async function vaultChecks(l: LenientConfig): Promise<Check[]> {
     return [fail('vault', `${c.vault} is not a git work tree`, `git clone the vault there, or set git.enabled: false in ${c.file}`)];
   }
   const out = [ok('vault', `${c.vault}: git work tree`)];
+  // The session sees a copy without them, but the file is in the vault: a link or a copy leaks it.
+  const config = path.join(c.vault, '.git', 'config');
+  const held = fs.lstatSync(config, { throwIfNoEntry: false })?.isFile() ? withoutCredentials(fs.readFileSync(config, 'utf8')).found : [];
+  if (held.length) {
+    out.push(fail('vault credentials', `${config} holds ${held.join(' and ')}: push credentials in the vault are within reach of every session`, `remove them (git -C ${c.vault} remote set-url ${c.git.remote} <url without user:token@>; git -C ${c.vault} config --unset-all http.extraheader) and give nightshift's git a credential helper outside the vault (e.g. git config --global credential.helper 'store --file /etc/nightshift/git-credentials' as the service user)`));
+  }
   const remotes = (await git(['remote'])).stdout.split('\n');
   if (!remotes.includes(c.git.remote)) {
     out.push(fail('remote', `the vault has no remote \`${c.git.remote}\``, `git -C ${c.vault} remote add ${c.git.remote} <url>, or set git.remote`));

@@ -35,6 +35,8 @@ export type MemoryHttpOptions = {
   version: string;
   afterObserve?: (memory: { id: number; text: string }) => void;
   maxBodyBytes?: number;
+  // Writing tool calls this session may make (limits.memory_writes); unset: no bound.
+  maxWrites?: number;
 };
 
 export type MemoryHttpStats = { requests: number; unauthorized: number; rejected: number; errors: number };
@@ -111,6 +113,7 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
   const maxBody = o.maxBodyBytes ?? MAX_BODY_BYTES;
   const actor: Actor = { surface: 'mcp', sessionId: o.sessionId };
   const stats: MemoryHttpStats = { requests: 0, unauthorized: 0, rejected: 0, errors: 0 };
+  const writes = o.maxWrites === undefined ? undefined : { used: 0, max: o.maxWrites };
 
   const authorized = (req: http.IncomingMessage): boolean => {
     const m = /^Bearer +(\S+) *$/i.exec(String(req.headers.authorization ?? ''));
@@ -133,7 +136,7 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, body: unknown) => {
     const { McpServer, StreamableHTTPServerTransport, tools, store } = await load();
     const server = new McpServer({ name: tools.SERVER_NAME, version: o.version }, { instructions: tools.INSTRUCTIONS });
-    tools.registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, logger: log, afterObserve: o.afterObserve });
+    tools.registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, logger: log, afterObserve: o.afterObserve, writes });
     server.server.onerror = (err) => log.warn({ event: 'mcp_error', err }, `mcp: ${err.message}`);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

@@ -41,6 +41,13 @@ async function callTool(tool: Tool, args: unknown, opts: ToolOptions): Promise<C
   // Every text argument, by the name the caller used (the store checks again under its own names).
   const bad = fieldsProblem(parsed.data as Record<string, unknown>);
   if (bad) return toolError(`Invalid arguments for \`${tool.name}\`: ${bad.message}. Fix the arguments and call it again.`);
+  if (!tool.annotations.readOnlyHint && opts.writes) {
+    if (opts.writes.used >= opts.writes.max) {
+      opts.logger?.warn({ event: 'mcp_write_limit', tool: tool.name, max: opts.writes.max }, `memory: write limit of ${opts.writes.max} reached`);
+      return toolError(`limit: this session has made its ${opts.writes.max} memory writes (limits.memory_writes); \`${tool.name}\` was not run. Keep what is left to say for your result.`);
+    }
+    opts.writes.used++;
+  }
   try {
     const { structured, text } = await tool.run(parsed.data);
     return { content: [{ type: 'text', text: text ?? JSON.stringify(structured) }], structuredContent: structured };

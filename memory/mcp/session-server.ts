@@ -37,7 +37,7 @@ export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv,
   const afterObserve = (m: { id: number; text: string }) => void serve().then((s) => s.afterObserve?.(m), () => {});
   let http;
   try {
-    http = await startMemoryHttp({ store, sessionId, logger, version, afterObserve, listen });
+    http = await startMemoryHttp({ store, sessionId, logger, version, afterObserve, listen, maxWrites: config.limits.memory_writes });
   } catch (err) {
     store.close();
     throw new MemoryDbError(`Cannot serve memory to session ${sessionId}: ${(err as Error)?.message ?? String(err)}`, { cause: err });

@@ -17,6 +17,9 @@ export type ToolOptions = {
   // Called with each new memory an observe made (not a merge), after it has answered; the server
   // runs its slower checks there (Gemini's contradiction check) without delaying the reply.
   afterObserve?: (memory: { id: number; text: string }) => void;
+  // A session's budget of writing calls (limits.memory_writes), shared by every request it makes;
+  // past it a writing tool is refused and the store is not touched.
+  writes?: { used: number; max: number };
 };
 
 type Annotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint: boolean; openWorldHint: boolean };

@@ -14,6 +14,8 @@ import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
 import { bwrapArgs, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
 import { seccompProgram } from './seccomp.js';
 import { sessionEnv } from './session-env.js';
+import { withoutCredentials } from './git-credentials.js';
+import { ENV_FILE_VAR } from '../../daemon/config/env-file.js';
 import { sessionsDir, sweepSessionDirs } from './session-dirs.js';
 import { startSessionHooks, type SessionHooks } from '../hooks/session-hooks.js';
 import { findPerl } from '../run/reaper.js';
@@ -81,7 +83,8 @@ export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, h
   const db = memoryDbPath(config);
   const memoryDir = path.dirname(db);
   const vaultInside = (d: string) => path.resolve(config.vault) === path.resolve(d) || path.resolve(config.vault).startsWith(`${path.resolve(d)}/`);
-  const hiddenFiles = [config.file, path.join(config.dir, 'nightshift.env'), config.git.lock_file];
+  // Every env file: the one beside the config and the one the supervisor read (--environment-file).
+  const hiddenFiles = [config.file, path.join(config.dir, 'nightshift.env'), config.git.lock_file, ...(env[ENV_FILE_VAR] ? [path.resolve(env[ENV_FILE_VAR]!)] : [])];
   if (vaultInside(memoryDir)) hiddenFiles.push(...['', '-wal', '-shm', '-journal'].map((s) => db + s));
   else hidden.push(memoryDir);
   const readable: string[] = [];
@@ -92,7 +95,20 @@ export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, h
   } catch {
     // no resolv.conf
   }
-  return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home };
+  return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home, tmpBytes: config.limits.tmp };
+}
+
+// The vault's .git/config as the session sees it, when the real one holds push credentials.
+function gitConfigOverlay(vault: string, dir: string, log: Logger): Array<{ source: string; target: string }> {
+  const target = path.join(vault, '.git', 'config');
+  const st = fs.lstatSync(target, { throwIfNoEntry: false });
+  if (!st?.isFile()) return [];
+  const clean = withoutCredentials(fs.readFileSync(target, 'utf8'));
+  if (!clean.found.length) return [];
+  const source = path.join(dir, 'git-config');
+  fs.writeFileSync(source, clean.text, { mode: 0o600 });
+  log.warn({ event: 'git_credentials_hidden', found: clean.found }, `the vault's .git/config holds ${clean.found.join(' and ')}: hidden from the session (move them to a credential helper: see doctor)`);
+  return [{ source, target }];
 }
 
 export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) => string[]): Promise<Guest> {
@@ -116,7 +132,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     const socket = path.join(sockets, name);
     // sun_path holds 108 bytes with its NUL.
     if (Buffer.byteLength(socket) > 107) throw new SandboxUnavailableError(`Refused: the session's socket path ${socket} is longer than a unix socket may be (107 bytes): choose a shorter state_dir in ${config.file}`);
-    return { socket, url: wallUrl(port) };
+    return { socket, url: wallUrl(port), maxConnections: config.limits.endpoint_requests };
   };
   const routes: BridgeRoute[] = walled ? [['a', WALL_PORTS.api], ['h', WALL_PORTS.hooks], ['m', WALL_PORTS.memory]].map(([n, p]) => ({ socket: path.join(sockets, n as string), port: p as number })) : [];
   const close = async () => {
@@ -179,7 +195,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     if (config.sandbox === 'bwrap' && cli) {
       const bwrap = resolveCommand('bwrap', env.PATH);
       if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
-      const layout = layoutFor(config, i.env, dir, home, cli, os.homedir());
+      const layout = { ...layoutFor(config, i.env, dir, home, cli, os.homedir()), overlays: gitConfigOverlay(config.vault, dir, log) };
       const filtered = i.seccomp !== false;
       // A machine without a filter refuses the session (the probe said so before the charge).
       let inputs: Buffer[] = [];

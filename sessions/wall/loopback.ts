@@ -5,13 +5,19 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-// A unix socket, and the URL the session reaches it by.
-export type Listen = { socket: string; url: string };
+// A unix socket, the URL the session reaches it by, and how many connections it may hold open at
+// once (limits.endpoint_requests): each buffers a body, so their number bounds the memory a
+// session can pin in the supervisor.
+export type Listen = { socket: string; url: string; maxConnections?: number };
+// The bound where the session's config gives none (an endpoint on 127.0.0.1, unwalled).
+export const DEFAULT_MAX_CONNECTIONS = 8;
 // `url`: what the session is told; `local`: how the supervisor reaches its own endpoint.
 export type Listening = { url: string; local: { url: string; socketPath?: string } };
 
 // Resolves once listening; a listen error rejects.
 export function listenEndpoint(server: http.Server, at?: Listen | null): Promise<Listening> {
+  // Past it, a new connection is closed at once; the ones open are served.
+  server.maxConnections = at?.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     const done = (l: Listening) => {

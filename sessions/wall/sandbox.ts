@@ -27,10 +27,15 @@ export type SandboxLayout = {
   // `private`: a network namespace of the session's own (a loopback and nothing else); the
   // supervisor's endpoints come in through the bridge (sessions/wall/bridge.ts).
   network?: 'private' | 'host';
+  // The size of the private /tmp and /dev/shm, each (limits.tmp); unset: the kernel's half of RAM.
+  tmpBytes?: number;
+  // Files the session sees in place of others, read-only (a .git/config without its credentials).
+  overlays?: Array<{ source: string; target: string }>;
 };
 
 type Mount = { at: string; args: string[]; rank: number };
 
+const sized = (bytes: number | undefined) => (bytes ? ['--size', String(bytes)] : []);
 const depth = (p: string) => (p === '/' ? 0 : p.split('/').length - 1);
 const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 
@@ -75,12 +80,16 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[], o: 
   // An extra dir that does not exist yet cannot be bound (bwrap would refuse to start at all).
   for (const w of new Set(writable)) if (w === vault || fs.existsSync(w)) add(w, 3, ['--bind', w, w]);
   // nightshift's own git reads the vault's .git: a session must not plant config, hooks or refs.
-  const dotGit = path.join(vault, '.git');
-  if (fs.existsSync(dotGit)) add(dotGit, 4, ['--ro-bind', dotGit, dotGit]);
+  // An extra dir's .git too: the operator's own git runs there (a planted hook would run in it).
+  for (const w of new Set(writable)) {
+    const dotGit = path.join(w, '.git');
+    if (fs.existsSync(dotGit)) add(dotGit, 4, ['--ro-bind', dotGit, dotGit]);
+  }
   // The supervisor writes the next session's state into <vault>/.nightshift: a session must not
   // plant a link there for it to write through (a real folder only; a link is not followed).
   const dotNightshift = path.join(vault, '.nightshift');
   if (fs.lstatSync(dotNightshift, { throwIfNoEntry: false })?.isDirectory()) add(dotNightshift, 4, ['--ro-bind', dotNightshift, dotNightshift]);
+  for (const o of l.overlays ?? []) add(path.resolve(o.target), 5, ['--ro-bind', path.resolve(o.source), path.resolve(o.target)]);
   add(path.resolve(l.sessionDir), 5, ['--ro-bind', path.resolve(l.sessionDir), path.resolve(l.sessionDir)]);
   add(path.resolve(l.home), 6, ['--bind', path.resolve(l.home), path.resolve(l.home)]);
   mounts.sort((a, b) => depth(a.at) - depth(b.at) || a.rank - b.rank);
@@ -89,14 +98,18 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[], o: 
   return [
     '--ro-bind', '/', '/',
     '--dev', '/dev',
+    // A sized /dev/shm, and /dev itself read-only at the end: each would otherwise take files up
+    // to half the host's RAM.
+    ...sized(l.tmpBytes), '--tmpfs', '/dev/shm',
     '--proc', '/proc',
     // Run as root, the session would still be uid 0 (sysctls are checked by uid, not capability):
     // the kernel's settings stay read-only (kernel.core_pattern would run a program on the host).
     '--ro-bind', '/proc/sys', '/proc/sys',
     '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
-    '--tmpfs', '/tmp',
+    ...sized(l.tmpBytes), '--tmpfs', '/tmp',
     ...mounts.flatMap((m) => m.args),
     ...readOnlyAfter,
+    '--remount-ro', '/dev',
     '--unshare-pid',
     // The user and IPC namespaces come with it; the network too, unless the caller keeps the host's.
     ...(l.network === 'private' ? ['--unshare-net'] : []),
@@ -136,6 +149,7 @@ export function bwrapHint(error: string): string {
   if (/No permissions to create new namespace|Creating new namespace failed/i.test(error)) {
     return 'user namespaces are forbidden here: the unit\'s RestrictNamespaces= must allow user mnt pid ipc uts net, and /proc/sys/user/max_user_namespaces must not be 0';
   }
+  if (/NETLINK_ROUTE/.test(error)) return 'bwrap brings the session\'s own loopback up through netlink: the unit\'s RestrictAddressFamilies= must allow AF_NETLINK';
   if (/overflow[ug]id/.test(error)) return '/proc/sys is hidden: the unit must not set ProcSubset=pid';
   if (/Can't mount proc/i.test(error)) {
     return 'the kernel refuses a fresh /proc while something is mounted over this one: the unit must not set ProtectKernelTunables=, ProtectKernelLogs= or ProtectHostname=';

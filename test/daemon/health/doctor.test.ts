@@ -97,6 +97,7 @@ test('sandbox: each refusal measured under the shipped units maps to the setting
     ['bwrap: Failed to make / slave: Operation not permitted', /SystemCallFilter= must allow mount umount2 pivot_root/],
     ['bwrap: pivot_root: Operation not permitted', /SystemCallFilter=/],
     ['bwrap: unmount old root: Operation not permitted', /SystemCallFilter=/],
+    ['bwrap: loopback: Failed to create NETLINK_ROUTE socket: Address family not supported by protocol', /RestrictAddressFamilies= must allow AF_NETLINK/],
     ['bwrap: something new', /max_user_namespaces/],
   ];
   for (const [error, want] of table) assert.match(bwrapHint(error), want, error);

@@ -22,7 +22,7 @@ const CLAIM = 'operator (signed off in person)';
 
 type Served = { store: MemoryStore; srv: MemoryHttp; logs: string[] };
 
-async function serve(t: TestContext, o: { maxBodyBytes?: number } = {}): Promise<Served> {
+async function serve(t: TestContext, o: { maxBodyBytes?: number; maxWrites?: number } = {}): Promise<Served> {
   const dir = tempDir(t, 'nightshift-mcp-http-');
   const store = MemoryStore.open(path.join(dir, 'memory.db'));
   const logs: string[] = [];
@@ -300,4 +300,28 @@ test('serveSessionMemory opens the store from the config, serves it, and close()
     assert.match((err as Error).message, /^Cannot open the memory store for session sess-bad: /);
     return true;
   });
+});
+
+// Issue 26: one session wrote 954 memories of 20 kB in 40 s.
+test('a session\'s writes stop at its bound: the next writing call is refused and the store untouched, reads still answer', async (t) => {
+  const { store, srv } = await serve(t, { maxWrites: 3 });
+  const client = await connect(t, srv.url, srv.token);
+  for (let i = 0; i < 3; i++) {
+    const o = await client.callTool({ name: 'observe', arguments: { text: `Fact number ${i} about the ${['staging', 'backup', 'billing'][i]} service.` } });
+    assert.equal(o.isError, undefined, JSON.stringify(o));
+  }
+  const before = counts(store);
+  const over = await client.callTool({ name: 'observe', arguments: { text: 'One fact too many about the mail relay.' } });
+  assert.equal(over.isError, true);
+  assert.match(JSON.stringify(over.content), /limits\.memory_writes/);
+  const link = await client.callTool({ name: 'link', arguments: { from: 1, to: 2, type: 'relates_to' } });
+  assert.match(JSON.stringify(link.content), /limits\.memory_writes/, 'every writing tool counts');
+  assert.deepEqual(counts(store), before);
+  const q = await client.callTool({ name: 'query', arguments: { query: 'staging service' } });
+  assert.equal(q.isError, undefined, 'reading is not bounded');
+  // Control: without a bound the fourth write lands.
+  const open = await serve(t);
+  const c2 = await connect(t, open.srv.url, open.srv.token);
+  for (let i = 0; i < 4; i++) await c2.callTool({ name: 'observe', arguments: { text: `Unbounded fact ${i} about the ${['staging', 'backup', 'billing', 'mail'][i]} host.` } });
+  assert.equal(counts(open.store).memories, 4);
 });

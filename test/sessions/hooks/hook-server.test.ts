@@ -2,9 +2,11 @@
 // dead signal when it stops answering.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import { describe, test } from 'node:test';
 import { hookSettings, HOOK_PATH, startHookServer, writeSettingsFile, type HookServer } from '../../../sessions/hooks/hook-server.js';
 import { decider } from '../../../sessions/hooks/session-hooks.js';
+import { DEFAULT_MAX_CONNECTIONS } from '../../../sessions/wall/loopback.js';
 
 const quiet = { warn() {}, debug() {}, error() {} };
 const logs: string[] = [];
@@ -39,6 +41,29 @@ describe('hook server', () => {
     assert.equal(no.status, 200);
     assert.equal(no.json.hookSpecificOutput.hookEventName, 'PreToolUse');
     assert.match(no.json.hookSpecificOutput.permissionDecisionReason, /blocked by nightshift: rm -r/);
+  });
+
+  // Issue 26: 160 unfinished requests, each buffering its body, took the supervisor to 1.7 GB.
+  test('unfinished requests past the bound are closed at once; the ones held, and later ones, are served', async (t) => {
+    const s = await server(t, undefined, { listen: null });
+    const port = Number(new URL(s.url).port);
+    const held: net.Socket[] = [];
+    const closed: boolean[] = [];
+    for (let i = 0; i < 20; i++) {
+      const c = net.connect(port, '127.0.0.1');
+      const k = closed.push(false) - 1;
+      c.on('close', () => (closed[k] = true));
+      c.on('error', () => {});
+      c.write(`POST ${HOOK_PATH} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token}\r\nContent-Length: 10000000\r\n\r\n{"a":`);
+      held.push(c);
+    }
+    t.after(() => held.forEach((c) => c.destroy()));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(closed.filter((c) => !c).length, DEFAULT_MAX_CONNECTIONS, `open: ${closed.filter((c) => !c).length}`);
+    held.forEach((c) => c.destroy());
+    await new Promise((r) => setTimeout(r, 100));
+    const ok = await post(s, payload('Bash', { command: 'echo hi' }));
+    assert.equal(ok.status, 200, 'served again once they are gone');
   });
 
   test('a request without the token, or with a wrong one, is refused with 401 and decided nothing', async (t) => {

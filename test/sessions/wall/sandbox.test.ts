@@ -41,6 +41,27 @@ describe('the sandbox\'s mounts', () => {
     assert.ok(at(m, '--remount-ro', home) > at(m, '--ro-bind', path.join(layout.vault, '.git')));
   });
 
+  test('an extra dir\'s .git is read-only on top of the writable extra dir (a hook planted there would run in the operator\'s git)', (t) => {
+    const { dir, layout } = site(t);
+    const extra = path.join(dir, 'notes');
+    fs.mkdirSync(path.join(extra, '.git'), { recursive: true });
+    const m = mounts(bwrapArgs({ ...layout, writable: [extra] }, '/bin/claude', []));
+    assert.ok(at(m, '--bind', extra) < at(m, '--ro-bind', path.join(extra, '.git')));
+    // Control: an extra dir without one gets no such mount.
+    fs.rmSync(path.join(extra, '.git'), { recursive: true });
+    assert.equal(mounts(bwrapArgs({ ...layout, writable: [extra] }, '/bin/claude', [])).some((x) => x.includes(path.join(extra, '.git'))), false);
+  });
+
+  test('the private /tmp and /dev/shm are sized, and /dev is read-only once mounted', (t) => {
+    const { layout } = site(t);
+    const args = bwrapArgs({ ...layout, tmpBytes: 8 * 1024 * 1024 }, '/bin/claude', []);
+    const sizedBefore = (target: string) => args.findIndex((a, i) => a === '--size' && args[i + 1] === String(8 * 1024 * 1024) && args[i + 2] === '--tmpfs' && args[i + 3] === target);
+    assert.ok(sizedBefore('/tmp') >= 0 && sizedBefore('/dev/shm') >= 0, args.join(' '));
+    assert.ok(args.indexOf('--remount-ro') >= 0 && args.lastIndexOf('/dev') > args.indexOf('/dev/shm'));
+    // Control: without a size, no --size (the kernel's default, half the RAM).
+    assert.equal(bwrapArgs(layout, '/bin/claude', []).includes('--size'), false);
+  });
+
   test('a state dir inside the vault is hidden again after the vault is bound', (t) => {
     const { dir, layout } = site(t);
     const state = path.join(layout.vault, 'state');
@@ -82,6 +103,6 @@ test('a hidden folder that does not exist is left out (a system user\'s home: /n
     sessionDir: path.join(dir, 'session'), home: path.join(dir, 'session', 'home'),
   }, 'claude', ['-p']);
   const tmpfs = args.flatMap((a, i) => (a === '--tmpfs' ? [args[i + 1]] : []));
-  assert.deepEqual(tmpfs, ['/tmp', path.join(dir, 'state')]);
+  assert.deepEqual(tmpfs, ['/dev/shm', '/tmp', path.join(dir, 'state')]);
   assert.ok(!args.includes(gone), args.join(' '));
 });
