@@ -6,10 +6,11 @@ export type HoldSettings = { afterFailures: number; baseMs: number; maxMs: numbe
 export type HoldRow = { id: string; outcome: string | null; started_at: string; ended_at: string | null; retry_at: string | null };
 export type Hold = { kind: 'rate_limited' | 'backoff'; until: string; reason: string; failures: number; session: string };
 
-// Outcomes that are the agent's own failure. Neither a rate limit (the API's word, held apart)
-// nor an abandoned session (the supervisor died) counts, and neither breaks a streak.
+// Outcomes that are the agent's own failure. Neither a rate limit (the API's word, held apart),
+// an abandoned session (the supervisor died) nor an interrupted one (a stop asked for) counts, and
+// none breaks a streak.
 const FAILURES = new Set(['error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed']);
-const NEUTRAL = new Set(['rate_limited', 'abandoned']);
+const NEUTRAL = new Set(['rate_limited', 'abandoned', 'interrupted']);
 
 const endOf = (r: HoldRow) => Date.parse(r.ended_at ?? r.started_at);
 const clock = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');

@@ -12,7 +12,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   77  memory forget --approve with a wrong code (nothing deleted)
   78  config: the config file or an agent file is invalid (the message names the file and field),
       the env file holds secrets and its group or others may read it (chmod 600 fixes it),
-      or sandbox: bwrap is configured and bwrap cannot make a sandbox here`;
+      or sandbox: bwrap is configured and bwrap cannot make a sandbox here
+  130 the session was interrupted (Ctrl-C, or the service stopped): not the agent's failure`;
 
 export const MAIN_HELP = `nightshift — watched, counted, remembered headless Claude Code sessions
 

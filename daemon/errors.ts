@@ -1,6 +1,6 @@
 // The small typed error set: each carries a stable string code and the exit code the CLI entry
 // maps it to (sysexits, so systemd's OnFailure= and scripts can act on them).
-export const EXIT = { OK: 0, FAILED: 1, USAGE: 64, INTERNAL: 70, REFUSED: 75, NOPERM: 77, CONFIG: 78 } as const;
+export const EXIT = { OK: 0, FAILED: 1, USAGE: 64, INTERNAL: 70, REFUSED: 75, NOPERM: 77, CONFIG: 78, INTERRUPTED: 130 } as const;
 
 export class NightshiftError extends Error {
   readonly code: string = 'NIGHTSHIFT';
@@ -17,8 +17,8 @@ export class UsageError extends NightshiftError {
 export class ConfigError extends NightshiftError {
   override readonly code = 'CONFIG_INVALID';
   override readonly exitCode = EXIT.CONFIG;
-  constructor(readonly file: string, readonly problems: string[], options?: { cause?: unknown }) {
-    super(`Invalid config ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, options);
+  constructor(readonly file: string, readonly problems: string[], options?: { cause?: unknown; what?: 'config' | 'agent file' }) {
+    super(`Invalid ${options?.what ?? 'config'} ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, options);
   }
 }
 

@@ -26,6 +26,7 @@ export const COLORS: Record<string, number> = {
   budget: 0xf1c40f,
   abandoned: 0x95a5a6,
   rate_limited: 0xf39c12,
+  interrupted: 0x95a5a6,
   warn: 0xe67e22,
   fail: 0xe74c3c,
 };

@@ -30,11 +30,11 @@ const roughly = (ms: number) => {
 export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
   const at = flags.at === undefined ? new Date() : new Date(flags.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`Expected --at as an ISO time like 2026-12-01T15:00:00Z, got \`${flags.at}\``);
-  const [{ loadAgents }, { explain }, { nextDueByAgent }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js'), import('../../daemon/schedule/next-due.js')]);
-  const agents = loadAgents(config);
+  const [{ readAgents }, { explain }, { nextDueByAgent }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js'), import('../../daemon/schedule/next-due.js')]);
+  const { agents, broken } = readAgents(config);
   const tz = config.budget.timezone;
   const { d, due } = await withLedger(config, logger, (l) => ({
-    d: explain(config, agents, l, at),
+    d: explain(config, agents, l, at, broken),
     due: nextDueByAgent(config.dispatch, l.history(dayOf(at, tz)), Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }])), at, tz),
   }));
   const iso = (t: Date | null | undefined) => (t ? t.toISOString() : null);

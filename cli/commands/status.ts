@@ -10,7 +10,7 @@ export const help = `Usage: nightshift status [--json] [--config PATH]
 Budget, the next decision, held agents (rate limited or backed off, and until when), the last ok
 session, locks, unpushed commits and the last sessions.
 --json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json>, holds: {...},
-         locks: {run, git}, unpushed, last_ok_at}`;
+         locks: {run, git}, unpushed, last_ok_at, invalid_agents: [{name, file, problems}]}`;
 
 export const stage = 'full';
 
@@ -27,6 +27,7 @@ export async function run({ config, flags, io, logger }: FullContext): Promise<n
       `budget    ${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of ${money(s.budget.max_usd)} (${s.budget.date})`,
       `next      ${s.next.agent ?? 'nothing'} (${s.next.reason})`,
       ...Object.entries(s.holds).map(([agent, h]) => `held      ${agent} until ${h.until}: ${h.reason}`),
+      ...s.invalid_agents.map((b) => `invalid   ${b.name}: ${b.file}: ${b.problems.join('; ')} (skipped by the tick)`),
       `last ok   ${age}`,
       `run lock  ${lock(s.locks.run)}`,
       `git lock  ${lock(s.locks.git)}`,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { formatIssuePath } from './config.js';
-import { duration, type Config } from './schema.js';
+import { duration, toolSet, type Config } from './schema.js';
 import { didYouMean } from '../suggest.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { NEVER_IN_SESSION } from '../../sessions/wall/session-env.js';
@@ -18,6 +18,8 @@ const AgentSchema = z.strictObject({
   timeout: duration(1000).optional(),
   idle_timeout: duration(1000).optional(),
   allowed_tools: z.array(z.string().min(1)).min(1).optional(),
+  // The built-in tools this agent's sessions get (else claude.tools).
+  tools: toolSet.optional(),
   max_runs_per_day: z.number().int().positive().optional(),
   // Variables of the supervisor's environment passed into this agent's sessions (by name only).
   env: z
@@ -41,6 +43,8 @@ export type Agent = {
   idleTimeoutMs: number;
   // Explicit allow-list, or null to use claude.permission_mode.
   allowedTools: string[] | null;
+  // The built-in tool set (--tools): names, or `default` for the CLI's whole set.
+  tools: string[] | 'default';
   maxRunsPerDay: number | null;
   // Variable names passed from the supervisor's environment into the session.
   env: string[];
@@ -54,6 +58,16 @@ export function splitFrontMatter(text: string): { data: string | null; body: str
   return m ? { data: m[1], body: m[2] } : { data: null, body: text };
 }
 
+// The built-in tool a permission rule names (`Bash(git:*)` -> Bash); MCP tools are not built in.
+export const ruleTool = (rule: string): string | null => (/^mcp__/.test(rule) ? null : (/^([A-Za-z][A-Za-z0-9_]*)/.exec(rule)?.[1] ?? null));
+
+// The site's set, with every built-in tool the agent's own allowed_tools names: the lean default
+// never takes away a tool an agent was given. An agent's explicit `tools:` is taken as written.
+function withAllowed(set: string[] | 'default', allowed: string[] | null): string[] | 'default' {
+  if (set === 'default' || !allowed) return set;
+  return [...new Set([...set, ...allowed.map(ruleTool).filter((t): t is string => t !== null)])];
+}
+
 // Pure: builds an Agent from the file text and the config it falls back to.
 export function parseAgent(name: string, file: string, text: string, config: Config): Agent {
   const { data, body } = splitFrontMatter(text);
@@ -62,13 +76,13 @@ export function parseAgent(name: string, file: string, text: string, config: Con
     try {
       raw = parseYaml(data) ?? {};
     } catch (err) {
-      throw new ConfigError(file, [`front matter: ${(err as Error).message.split('\n')[0]}`], { cause: err });
+      throw new ConfigError(file, [`front matter: ${(err as Error).message.split('\n')[0]}`], { cause: err, what: 'agent file' });
     }
   }
   const parsed = AgentSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(file, parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`));
+  if (!parsed.success) throw new ConfigError(file, parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`), { what: 'agent file' });
   const prompt = body.trim();
-  if (!prompt) throw new ConfigError(file, ['(body): Expected a prompt after the front matter, got nothing']);
+  if (!prompt) throw new ConfigError(file, ['(body): Expected a prompt after the front matter, got nothing'], { what: 'agent file' });
   const a = parsed.data;
   const permission = config.claude.permission_mode;
   return {
@@ -81,6 +95,7 @@ export function parseAgent(name: string, file: string, text: string, config: Con
     timeoutMs: a.timeout ?? config.claude.timeout,
     idleTimeoutMs: a.idle_timeout ?? config.claude.idle_timeout,
     allowedTools: a.allowed_tools ?? (Array.isArray(permission) ? permission : null),
+    tools: a.tools ?? withAllowed(config.claude.tools, a.allowed_tools ?? (Array.isArray(permission) ? permission : null)),
     maxRunsPerDay: a.max_runs_per_day ?? null,
     env: a.env,
   };
@@ -97,9 +112,36 @@ export function loadAgents(config: Config): Agent[] {
   return names.map((f) => {
     const name = f.slice(0, -3);
     const file = path.join(config.agents_dir, f);
-    if (!AGENT_NAME.test(name)) throw new ConfigError(file, [`(file name): Expected an agent name of a-z, 0-9, - and _, got \`${name}\``]);
+    if (!AGENT_NAME.test(name)) throw new ConfigError(file, [`(file name): Expected an agent name of a-z, 0-9, - and _, got \`${name}\``], { what: 'agent file' });
     return parseAgent(name, file, fs.readFileSync(file, 'utf8'), config);
   });
+}
+
+// An agent file that does not validate: named, with its problems, so that the others still run.
+export type BrokenAgent = { name: string; file: string; problems: string[] };
+
+// Every agent that validates, and the ones that do not: one bad file never stops the rest (a
+// timer's every tick would fail on it). agents_dir itself unreadable still throws.
+export function readAgents(config: Config): { agents: Agent[]; broken: BrokenAgent[] } {
+  let names: string[];
+  try {
+    names = fs.readdirSync(config.agents_dir).filter((f) => f.endsWith('.md')).sort();
+  } catch (err) {
+    throw new ConfigError(config.file, [`agents_dir: cannot read ${config.agents_dir}: ${(err as NodeJS.ErrnoException).code}`], { cause: err });
+  }
+  const agents: Agent[] = [];
+  const broken: BrokenAgent[] = [];
+  for (const f of names) {
+    const name = f.slice(0, -3);
+    const file = path.join(config.agents_dir, f);
+    try {
+      if (!AGENT_NAME.test(name)) throw new ConfigError(file, [`(file name): Expected an agent name of a-z, 0-9, - and _, got \`${name}\``], { what: 'agent file' });
+      agents.push(parseAgent(name, file, fs.readFileSync(file, 'utf8'), config));
+    } catch (err) {
+      broken.push({ name, file, problems: err instanceof ConfigError ? err.problems : [`cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`] });
+    }
+  }
+  return { agents, broken };
 }
 
 // One agent by name; an unknown name is a usage error that lists the known ones.

@@ -15,6 +15,10 @@ export const DEFAULTS = {
     permission_mode: 'bypassPermissions',
     extra_args: [] as string[],
     api_base: 'https://api.anthropic.com',
+    // The CLI's built-in tools an unattended session gets (--tools): what it can use, no more. The
+    // rest (worktrees, cron jobs, wake-ups, workflows, web search) cost ~60 kB on every request and
+    // cannot serve a session that ends on its own.
+    tools: ['Bash', 'Read', 'Edit', 'Write', 'Glob', 'Grep'] as string[] | 'default',
   },
   budget: {
     timezone: 'UTC',

@@ -51,6 +51,10 @@ export const duration = (min = 1) =>
   });
 
 const nonEmpty = z.string().min(1, 'Expected a non-empty string');
+// A built-in tool set: `default` (the CLI's whole set) or names like `Bash`, `Read`.
+export const toolSet = z.union([z.literal('default'), z.array(z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'Expected a tool name like `Bash` or `Read`'))], {
+  error: 'Expected `default` or a list of tool names like [Bash, Read, Edit]',
+});
 const posInt = z.number().int('Expected a whole number').positive('Expected a number above 0');
 const usd = z.number().positive('Expected an amount in USD above 0');
 const timezone = z.string().refine((tz) => {
@@ -162,6 +166,8 @@ export const ConfigSchema = z.strictObject({
       // The CLI's project files in the vault (.claude/settings*.json, .mcp.json, CLAUDE.md) are
       // what a session wrote: loaded only when the operator opts in (doctor warns).
       project_settings: z.boolean().default(false),
+      // The built-in tool set (--tools): a list of the CLI's tool names, or `default` for all.
+      tools: toolSet.default(DEFAULTS.claude.tools),
       // Where the supervisor's API proxy sends a session's requests (ANTHROPIC_BASE_URL in the
       // supervisor's environment wins).
       api_base: z.url({ error: 'Expected a URL such as `https://api.anthropic.com`' }).default(DEFAULTS.claude.api_base),

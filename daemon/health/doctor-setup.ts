@@ -6,7 +6,7 @@ import path from 'node:path';
 import { credentialFrom } from '../../sessions/wall/api-proxy.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import type { CheckFacts } from '../../report/embed.js';
-import type { Agent } from '../config/agents.js';
+import { ruleTool, type Agent } from '../config/agents.js';
 import { checkCalendar } from '../schedule/calendar.js';
 import type { Config } from '../config/schema.js';
 import { readableByOthers, type EnvFileResult } from '../config/env-file.js';
@@ -49,6 +49,21 @@ export function permissionCheck(config: Config, agents: Agent[], uid: number, en
   return fail('permission',
     `running as root with claude.permission_mode bypassPermissions, which the CLI refuses as root; agents without allowed_tools: ${refused.map((a) => a.name).join(', ')}`,
     `run as the service user (runuser -u nightshift -- nightshift ...), or give each agent an allowed_tools list`);
+}
+
+// Each agent's built-in tools against what it is allowed and what can work: an allowed tool
+// outside the set is never offered; a web tool cannot reach the web from the wall.
+export function toolsCheck(agents: Agent[]): Check {
+  const problems: string[] = [];
+  for (const a of agents) {
+    if (a.tools === 'default') continue;
+    const missing = [...new Set((a.allowedTools ?? []).map(ruleTool).filter((t): t is string => t !== null && !a.tools.includes(t as string)))];
+    if (missing.length) problems.push(`${a.name}: allowed_tools names ${missing.join(', ')}, not in its tools`);
+    const web = a.tools.filter((t) => t === 'WebFetch' || t === 'WebSearch');
+    if (web.length) problems.push(`${a.name}: ${web.join(', ')} cannot reach the web from the session's own network`);
+  }
+  if (!problems.length) return ok('tools', agents.map((a) => `${a.name}: ${a.tools === 'default' ? 'the CLI\'s whole set' : a.tools.join(',') || 'none'}`).join('; ') || 'no agents');
+  return warn('tools', problems.join('; '), 'add the tool to the agent\'s `tools:` (or claude.tools), or take it out of allowed_tools');
 }
 
 // The folders and databases a tick writes: who owns them, who we are, and the chown.

@@ -19,7 +19,7 @@ import { formatDuration } from '../config/duration.js';
 import { gitIn } from '../git/git-sync.js';
 import { withoutCredentials } from '../../sessions/wall/git-credentials.js';
 import { lockOwner } from '../lock.js';
-import { accessCheck, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck } from './doctor-setup.js';
+import { accessCheck, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck, toolsCheck } from './doctor-setup.js';
 import { ENV_FILE_NAME, type EnvFileResult } from '../config/env-file.js';
 import { accessFacts, accessAdvice } from '../file-access.js';
 
@@ -58,6 +58,8 @@ export function failuresCheck(outcomesNewestFirst: string[], max: number): Check
   let n = 0;
   for (const o of outcomesNewestFirst) {
     if (o === 'ok') break;
+    // A stop the operator asked for is no failure, and breaks no streak.
+    if (o === 'interrupted') continue;
     n++;
   }
   const list = outcomesNewestFirst.slice(0, Math.min(n, 5)).join(', ');
@@ -256,7 +258,7 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const agents = agentsCheck(l);
   const checks: Check[] = [
     configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile), agents.check,
-    permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), await cliCheck(l, deps), await sandboxCheck(l, deps), accessCheck(c),
+    permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), await sandboxCheck(l, deps), accessCheck(c),
   ];
   const ledger = ledgerCheck(l);
   checks.push(ledger.check, memoryCheck(l), ...(await vaultChecks(l)));

@@ -38,12 +38,14 @@ export function decide(
   agentLimits: Record<string, { maxRunsPerDay: number | null }>,
   // Agents that wait (a rate limit or a backoff, budget/holds.ts): skipped, with the reason.
   holds: Record<string, Hold> = {},
+  // Agents whose file does not validate: their rules are passed over, with the reason.
+  broken: Record<string, string> = {},
 ): Decision {
   const { day, hour } = localTime(now, timezone);
   const verdicts: RuleVerdict[] = [];
   for (const [index, r] of rules.entries()) {
     const h = history[r.agent] ?? { today: 0, lastStartedAt: null };
-    const why = whyNot(r, day, hour, h, agentLimits[r.agent]?.maxRunsPerDay ?? null, now) ?? heldWhy(holds[r.agent]);
+    const why = (broken[r.agent] !== undefined ? `the agent file is invalid: ${broken[r.agent]}` : null) ?? whyNot(r, day, hour, h, agentLimits[r.agent]?.maxRunsPerDay ?? null, now) ?? heldWhy(holds[r.agent]);
     verdicts.push({ index, agent: r.agent, matched: why === null, why: why ?? 'due' });
     if (why === null) {
       return { agent: r.agent, rule: index, reason: `rule ${index} (${r.agent}) is due`, rules: verdicts };

@@ -3,13 +3,14 @@
 import { dayOf } from '../../budget/day.js';
 import type { Hold } from '../../budget/holds.js';
 import type { Ledger } from '../../budget/ledger.js';
-import type { Agent } from '../config/agents.js';
+import type { Agent, BrokenAgent } from '../config/agents.js';
 import type { Config } from '../config/schema.js';
 import { decide, type Decision } from './dispatch.js';
 import { currentHolds } from './holds.js';
 
-export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date): Decision & { holds: Record<string, Hold> } {
+export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = []): Decision & { holds: Record<string, Hold> } {
   const limits = Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }]));
   const holds = currentHolds(config, ledger, at);
-  return { ...decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits, holds), holds };
+  const invalid = Object.fromEntries(broken.map((b) => [b.name, `${b.file}: ${b.problems[0] ?? 'invalid'}`]));
+  return { ...decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits, holds, invalid), holds };
 }

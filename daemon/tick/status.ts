@@ -3,7 +3,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { dayOf } from '../../budget/day.js';
 import type { Ledger } from '../../budget/ledger.js';
-import { loadAgents } from '../config/agents.js';
+import { readAgents } from '../config/agents.js';
 import type { Config } from '../config/schema.js';
 import { VaultGit } from '../git/git-sync.js';
 import { lockOwner } from '../lock.js';
@@ -23,11 +23,12 @@ export function unpushedOf(config: Config): Promise<number | null> {
 
 // `nightshift status --json`: one look at the host.
 export async function status(config: Config, ledger: Ledger, at: Date, unpushed: Promise<number | null> = unpushedOf(config)) {
-  const agents = loadAgents(config);
+  const { agents, broken } = readAgents(config);
   const look = {
+    invalid_agents: broken,
     budget: budgetReport(config, ledger, dayOf(at, config.budget.timezone)),
     last_sessions: ledger.recent(5).map(toRecord),
-    next: explain(config, agents, ledger, at),
+    next: explain(config, agents, ledger, at, broken),
     holds: currentHolds(config, ledger, at),
     locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
   };

@@ -79,6 +79,8 @@ export async function supervise(
 export function exitCodeOf(r: Pick<SuperviseResult, 'session' | 'git' | 'dream'>): number {
   if (r.dream) return r.dream.ok ? EXIT.OK : EXIT.FAILED;
   if (!r.session) return EXIT.OK;
+  // As a shell reports a command ended by Ctrl-C.
+  if (r.session.outcome === 'interrupted') return EXIT.INTERRUPTED;
   return r.session.exit_code !== EXIT.OK || r.git.uncommitted ? EXIT.FAILED : EXIT.OK;
 }
 

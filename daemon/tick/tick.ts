@@ -1,5 +1,5 @@
 // `nightshift tick`: what the timer fires. Dispatch picks the agent; the rest is the session path.
-import { loadAgents } from '../config/agents.js';
+import { readAgents } from '../config/agents.js';
 import type { Config } from '../config/schema.js';
 import { explain } from '../schedule/explain.js';
 import { dreamDue } from './dream-tick.js';
@@ -9,13 +9,15 @@ import type { RunDeps, SuperviseResult } from './types.js';
 export type TickResult = Omit<SuperviseResult, 'limit'>;
 
 export async function tick(config: Config, deps: RunDeps): Promise<TickResult> {
-  const agents = loadAgents(config);
+  const { agents, broken } = readAgents(config);
   const byName = new Map(agents.map((a) => [a.name, a]));
   deps.logger.info({ event: 'tick_start' }, 'tick');
+  // A broken agent file is skipped and said, each tick: the other agents still run.
+  for (const b of broken) deps.logger.error({ event: 'agent_invalid', agent: b.name, file: b.file, problems: b.problems }, `Invalid agent file ${b.file}: ${b.problems.join('; ')} (skipped; the other agents run)`);
   const r = await supervise(
     config,
     async (ledger, now) => {
-      const d = explain(config, agents, ledger, now);
+      const d = explain(config, agents, ledger, now, broken);
       if (d.agent) return { agent: byName.get(d.agent)!, reason: d.reason };
       // Nothing due: a session always wins, so only now may the memory's pressure ask for a dream.
       const dream = await dreamDue(config, deps, now);

@@ -8,6 +8,8 @@ import { MEMORY_TOOLS_RULE } from '../wall/mcp-config.js';
 export function claudeArgs(agent: Agent, config: Config, more: string[] = []): string[] {
   const args = [
     '-p', agent.prompt,
+    // One comma-joined value, followed by a flag: --tools takes every value up to the next one.
+    ...(agent.tools === 'default' ? [] : ['--tools', agent.tools.join(',')]),
     '--output-format', 'stream-json',
     '--verbose',
     // The API's own per-call usage (message_start/message_delta) for a running cost estimate.

@@ -4,7 +4,7 @@
 import { isRateLimited, type RateLimitInfo } from '../stream/rate-limit.js';
 import type { ResultMessage } from '../stream/types.js';
 
-export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned', 'rate_limited'] as const;
+export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned', 'rate_limited', 'interrupted'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled' | 'internal';
 
@@ -21,7 +21,8 @@ export type Ending = {
 
 export function classify(e: Ending): { outcome: Outcome; error: string | null } {
   if (e.spawnError) return { outcome: 'spawn_failed', error: e.spawnError };
-  if (e.stopReason === 'canceled') return { outcome: 'error', error: `ended because nightshift was asked to stop (${e.stopDetail ?? 'signal'})` };
+  // The operator's Ctrl-C or the service manager's stop: not the agent's failure.
+  if (e.stopReason === 'canceled') return { outcome: 'interrupted', error: `ended because nightshift was asked to stop (${e.stopDetail ?? 'signal'})` };
   // One of nightshift's own steps failed mid-session (a full disk under the transcript, say).
   if (e.stopReason === 'internal') return { outcome: 'error', error: `internal: ${e.stopDetail ?? 'unknown'}` };
   if (e.stopReason) return { outcome: e.stopReason, error: e.stopDetail ?? null };

@@ -60,7 +60,8 @@ export type AttentionRow = FailureFacts & { transcript: string | null; status?: 
  */
 export function attentionOf(rowsNewestFirst: AttentionRow[], passes: AnnealPass[], toolCalls: string[] | null, threshold: number): StateAttention | null {
   const last = rowsNewestFirst[0];
-  if (!last || last.outcome === 'ok' || last.outcome === 'running' || last.status === 'running') return null;
+  // An interrupted session asked for no root cause: the operator stopped it.
+  if (!last || last.outcome === 'ok' || last.outcome === 'interrupted' || last.outcome === 'running' || last.status === 'running') return null;
   const r = recurrenceOf(last, rowsNewestFirst, passes, threshold);
   return {
     session: last.id,

@@ -104,7 +104,7 @@ describe('tick', () => {
     const before = Date.now();
     await nightshift(['tick'], ws.env, ws.dir);
     const s = JSON.parse((await nightshift(['status', '--json'], ws.env, ws.dir)).stdout);
-    assert.deepEqual(Object.keys(s).sort(), ['budget', 'holds', 'last_ok_at', 'last_sessions', 'locks', 'next', 'unpushed']);
+    assert.deepEqual(Object.keys(s).sort(), ['budget', 'holds', 'invalid_agents', 'last_ok_at', 'last_sessions', 'locks', 'next', 'unpushed']);
     assert.equal(s.budget.sessions, 1);
     assert.equal(s.last_sessions[0].outcome, 'ok');
     assert.equal(s.next.agent, 'ok');
@@ -149,7 +149,7 @@ describe('daemon', () => {
     const all = ledgerRows(ws.dir);
     assert.equal(all.length, 1);
     assert.equal(all[0].status, 'settled');
-    assert.equal(all[0].outcome, 'error');
+    assert.equal(all[0].outcome, 'interrupted');
     assert.match(all[0].error, /daemon shutdown/);
     assert.deepEqual(processesMatching('sleep 662'), []);
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { loadAgent, loadAgents, parseAgent, splitFrontMatter } from '../../../daemon/config/agents.js';
+import { loadAgent, loadAgents, parseAgent, readAgents, splitFrontMatter } from '../../../daemon/config/agents.js';
 import { validateConfig } from '../../../daemon/config/config.js';
 import { ConfigError, UsageError } from '../../../daemon/errors.js';
 import { ROOT, tempDir } from '../../helpers.js';
@@ -18,6 +18,31 @@ describe('agents', () => {
     assert.deepEqual(a.allowedTools, ['Read']);
     assert.equal(a.maxRunsPerDay, 2);
     assert.equal(a.prompt, 'Do the thing.');
+  });
+
+  test('the built-in tools: the lean default, widened by what allowed_tools names; an explicit set as written; `default`', () => {
+    const lean = parseAgent('x', '/p/x.md', 'hi', config);
+    assert.deepEqual(lean.tools, ['Bash', 'Read', 'Edit', 'Write', 'Glob', 'Grep']);
+    const allowed = parseAgent('x', '/p/x.md', '---\nallowed_tools: ["WebFetch(domain:example.com)", "mcp__nightshift_memory__query", Read]\n---\nhi', config);
+    assert.deepEqual(allowed.tools, ['Bash', 'Read', 'Edit', 'Write', 'Glob', 'Grep', 'WebFetch'], 'a tool the agent is allowed is never taken away');
+    assert.deepEqual(parseAgent('x', '/p/x.md', '---\ntools: [Read]\nallowed_tools: [Bash]\n---\nhi', config).tools, ['Read']);
+    assert.equal(parseAgent('x', '/p/x.md', '---\ntools: default\n---\nhi', config).tools, 'default');
+    assert.throws(() => parseAgent('x', '/p/x.md', '---\ntools: [Read, "rm -rf"]\n---\nhi', config), /tools\[1\]: Expected a tool name/);
+    const site = validateConfig({ claude: { tools: 'default' } }, '/cfg/nightshift.yaml').config!;
+    assert.equal(parseAgent('x', '/p/x.md', 'hi', site).tools, 'default');
+  });
+
+  test('readAgents keeps the good agents and names the broken file; loadAgents (doctor\'s strict read) throws on it', (t) => {
+    const dir = tempDir(t);
+    const site = validateConfig({ agents_dir: './prompts' }, path.join(dir, 'nightshift.yaml')).config!;
+    fs.mkdirSync(site.agents_dir);
+    fs.writeFileSync(path.join(site.agents_dir, 'good.md'), 'Do the good thing.\n');
+    fs.writeFileSync(path.join(site.agents_dir, 'broken.md'), '---\nmax_turns: -1\n---\nhi\n');
+    const r = readAgents(site);
+    assert.deepEqual(r.agents.map((a) => a.name), ['good']);
+    assert.deepEqual(r.broken.map((b) => b.name), ['broken']);
+    assert.match(r.broken[0].problems[0], /^max_turns: /);
+    assert.throws(() => loadAgents(site), /Invalid agent file .*broken\.md/);
   });
 
   test('a file without front matter is all prompt', () => {

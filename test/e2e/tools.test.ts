@@ -1,0 +1,43 @@
+// Each agent's built-in tool set is explicit (issue 28): the request the fake API receives carries
+// exactly that set (plus the memory tools), the lean default none of the headless-useless ones,
+// and `default` the CLI's whole set: the control that shows what the lean set saves.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { text } from '../fake-api.js';
+import { configYaml, fakeApiPerFile, runJson, workspace, writeAgent } from '../helpers.js';
+
+const api = fakeApiPerFile();
+
+async function firstRequestTools(t: Parameters<typeof workspace>[0], front: Record<string, unknown>, name: string) {
+  const ws = workspace(t, api.url, configYaml());
+  let tools: Array<{ name: string }> | null = null;
+  let bytes = 0;
+  api.script(name, ({ body }) => {
+    if (!tools && Array.isArray(body.tools)) {
+      tools = body.tools;
+      bytes = JSON.stringify(body.tools).length;
+    }
+    return text('Done.');
+  });
+  writeAgent(ws, 'worker', `SCENARIO=${name}`, front);
+  const r = await runJson(ws, 'worker');
+  assert.equal(r.record.outcome, 'ok', r.ran.stderr);
+  assert.ok(tools, 'the request carried tools');
+  const names = (tools as Array<{ name: string }>).map((x) => x.name);
+  return { builtIn: names.filter((n) => !n.startsWith('mcp__')).sort(), mcp: names.filter((n) => n.startsWith('mcp__')), bytes };
+}
+
+test('an agent with tools: [Read] sends exactly that built-in set, and the memory tools', async (t) => {
+  const r = await firstRequestTools(t, { tools: ['Read'], allowed_tools: ['Read'] }, 'tools-read');
+  assert.deepEqual(r.builtIn, ['Read']);
+  assert.ok(r.mcp.includes('mcp__nightshift_memory__observe'), r.mcp.join(','));
+});
+
+test('the lean default sends no tool a headless session cannot use, and is far smaller than `default`', async (t) => {
+  const lean = await firstRequestTools(t, {}, 'tools-lean');
+  assert.deepEqual(lean.builtIn, ['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write']);
+  const all = await firstRequestTools(t, { tools: 'default' }, 'tools-default');
+  for (const useless of ['CronCreate', 'EnterWorktree', 'ScheduleWakeup']) assert.ok(all.builtIn.includes(useless) || !all.builtIn.length, `the whole set has ${useless}: ${all.builtIn.join(',')}`);
+  assert.ok(all.builtIn.length > lean.builtIn.length + 8, all.builtIn.join(','));
+  assert.ok(lean.bytes < all.bytes / 2, `lean ${lean.bytes} bytes, default ${all.bytes}`);
+});
