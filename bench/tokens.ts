@@ -36,8 +36,8 @@ export async function tokensBench(): Promise<Record<string, unknown>> {
     fs.mkdirSync(path.join(dir, 'vault'));
     fs.mkdirSync(path.join(dir, 'prompts'));
     fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ budget: { max_sessions_per_day: 1000 } }));
-    // The default agent: no tools: and no allowed_tools of its own.
-    fs.writeFileSync(path.join(dir, 'prompts', 'bench.md'), '---\ndescription: bench\n---\nSCENARIO=tokens WHO=nightshift\n');
+    // The default agent: no tools: of its own (an allowed_tools list: the CLI refuses bypassPermissions as root).
+    fs.writeFileSync(path.join(dir, 'prompts', 'bench.md'), '---\nallowed_tools: ["Bash(echo:*)"]\n---\nSCENARIO=tokens WHO=nightshift\n');
     const env = claudeTestEnv(dir, api.url);
     await new Promise<void>((resolve, reject) => {
       const c = spawn(CLAUDE, ['-p', 'SCENARIO=tokens WHO=bare', '--output-format', 'stream-json', '--verbose', '--max-turns', '2', '--model', 'sonnet'], { env, cwd: path.join(dir, 'vault'), stdio: 'ignore' });

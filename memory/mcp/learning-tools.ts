@@ -26,29 +26,29 @@ const note = z.string().trim().min(1).max(2000);
 const fraction = z.number().min(0).max(1);
 
 const BelieveIn = z.strictObject({
-  text: text.describe('The belief, as one plain sentence that stands on its own.'),
-  confidence: fraction.optional().describe('How sure, 0..1 (default 0.7).'),
+  text: text.describe('One sentence that stands on its own.'),
+  confidence: fraction.optional().describe('0..1, default 0.7.'),
   source: z.string().min(1).max(500).optional().describe('Where it came from. Defaults to this session.'),
 });
 const BelieveInClaimed = BelieveIn.extend({ source: CLAIMED_SOURCE });
 const BelieveOut = z.object({ id: z.number().int(), decision: z.enum(['merge', 'link', 'novel']).describe('merge: an existing memory became this belief') });
 
 const ContradictIn = z.strictObject({
-  id: id.describe('The memory that is contradicted: its confidence drops and FSRS grades it Again.'),
-  other_id: id.describe('The memory that contradicts it (the evidence against).'),
+  id: id.describe('The memory contradicted.'),
+  other_id: id.describe('The evidence against it.'),
   note: note.optional().describe('Why, in a sentence.'),
 });
 const ContradictOut = z.object({ id: z.number().int(), other_id: z.number().int(), confidence: z.number().describe('The contradicted memory\'s new confidence') });
 
 const PredictIn = z.strictObject({
-  text: text.describe('What you expect to happen, concretely enough to check later.'),
-  confidence: fraction.optional().describe('Probability it comes true, 0..1 (default 0.5).'),
-  due: z.string().min(1).max(64).optional().describe('When to check it, ISO-8601 (optional).'),
+  text: text.describe('Concrete enough to check later.'),
+  confidence: fraction.optional().describe('0..1, default 0.5.'),
+  due: z.string().min(1).max(64).optional().describe('When to check, ISO-8601.'),
 });
 const PredictOut = z.object({ id: z.number().int() });
 
 const ResolveIn = z.strictObject({
-  id: id.describe('The prediction, as returned by predict.'),
+  id: id.describe('The prediction.'),
   outcome: z.enum(['correct', 'partly', 'wrong']).describe('What happened.'),
   note: note.optional().describe('What actually happened, in a sentence.'),
 });
@@ -56,7 +56,7 @@ const ResolveOut = z.object({ id: z.number().int(), surprise: z.number().min(0).
 
 const ReviewIn = z.strictObject({
   id: id.describe('The memory to grade.'),
-  grade: z.enum(['again', 'hard', 'good', 'easy']).describe('again: wrong or forgotten; hard: barely right; good: right and useful; easy: obviously right.'),
+  grade: z.enum(['again', 'hard', 'good', 'easy']).describe('again: wrong; hard: barely right; good: right; easy: obvious.'),
 });
 const ReviewOut = z.object({
   id: z.number().int(),
@@ -67,10 +67,10 @@ const ReviewOut = z.object({
 });
 
 const ThreadsIn = z.strictObject({
-  action: z.enum(['open', 'list', 'resolve']).describe('open a thread (needs text), list threads, or resolve one (needs id).'),
-  text: text.optional().describe('open: the question or piece of work; resolve: what settled it.'),
-  id: id.optional().describe('resolve: the thread to resolve.'),
-  solo: z.boolean().optional().describe('open: true when an unattended session may pick it up alone; list: only solo (true) or only shared (false) threads.'),
+  action: z.enum(['open', 'list', 'resolve']).describe('open needs text, resolve needs id.'),
+  text: text.optional().describe('open: the question; resolve: what settled it.'),
+  id: id.optional().describe('The thread to resolve.'),
+  solo: z.boolean().optional().describe('open: an unattended session may take it; list: only these.'),
 });
 const Thread = z.object({
   id: z.number().int(),
@@ -84,8 +84,8 @@ const Thread = z.object({
 const ThreadsOut = z.object({ threads: z.array(Thread).describe('open/resolve: the one thread; list: the open threads, newest first') });
 
 const WanderIn = z.strictObject({
-  steps: z.number().int().min(1).max(100).optional().describe('How many memories on the path (default 5).'),
-  seed: z.number().int().min(0).max(2 ** 31 - 1).optional().describe('Seed of the walk: the same seed on the same store gives the same path. Random when left out.'),
+  steps: z.number().int().min(1).max(100).optional().describe('Default 5.'),
+  seed: z.number().int().min(0).max(2 ** 31 - 1).optional().describe('The same seed gives the same path.'),
 });
 const WanderOut = z.object({
   seed: z.number().int(),
@@ -109,7 +109,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
     {
       name: 'believe',
       title: 'Hold a belief',
-      description: 'Record a belief with a confidence (0..1). It passes the same gate as observe; the memory it lands in becomes a belief. Returns its id.',
+      description: 'Record a belief with a confidence, through the same gate as observe; returns its id.',
       input: opts.trustSource ? BelieveIn : BelieveInClaimed,
       output: BelieveOut,
       annotations: writes,
@@ -122,7 +122,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
     {
       name: 'contradict',
       title: 'Mark a contradiction',
-      description: 'Say that memory other_id contradicts memory id: they are linked by a contradicts edge, id loses confidence and is graded Again. Nothing is deleted.',
+      description: 'Say memory other_id contradicts memory id: id loses confidence; nothing is deleted.',
       input: ContradictIn,
       output: ContradictOut,
       annotations: { ...writes, idempotentHint: false },
@@ -133,7 +133,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
     {
       name: 'predict',
       title: 'Make a prediction',
-      description: 'Record what you expect, with the probability it comes true and optionally when to check. Resolve it later with resolve; a surprise raises the salience of what it touched.',
+      description: 'Record what you expect and how likely it is; settle it later with resolve.',
       input: PredictIn,
       output: PredictOut,
       annotations: writes,
@@ -144,7 +144,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
     {
       name: 'resolve',
       title: 'Resolve a prediction',
-      description: 'Say how a prediction turned out (correct, partly, wrong). Returns the surprise, 0..1: how far the outcome was from the confidence given.',
+      description: 'Say how a prediction turned out; returns the surprise, 0..1.',
       input: ResolveIn,
       output: ResolveOut,
       annotations: writes,
@@ -156,7 +156,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
     {
       name: 'review',
       title: 'Grade a memory',
-      description: 'Grade a memory by hand (again, hard, good, easy); its FSRS schedule moves accordingly. Returns the new stability and due date.',
+      description: 'Grade a memory (again, hard, good, easy); its review schedule moves.',
       input: ReviewIn,
       output: ReviewOut,
       annotations: writes,
@@ -167,7 +167,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
     {
       name: 'threads',
       title: 'Threads across sessions',
-      description: 'Open questions or work that spans sessions. action open (text, solo?), list (solo?), resolve (id, text?). Solo threads are the ones an unattended session may pick up.',
+      description: 'Questions or work across sessions: open (text), list, or resolve (id); solo ones an unattended session may take.',
       input: ThreadsIn,
       output: ThreadsOut,
       annotations: writes,
@@ -187,8 +187,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
       name: 'wander',
       title: 'Wander through memory',
       description:
-        'A random walk over linked memories, for reflection: from a well-remembered memory it sometimes jumps to one that is overdue (slipping). ' +
-        'The same seed on the same store gives the same path.',
+        'A seeded random walk over linked memories, for reflection.',
       input: WanderIn,
       output: WanderOut,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },

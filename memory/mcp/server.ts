@@ -2,7 +2,7 @@
 // registered, arguments checked, results and refusals turned into MCP replies. Importable and
 // side-effect free; memory/mcp/mcp-stdio.ts connects it to stdio, mcp-http.ts to loopback HTTP.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestParamsSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestParamsSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { learningTools, type LearningToolStore } from './learning-tools.js';
 import { storeTools, type StoreToolStore } from './store-tools.js';
@@ -61,6 +61,22 @@ async function callTool(tool: Tool, args: unknown, opts: ToolOptions): Promise<C
   }
 }
 
+// Keys the model does not need to call a tool right: the server's zod schema enforces them all
+// and says what to fix. A schema's bytes are paid on every turn of every session.
+const DROPPED = new Set(['$schema', 'additionalProperties', 'minLength', 'maxLength', 'maxItems', 'minItems']);
+export function compactSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(compactSchema);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (DROPPED.has(k)) continue;
+    // zod's integer bounds are the safe-integer range: no information.
+    if ((k === 'minimum' || k === 'maximum') && Math.abs(v as number) === Number.MAX_SAFE_INTEGER) continue;
+    out[k] = k === 'properties' && v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([p, sub]) => [p, compactSchema(sub)])) : compactSchema(v);
+  }
+  return out;
+}
+
 // The loose request shape: a malformed `params` reaches us and gets -32602, not the SDK's -32603.
 const LooseCallTool = z.object({ method: z.literal('tools/call'), params: z.unknown() });
 
@@ -79,6 +95,15 @@ export function registerTools(server: McpServer, store: ToolStore, opts: ToolOpt
       (args: unknown) => callTool(tool, args, opts),
     );
   }
+  // The list the CLI puts into every request of the session: each schema as the model needs it
+  // (types, enums, required, descriptions), the bounds left to the server, which checks them.
+  const listed = [...byName.values()].map((t) => ({
+    name: t.name, title: t.title, description: t.description, annotations: { title: t.title, ...t.annotations },
+    inputSchema: compactSchema(z.toJSONSchema(t.input, { target: 'draft-7', io: 'input' })) as { type: 'object'; [k: string]: unknown },
+    // For the client, which checks structuredContent against it; never part of a model request.
+    outputSchema: compactSchema(z.toJSONSchema(t.output, { target: 'draft-7', io: 'output' })) as { type: 'object'; [k: string]: unknown },
+  }));
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.server.setRequestHandler(LooseCallTool, async (request) => {
     const params = CallToolRequestParamsSchema.safeParse(request.params);
     if (!params.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${describeIssues(params.error)}`);

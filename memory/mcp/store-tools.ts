@@ -25,11 +25,11 @@ const category = z.enum(CATEGORIES);
 const edgeType = z.enum(EDGE_TYPES);
 
 const ObserveIn = z.strictObject({
-  text: z.string().trim().min(1).max(MAX_TEXT).describe('The claim, fact or event to remember, in one or two plain sentences that stand on their own.'),
+  text: z.string().trim().min(1).max(MAX_TEXT).describe('The claim, in one or two sentences that stand on their own.'),
   source: z.string().min(1).max(500).optional().describe('Where it came from (a session id, a URL, a file). Defaults to this session.'),
-  salience: z.number().min(0).max(1).optional().describe('How much it matters, 0..1 (default decided by the store).'),
-  tags: z.array(z.string().min(1).max(100)).max(50).optional().describe('Short labels to group it by.'),
-  category: category.optional().describe(`What kind of memory it is: ${CATEGORIES.join(', ')}.`),
+  salience: z.number().min(0).max(1).optional().describe('How much it matters, 0..1.'),
+  tags: z.array(z.string().min(1).max(100)).max(50).optional().describe('Short labels.'),
+  category: category.optional().describe('What kind of memory it is.'),
 });
 const ObserveOut = z.object({
   observation_id: z.number().int(),
@@ -42,9 +42,9 @@ const ObserveOut = z.object({
 const ObserveInClaimed = ObserveIn.extend({ source: CLAIMED_SOURCE });
 
 const QueryIn = z.strictObject({
-  query: z.string().trim().min(1).max(MAX_TEXT).describe('What to look for, in words (a question or keywords).'),
-  limit: z.number().int().min(1).max(100).optional().describe('How many results at most (default 10).'),
-  include_faded: z.boolean().optional().describe('Also return faded and superseded memories (labelled as such). Default false.'),
+  query: z.string().trim().min(1).max(MAX_TEXT).describe('A question or keywords.'),
+  limit: z.number().int().min(1).max(100).optional().describe('Default 10.'),
+  include_faded: z.boolean().optional().describe('Also faded and superseded ones, labelled.'),
 });
 const Result = z.object({
   id: z.number().int(),
@@ -57,7 +57,7 @@ const Result = z.object({
 });
 const QueryOut = z.object({ results: z.array(Result) });
 
-const RecallIn = z.strictObject({ id: id.describe('A memory id, as returned by query or observe.') });
+const RecallIn = z.strictObject({ id: id.describe('A memory id.') });
 const RecallOut = z.object({
   id: z.number().int(),
   text: z.string(),
@@ -77,10 +77,10 @@ const RecallOut = z.object({
 });
 
 const LinkIn = z.strictObject({
-  from: id.describe('The memory the edge starts at.'),
-  to: id.describe('The memory the edge points to.'),
-  type: edgeType.describe(`The relation: ${EDGE_TYPES.join(', ')} (from "supports" to, from "supersedes" to, ...).`),
-  weight: z.number().min(0).max(1).optional().describe(`How strong the relation is, 0..1 (default ${DEFAULT_LINK_WEIGHT}).`),
+  from: id.describe('From this memory.'),
+  to: id.describe('To this memory.'),
+  type: edgeType.describe('from <type> to: from supports to, from supersedes to, ...'),
+  weight: z.number().min(0).max(1).optional().describe(`0..1, default ${DEFAULT_LINK_WEIGHT}.`),
 });
 const LinkOut = z.object({ from: z.number().int(), to: z.number().int(), type: edgeType, weight: z.number() });
 
@@ -136,9 +136,7 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
       name: 'observe',
       title: 'Remember an observation',
       description:
-        'Store something worth remembering across sessions. It passes a prediction-error gate against what is already known: ' +
-        'a close match is merged into the existing memory (as more evidence), a related claim becomes a new memory linked to it, anything else a new memory. ' +
-        'Returns the memory id it went to and the decision. A claim that was deliberately forgotten is refused.',
+        'Remember one self-contained claim for later sessions: a close match is merged, a related one linked; returns the memory id.',
       input: opts.trustSource ? ObserveIn : ObserveInClaimed,
       output: ObserveOut,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -154,8 +152,7 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
       name: 'query',
       title: 'Search memory',
       description:
-        'Search long-term memory by meaning and by words. Results come best first with their id, text, category, score and the sources they came from. ' +
-        'Faded and superseded memories are left out unless include_faded is true, and are labelled when included. Use recall with an id for the full record.',
+        'Search memory by meaning and words; results best first with id, text, score and sources (faded ones only with include_faded).',
       input: QueryIn,
       output: QueryOut,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -167,7 +164,7 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
     {
       name: 'recall',
       title: 'Recall one memory',
-      description: 'The full record of one memory by id: text, category, salience, confidence, tags, dates, whether it faded or was superseded, every source, and its edges.',
+      description: 'The full record of one memory by id, its sources and edges.',
       input: RecallIn,
       output: RecallOut,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
@@ -179,8 +176,7 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
       name: 'link',
       title: 'Link two memories',
       description:
-        `Record a typed, weighted relation between two memories (${EDGE_TYPES.join(', ')}). ` +
-        'Linking the same pair with the same type again updates the weight. Query uses edges to bring related memories along.',
+        'Record a typed relation from one memory to another; linking the same pair and type again updates its weight.',
       input: LinkIn,
       output: LinkOut,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -193,7 +189,7 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
     {
       name: 'stats',
       title: 'Memory statistics',
-      description: 'How many memories, observations, edges and tombstones the store holds, by category, which embedding model indexes them, and how well it is remembered (mean FSRS retrievability, overdue count, open threads and predictions, contradiction candidates).',
+      description: 'Counts of memories, edges, threads and predictions, and how well the store is remembered.',
       input: StatsIn,
       output: StatsOut,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },

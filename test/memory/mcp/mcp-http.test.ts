@@ -325,3 +325,24 @@ test('a session\'s writes stop at its bound: the next writing call is refused an
   for (let i = 0; i < 4; i++) await c2.callTool({ name: 'observe', arguments: { text: `Unbounded fact ${i} about the ${['staging', 'backup', 'billing', 'mail'][i]} host.` } });
   assert.equal(counts(open.store).memories, 4);
 });
+
+// Issue 28: the tool list rides on every request of every session.
+test('the memory tools say their contract in few bytes: a budget per tool and in all, schemas without the server\'s bounds', async (t) => {
+  const { srv } = await serve(t);
+  const client = await connect(t, srv.url, srv.token);
+  const { tools } = await client.listTools();
+  const bytes = (x: any) => JSON.stringify({ name: x.name, description: x.description, input_schema: x.inputSchema }).length;
+  for (const x of tools) {
+    assert.ok(bytes(x) <= 900, `${x.name}: ${bytes(x)} bytes`);
+    assert.ok(!/\.\s+\S/.test(x.description!.replace(/e\.g\.|i\.e\./g, '')), `${x.name}: one sentence: ${x.description}`);
+  }
+  const total = tools.reduce((n, x) => n + bytes(x), 0);
+  assert.ok(total <= 6000, `all tools: ${total} bytes`);
+  const observe = tools.find((x) => x.name === 'observe')!.inputSchema as any;
+  assert.deepEqual(observe.required, ['text']);
+  assert.ok(Array.isArray(observe.properties.category.enum), 'enums stay');
+  assert.equal(JSON.stringify(observe).includes('maxLength'), false, 'bounds are the server\'s');
+  // The server still enforces what the list leaves out.
+  const long = await client.callTool({ name: 'observe', arguments: { text: 'x'.repeat(20_001) } });
+  assert.equal(long.isError, true);
+});
