@@ -81,6 +81,8 @@ const ARITY: Record<string, [number, number]> = {
 };
 
 export function parse(argv: string[]): { command: string | null; positionals: string[]; flags: Flags } {
+  // `nightshift help [command]` is `nightshift [command] --help`, as git and npm take it.
+  if (argv[0] === 'help') argv = [...argv.slice(1, 2), '--help'];
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });

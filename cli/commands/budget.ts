@@ -34,7 +34,8 @@ export function daysChart(days: Day[]): string {
 }
 
 export async function budgetCommand(config: Config, flags: { json?: boolean; date?: string; days?: string }, io: Out, logger: Logger): Promise<number> {
-  if (flags.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(flags.date)) throw new UsageError(`Expected --date as YYYY-MM-DD, got \`${flags.date}\``);
+  // A real calendar day: 2026-13-01 and 2026-02-30 are not.
+  if (flags.date !== undefined && !isCalendarDay(flags.date)) throw new UsageError(`Expected --date as a calendar day YYYY-MM-DD, got \`${flags.date}\``);
   const n = flags.days === undefined ? null : Number(flags.days);
   if (n !== null && (!Number.isInteger(n) || n < 1 || n > 366)) throw new UsageError(`Expected --days to be a whole number from 1 to 366, got \`${flags.days}\``);
   const date = flags.date ?? dayOf(new Date(), config.budget.timezone);
@@ -67,3 +68,8 @@ export const stage = 'full';
 export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
   return budgetCommand(config, flags, io, logger);
 }
+
+const isCalendarDay = (d: string) => {
+  const t = Date.parse(`${d}T00:00:00Z`);
+  return /^\d{4}-\d{2}-\d{2}$/.test(d) && !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === d;
+};

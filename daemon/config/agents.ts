@@ -71,6 +71,8 @@ function withAllowed(set: string[] | 'default', allowed: string[] | null): strin
 // Pure: builds an Agent from the file text and the config it falls back to.
 export function parseAgent(name: string, file: string, text: string, config: Config): Agent {
   const { data, body } = splitFrontMatter(text);
+  // A front matter that never closes would be read as prompt text with every default.
+  if (data === null && /^---[ \t]*\r?\n/.test(text)) throw new ConfigError(file, ['front matter: opened with `---` on the first line and never closed with a `---` line'], { what: 'agent file' });
   let raw: unknown = {};
   if (data !== null) {
     try {
