@@ -10,6 +10,7 @@ import type { Config } from '../../daemon/config/schema.js';
 import { SandboxUnavailableError } from '../../daemon/errors.js';
 import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
+import type { SessionMeter } from '../../budget/meter.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
 import { bwrapArgs, resolveCommand, sandboxProbe, type SandboxLayout } from './sandbox.js';
 import { sessionEnv } from './session-env.js';
@@ -32,6 +33,8 @@ export type GuestInput = {
   version: string;
   // A reason once the session's cost ceiling is passed: the proxy refuses further calls.
   refuse?: () => string | null;
+  // The session's meter: its proxy admits and prices every inference call with it.
+  meter?: SessionMeter;
 };
 
 export type Guest = {
@@ -115,7 +118,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;
     const credential = credentialFrom(i.env);
-    const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse });
+    const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, meter: i.meter });
     closers.push(() => proxy.close());
     // --mcp-config takes every value up to the next flag: it goes first, never last.
     const mcp: string[] = [];
