@@ -41,6 +41,14 @@ export const duration = (min = 1) =>
 const nonEmpty = z.string().min(1, 'Expected a non-empty string');
 const posInt = z.number().int('Expected a whole number').positive('Expected a number above 0');
 const usd = z.number().positive('Expected an amount in USD above 0');
+const perMillion = z.number().nonnegative('Expected USD per million tokens, 0 or more');
+const ModelPrice = z.strictObject({
+  input: perMillion,
+  output: perMillion,
+  cache_write: perMillion.optional(),
+  cache_write_1h: perMillion.optional(),
+  cache_read: perMillion.optional(),
+});
 const timezone = z.string().refine((tz) => {
   if (isUtc(tz)) return true;
   try {
@@ -161,6 +169,11 @@ export const ConfigSchema = z.strictObject({
       max_sessions_per_day: posInt.default(DEFAULTS.budget.max_sessions_per_day),
       max_usd_per_day: usd.default(DEFAULTS.budget.max_usd_per_day),
       max_usd_per_session: usd.default(DEFAULTS.budget.max_usd_per_session),
+      // The smallest reservation a session starts with (never above max_usd_per_session).
+      min_session_usd: usd.default(DEFAULTS.budget.min_session_usd),
+      // The meter's prices in USD per million tokens, by model id or a part of one (a gateway's
+      // names included); over the built-in table (budget/pricing.ts).
+      prices: z.record(z.string().min(1, 'Expected a model name'), ModelPrice).default({}),
     })
     .prefault({}),
   dispatch: z.array(DispatchRule).default([]),
