@@ -2,6 +2,7 @@
 // reservation (its worst case held while it runs, max_tokens lowered to fit) and then priced from
 // the usage the API itself reported. No I/O: `persist` (the ledger) and `warn` are handed in, so
 // a crash loses at most the call in flight, and that call's worst case is persisted before it goes.
+import { scanTopLevel, type Span } from './body-scan.js';
 import { fitCall, type CallPlan } from './reservation.js';
 import { costAt, lookupPrice, type CallUsage, type Price, type PriceOverrides } from './pricing.js';
 
@@ -35,6 +36,72 @@ export function planOf(body: Record<string, any>, raw: Buffer, price: Price): Ca
   const thinkingBudget = t && typeof t === 'object' && t.type === 'enabled' && Number.isSafeInteger(t.budget_tokens) ? t.budget_tokens : null;
   const cache = raw.includes('"1h"') && raw.includes('cache_control') ? '1h' : raw.includes('cache_control') ? '5m' : 'none';
   return { bodyBytes: raw.length, maxTokens, thinkingBudget, cache, price };
+}
+
+// What the meter reads of a body, and how to write it back with a new max_tokens (and thinking
+// budget). Read from the top-level keys alone (budget/body-scan.ts) and rewritten in place when the
+// body is plain; a body with a duplicate key, or one the scan does not take, is parsed in full and
+// re-serialised, so what the API reads is what we read.
+type ReadCall = { fields: Record<string, any>; model: string | null; rewrite: (maxTokens: number | null, thinkingBudget: number | null) => Buffer };
+
+export function readCall(raw: Buffer): ReadCall | string {
+  const top = scanTopLevel(raw);
+  const mt = top?.keys.get('max_tokens');
+  if (top && !top.duplicate && mt && /^\d{1,15}$/.test(raw.toString('latin1', mt.start, mt.end))) {
+    const slice = (k: string) => {
+      const sp = top.keys.get(k);
+      return sp ? JSON.parse(raw.toString('utf8', sp.start, sp.end)) : undefined;
+    };
+    let model: unknown;
+    let thinking: any;
+    try {
+      model = slice('model');
+      thinking = slice('thinking');
+    } catch {
+      return readParsed(raw);
+    }
+    const fields = { max_tokens: Number(raw.toString('latin1', mt.start, mt.end)), thinking };
+    return {
+      fields,
+      model: typeof model === 'string' ? model : null,
+      rewrite: (maxTokens, thinkingBudget) => {
+        const edits: Array<{ span: Span; text: string }> = [];
+        if (maxTokens !== null) edits.push({ span: mt, text: String(maxTokens) });
+        if (thinkingBudget !== null) edits.push({ span: top.keys.get('thinking')!, text: JSON.stringify({ ...thinking, budget_tokens: thinkingBudget }) });
+        if (!edits.length) return raw;
+        edits.sort((a, b) => a.span.start - b.span.start);
+        const parts: Buffer[] = [];
+        let at = 0;
+        for (const e of edits) {
+          parts.push(raw.subarray(at, e.span.start), Buffer.from(e.text));
+          at = e.span.end;
+        }
+        parts.push(raw.subarray(at));
+        return Buffer.concat(parts);
+      },
+    };
+  }
+  return readParsed(raw);
+}
+
+function readParsed(raw: Buffer): ReadCall | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return 'the request body is not JSON';
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return 'the request body is not a JSON object';
+  const b = body as Record<string, any>;
+  return {
+    fields: b,
+    model: typeof b.model === 'string' ? b.model : null,
+    rewrite: (maxTokens, thinkingBudget) => {
+      if (maxTokens !== null) b.max_tokens = maxTokens;
+      if (thinkingBudget !== null) b.thinking = { ...b.thinking, budget_tokens: thinkingBudget };
+      return Buffer.from(JSON.stringify(b), 'utf8');
+    },
+  };
 }
 
 export class SessionMeter {
@@ -91,20 +158,13 @@ export class SessionMeter {
   }
 
   // A /v1/messages call as the session sent it: the body to forward (max_tokens lowered to fit
-  // what is left, re-serialised so what we read is what the API reads), or why it may not go.
+  // what is left, in place), or why it may not go.
   admit(raw: Buffer): Admission {
     if (this.closed) return { ok: false, reason: this.closed };
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return { ok: false, reason: 'the request body is not JSON' };
-    }
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return { ok: false, reason: 'the request body is not a JSON object' };
-    const b = body as Record<string, any>;
-    const model = typeof b.model === 'string' ? b.model : null;
-    const price = this.priceFor(model);
-    const plan = planOf(b, raw, price);
+    const read = readCall(raw);
+    if (typeof read === 'string') return { ok: false, reason: read };
+    const price = this.priceFor(read.model);
+    const plan = planOf(read.fields, raw, price);
     if (typeof plan === 'string') return { ok: false, reason: plan };
     let maxTokens = plan.maxTokens;
     let out = raw;
@@ -123,15 +183,11 @@ export class SessionMeter {
       if (fit.maxTokens !== plan.maxTokens) {
         lowered = { from: plan.maxTokens, to: fit.maxTokens };
         maxTokens = fit.maxTokens;
-        b.max_tokens = fit.maxTokens;
-        if (fit.thinkingBudget !== plan.thinkingBudget) b.thinking.budget_tokens = fit.thinkingBudget;
       }
-      // Always re-serialised under a cap: a duplicate key the API might read differently from
-      // JSON.parse is gone. The CLI's own bodies are JSON.stringify's, so they come out the same.
-      out = Buffer.from(JSON.stringify(b), 'utf8');
+      out = read.rewrite(lowered ? fit.maxTokens : null, fit.thinkingBudget !== plan.thinkingBudget ? fit.thinkingBudget : null);
     }
     const call = this.next++;
-    this.inflight.set(call, { price, model, maxTokens, worstUsd });
+    this.inflight.set(call, { price, model: read.model, maxTokens, worstUsd });
     try {
       this.persist?.(this.state());
     } catch (err) {
@@ -153,7 +209,10 @@ export class SessionMeter {
       usd = c.worstUsd;
       this.worstCase++;
     } else {
-      const price = outcome.model && outcome.model !== c.model && !lookupPrice(c.model, this.o.prices).known ? this.priceFor(outcome.model) : c.price;
+      // The model the API says it ran is what it bills; the operator's price for the name the
+      // request used still wins (a gateway's own names).
+      const served = outcome.model && outcome.model !== c.model ? lookupPrice(outcome.model, this.o.prices) : null;
+      const price = served?.known && lookupPrice(c.model, this.o.prices).source !== 'config' ? served.price : c.price;
       const usage = outcome.complete ? outcome.usage : { ...outcome.usage, output: Math.max(outcome.usage.output, c.maxTokens) };
       usd = costAt(price, usage);
       if (!outcome.complete) this.worstCase++;

@@ -28,7 +28,8 @@ const TABLE: Array<[RegExp, Price]> = [
 // An unknown model: the dearest row above.
 export const UNKNOWN_PRICE: Price = price({ input: 15, output: 75 });
 
-export type PriceLookup = { price: Price; known: boolean };
+// source: where the price came from (the operator's budget.prices, our table, or neither).
+export type PriceLookup = { price: Price; known: boolean; source: 'config' | 'table' | 'unknown' };
 
 // Pure: a model's price: an exact key of `overrides`, then the longest key it contains, then the
 // table, else UNKNOWN_PRICE (known: false, so the caller can say so once).
@@ -38,10 +39,10 @@ export function lookupPrice(model: string | null | undefined, overrides: PriceOv
     const keys = Object.keys(overrides);
     const exact = keys.find((k) => k.toLowerCase() === m);
     const part = exact ?? keys.filter((k) => m.includes(k.toLowerCase())).sort((a, b) => b.length - a.length)[0];
-    if (part !== undefined) return { price: price(overrides[part]), known: true };
-    for (const [re, p] of TABLE) if (re.test(m)) return { price: p, known: true };
+    if (part !== undefined) return { price: price(overrides[part]), known: true, source: 'config' };
+    for (const [re, p] of TABLE) if (re.test(m)) return { price: p, known: true, source: 'table' };
   }
-  return { price: UNKNOWN_PRICE, known: false };
+  return { price: UNKNOWN_PRICE, known: false, source: 'unknown' };
 }
 
 // The stream tracker's estimate: the CLI's own prices (anything unknown as opus), for the live line.

@@ -101,3 +101,27 @@ describe('session meter', () => {
     assert.equal(m.state().pendingUsd, 0);
   });
 });
+
+describe('what goes upstream', () => {
+  test('a body whose max_tokens is one literal key goes byte for byte; a second one, or an escape that could spell one, is re-serialised', () => {
+    const m = new SessionMeter({ reservationUsd: 100 });
+    const spaced = Buffer.from('{ "model": "claude-sonnet-5", "max_tokens": 100, "messages": [] }');
+    const a = m.admit(spaced);
+    assert.ok(a.ok && a.body === spaced);
+    for (const raw of ['{"max_tokens":64000,"messages":[{"role":"user","content":"\\"max_tokens\\" and \\"max_tokens\\""}],"max_tokens":100}', '{"max_tok\\u0065ns":64000,"max_tokens":100,"messages":[]}']) {
+      const b = m.admit(Buffer.from(raw));
+      assert.ok(b.ok);
+      assert.equal(JSON.parse(b.body.toString()).max_tokens, JSON.parse(raw).max_tokens);
+      assert.equal(b.body.toString().match(/max_tokens/g)?.length, raw.includes('content') ? 3 : 1, b.body.toString());
+    }
+  });
+  test('a call is priced by the model the API says it ran, unless the operator priced the name the request used', () => {
+    const m = new SessionMeter({ reservationUsd: null, prices: { 'my-gateway': { input: 1, output: 1 } } });
+    const a = m.admit(body({ model: 'claude-haiku-4-5', max_tokens: 10 }));
+    assert.ok(a.ok);
+    assert.equal(m.finish(a.call, { usage: { input: 1e6, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'claude-opus-4-1', complete: true }), 15);
+    const b = m.admit(body({ model: 'my-gateway', max_tokens: 10 }));
+    assert.ok(b.ok);
+    assert.equal(m.finish(b.call, { usage: { input: 1e6, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'claude-opus-4-1', complete: true }), 1);
+  });
+});
