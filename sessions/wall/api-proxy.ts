@@ -267,6 +267,9 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     };
     let sent = false;
     up.on('finish', () => (sent = true));
+    // Destroyed before any answer (the client went, the proxy closed) without an error event:
+    // the meter still hears of it.
+    up.on('close', () => !res.headersSent && account(sent ? 'worst' : 'drop'));
     let failed = false;
     let clientGone = false;
     let tapAbort: (() => void) | null = null;
