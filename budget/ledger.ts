@@ -10,6 +10,7 @@ import { accessProblem } from '../daemon/file-access.js';
 import type { MeterState } from './meter.js';
 import type { DayTotals } from './policy.js';
 import type { Reservation } from './reservation.js';
+import type { UsageWindow } from './windows.js';
 
 export type SessionRow = {
   id: string;
@@ -84,6 +85,12 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 CREATE INDEX IF NOT EXISTS sessions_day_agent ON sessions (day, agent);
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started_at);
+CREATE TABLE IF NOT EXISTS usage_windows (
+  name TEXT PRIMARY KEY,
+  utilization REAL NOT NULL,
+  resets_at TEXT,
+  seen_at TEXT NOT NULL
+);
 `;
 
 // Each later version adds one column; `backfill` runs once when it is added. The version is read
@@ -227,6 +234,20 @@ export class Ledger {
         error = @error, input_tokens = @input_tokens, output_tokens = @output_tokens, retry_at = @retry_at, cli_cost_usd = @cli_cost_usd,
         metered_calls = coalesce(@metered_calls, metered_calls), pending_usd = 0 WHERE id = @id`).run(row);
     }).immediate();
+  }
+
+  // The last value of each subscription usage window a reply carried (budget/windows.ts).
+  recordWindows(windows: UsageWindow[]): void {
+    if (!windows.length) return;
+    const st = this.stmt(`INSERT INTO usage_windows (name, utilization, resets_at, seen_at) VALUES (@name, @utilization, @resets_at, @seen_at)
+      ON CONFLICT (name) DO UPDATE SET utilization = excluded.utilization, resets_at = excluded.resets_at, seen_at = excluded.seen_at`);
+    this.db.transaction(() => {
+      for (const w of windows) st.run(w);
+    }).immediate();
+  }
+
+  windows(): UsageWindow[] {
+    return this.stmt('SELECT name, utilization, resets_at, seen_at FROM usage_windows ORDER BY name').all() as UsageWindow[];
   }
 
   // Sessions whose supervisor is gone; `alive` says whether a (pid, start) still runs.

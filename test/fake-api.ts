@@ -166,9 +166,24 @@ export function pieces(text: string, size: number): string[] {
   return out.length ? out : [''];
 }
 
-function streamMessage(raw: http.ServerResponse, model: string, reply: Extract<Reply, { kind: 'message' }>, usage: Usage, stopReason: string, gzip: boolean, done: (sha: string) => void, deltaUsage?: Record<string, number>) {
+// A subscription's usage windows on every reply, as the prompt asks: WINDOW5H=0.85 RESET5H=<epoch s>
+// (and 7D), in the header names the CLI 2.1.197 reads.
+function windowHeaders(prompt: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const w of ['5h', '7d']) {
+    const u = arg(prompt, `WINDOW${w.toUpperCase()}`);
+    if (u === null) continue;
+    out[`anthropic-ratelimit-unified-${w}-utilization`] = u;
+    const r = arg(prompt, `RESET${w.toUpperCase()}`);
+    if (r !== null) out[`anthropic-ratelimit-unified-${w}-reset`] = r;
+    out['anthropic-ratelimit-unified-status'] = 'allowed';
+  }
+  return out;
+}
+
+function streamMessage(raw: http.ServerResponse, model: string, reply: Extract<Reply, { kind: 'message' }>, usage: Usage, stopReason: string, gzip: boolean, done: (sha: string) => void, deltaUsage?: Record<string, number>, extra: Record<string, string> = {}) {
   const { blocks, deltaSize = 7, pingEvery, streamError } = reply;
-  raw.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': id('req'), 'cache-control': 'no-cache', ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
+  raw.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': id('req'), 'cache-control': 'no-cache', ...(gzip ? { 'content-encoding': 'gzip' } : {}), ...extra });
   const res = sinkFor(raw, gzip, done);
   let deltas = 0;
   const delta = (data: unknown) => {
@@ -327,13 +342,13 @@ export async function startFakeApi(o: { keys?: string[] } = {}): Promise<FakeApi
           const gzip = arg(got.prompt, 'COMPRESS') === 'gzip' && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
           const record = (sha256: string) => served.push({ model, stream: body.stream === true, maxTokens, usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage }, compressed: gzip, sha256, prompt: got.prompt });
           if (body.stream === true) {
-            if (reply.streamError) streamMessage(res, model, reply, usage, stop, gzip, () => {}, reply.deltaUsage);
-            else streamMessage(res, model, reply, usage, stop, gzip, record, reply.deltaUsage);
+            if (reply.streamError) streamMessage(res, model, reply, usage, stop, gzip, () => {}, reply.deltaUsage, windowHeaders(got.prompt));
+            else streamMessage(res, model, reply, usage, stop, gzip, record, reply.deltaUsage, windowHeaders(got.prompt));
           }
           // Without a stream the same failure is the error's status (overloaded: 529).
           else if (reply.streamError) json(res, reply.streamError.type === 'overloaded_error' ? 529 : 500, reply.streamError.type, reply.streamError.message);
           else {
-            res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req') });
+            res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req'), ...windowHeaders(got.prompt) });
             const text = JSON.stringify(messageJson(model, reply.blocks, usage, stop));
             res.end(text);
             record(createHash('sha256').update(text).digest('hex'));

@@ -38,6 +38,7 @@ budget:
   max_usd_per_day: ${D.budget.max_usd_per_day}                # held at the API proxy: within one request's input
   max_usd_per_session: ${D.budget.max_usd_per_session}         # a session reserves up to this of what is left
   min_session_usd: ${D.budget.min_session_usd}         # with less left than this, no session starts
+  max_window_utilization: ${D.budget.max_window_utilization}   # a subscription's 5h/7d windows: the share unattended sessions may use
   # prices:                     # USD per million tokens, by model id or a part of one (a gateway's names)
   #   my-gateway-model: { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3 }
 

@@ -174,6 +174,8 @@ export const ConfigSchema = z.strictObject({
       // The meter's prices in USD per million tokens, by model id or a part of one (a gateway's
       // names included); over the built-in table (budget/pricing.ts).
       prices: z.record(z.string().min(1, 'Expected a model name'), ModelPrice).default({}),
+      // The share of a subscription's 5-hour and 7-day windows unattended sessions may use.
+      max_window_utilization: z.number().gt(0, 'Expected a share above 0').max(1, 'Expected a share of at most 1').default(DEFAULTS.budget.max_window_utilization),
     })
     .prefault({}),
   dispatch: z.array(DispatchRule).default([]),

@@ -8,6 +8,7 @@ import type { Ledger, OpenSession } from '../../budget/ledger.js';
 import { SessionMeter } from '../../budget/meter.js';
 import { canStart, type Limits } from '../../budget/policy.js';
 import { reservationFor, type Reservation } from '../../budget/reservation.js';
+import { windowHold, windowsFrom } from '../../budget/windows.js';
 import { money } from '../../budget/money.js';
 import type { Redactor } from '../../logs/redact.js';
 import { claudeArgs } from '../../sessions/run/command.js';
@@ -70,6 +71,12 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   if (!verdict.ok) {
     if (!options.force) return skip(verdict.reason, verdict.limit);
     deps.logger.warn({ event: 'forced', agent: agent.name, reason: verdict.reason }, `running ${agent.name} past a limit (--force): ${verdict.reason}`);
+  }
+  // A subscription's window past the share unattended sessions may use: nothing starts until it resets.
+  const held = windowHold(ledger.windows(), config.budget.max_window_utilization, deps.now());
+  if (held) {
+    if (!options.force) return skip(held.reason, 'max_window_utilization');
+    deps.logger.warn({ event: 'forced', agent: agent.name, reason: held.reason }, `running ${agent.name} past a limit (--force): ${held.reason}`);
   }
   if (!fs.existsSync(config.vault) || !fs.statSync(config.vault).isDirectory()) {
     throw new ConfigError(config.file, [`vault: Expected an existing directory, got \`${config.vault}\``]);
@@ -190,6 +197,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   // The session's endpoints start while its state is built (they wait for it only to write it
   // beside themselves); both are awaited, and nothing is spawned, before the charge.
   // The meter lives in the session's API proxy; it admits nothing until the charge reserves.
+  let lastWindows = '';
   const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, warn: (o, m) => log.warn(o, m) });
   meter.close('the session has no reservation yet');
   const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log });
@@ -197,6 +205,14 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     {
       config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: stateBuilt.then((s) => s?.text ?? null), version: version(),
       meter,
+      // The usage windows a subscription reports, kept when they change (one small write).
+      onHeaders: (h) => {
+        const w = windowsFrom((k) => (typeof h[k] === 'string' ? (h[k] as string) : undefined), deps.now());
+        const key = w.map((x) => `${x.name}:${x.utilization}:${x.resets_at}`).join(',');
+        if (!w.length || key === lastWindows) return;
+        lastWindows = key;
+        ledger.recordWindows(w);
+      },
     },
     (extra) => claudeArgs(agent, config, extra),
   );

@@ -30,6 +30,8 @@ export type ApiProxyOptions = {
   timeoutMs?: number;
   // Admits and prices every /v1/messages call; without it calls are piped through uncounted.
   meter?: SessionMeter;
+  // Every upstream reply's headers (the usage windows a subscription reports). Must not throw.
+  onHeaders?: (headers: http.IncomingHttpHeaders) => void;
   // Tests only (the negative control): forward any origin-form path, as before the allowlist.
   // Never set from the environment or the config.
   unsafeForwardAnyPath?: boolean;
@@ -290,6 +292,11 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     up.on('response', (ur) => {
       res.writeHead(ur.statusCode ?? 502, ur.statusMessage, responseHeaders(ur.headers));
       res.flushHeaders();
+      try {
+        o.onHeaders?.(ur.headers);
+      } catch (err) {
+        o.logger.warn({ event: 'api_proxy_headers_error', err: o.redact(String(err)) }, 'reading a reply\'s headers failed');
+      }
       const status = ur.statusCode ?? 0;
       // An API error is not billed: only a 2xx answer has usage to read.
       if (m && (status < 200 || status > 299)) account({ outcome: { usage: { input: 0, cacheWrite: 0, cacheRead: 0, output: 0 }, model: null, complete: true } });

@@ -35,6 +35,8 @@ export type GuestInput = {
   refuse?: () => string | null;
   // The session's meter: its proxy admits and prices every inference call with it.
   meter?: SessionMeter;
+  // Each upstream reply's headers, as the proxy sees them.
+  onHeaders?: (headers: import('node:http').IncomingHttpHeaders) => void;
 };
 
 export type Guest = {
@@ -118,7 +120,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;
     const credential = credentialFrom(i.env);
-    const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, meter: i.meter });
+    const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, meter: i.meter, onHeaders: i.onHeaders });
     closers.push(() => proxy.close());
     // --mcp-config takes every value up to the next flag: it goes first, never last.
     const mcp: string[] = [];

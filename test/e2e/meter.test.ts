@@ -119,3 +119,44 @@ describe('the meter with the real CLI', () => {
     assert.ok(budget.left_usd < 0.2, `below min_session_usd: ${budget.left_usd}`);
   });
 });
+
+describe('subscription usage windows', () => {
+  const gitOff = 'git:\n  enabled: false\n';
+  const reset = Math.floor(Date.now() / 1000) + 3 * 3600;
+  test('windows at 85% with the limit at 80%: the next tick starts nothing and says why, with the reset; run refuses with 75; budget shows it', { timeout: 120_000 }, async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: windowed\n` }));
+    writeAgent(ws, 'windowed', `SCENARIO=text WINDOW5H=0.85 RESET5H=${reset} WINDOW7D=0.3`);
+    const first = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(JSON.parse(first.stdout).session?.outcome, 'ok', first.stderr);
+    const second = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(second.code, 0);
+    const r = JSON.parse(second.stdout);
+    assert.equal(r.action, 'skip');
+    const until = new Date(reset * 1000).toISOString();
+    assert.equal(r.reason, `budget.max_window_utilization: the 5h usage window is at 85% (unattended sessions may use 80%); it resets at ${until}`);
+    assert.equal(ledgerRows(ws.dir).length, 1, 'nothing started');
+    const byHand = await nightshift(['run', 'windowed'], ws.env, ws.dir);
+    assert.equal(byHand.code, 75);
+    assert.match(byHand.stderr, /the 5h usage window is at 85%/);
+    const shown = await nightshift(['budget'], ws.env, ws.dir);
+    assert.match(shown.stdout, new RegExp(`5h +85% used \\(limit 80%\\), resets ${until.replace(/\./g, '\\.')}`));
+    assert.match(shown.stdout, /7d +30% used/);
+    assert.match(shown.stdout, /no session starts: budget\.max_window_utilization/);
+    const status = await nightshift(['status'], ws.env, ws.dir);
+    assert.match(status.stdout, new RegExp(`window +5h +85% used \\(limit 80%\\), resets ${until.replace(/\./g, '\\.')}`));
+    assert.match(status.stdout, /held +every agent: budget\.max_window_utilization/);
+    const next = JSON.parse((await nightshift(['next', '--json'], ws.env, ws.dir)).stdout);
+    assert.equal(next.window_hold?.until, until);
+    const json = JSON.parse((await nightshift(['budget', '--json'], ws.env, ws.dir)).stdout);
+    assert.deepEqual(json.windows.map((x: any) => [x.name, x.utilization, x.resets_at]), [['5h', 0.85, until], ['7d', 0.3, null]]);
+  });
+
+  test('windows at 50%: the next tick runs', { timeout: 120_000 }, async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}dispatch:\n  - agent: roomy\n` }));
+    writeAgent(ws, 'roomy', `SCENARIO=text WINDOW5H=0.5 RESET5H=${reset}`);
+    for (let i = 0; i < 2; i++) {
+      const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
+      assert.equal(JSON.parse(ran.stdout).session?.outcome, 'ok', ran.stdout + ran.stderr);
+    }
+  });
+});

@@ -34,6 +34,7 @@ const BAD: Array<[string, string, RegExp]> = [
   ['timezone unknown', 'budget:\n  timezone: Mars/Olympus\n', /budget\.timezone: Expected an IANA time zone/],
   ['max_usd_per_day negative', 'budget:\n  max_usd_per_day: -1\n', /budget\.max_usd_per_day: Expected an amount in USD above 0/],
   ['max_sessions_per_day a string', 'budget:\n  max_sessions_per_day: twelve\n', /budget\.max_sessions_per_day: .*expected number/i],
+  ['max_window_utilization above 1', 'budget:\n  max_window_utilization: 80\n', /budget\.max_window_utilization: Expected a share of at most 1/],
   ['min_session_usd zero', 'budget:\n  min_session_usd: 0\n', /budget\.min_session_usd: Expected an amount in USD above 0/],
   ['a price without output', 'budget:\n  prices:\n    my-gateway: { input: 3 }\n', /budget\.prices\.my-gateway\.output: /],
   ['a negative price', 'budget:\n  prices:\n    opus: { input: -1, output: 25 }\n', /budget\.prices\.opus\.input: Expected USD per million tokens, 0 or more/],
