@@ -290,6 +290,7 @@ if (!only || only === 'memory-recall') {
   }
 }
 if (!only || only === 'memory-import') report.memory_import = (await import('./memory-import.js')).memoryImportBench();
+if (!only || only === 'meter') report.meter = await (await import('./meter.js')).meterBench(Number(process.env.BENCH_RUNS) || 200);
 if (!only || only === 'hooks') report.hooks = await (await import('./hooks.js')).hooksBench();
 if (!only || only === 'dream') report.dream = await (await import('./dream.js')).dreamBenchAll();
 if (!only || only === 'tokens') report.tokens = await (await import('./tokens.js')).tokensBench();

@@ -7,7 +7,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { InternalError, PermissionError } from '../daemon/errors.js';
 import { accessProblem } from '../daemon/file-access.js';
+import type { MeterState } from './meter.js';
 import type { DayTotals } from './policy.js';
+import type { Reservation } from './reservation.js';
+import type { UsageWindow } from './windows.js';
 
 export type SessionRow = {
   id: string;
@@ -38,10 +41,18 @@ export type SessionRow = {
   memory?: 'served' | 'unavailable' | null;
   // A rate-limited session: when the API said the limit lifts (else null).
   retry_at: string | null;
+  // What the charge reserved of the day (null: a session from before reservations).
+  reserved_usd?: number | null;
+  // While it runs: the worst case of its API calls in flight (the meter's; cost_usd is its spend).
+  pending_usd?: number | null;
+  // The calls the meter priced (null: the meter never recorded this session).
+  metered_calls?: number | null;
+  // The CLI's own reported total, kept beside the meter's (null: it reported none).
+  cli_cost_usd?: number | null;
 };
 
 export type OpenSession = Pick<SessionRow, 'id' | 'agent' | 'day' | 'started_at' | 'transcript' | 'model' | 'supervisor_pid' | 'supervisor_start'>;
-export type Settlement = Pick<SessionRow, 'outcome' | 'ended_at' | 'duration_ms' | 'cost_usd' | 'turns' | 'exit_code' | 'result' | 'error' | 'input_tokens' | 'output_tokens'> & { cost_estimated: boolean; retry_at?: string | null };
+export type Settlement = Pick<SessionRow, 'outcome' | 'ended_at' | 'duration_ms' | 'cost_usd' | 'turns' | 'exit_code' | 'result' | 'error' | 'input_tokens' | 'output_tokens'> & { cost_estimated: boolean; retry_at?: string | null; cli_cost_usd?: number | null; metered_calls?: number | null };
 
 // `open` charges at open (the rule). `settle` charges only at the end: it exists so tests can
 // show, as a negative control, the loss the rule prevents.
@@ -74,11 +85,17 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 CREATE INDEX IF NOT EXISTS sessions_day_agent ON sessions (day, agent);
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started_at);
+CREATE TABLE IF NOT EXISTS usage_windows (
+  name TEXT PRIMARY KEY,
+  utilization REAL NOT NULL,
+  resets_at TEXT,
+  seen_at TEXT NOT NULL
+);
 `;
 
 // Each later version adds one column; `backfill` runs once when it is added. The version is read
 // first, so a current file takes no write lock at open.
-const COLUMNS: Array<{ version: number; column: string; backfill?: string }> = [
+const COLUMNS: Array<{ version: number; column: string; type?: 'REAL' | 'INTEGER'; backfill?: string }> = [
   // Sessions settled before it are taken as followed up: an upgrade must not report every old
   // abandoned session again.
   { version: 2, column: 'followed_up_at', backfill: `UPDATE sessions SET followed_up_at = coalesce(ended_at, started_at) WHERE status = 'settled'` },
@@ -86,6 +103,13 @@ const COLUMNS: Array<{ version: number; column: string; backfill?: string }> = [
   { version: 3, column: 'memory' },
   // The hold a rate limit sets (budget/holds.ts).
   { version: 4, column: 'retry_at' },
+  // The meter (budget/meter.ts): the reservation, the worst case in flight, the calls priced and
+  // the CLI's own total beside the meter's. A session settled before them keeps its CLI total as
+  // cost_usd, and it is also shown as the CLI's.
+  { version: 5, column: 'reserved_usd', type: 'REAL' },
+  { version: 6, column: 'pending_usd', type: 'REAL' },
+  { version: 7, column: 'metered_calls', type: 'INTEGER' },
+  { version: 8, column: 'cli_cost_usd', type: 'REAL', backfill: `UPDATE sessions SET cli_cost_usd = cost_usd WHERE status = 'settled' AND cost_estimated = 0` },
 ];
 
 function addColumns(db: Database.Database): void {
@@ -95,7 +119,7 @@ function addColumns(db: Database.Database): void {
     db.transaction(() => {
       const cols = (db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((x) => x.name);
       if (!cols.includes(c.column)) {
-        db.exec(`ALTER TABLE sessions ADD COLUMN ${c.column} TEXT`);
+        db.exec(`ALTER TABLE sessions ADD COLUMN ${c.column} ${c.type ?? 'TEXT'}`);
         if (c.backfill) db.exec(c.backfill);
       }
       db.pragma(`user_version = ${c.version}`);
@@ -149,23 +173,31 @@ export class Ledger {
     this.db.close();
   }
 
-  // Charges the session: from here on it counts against today, whatever happens next.
-  open(s: OpenSession): void {
-    if (this.chargeOn === 'settle') return;
+  // Charges the session: from here on it counts against today, whatever happens next. `reserve`
+  // decides its reservation from today's totals read in the same transaction, so two charges
+  // cannot both take what is left; a refusal writes nothing and is returned.
+  open(s: OpenSession, reserve?: (today: DayTotals) => Reservation): Reservation | null {
+    if (this.chargeOn === 'settle') return reserve ? reserve(this.dayTotals(s.day)) : null;
     // FULL for this one commit: it is on disk before the spawn, so a power loss cannot roll the
     // charge back. (Per commit, not for the connection: FULL on every progress write costs ~10x.)
     this.db.pragma('synchronous = FULL');
     try {
-      this.insert(s);
+      const r = this.db.transaction(() => {
+        const decided = reserve ? reserve(this.dayTotals(s.day)) : null;
+        if (decided && !decided.ok) return decided;
+        this.insert(s, decided?.usd ?? null);
+        return decided;
+      }).immediate();
       this.chargedWith = this.synchronous();
+      return r;
     } finally {
       this.db.pragma('synchronous = NORMAL');
     }
   }
 
-  private insert(s: OpenSession): void {
-    this.stmt(`INSERT INTO sessions (id, agent, day, status, started_at, transcript, model, supervisor_pid, supervisor_start)
-      VALUES (@id, @agent, @day, 'running', @started_at, @transcript, @model, @supervisor_pid, @supervisor_start)`).run(s);
+  private insert(s: OpenSession, reserved: number | null = null): void {
+    this.stmt(`INSERT INTO sessions (id, agent, day, status, started_at, transcript, model, supervisor_pid, supervisor_start, reserved_usd)
+      VALUES (@id, @agent, @day, 'running', @started_at, @transcript, @model, @supervisor_pid, @supervisor_start, @reserved)`).run({ ...s, reserved });
   }
 
   setMemory(id: string, memory: 'served' | 'unavailable'): void {
@@ -176,13 +208,20 @@ export class Ledger {
     this.stmt('UPDATE sessions SET child_pid = ? WHERE id = ?').run(pid, id);
   }
 
-  // The running estimate, so a session whose supervisor dies still carries its spend.
-  progress(id: string, costUsd: number, turns: number): void {
-    this.stmt(`UPDATE sessions SET cost_usd = ?, turns = ?, cost_estimated = 1 WHERE id = ? AND status = 'running'`).run(costUsd, turns, id);
+  // The turns so far (the spend is the meter's, below: never the stream's word).
+  progress(id: string, turns: number): void {
+    this.stmt(`UPDATE sessions SET turns = ? WHERE id = ? AND status = 'running'`).run(turns, id);
+  }
+
+  // The meter's record as calls start and end, so a session whose supervisor dies still carries
+  // its spend and the worst case of the call it was making.
+  meter(id: string, m: MeterState): void {
+    this.stmt(`UPDATE sessions SET cost_usd = ?, pending_usd = ?, metered_calls = ?, cost_estimated = ? WHERE id = ? AND status = 'running'`)
+      .run(m.spentUsd, m.pendingUsd, m.calls, m.pendingUsd > 0 || m.worstCaseCalls > 0 ? 1 : 0, id);
   }
 
   settle(open: OpenSession, s: Settlement): void {
-    const row = { ...open, ...s, cost_estimated: s.cost_estimated ? 1 : 0, retry_at: s.retry_at ?? null };
+    const row = { ...open, ...s, cost_estimated: s.cost_estimated ? 1 : 0, retry_at: s.retry_at ?? null, cli_cost_usd: s.cli_cost_usd ?? null, metered_calls: s.metered_calls ?? null };
     // IMMEDIATE: a deferred transaction that reads first cannot wait for the write lock in WAL
     // mode (busy_timeout never applies), so settle would fail at once under a concurrent writer.
     this.db.transaction(() => {
@@ -192,8 +231,23 @@ export class Ledger {
       }
       this.stmt(`UPDATE sessions SET status = 'settled', outcome = @outcome, ended_at = @ended_at, duration_ms = @duration_ms,
         cost_usd = @cost_usd, cost_estimated = @cost_estimated, turns = @turns, exit_code = @exit_code, result = @result,
-        error = @error, input_tokens = @input_tokens, output_tokens = @output_tokens, retry_at = @retry_at WHERE id = @id`).run(row);
+        error = @error, input_tokens = @input_tokens, output_tokens = @output_tokens, retry_at = @retry_at, cli_cost_usd = @cli_cost_usd,
+        metered_calls = coalesce(@metered_calls, metered_calls), pending_usd = 0 WHERE id = @id`).run(row);
     }).immediate();
+  }
+
+  // The last value of each subscription usage window a reply carried (budget/windows.ts).
+  recordWindows(windows: UsageWindow[]): void {
+    if (!windows.length) return;
+    const st = this.stmt(`INSERT INTO usage_windows (name, utilization, resets_at, seen_at) VALUES (@name, @utilization, @resets_at, @seen_at)
+      ON CONFLICT (name) DO UPDATE SET utilization = excluded.utilization, resets_at = excluded.resets_at, seen_at = excluded.seen_at`);
+    this.db.transaction(() => {
+      for (const w of windows) st.run(w);
+    }).immediate();
+  }
+
+  windows(): UsageWindow[] {
+    return this.stmt('SELECT name, utilization, resets_at, seen_at FROM usage_windows ORDER BY name').all() as UsageWindow[];
   }
 
   // Sessions whose supervisor is gone; `alive` says whether a (pid, start) still runs.
@@ -202,10 +256,12 @@ export class Ledger {
     return rows.filter((r) => !(r.supervisor_pid && alive(r.supervisor_pid, r.supervisor_start)));
   }
 
-  // Settles a dead supervisor's session as abandoned, keeping the spend it had recorded.
+  // Settles a dead supervisor's session as abandoned. What counts: the meter's record (its spend
+  // and the worst case of the call in flight) when it kept one, else the whole reservation.
   abandon(row: SessionRow, endedAt: Date): void {
     const duration = Math.max(0, endedAt.getTime() - Date.parse(row.started_at));
     this.stmt(`UPDATE sessions SET status = 'settled', outcome = 'abandoned', ended_at = ?, duration_ms = ?, cost_estimated = 1,
+      cost_usd = CASE WHEN metered_calls IS NOT NULL THEN cost_usd + coalesce(pending_usd, 0) ELSE max(cost_usd, coalesce(reserved_usd, 0)) END, pending_usd = 0,
       exit_code = 1, error = 'the supervisor died before the session ended' WHERE id = ? AND status = 'running'`).run(endedAt.toISOString(), duration, row.id);
   }
 
@@ -219,17 +275,24 @@ export class Ledger {
     return this.stmt(`UPDATE sessions SET followed_up_at = ? WHERE id = ? AND followed_up_at IS NULL`).run(at.toISOString(), id).changes === 1;
   }
 
+  // A running session counts what it committed (its spend and its call in flight) as spent, and
+  // the rest of its reservation as reserved; a settled one its cost.
   dayTotals(day: string): DayTotals {
-    const rows = this.stmt('SELECT agent, COUNT(*) AS n, TOTAL(cost_usd) AS usd FROM sessions WHERE day = ? GROUP BY agent').all(day) as Array<{ agent: string; n: number; usd: number }>;
+    const rows = this.stmt(`SELECT agent, COUNT(*) AS n,
+      TOTAL(cost_usd + CASE WHEN status = 'running' THEN coalesce(pending_usd, 0) ELSE 0 END) AS usd,
+      TOTAL(CASE WHEN status = 'running' THEN max(0, coalesce(reserved_usd, 0) - cost_usd - coalesce(pending_usd, 0)) ELSE 0 END) AS reserved
+      FROM sessions WHERE day = ? GROUP BY agent`).all(day) as Array<{ agent: string; n: number; usd: number; reserved: number }>;
     const byAgent: DayTotals['byAgent'] = {};
     let sessions = 0;
     let costUsd = 0;
+    let reservedUsd = 0;
     for (const r of rows) {
       byAgent[r.agent] = { sessions: r.n, costUsd: r.usd };
       sessions += r.n;
       costUsd += r.usd;
+      reservedUsd += r.reserved;
     }
-    return { sessions, costUsd, byAgent };
+    return { sessions, costUsd, reservedUsd, byAgent };
   }
 
   // Per agent: sessions today and when the last one (any day) began; for dispatch.

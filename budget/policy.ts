@@ -1,9 +1,12 @@
 import { money } from './money.js';
+import { reservationFor } from './reservation.js';
 
-// Pure: may this agent start now, given today's ledger and the limits?
-export type DayTotals = { sessions: number; costUsd: number; byAgent: Record<string, { sessions: number; costUsd: number }> };
-export type Limits = { maxSessionsPerDay: number; maxUsdPerDay: number; maxRunsPerDay: number | null };
-export type Verdict = { ok: true } | { ok: false; limit: 'max_sessions_per_day' | 'max_usd_per_day' | 'max_runs_per_day'; reason: string };
+// Pure: may this agent start now, given today's ledger and the limits, and what does it reserve?
+// costUsd: spent today (a running session's metered spend and the worst case of its call in
+// flight); reservedUsd: what running sessions hold beyond that.
+export type DayTotals = { sessions: number; costUsd: number; reservedUsd: number; byAgent: Record<string, { sessions: number; costUsd: number }> };
+export type Limits = { maxSessionsPerDay: number; maxUsdPerDay: number; maxUsdPerSession: number; minSessionUsd: number; maxRunsPerDay: number | null };
+export type Verdict = { ok: true; reserveUsd: number } | { ok: false; limit: 'max_sessions_per_day' | 'max_usd_per_day' | 'max_runs_per_day'; reason: string };
 
 export function canStart(agent: string, today: DayTotals, limits: Limits): Verdict {
   if (today.sessions >= limits.maxSessionsPerDay) {
@@ -16,5 +19,13 @@ export function canStart(agent: string, today: DayTotals, limits: Limits): Verdi
   if (limits.maxRunsPerDay !== null && mine >= limits.maxRunsPerDay) {
     return { ok: false, limit: 'max_runs_per_day', reason: `${agent}: max_runs_per_day reached: ${mine} of ${limits.maxRunsPerDay} runs today` };
   }
-  return { ok: true };
+  const r = reservationFor(today, limits);
+  if (!r.ok) return r;
+  return { ok: true, reserveUsd: r.usd };
+}
+
+// The negative control for tests: the rule before reservations (start while spent < cap, and
+// spend up to the ceiling). Never used by a session.
+export function startsBeforeReservations(today: Pick<DayTotals, 'costUsd'>, limits: Pick<Limits, 'maxUsdPerDay' | 'maxUsdPerSession'>): number | null {
+  return today.costUsd < limits.maxUsdPerDay ? limits.maxUsdPerSession : null;
 }

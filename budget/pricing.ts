@@ -1,23 +1,66 @@
-// Per-model prices in USD per million tokens, as the CLI 2.1.197 charges them (observed: opus
-// 5/25, sonnet 3/15, haiku 1/5, anything unknown as opus). Cache writes cost 1.25x input and cache
-// reads 0.1x. Used only when the CLI did not give us its own total.
-export type Price = { input: number; output: number };
+// The price table nightshift owns, in USD per million tokens, so the meter (the API proxy) never
+// depends on the CLI's own table: a model renamed behind a gateway is priced by `budget.prices`,
+// and an unknown one at the dearest price we know (a cap that holds must not price it low).
+// Cache writes cost 1.25x input (5-minute) or 2x (1-hour), cache reads 0.1x; a web search is
+// $10 per thousand.
+export type Price = { input: number; output: number; cache_write: number; cache_write_1h: number; cache_read: number };
+// What the config may give per model: input and output, the cache prices derived unless set.
+export type PriceInput = { input: number; output: number; cache_write?: number; cache_write_1h?: number; cache_read?: number };
+// `budget.prices`: a model id, or a part of one (`opus`, `my-gateway-model`), to its price.
+export type PriceOverrides = Record<string, PriceInput>;
 
-const TABLE: Array<[RegExp, Price]> = [
-  [/haiku/i, { input: 1, output: 5 }],
-  [/sonnet/i, { input: 3, output: 15 }],
-  [/opus/i, { input: 5, output: 25 }],
-];
-const FALLBACK: Price = { input: 5, output: 25 };
+export const WEB_SEARCH_USD = 0.01;
 
-export function priceOf(model: string | null | undefined): Price {
-  for (const [re, p] of TABLE) if (model && re.test(model)) return p;
-  return FALLBACK;
+export function price(p: PriceInput): Price {
+  return { input: p.input, output: p.output, cache_write: p.cache_write ?? p.input * 1.25, cache_write_1h: p.cache_write_1h ?? p.input * 2, cache_read: p.cache_read ?? p.input * 0.1 };
 }
 
-export type CallUsage = { input: number; cacheWrite: number; cacheRead: number; output: number };
+// Most specific first: the older, dearer generations before the family's current price (the
+// CLI 2.1.197 charges opus 5/25, sonnet 3/15, haiku 1/5).
+const TABLE: Array<[RegExp, Price]> = [
+  [/claude-3-haiku/i, price({ input: 0.25, output: 1.25 })],
+  [/claude-3-5-haiku|claude-haiku-3-5/i, price({ input: 0.8, output: 4 })],
+  [/haiku/i, price({ input: 1, output: 5 })],
+  [/sonnet/i, price({ input: 3, output: 15 })],
+  [/claude-3-opus|claude-opus-4-0|claude-opus-4-1|claude-opus-4-2025|claude-opus-4$/i, price({ input: 15, output: 75 })],
+  [/opus/i, price({ input: 5, output: 25 })],
+];
+// An unknown model: the dearest row above.
+export const UNKNOWN_PRICE: Price = price({ input: 15, output: 75 });
+
+// source: where the price came from (the operator's budget.prices, our table, or neither).
+export type PriceLookup = { price: Price; known: boolean; source: 'config' | 'table' | 'unknown' };
+
+// Pure: a model's price: an exact key of `overrides`, then the longest key it contains, then the
+// table, else UNKNOWN_PRICE (known: false, so the caller can say so once).
+export function lookupPrice(model: string | null | undefined, overrides: PriceOverrides = {}): PriceLookup {
+  const m = (model ?? '').toLowerCase();
+  if (m) {
+    const keys = Object.keys(overrides);
+    const exact = keys.find((k) => k.toLowerCase() === m);
+    const part = exact ?? keys.filter((k) => m.includes(k.toLowerCase())).sort((a, b) => b.length - a.length)[0];
+    if (part !== undefined) return { price: price(overrides[part]), known: true, source: 'config' };
+    for (const [re, p] of TABLE) if (re.test(m)) return { price: p, known: true, source: 'table' };
+  }
+  return { price: UNKNOWN_PRICE, known: false, source: 'unknown' };
+}
+
+// The stream tracker's estimate: the CLI's own prices (anything unknown as opus), for the live line.
+export function priceOf(model: string | null | undefined): Price {
+  const r = lookupPrice(model);
+  return r.known ? r.price : price({ input: 5, output: 25 });
+}
+
+// cacheWrite1h: the part of cacheWrite written for an hour (the API's cache_creation breakdown).
+export type CallUsage = { input: number; cacheWrite: number; cacheRead: number; output: number; cacheWrite1h?: number; webSearches?: number };
+
+// Pure: what a call cost at price `p`.
+export function costAt(p: Price, u: CallUsage): number {
+  const hour = Math.min(u.cacheWrite1h ?? 0, u.cacheWrite);
+  const tokens = u.input * p.input + (u.cacheWrite - hour) * p.cache_write + hour * p.cache_write_1h + u.cacheRead * p.cache_read + u.output * p.output;
+  return tokens / 1e6 + (u.webSearches ?? 0) * WEB_SEARCH_USD;
+}
 
 export function costOf(model: string | null | undefined, u: CallUsage): number {
-  const p = priceOf(model);
-  return (u.input * p.input + u.cacheWrite * p.input * 1.25 + u.cacheRead * p.input * 0.1 + u.output * p.output) / 1e6;
+  return costAt(priceOf(model), u);
 }

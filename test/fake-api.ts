@@ -5,7 +5,8 @@
 // break a stream with an `error` event; an unknown scenario is a 400 naming it, never a default.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import zlib from 'node:zlib';
 
 export type Block =
   | { type: 'text'; text: string }
@@ -24,7 +25,9 @@ export type StreamError = { type: string; message: string };
 export type Reply =
   // pingEvery: a `ping` after every that many deltas (the real API pings when it is slow);
   // streamError: sent after the first block's first delta, and the stream ends there.
-  | { kind: 'message'; blocks: Block[]; usage?: Usage; stopReason?: string; deltaSize?: number; pingEvery?: number; streamError?: StreamError }
+  // deltaUsage: fields message_delta carries besides output_tokens (a client that believes them
+  // over message_start's counts less than was billed).
+  | { kind: 'message'; blocks: Block[]; usage?: Usage; stopReason?: string; deltaSize?: number; pingEvery?: number; streamError?: StreamError; deltaUsage?: Record<string, number> }
   | { kind: 'status'; status: number; retryAfter?: number }
   | { kind: 'hang' }            // accept the request, never answer
   | { kind: 'stall'; usage?: Usage };  // send message_start, then nothing
@@ -34,6 +37,11 @@ export type Reply =
 // already asked this prompt at this turn (a retry; give parallel tests distinct prompts).
 export type Turn = { turn: number; prompt: string; lastToolResult: string | null; body: any; attempt: number };
 export type Script = (t: Turn) => Reply;
+
+// What the imitation served and would bill, per answered message: the truth a meter is checked
+// against. Output is never more than the request's max_tokens (the real API stops there);
+// sha256: of the bytes it wrote, compressed or not.
+export type ServedRecord = { model: string; stream: boolean; maxTokens: number; usage: Usage; compressed: boolean; sha256: string; prompt: string };
 
 // toolResult: the text of the last tool_result the request carried back, as the session sent it.
 export type RequestRecord = { scenario: string; turn: number; stream: boolean; model: string; headers: Record<string, unknown>; toolResult: string | null };
@@ -125,8 +133,22 @@ function turnOf(body: any): Omit<Turn, 'attempt'> {
 
 const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 
-function sse(res: http.ServerResponse, event: string, data: unknown) {
+type Sink = { write(text: string): void; end(): void };
+function sse(res: Sink, event: string, data: unknown) {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+// The body as written: gzip (flushed per write, so a stream still streams) when the prompt says
+// COMPRESS=gzip and the client accepts it; `done` gets the sha256 of the bytes on the wire.
+function sinkFor(res: http.ServerResponse, gzip: boolean, done: (sha: string) => void): Sink {
+  const hash = createHash('sha256');
+  if (!gzip) {
+    return { write: (t) => (hash.update(t), res.write(t)), end: () => (res.end(), done(hash.digest('hex'))) };
+  }
+  const gz = zlib.createGzip({ flush: zlib.constants.Z_SYNC_FLUSH });
+  gz.on('data', (c) => (hash.update(c), res.write(c)));
+  gz.on('end', () => (res.end(), done(hash.digest('hex'))));
+  return { write: (t) => gz.write(t), end: () => gz.end() };
 }
 
 function messageJson(model: string, blocks: Block[], usage: Usage, stopReason: string) {
@@ -144,9 +166,25 @@ export function pieces(text: string, size: number): string[] {
   return out.length ? out : [''];
 }
 
-function streamMessage(res: http.ServerResponse, model: string, reply: Extract<Reply, { kind: 'message' }>, usage: Usage, stopReason: string) {
+// A subscription's usage windows on every reply, as the prompt asks: WINDOW5H=0.85 RESET5H=<epoch s>
+// (and 7D), in the header names the CLI 2.1.197 reads.
+function windowHeaders(prompt: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const w of ['5h', '7d']) {
+    const u = arg(prompt, `WINDOW${w.toUpperCase()}`);
+    if (u === null) continue;
+    out[`anthropic-ratelimit-unified-${w}-utilization`] = u;
+    const r = arg(prompt, `RESET${w.toUpperCase()}`);
+    if (r !== null) out[`anthropic-ratelimit-unified-${w}-reset`] = r;
+    out['anthropic-ratelimit-unified-status'] = 'allowed';
+  }
+  return out;
+}
+
+function streamMessage(raw: http.ServerResponse, model: string, reply: Extract<Reply, { kind: 'message' }>, usage: Usage, stopReason: string, gzip: boolean, done: (sha: string) => void, deltaUsage?: Record<string, number>, extra: Record<string, string> = {}) {
   const { blocks, deltaSize = 7, pingEvery, streamError } = reply;
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': id('req'), 'cache-control': 'no-cache' });
+  raw.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': id('req'), 'cache-control': 'no-cache', ...(gzip ? { 'content-encoding': 'gzip' } : {}), ...extra });
+  const res = sinkFor(raw, gzip, done);
   let deltas = 0;
   const delta = (data: unknown) => {
     sse(res, 'content_block_delta', data);
@@ -180,7 +218,7 @@ function streamMessage(res: http.ServerResponse, model: string, reply: Extract<R
     }
     sse(res, 'content_block_stop', { type: 'content_block_stop', index });
   }
-  sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+  sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens, ...deltaUsage } });
   sse(res, 'message_stop', { type: 'message_stop' });
   res.end();
 }
@@ -196,6 +234,8 @@ export type FakeApi = {
   seen: string[];
   // The count_tokens calls answered (they are not turns, so not in `requests`).
   countTokens: number;
+  // Every message answered with a 200, with the usage it reported.
+  served: ServedRecord[];
   script(name: string, fn: Script): void;
   // Another key to accept from now on (a test whose environment holds its own).
   accept(key: string): void;
@@ -220,6 +260,7 @@ export async function startFakeApi(o: { keys?: string[] } = {}): Promise<FakeApi
   const scripts: Record<string, Script> = { ...SCENARIOS };
   const keys = new Set(o.keys ?? [TEST_API_KEY]);
   const requests: RequestRecord[] = [];
+  const served: ServedRecord[] = [];
   const asked = new Map<string, number>();
   let unauthorized = 0;
   let countTokens = 0;
@@ -292,14 +333,25 @@ export async function startFakeApi(o: { keys?: string[] } = {}): Promise<FakeApi
           });
           return;
         case 'message': {
-          const usage = reply.usage ?? DEFAULT_USAGE;
-          const stop = reply.stopReason ?? (reply.blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
-          if (body.stream === true) streamMessage(res, model, reply, usage, stop);
+          // Like the real API: never more output than max_tokens, and it says so.
+          const asked = reply.usage ?? DEFAULT_USAGE;
+          const maxTokens = Number.isSafeInteger(body.max_tokens) ? body.max_tokens : Infinity;
+          const usage = { ...asked, output_tokens: Math.min(asked.output_tokens, maxTokens) };
+          const clipped = usage.output_tokens < asked.output_tokens;
+          const stop = clipped ? 'max_tokens' : reply.stopReason ?? (reply.blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+          const gzip = arg(got.prompt, 'COMPRESS') === 'gzip' && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+          const record = (sha256: string) => served.push({ model, stream: body.stream === true, maxTokens, usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage }, compressed: gzip, sha256, prompt: got.prompt });
+          if (body.stream === true) {
+            if (reply.streamError) streamMessage(res, model, reply, usage, stop, gzip, () => {}, reply.deltaUsage, windowHeaders(got.prompt));
+            else streamMessage(res, model, reply, usage, stop, gzip, record, reply.deltaUsage, windowHeaders(got.prompt));
+          }
           // Without a stream the same failure is the error's status (overloaded: 529).
           else if (reply.streamError) json(res, reply.streamError.type === 'overloaded_error' ? 529 : 500, reply.streamError.type, reply.streamError.message);
           else {
-            res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req') });
-            res.end(JSON.stringify(messageJson(model, reply.blocks, usage, stop)));
+            res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req'), ...windowHeaders(got.prompt) });
+            const text = JSON.stringify(messageJson(model, reply.blocks, usage, stop));
+            res.end(text);
+            record(createHash('sha256').update(text).digest('hex'));
           }
         }
       }
@@ -311,6 +363,7 @@ export async function startFakeApi(o: { keys?: string[] } = {}): Promise<FakeApi
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
+    served,
     seen,
     get unauthorized() {
       return unauthorized;

@@ -2,6 +2,7 @@
 // with a bar each (the same numbers in --json as data).
 import { dayOf } from '../../budget/day.js';
 import { money } from '../../budget/money.js';
+import { windowHold, windowLines } from '../../budget/windows.js';
 import type { Logger } from '../../logs/logger.js';
 import { budgetReport } from '../../daemon/tick/budget-report.js';
 import type { Config } from '../../daemon/config/schema.js';
@@ -29,8 +30,15 @@ export function bar(value: number, max: number, width = 20): string {
 // Pure: the days as rows, each with its bar scaled to the day's USD limit (or the largest day).
 export function daysChart(days: Day[]): string {
   const scale = Math.max(days[0]?.max_usd ?? 0, ...days.map((d) => d.cost_usd));
-  const rows = days.map((d) => [d.date, `${d.sessions}/${d.max_sessions}`, money(d.cost_usd), bar(d.cost_usd, scale)]);
-  return table([['DAY', 'SESSIONS', 'SPENT', `OF ${money(days[0]?.max_usd ?? 0)} A DAY`], ...rows], [1, 2]);
+  const rows = days.map((d) => [d.date, `${d.sessions}/${d.max_sessions}`, money(d.cost_usd), d.reserved_usd ? money(d.reserved_usd) : '-', bar(d.cost_usd + d.reserved_usd, scale)]);
+  return table([['DAY', 'SESSIONS', 'SPENT', 'RESERVED', `OF ${money(days[0]?.max_usd ?? 0)} A DAY`], ...rows], [1, 2, 3]);
+}
+
+// The subscription's usage windows (none with an API key), and whether they hold starts now.
+function windowText(windows: Parameters<typeof windowLines>[0], limit: number): string[] {
+  if (!windows.length) return [];
+  const hold = windowHold(windows, limit, new Date());
+  return ['usage windows (subscription)', ...windowLines(windows, limit).map((l) => `  ${l}`), ...(hold ? [`  no session starts: ${hold.reason}`] : [])];
 }
 
 export async function budgetCommand(config: Config, flags: { json?: boolean; date?: string; days?: string }, io: Out, logger: Logger): Promise<number> {
@@ -40,16 +48,23 @@ export async function budgetCommand(config: Config, flags: { json?: boolean; dat
   if (n !== null && (!Number.isInteger(n) || n < 1 || n > 366)) throw new UsageError(`Expected --days to be a whole number from 1 to 366, got \`${flags.days}\``);
   const date = flags.date ?? dayOf(new Date(), config.budget.timezone);
   if (n !== null) {
-    const days = await withLedger(config, logger, (l) => daysEnding(date, n).map((d) => budgetReport(config, l, d)));
-    if (flags.json) io.out(JSON.stringify({ timezone: config.budget.timezone, days }));
-    else io.out(`${days[0].date} .. ${date} (${config.budget.timezone})\n${daysChart(days)}`);
+    const { days, windows } = await withLedger(config, logger, (l) => ({ days: daysEnding(date, n).map((d) => budgetReport(config, l, d)), windows: l.windows() }));
+    if (flags.json) io.out(JSON.stringify({ timezone: config.budget.timezone, days, windows }));
+    else io.out([`${days[0].date} .. ${date} (${config.budget.timezone})`, daysChart(days), ...windowText(windows, config.budget.max_window_utilization)].join('\n'));
     return EXIT.OK;
   }
-  const b = await withLedger(config, logger, (l) => budgetReport(config, l, date));
-  if (flags.json) io.out(JSON.stringify(b));
+  const { b, windows } = await withLedger(config, logger, (l) => ({ b: budgetReport(config, l, date), windows: l.windows() }));
+  if (flags.json) io.out(JSON.stringify({ ...b, windows }));
   else {
-    const lines = [`${b.date} (${config.budget.timezone})`, `sessions  ${b.sessions} of ${b.max_sessions}`, `spent     ${money(b.cost_usd)} of ${money(b.max_usd)}`];
+    const lines = [
+      `${b.date} (${config.budget.timezone})`,
+      `sessions  ${b.sessions} of ${b.max_sessions}`,
+      `spent     ${money(b.cost_usd)} of ${money(b.max_usd)} (metered at the API proxy)`,
+      `reserved  ${money(b.reserved_usd)} by running sessions`,
+      `left      ${money(b.left_usd)}: a session starts with up to ${money(b.max_usd_per_session)}, and not below ${money(b.min_session_usd)}`,
+    ];
     for (const [name, v] of Object.entries(b.by_agent)) lines.push(`  ${name.padEnd(16)} ${v.sessions} session(s)  ${money(v.cost_usd)}`);
+    lines.push(...windowText(windows, config.budget.max_window_utilization));
     io.out(lines.join('\n'));
   }
   return EXIT.OK;
@@ -58,9 +73,16 @@ export async function budgetCommand(config: Config, flags: { json?: boolean; dat
 export const help = `Usage: nightshift budget [--json] [--date YYYY-MM-DD] [--days N] [--config PATH]
 
 The day's sessions and spend against the limits (the day in budget.timezone; default today).
+Spend is the meter's: every API call priced at the proxy from the API's own usage. Reserved is
+what running sessions still hold: a session reserves up to max_usd_per_session of what is left
+when it starts, and its calls are fitted into that.
 --days N: the N days ending at --date (default today), one row each with a bar of the day's spend
-against max_usd_per_day.
---json: {date, sessions, max_sessions, cost_usd, max_usd, by_agent: {name: {sessions, cost_usd}}}
+and reservations against max_usd_per_day.
+With a subscription (CLAUDE_CODE_OAUTH_TOKEN), the usage windows its replies last reported, each
+with its reset; past budget.max_window_utilization no session starts until that window resets.
+--json: {date, sessions, max_sessions, cost_usd, reserved_usd, left_usd, max_usd,
+         max_usd_per_session, min_session_usd, by_agent: {name: {sessions, cost_usd}},
+         windows: [{name, utilization, resets_at, seen_at}]}
 --json --days N: {timezone, days: [<as --json>, ...]} oldest first`;
 
 export const stage = 'full';

@@ -35,8 +35,12 @@ claude:
 budget:
   timezone: ${D.budget.timezone}                # what "a day" means, and the time zone of dispatch rules
   max_sessions_per_day: ${D.budget.max_sessions_per_day}
-  max_usd_per_day: ${D.budget.max_usd_per_day}
-  max_usd_per_session: ${D.budget.max_usd_per_session}         # a session that spends more is ended
+  max_usd_per_day: ${D.budget.max_usd_per_day}                # held at the API proxy: within one request's input
+  max_usd_per_session: ${D.budget.max_usd_per_session}         # a session reserves up to this of what is left
+  min_session_usd: ${D.budget.min_session_usd}         # with less left than this, no session starts
+  max_window_utilization: ${D.budget.max_window_utilization}   # a subscription's 5h/7d windows: the share unattended sessions may use
+  # prices:                     # USD per million tokens, by model id or a part of one (a gateway's names)
+  #   my-gateway-model: { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3 }
 
 # What a tick runs: the first rule that is due wins. days: sun..sat (or 0-6, 0 = sun), as a list or
 # "mon,wed" or "mon-fri"; hours: 0-23 in budget.timezone. \`nightshift next\` says when each is due.

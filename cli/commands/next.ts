@@ -33,16 +33,22 @@ export async function run({ config, flags, io, logger }: FullContext): Promise<n
   const [{ readAgents }, { explain }, { nextDueByAgent }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js'), import('../../daemon/schedule/next-due.js')]);
   const { agents, broken } = readAgents(config);
   const tz = config.budget.timezone;
-  const { d, due } = await withLedger(config, logger, (l) => ({
+  const { windowHold, windowLines } = await import('../../budget/windows.js');
+  const { d, due, windows } = await withLedger(config, logger, (l) => ({
+    windows: l.windows(),
     d: explain(config, agents, l, at, broken),
     due: nextDueByAgent(config.dispatch, l.history(dayOf(at, tz)), Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }])), at, tz),
   }));
   const iso = (t: Date | null | undefined) => (t ? t.toISOString() : null);
   // Every agent, those no rule names too (they run only by `nightshift run`).
   const nextDue = Object.fromEntries(agents.map((a) => [a.name, iso(due.agents[a.name])]));
-  if (flags.json) io.out(JSON.stringify({ ...d, rules: d.rules.map((r) => ({ ...r, next_due: iso(due.rules[r.index]) })), next_due: nextDue }));
+  // A window past its share holds every start until it resets (budget/windows.ts).
+  const hold = windowHold(windows, config.budget.max_window_utilization, at);
+  if (flags.json) io.out(JSON.stringify({ ...d, rules: d.rules.map((r) => ({ ...r, next_due: iso(due.rules[r.index]) })), next_due: nextDue, windows, window_hold: hold }));
   else {
     const lines = [d.agent ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
+    if (hold) lines.push(`  but nothing starts: ${hold.reason}`);
+    for (const l of windowLines(windows, config.budget.max_window_utilization)) lines.push(`  window ${l}`);
     for (const r of d.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
     for (const [agent, h] of Object.entries(d.holds)) if (!d.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${h.until} (${h.reason})`);
     lines.push(`next due (${tz}):`);

@@ -76,7 +76,7 @@ export function printRecord(io: Out, r: SessionRecord, json: boolean | undefined
     `session   ${one(r.id)}`,
     `agent     ${one(r.agent)}`,
     `outcome   ${one(r.outcome)}`,
-    `cost      ${money(r.cost_usd)}${r.cost_estimated ? ' (estimated)' : ''}`,
+    `cost      ${money(r.cost_usd)}${r.cost_estimated ? ' (estimated)' : ''} metered${r.cli_cost_usd !== null ? `, ${money(r.cli_cost_usd)} by the CLI's count` : ', none reported by the CLI'}${r.reserved_usd !== null ? ` (reserved ${money(r.reserved_usd)})` : ''}`,
     `turns     ${r.turns}`,
     `duration  ${shortDuration(r.duration_ms)}`,
     `started   ${r.started_at}`,

@@ -1,5 +1,6 @@
 // `nightshift status`: budget, the next decision, holds, locks, unpushed commits, last sessions.
 import { money } from '../../budget/money.js';
+import { windowLines } from '../../budget/windows.js';
 import { EXIT } from '../../daemon/errors.js';
 import type { LockOwner } from '../../daemon/lock.js';
 import type { FullContext } from '../context.js';
@@ -26,6 +27,8 @@ export async function run({ config, flags, io, logger }: FullContext): Promise<n
     io.out([
       `budget    ${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of ${money(s.budget.max_usd)} (${s.budget.date})`,
       `next      ${s.next.agent ?? 'nothing'} (${s.next.reason})`,
+      ...windowLines(s.windows, config.budget.max_window_utilization).map((l) => `window    ${l}`),
+      ...(s.window_hold ? [`held      every agent: ${s.window_hold.reason}`] : []),
       ...Object.entries(s.holds).map(([agent, h]) => `held      ${agent} until ${h.until}: ${h.reason}`),
       ...s.invalid_agents.map((b) => `invalid   ${b.name}: ${b.file}: ${b.problems.join('; ')} (skipped by the tick)`),
       `last ok   ${age}`,

@@ -25,6 +25,8 @@ export const DEFAULTS = {
     max_sessions_per_day: 12,
     max_usd_per_day: 20,
     max_usd_per_session: 5,
+    min_session_usd: 0.1,
+    max_window_utilization: 0.8,
   },
   git: { remote: 'origin', lock_timeout: '120s', timeout: '120s', push_retries: 3, author_name: 'nightshift', author_email: 'nightshift@localhost' },
   // Hourly, like the timer's default OnCalendar: every hour a rule names can fire.

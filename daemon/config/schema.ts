@@ -57,6 +57,14 @@ export const toolSet = z.union([z.literal('default'), z.array(z.string().regex(/
 });
 const posInt = z.number().int('Expected a whole number').positive('Expected a number above 0');
 const usd = z.number().positive('Expected an amount in USD above 0');
+const perMillion = z.number().nonnegative('Expected USD per million tokens, 0 or more');
+const ModelPrice = z.strictObject({
+  input: perMillion,
+  output: perMillion,
+  cache_write: perMillion.optional(),
+  cache_write_1h: perMillion.optional(),
+  cache_read: perMillion.optional(),
+});
 const timezone = z.string().refine((tz) => {
   if (isUtc(tz)) return true;
   try {
@@ -179,6 +187,13 @@ export const ConfigSchema = z.strictObject({
       max_sessions_per_day: posInt.default(DEFAULTS.budget.max_sessions_per_day),
       max_usd_per_day: usd.default(DEFAULTS.budget.max_usd_per_day),
       max_usd_per_session: usd.default(DEFAULTS.budget.max_usd_per_session),
+      // The smallest reservation a session starts with (never above max_usd_per_session).
+      min_session_usd: usd.default(DEFAULTS.budget.min_session_usd),
+      // The meter's prices in USD per million tokens, by model id or a part of one (a gateway's
+      // names included); over the built-in table (budget/pricing.ts).
+      prices: z.record(z.string().min(1, 'Expected a model name'), ModelPrice).default({}),
+      // The share of a subscription's 5-hour and 7-day windows unattended sessions may use.
+      max_window_utilization: z.number().gt(0, 'Expected a share above 0').max(1, 'Expected a share of at most 1').default(DEFAULTS.budget.max_window_utilization),
     })
     .prefault({}),
   dispatch: z.array(DispatchRule).default([]),

@@ -9,6 +9,10 @@ export type SessionRecord = {
   exit_code: number;
   cost_usd: number;
   cost_estimated: boolean;
+  // The CLI's own reported total, beside the meter's cost_usd (null: it reported none).
+  cli_cost_usd: number | null;
+  // What the charge reserved of the day (null: a session from before reservations).
+  reserved_usd: number | null;
   turns: number;
   duration_ms: number | null;
   started_at: string;
@@ -30,6 +34,8 @@ export function toRecord(r: SessionRow): SessionRecord {
     exit_code: r.exit_code ?? (r.outcome === 'ok' ? 0 : 1),
     cost_usd: roundUsd(r.cost_usd),
     cost_estimated: r.cost_estimated === 1,
+    cli_cost_usd: r.cli_cost_usd === null || r.cli_cost_usd === undefined ? null : roundUsd(r.cli_cost_usd),
+    reserved_usd: r.reserved_usd === null || r.reserved_usd === undefined ? null : roundUsd(r.reserved_usd),
     turns: r.turns,
     duration_ms: r.duration_ms,
     started_at: r.started_at,

@@ -5,7 +5,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Ledger, OpenSession } from '../../budget/ledger.js';
-import { canStart } from '../../budget/policy.js';
+import { SessionMeter } from '../../budget/meter.js';
+import { canStart, type Limits } from '../../budget/policy.js';
+import { reservationFor, type Reservation } from '../../budget/reservation.js';
+import { windowHold, windowsFrom } from '../../budget/windows.js';
 import { money } from '../../budget/money.js';
 import type { Redactor } from '../../logs/redact.js';
 import { claudeArgs } from '../../sessions/run/command.js';
@@ -64,14 +67,17 @@ export type Opened = {
 export async function runChosen(config: Config, choice: { agent: Agent; reason: string }, o: Opened, deps: RunDeps): Promise<SuperviseResult> {
   const { ledger, startedAt, day, options, signal, git, skip, stopped } = o;
   const { agent } = choice;
-  const verdict = canStart(agent.name, ledger.dayTotals(day), {
-    maxSessionsPerDay: config.budget.max_sessions_per_day,
-    maxUsdPerDay: config.budget.max_usd_per_day,
-    maxRunsPerDay: agent.maxRunsPerDay,
-  });
+  const limits = budgetLimits(config, agent);
+  const verdict = canStart(agent.name, ledger.dayTotals(day), limits);
   if (!verdict.ok) {
     if (!options.force) return skip(verdict.reason, verdict.limit);
     deps.logger.warn({ event: 'forced', agent: agent.name, reason: verdict.reason }, `running ${agent.name} past a limit (--force): ${verdict.reason}`);
+  }
+  // A subscription's window past the share unattended sessions may use: nothing starts until it resets.
+  const held = windowHold(ledger.windows(), config.budget.max_window_utilization, deps.now());
+  if (held) {
+    if (!options.force) return skip(held.reason, 'max_window_utilization');
+    deps.logger.warn({ event: 'forced', agent: agent.name, reason: held.reason }, `running ${agent.name} past a limit (--force): ${held.reason}`);
   }
   if (!fs.existsSync(config.vault) || !fs.statSync(config.vault).isDirectory()) {
     throw new ConfigError(config.file, [`vault: Expected an existing directory, got \`${config.vault}\``]);
@@ -93,7 +99,13 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   const late = lateness({ slot: deps.slot ?? null, startedAt, uptimeMs: uptimeMs(() => fs.readFileSync('/proc/uptime', 'utf8')), byTimer: /\.timer$/.test(deps.env.TRIGGER_UNIT ?? '') });
   if (late) deps.logger.warn({ event: 'late', agent: agent.name, slot: deps.slot?.toISOString() ?? null }, `${agent.name}: ${late}`);
   const projectBefore = snapshotProjectFiles(config.vault);
-  const session = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal });
+  const opened = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal }, options.force);
+  // The day's room was taken between the check above and the charge: nothing started.
+  if ('refused' in opened) {
+    gitGuard?.restore();
+    return skip(opened.refused.reason, opened.refused.limit);
+  }
+  const session = opened;
   const projectFiles = changedProjectFiles(projectBefore, snapshotProjectFiles(config.vault));
   if (projectFiles.length) {
     deps.logger.warn({ event: 'project_files_changed', files: projectFiles, loaded: config.claude.project_settings }, `${agent.name}: the session changed the CLI's project files ${projectFiles.map((f) => JSON.stringify(f)).join(', ')}${config.claude.project_settings ? ' (claude.project_settings: the next session loads them)' : ' (never loaded: claude.project_settings is off)'}`);
@@ -160,7 +172,24 @@ function setAsideNested(config: Config, id: string, git: GitReport, deps: RunDep
   return false;
 }
 
-async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps): Promise<SessionRecord> {
+// The budget's limits for one agent, from the config.
+export function budgetLimits(config: Config, agent: Pick<Agent, 'maxRunsPerDay'>): Limits {
+  return {
+    maxSessionsPerDay: config.budget.max_sessions_per_day,
+    maxUsdPerDay: config.budget.max_usd_per_day,
+    maxUsdPerSession: config.budget.max_usd_per_session,
+    minSessionUsd: config.budget.min_session_usd,
+    maxRunsPerDay: agent.maxRunsPerDay,
+  };
+}
+
+// Pure: a meter's total beside the CLI's, apart by more than rounding (a hundredth of a cent or 1%).
+export function costsDisagree(meterUsd: number, cliUsd: number | null): boolean {
+  if (cliUsd === null) return false;
+  return Math.abs(meterUsd - cliUsd) > Math.max(0.0001, 0.01 * Math.max(meterUsd, cliUsd));
+}
+
+async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps, force: boolean): Promise<SessionRecord | { refused: Extract<Reservation, { ok: false }> }> {
   const id = newSessionId(agent.name, startedAt);
   const log = deps.logger.child({ sessionId: id, agent: agent.name });
   const transcript = path.join(config.log_dir, 'transcripts', `${id}.jsonl`);
@@ -173,13 +202,23 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   };
   // The session's endpoints start while its state is built (they wait for it only to write it
   // beside themselves); both are awaited, and nothing is spawned, before the charge.
-  let usd = 0;
+  // The meter lives in the session's API proxy; it admits nothing until the charge reserves.
+  let lastWindows = '';
+  const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, warn: (o, m) => log.warn(o, m) });
+  meter.close('the session has no reservation yet');
   const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log });
   const guestReady = prepareGuest(
     {
       config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: stateBuilt.then((s) => s?.text ?? null), version: version(),
-      // The proxy refuses further calls once the running estimate passed the session's ceiling.
-      refuse: () => (config.budget.max_usd_per_session !== null && usd > config.budget.max_usd_per_session ? `the session's cost ceiling $${config.budget.max_usd_per_session} is passed` : null),
+      meter,
+      // The usage windows a subscription reports, kept when they change (one small write).
+      onHeaders: (h) => {
+        const w = windowsFrom((k) => (typeof h[k] === 'string' ? (h[k] as string) : undefined), deps.now());
+        const key = w.map((x) => `${x.name}:${x.utilization}:${x.resets_at}`).join(',');
+        if (!w.length || key === lastWindows) return;
+        lastWindows = key;
+        ledger.recordWindows(w);
+      },
       seccomp: deps.seccomp,
     },
     (extra) => claudeArgs(agent, config, extra),
@@ -190,12 +229,28 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   const state = await stateBuilt;
   // Charged before the spawn: from here on the session counts, whatever happens, and every
   // statement after the charge sits inside the try whose finally settles it.
+  const limits = budgetLimits(config, agent);
+  let reserved: Reservation | null;
   try {
-    ledger.open(open);
+    // --force runs past the day's cap with the session's own ceiling.
+    reserved = ledger.open(open, (today) => {
+      const r = reservationFor(today, limits);
+      return r.ok || !force ? r : { ok: true, usd: limits.maxUsdPerSession };
+    });
   } catch (err) {
     await guestReady.then((g) => g.close(), () => {});
     throw err;
   }
+  if (reserved && !reserved.ok) {
+    await guestReady.then((g) => g.close(), () => {});
+    return { refused: reserved };
+  }
+  meter.reserve(reserved?.usd ?? limits.maxUsdPerSession);
+  meter.open();
+  // From here the meter's record is the session's spend (a crash keeps it).
+  meter.persist = (m) => ledger.meter(id, m);
+  ledger.meter(id, meter.state());
+  log.info({ event: 'reserved', reserved_usd: reserved?.usd ?? null }, `reserved ${money(reserved?.usd ?? limits.maxUsdPerSession)} of the day for ${id}`);
   let tracker: StreamTracker | null = null;
   let fd: number | null = null;
   let lastProgress = 0;
@@ -239,12 +294,11 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
         deps.live?.update({ turns: t.turns(), usd: t.estimatedCost(), lastTool: t.lastTool });
       },
       onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
-      onCost: (spent) => {
-        usd = spent;
+      onCost: () => {
         const now = Date.now();
         if (now - lastProgress >= PROGRESS_EVERY_MS) {
           lastProgress = now;
-          ledger.progress(id, spent, t.turns());
+          ledger.progress(id, t.turns());
         }
       },
     });
@@ -262,12 +316,24 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     // Settled on every path, an internal failure of ours included.
     const t = tracker ?? new StreamTracker({ maxRepeats: 2, window: 1, cycleRepeats: 2 }, null);
     const endedAt = deps.now();
-    const { outcome, error } = internal || !run
+    // Whatever still runs in the sandbox gets no further call; what is in flight counts its worst.
+    meter.close('the session is over');
+    const classified = internal || !run
       ? { outcome: 'error' as const, error: `internal: ${deps.redact((internal as Error)?.message ?? String(internal))}` }
       : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal, rateLimit: t.rateLimit });
+    // The proxy refused a call the reservation could not hold: the CLI ended on our 400.
+    const { outcome, error } = meter.exhausted && classified.outcome === 'error' && !internal
+      ? { outcome: 'budget' as const, error: `the proxy refused a call: ${meter.exhausted}` }
+      : classified;
     // A rate limit holds the agent until the reset the answer gave (budget/holds.ts reads it back).
     const retryAt = outcome === 'rate_limited' ? resetTime(t.result, t.rateLimit, endedAt) : null;
-    const cost = t.cost();
+    // The meter's cost, never the stream's: the CLI's own total is kept beside it.
+    const cliCost = t.result && typeof t.result.total_cost_usd === 'number' ? t.result.total_cost_usd : null;
+    const metered = meter.state();
+    const cost = { usd: metered.spentUsd + metered.pendingUsd, estimated: metered.pendingUsd > 0 || metered.worstCaseCalls > 0 };
+    if (costsDisagree(cost.usd, cliCost)) {
+      log.warn({ event: 'cost_disagreement', cost_usd: cost.usd, cli_cost_usd: cliCost, calls: metered.calls }, `the meter counted ${money(cost.usd)}, the CLI reported ${money(cliCost ?? 0)}: the meter's is kept`);
+    }
     const tokens = t.tokens();
     // Already redacted by the runner, before it was cut.
     const stderr = run?.stderrTail.trim() ?? '';
@@ -284,6 +350,8 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       result: capped(redactOrNull(deps.redact, t.result?.result ?? t.lastText ?? null)),
       error: capped(fullError ? deps.redact(fullError) : null),
       retry_at: retryAt ? retryAt.toISOString() : null,
+      cli_cost_usd: cliCost,
+      metered_calls: metered.calls,
       input_tokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,
       output_tokens: tokens.output,
     };

@@ -9,6 +9,7 @@ import { VaultGit } from '../git/git-sync.js';
 import { lockOwner } from '../lock.js';
 import { explain } from '../schedule/explain.js';
 import { currentHolds } from '../schedule/holds.js';
+import { windowHold } from '../../budget/windows.js';
 import { budgetReport } from './budget-report.js';
 import { toRecord } from './session-record.js';
 
@@ -30,6 +31,9 @@ export async function status(config: Config, ledger: Ledger, at: Date, unpushed:
     last_sessions: ledger.recent(5).map(toRecord),
     next: explain(config, agents, ledger, at, broken),
     holds: currentHolds(config, ledger, at),
+    // A subscription's usage windows as replies last reported them, and whether they hold starts.
+    windows: ledger.windows(),
+    window_hold: windowHold(ledger.windows(), config.budget.max_window_utilization, at),
     locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
   };
   return { ...look, unpushed: await unpushed, last_ok_at: ledger.lastOkAt() };

@@ -2,12 +2,16 @@
 // per-proxy token where its key would be, and the proxy swaps in the real credential upstream,
 // for the inference calls alone (apiRequestRefusal): the credential opens nothing else. Bodies
 // are piped both ways (node:http, never fetch: fetch decompresses and buffers), so SSE events
-// reach the CLI as the upstream writes them, and compressed bytes stay compressed.
+// reach the CLI as the upstream writes them, and compressed bytes stay compressed. It is also the
+// meter: each /v1/messages call is admitted against the session's reservation (max_tokens lowered
+// to fit) and priced from the usage the API reported, read from a copy of the response.
 import { listenEndpoint, type Listen } from './loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
+import type { SessionMeter } from '../../budget/meter.js';
+import { usageTap } from './usage-tap.js';
 
 export type ApiCredential = { kind: 'api_key'; value: string } | { kind: 'oauth'; value: string } | { kind: 'auth_token'; value: string };
 
@@ -26,14 +30,20 @@ export type ApiProxyOptions = {
   refuse?: () => string | null;
   // Upstream connect and idle (no bytes either way) timeout.
   timeoutMs?: number;
+  // Admits and prices every /v1/messages call; without it calls are piped through uncounted.
+  meter?: SessionMeter;
+  // Every upstream reply's headers (the usage windows a subscription reports). Must not throw.
+  onHeaders?: (headers: http.IncomingHttpHeaders) => void;
   // Tests only (the negative control): forward any origin-form path, as before the allowlist.
   // Never set from the environment or the config.
   unsafeForwardAnyPath?: boolean;
 };
 
 // requests: forwarded upstream; refused: by refuse(); refusedPaths: by the allowlist
-// (apiRequestRefusal); unauthorized: 401s (no or a wrong token).
-export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number };
+// (apiRequestRefusal); unauthorized: 401s (no or a wrong token); metered: calls the meter priced;
+// lowered: calls whose max_tokens it lowered; meterErrors: responses it could not read (counted
+// at their worst case).
+export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number; metered: number; lowered: number; meterErrors: number };
 
 export type ApiProxy = { url: string; token: string; stats: ApiProxyStats; close(): Promise<void> };
 
@@ -54,6 +64,8 @@ export const FORWARDED_PATHS: readonly string[] = ['/v1/messages', '/v1/messages
 // The query the CLI sends; none at all is the SDK's non-beta form of the same calls.
 export const FORWARDED_QUERIES: readonly string[] = ['', '?beta=true'];
 const FORWARDED_METHOD = 'POST';
+// The API's own request limit; a larger body is refused before it is read further.
+const BODY_MAX = 32 * 1024 * 1024;
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect']);
 
 // Pure: the real credential from an environment, first of ANTHROPIC_API_KEY,
@@ -166,7 +178,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     return { ok: (typeof key === 'string' && same(key)) || (bearer !== null && same(bearer)), any: key !== undefined || auth !== undefined };
   };
 
-  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0 };
+  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0, metered: 0, lowered: 0, meterErrors: 0 };
   const inflight = new Set<http.ClientRequest>();
   let closing = false;
   const sockets = new Set<Socket>();
@@ -206,24 +218,68 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       reason = 'the session cost check failed';
       o.logger.warn({ event: 'api_proxy_refuse_error', err: o.redact(String(err)) }, 'refuse() threw: refusing');
     }
-    if (reason) {
+    const refused = (why: string, event = 'api_proxy_refused') => {
       stats.refused++;
-      o.logger.info({ event: 'api_proxy_refused', method: req.method, path: o.redact(path), reason: o.redact(reason) }, `api request refused: ${o.redact(reason)}`);
+      o.logger.info({ event, method: req.method, path: o.redact(path), reason: o.redact(why) }, `api request refused: ${o.redact(why)}`);
+      return send(res, REFUSAL_STATUS, apiError('invalid_request_error', `nightshift: ${why}`), { 'x-should-retry': 'false' });
+    };
+    if (reason) {
       req.resume();
-      return send(res, REFUSAL_STATUS, apiError('invalid_request_error', `nightshift: ${reason}`), { 'x-should-retry': 'false' });
+      return refused(reason);
     }
+    const meter = o.meter && path.split('?')[0] === '/v1/messages' ? o.meter : null;
+    if (!meter) return forward(req, res, path, null);
+    // A metered call is read whole first: its max_tokens may have to be lowered before it goes.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= BODY_MAX) chunks.push(c);
+    });
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      if (size > BODY_MAX) return refused(`the request body is above ${BODY_MAX} bytes`);
+      const a = meter.admit(Buffer.concat(chunks, size));
+      if (!a.ok) return refused(a.reason, meter.exhausted === a.reason ? 'api_proxy_budget_refused' : 'api_proxy_refused');
+      if (a.lowered) {
+        stats.lowered++;
+        o.logger.info({ event: 'api_proxy_lowered', from: a.lowered.from, to: a.lowered.to }, `max_tokens lowered from ${a.lowered.from} to ${a.lowered.to} to fit the session's reservation`);
+      }
+      forward(req, res, path, { meter, call: a.call, body: a.body });
+    });
+  });
 
+  type Metered = { meter: SessionMeter; call: number; body: Buffer };
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, path: string, m: Metered | null) => {
     stats.requests++;
     const t0 = Date.now();
     const { request, agent } = upstreamClient();
-    const up = request({
-      hostname, port, agent, method: req.method, path: prefix + path, headers: upstreamHeaders(req.headers, o.credential), timeout: timeoutMs,
-    });
+    const headers = upstreamHeaders(req.headers, o.credential);
+    if (m) headers['content-length'] = m.body.length;
+    const up = request({ hostname, port, agent, method: req.method, path: prefix + path, headers, timeout: timeoutMs });
     inflight.add(up);
     up.on('close', () => inflight.delete(up));
+    // The meter hears of each call exactly once: priced, at its worst, or dropped (never sent).
+    let accounted = false;
+    const account = (how: 'drop' | 'worst' | { outcome: Parameters<SessionMeter['finish']>[1] }) => {
+      if (!m || accounted) return;
+      accounted = true;
+      if (how === 'drop') return m.meter.drop(m.call);
+      const usd = m.meter.finish(m.call, how === 'worst' ? null : how.outcome);
+      stats.metered++;
+      o.logger.debug({ event: 'api_proxy_metered', usd, outcome: how === 'worst' ? 'worst_case' : how.outcome }, 'api call metered');
+    };
+    let sent = false;
+    up.on('finish', () => (sent = true));
+    // Destroyed before any answer (the client went, the proxy closed) without an error event:
+    // the meter still hears of it.
+    up.on('close', () => !res.headersSent && account(sent ? 'worst' : 'drop'));
     let failed = false;
     let clientGone = false;
+    let tapAbort: (() => void) | null = null;
     const fail = (err: Error, timedOut: boolean) => {
+      tapAbort?.();
+      if (!res.headersSent) account(sent ? 'worst' : 'drop');
       if (failed || clientGone || closing) return;
       failed = true;
       stats.upstreamErrors++;
@@ -238,6 +294,37 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     up.on('response', (ur) => {
       res.writeHead(ur.statusCode ?? 502, ur.statusMessage, responseHeaders(ur.headers));
       res.flushHeaders();
+      try {
+        o.onHeaders?.(ur.headers);
+      } catch (err) {
+        o.logger.warn({ event: 'api_proxy_headers_error', err: o.redact(String(err)) }, 'reading a reply\'s headers failed');
+      }
+      const status = ur.statusCode ?? 0;
+      // An API error is not billed: only a 2xx answer has usage to read.
+      if (m && (status < 200 || status > 299)) account({ outcome: { usage: { input: 0, cacheWrite: 0, cacheRead: 0, output: 0 }, model: null, complete: true } });
+      else if (m) {
+        const tap = usageTap(ur.headers as Record<string, string>, (r) => {
+          if (r instanceof Error) {
+            stats.meterErrors++;
+            o.logger.warn({ event: 'api_proxy_meter_error', err: o.redact(r.message) }, `the meter could not read a reply (${o.redact(r.message)}): counted at its worst case`);
+            account('worst');
+          } else account({ outcome: r });
+        });
+        // A meter that throws is logged and counts the call's worst case; the CLI's bytes go on.
+        const guarded = (f: () => void) => {
+          try {
+            f();
+          } catch (err) {
+            stats.meterErrors++;
+            o.logger.warn({ event: 'api_proxy_meter_error', err: o.redact(String(err)) }, 'the meter failed: the call counted at its worst case');
+            account('worst');
+          }
+        };
+        tapAbort = () => guarded(() => tap.abort());
+        ur.on('data', (c: Buffer) => !accounted && guarded(() => tap.write(c)));
+        ur.on('end', () => guarded(() => tap.end()));
+        res.on('close', () => res.writableFinished || tapAbort?.());
+      }
       // pipe, not pipeline: who broke first decides what happens (see fail and the close below).
       ur.on('aborted', () => fail(new Error('the upstream cut the response'), false));
       ur.on('error', (err) => fail(err, false));
@@ -254,8 +341,9 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       clientGone = true;
       up.destroy();
     });
-    req.pipe(up);
-  });
+    if (m) up.end(m.body);
+    else req.pipe(up);
+  };
   // Longer than node's 5 s, so the CLI rarely reuses a socket we are closing between turns.
   server.keepAliveTimeout = 120_000;
   server.on('connection', (s) => {

@@ -10,6 +10,7 @@ import type { Config } from '../../daemon/config/schema.js';
 import { SandboxUnavailableError } from '../../daemon/errors.js';
 import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
+import type { SessionMeter } from '../../budget/meter.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
 import { bwrapArgs, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
 import { seccompProgram } from './seccomp.js';
@@ -41,6 +42,10 @@ export type GuestInput = {
   // Test-only, never read from config or the environment: false walls the session without its
   // seccomp filter, the negative control of what the filter keeps out.
   seccomp?: boolean;
+  // The session's meter: its proxy admits and prices every inference call with it.
+  meter?: SessionMeter;
+  // Each upstream reply's headers, as the proxy sees them.
+  onHeaders?: (headers: import('node:http').IncomingHttpHeaders) => void;
 };
 
 export type Guest = {
@@ -155,7 +160,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;
     const credential = credentialFrom(i.env);
-    const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, listen: at('a', WALL_PORTS.api) });
+    const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, meter: i.meter, onHeaders: i.onHeaders, listen: at('a', WALL_PORTS.api) });
     closers.push(() => proxy.close());
     // --mcp-config takes every value up to the next flag: it goes first, never last.
     const mcp: string[] = [];

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { dayOf } from '../../budget/day.js';
 import { Ledger, type OpenSession } from '../../budget/ledger.js';
 import { canStart, type DayTotals } from '../../budget/policy.js';
+import { reservationFor } from '../../budget/reservation.js';
 import { InternalError } from '../../daemon/errors.js';
 import { FIXTURES, tempDir } from '../helpers.js';
 
@@ -64,7 +65,8 @@ describe('ledger', () => {
     const l = Ledger.open(path.join(tempDir(t), 'l.db'));
     l.open(open('s1'));
     assert.equal(l.dayTotals('2026-11-30').sessions, 1);
-    l.progress('s1', 0.5, 2);
+    l.meter('s1', { spentUsd: 0.5, pendingUsd: 0, calls: 1, worstCaseCalls: 0 });
+    l.progress('s1', 2);
     assert.equal(l.dayTotals('2026-11-30').costUsd, 0.5);
     l.settle(open('s1'), settlement(0.75));
     l.open(open('s2', 'b'));
@@ -80,7 +82,7 @@ describe('ledger', () => {
   test('sessions of a dead supervisor are abandoned, keeping their recorded spend; live ones are left alone', (t) => {
     const l = Ledger.open(path.join(tempDir(t), 'l.db'));
     l.open(open('dead', 'a', '2026-11-30', 111));
-    l.progress('dead', 0.2, 1);
+    l.meter('dead', { spentUsd: 0.2, pendingUsd: 0, calls: 1, worstCaseCalls: 0 });
     l.open(open('live', 'a', '2026-11-30', 222));
     const orphans = l.orphans((pid) => pid === 222);
     assert.deepEqual(orphans.map((r) => r.id), ['dead']);
@@ -174,9 +176,64 @@ describe('ledger', () => {
   });
 });
 
+describe('ledger reservations and the meter', () => {
+  const limits = { maxUsdPerDay: 1, maxUsdPerSession: 0.4, minSessionUsd: 0.1 };
+  const reserve = (today: DayTotals) => reservationFor(today, limits);
+  test('the charge reserves from what is left in the same transaction; a day without room writes nothing', (t) => {
+    const l = Ledger.open(path.join(tempDir(t), 'l.db'));
+    t.after(() => l.close());
+    assert.deepEqual(l.open(open('s1'), reserve), { ok: true, usd: 0.4 });
+    assert.deepEqual(l.open(open('s2'), reserve), { ok: true, usd: 0.4 });
+    assert.deepEqual(l.open(open('s3'), reserve), { ok: true, usd: 0.2 });
+    const r = l.open(open('s4'), reserve);
+    assert.equal(r?.ok, false);
+    assert.equal(l.get('s4'), null);
+    const d = l.dayTotals('2026-11-30');
+    assert.deepEqual([d.sessions, d.costUsd, Math.round(d.reservedUsd * 1e6) / 1e6], [3, 0, 1]);
+    // Spend and the worst case in flight move from reserved to spent; the sum stays the reservation.
+    l.meter('s1', { spentUsd: 0.1, pendingUsd: 0.05, calls: 1, worstCaseCalls: 0 });
+    const e = l.dayTotals('2026-11-30');
+    assert.deepEqual([Math.round(e.costUsd * 1e6) / 1e6, Math.round(e.reservedUsd * 1e6) / 1e6], [0.15, 0.85]);
+    // Settled, only the cost counts: the rest of its reservation is free again.
+    l.settle(open('s1'), { ...settlement(0.12), cli_cost_usd: 0.01, metered_calls: 2 });
+    const f = l.dayTotals('2026-11-30');
+    assert.deepEqual([Math.round(f.costUsd * 1e6) / 1e6, Math.round(f.reservedUsd * 1e6) / 1e6], [0.12, 0.6]);
+    assert.equal(l.get('s1')?.cli_cost_usd, 0.01);
+    assert.equal(l.get('s1')?.reserved_usd, 0.4);
+  });
+  test('an abandoned session counts its metered spend and the call in flight, or its whole reservation when the meter kept no record', (t) => {
+    const l = Ledger.open(path.join(tempDir(t), 'l.db'));
+    t.after(() => l.close());
+    l.open(open('metered', 'a', '2026-11-30', 111), reserve);
+    l.meter('metered', { spentUsd: 0.1, pendingUsd: 0.07, calls: 3, worstCaseCalls: 0 });
+    l.open(open('unmetered', 'a', '2026-11-30', 111), reserve);
+    for (const row of l.orphans(() => false)) l.abandon(row, new Date('2026-11-30T10:05:00Z'));
+    assert.equal(Math.round(l.get('metered')!.cost_usd * 1e6) / 1e6, 0.17);
+    assert.equal(l.get('unmetered')!.cost_usd, 0.4);
+    assert.equal(Math.round(l.dayTotals('2026-11-30').costUsd * 1e6) / 1e6, 0.57);
+  });
+  test('a ledger from before the meter gains its columns; settled rows keep their CLI total beside it', (t) => {
+    const file = path.join(tempDir(t), 'l.db');
+    const db = new Database(file);
+    db.exec(`CREATE TABLE sessions (id TEXT PRIMARY KEY, agent TEXT NOT NULL, day TEXT NOT NULL, status TEXT NOT NULL, outcome TEXT, started_at TEXT NOT NULL,
+      ended_at TEXT, duration_ms INTEGER, cost_usd REAL NOT NULL DEFAULT 0, cost_estimated INTEGER NOT NULL DEFAULT 0, turns INTEGER NOT NULL DEFAULT 0,
+      exit_code INTEGER, result TEXT, error TEXT, transcript TEXT, model TEXT, input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0,
+      supervisor_pid INTEGER, supervisor_start TEXT, child_pid INTEGER, followed_up_at TEXT, memory TEXT, retry_at TEXT)`);
+    db.exec(`INSERT INTO sessions (id, agent, day, status, outcome, started_at, cost_usd) VALUES ('old', 'a', '2026-11-30', 'settled', 'ok', '2026-11-30T10:00:00Z', 0.25)`);
+    db.pragma('user_version = 4');
+    db.close();
+    const l = Ledger.open(file);
+    t.after(() => l.close());
+    const row = l.get('old')!;
+    assert.deepEqual([row.cost_usd, row.cli_cost_usd, row.reserved_usd, row.metered_calls], [0.25, 0.25, null, null]);
+    assert.equal(typeof row.cli_cost_usd, 'number', 'a REAL column, not TEXT');
+    assert.equal(l.dayTotals('2026-11-30').costUsd, 0.25);
+  });
+});
+
 describe('budget policy', () => {
-  const limits = { maxSessionsPerDay: 3, maxUsdPerDay: 10, maxRunsPerDay: 1 };
-  const day = (sessions: number, costUsd: number, mine = 0): DayTotals => ({ sessions, costUsd, byAgent: mine ? { me: { sessions: mine, costUsd: 0 } } : {} });
+  const limits = { maxSessionsPerDay: 3, maxUsdPerDay: 10, maxUsdPerSession: 5, minSessionUsd: 0.1, maxRunsPerDay: 1 };
+  const day = (sessions: number, costUsd: number, mine = 0): DayTotals => ({ sessions, costUsd, reservedUsd: 0, byAgent: mine ? { me: { sessions: mine, costUsd: 0 } } : {} });
   for (const [name, today, expected] of [
     ['under every limit', day(0, 0), null],
     ['the session count reached', day(3, 0), 'max_sessions_per_day'],

@@ -124,10 +124,10 @@ describe('nightshift CLI', () => {
     const a = (await runJson(ws, 'alpha')).record;
     const b = (await runJson(ws, 'beta')).record;
     const budget = JSON.parse((await nightshift(['budget', '--json'], ws.env, ws.dir)).stdout);
-    assert.deepEqual(Object.keys(budget).sort(), ['by_agent', 'cost_usd', 'date', 'max_sessions', 'max_usd', 'sessions']);
+    assert.deepEqual(Object.keys(budget).sort(), ['by_agent', 'cost_usd', 'date', 'left_usd', 'max_sessions', 'max_usd', 'max_usd_per_session', 'min_session_usd', 'reserved_usd', 'sessions', 'windows']);
     assert.equal(budget.sessions, 2);
     assert.deepEqual(Object.keys(budget.by_agent).sort(), ['alpha', 'beta']);
-    assert.equal((await nightshift(['budget', '--json', '--date', '2001-01-01'], ws.env, ws.dir)).stdout.trim(), JSON.stringify({ date: '2001-01-01', sessions: 0, max_sessions: 12, cost_usd: 0, max_usd: 20, by_agent: {} }));
+    assert.equal((await nightshift(['budget', '--json', '--date', '2001-01-01'], ws.env, ws.dir)).stdout.trim(), JSON.stringify({ date: '2001-01-01', sessions: 0, max_sessions: 12, cost_usd: 0, reserved_usd: 0, left_usd: 20, max_usd: 20, max_usd_per_session: 5, min_session_usd: 0.1, by_agent: {}, windows: [] }));
     const sessions = JSON.parse((await nightshift(['sessions', '--json', '--limit', '5'], ws.env, ws.dir)).stdout);
     assert.deepEqual(sessions.map((s: any) => s.id), [b.id, a.id], 'newest first');
     assert.deepEqual(sessions[1], a, 'shaped like run --json');

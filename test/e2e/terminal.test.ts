@@ -95,9 +95,10 @@ describe('the terminal', () => {
     const chart = await nightshift(['budget', '--days', '3', '--date', '2026-11-30'], ws.env, ws.dir);
     assert.equal(chart.code, 0, chart.stderr);
     const rows = chart.stdout.trimEnd().split('\n');
-    assert.match(rows[2], /^2026-11-28\s+1\/12\s+\$10\.00\s+█{10}$/, 'half of the $20 day: 10 of 20 cells');
-    assert.match(rows[3], /^2026-11-29\s+0\/12\s+\$0\.0000$/);
-    assert.match(rows[4], /^2026-11-30\s+1\/12\s+\$5\.00\s+█{5}$/);
+    // SPENT, RESERVED (`-`: nothing held by a running session), the bar.
+    assert.match(rows[2], /^2026-11-28\s+1\/12\s+\$10\.00\s+-\s+█{10}$/, 'half of the $20 day: 10 of 20 cells');
+    assert.match(rows[3], /^2026-11-29\s+0\/12\s+\$0\.0000\s+-$/);
+    assert.match(rows[4], /^2026-11-30\s+1\/12\s+\$5\.00\s+-\s+█{5}$/);
     const json = JSON.parse((await nightshift(['budget', '--days', '3', '--date', '2026-11-30', '--json'], ws.env, ws.dir)).stdout);
     assert.deepEqual(json.days.map((d: any) => [d.date, d.sessions, d.cost_usd]), [['2026-11-28', 1, 10], ['2026-11-29', 0, 0], ['2026-11-30', 1, 5]]);
     assert.equal((await nightshift(['budget', '--days', '0'], ws.env, ws.dir)).code, 64);

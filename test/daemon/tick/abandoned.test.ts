@@ -40,7 +40,8 @@ function crashed(t: TestContext) {
   const ledgerFile = path.join(config.state_dir, 'ledger.db');
   const ledger = Ledger.open(ledgerFile);
   ledger.open({ id: ID, agent: 'gardener', day: '2026-12-01', started_at: '2026-12-01T10:00:00.000Z', transcript, model: 'sonnet', supervisor_pid: dead, supervisor_start: null });
-  ledger.progress(ID, 0.12, 3);
+  ledger.meter(ID, { spentUsd: 0.12, pendingUsd: 0, calls: 2, worstCaseCalls: 0 });
+  ledger.progress(ID, 3);
   ledger.close();
   const env = { DISCORD_WEBHOOK_URL: discord.webhookUrl };
   const redact = makeRedactor(secretValues(env));

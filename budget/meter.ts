@@ -1,0 +1,240 @@
+// One session's meter, kept by its API proxy: every call is admitted against the session's
+// reservation (its worst case held while it runs, max_tokens lowered to fit) and then priced from
+// the usage the API itself reported. No I/O: `persist` (the ledger) and `warn` are handed in, so
+// a crash loses at most the call in flight, and that call's worst case is persisted before it goes.
+import { scanTopLevel, type Span } from './body-scan.js';
+import { fitCall, type CallPlan } from './reservation.js';
+import { costAt, lookupPrice, type CallUsage, type Price, type PriceOverrides } from './pricing.js';
+
+// What the ledger keeps while a session runs: spent (finished calls, priced) and pending (the
+// worst case of calls still in flight).
+export type MeterState = { spentUsd: number; pendingUsd: number; calls: number; worstCaseCalls: number };
+
+export type MeterOptions = {
+  // null: no cap (the control in tests, and a proxy that only counts).
+  reservationUsd: number | null;
+  prices?: PriceOverrides;
+  persist?: (s: MeterState) => void;
+  warn?: (o: object, m: string) => void;
+};
+
+// What the proxy learned of a call from its response. complete: the API said it was done (a
+// message_delta or a JSON body); an incomplete call is counted with its whole max_tokens.
+export type CallOutcome = { usage: CallUsage; model: string | null; complete: boolean };
+
+export type Admission =
+  | { ok: true; call: number; body: Buffer; lowered: { from: number; to: number } | null }
+  | { ok: false; reason: string };
+
+type InFlight = { price: Price; model: string | null; maxTokens: number; worstUsd: number };
+
+// Pure: what the proxy reads from a call's body. Cache: the dearest write the body names.
+export function planOf(body: Record<string, any>, raw: Buffer, price: Price): CallPlan | string {
+  const maxTokens = body.max_tokens;
+  if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) return `Expected \`max_tokens\` to be a whole number above 0, got ${JSON.stringify(maxTokens)}`;
+  const t = body.thinking;
+  const thinkingBudget = t && typeof t === 'object' && t.type === 'enabled' && Number.isSafeInteger(t.budget_tokens) ? t.budget_tokens : null;
+  const cache = raw.includes('"1h"') && raw.includes('cache_control') ? '1h' : raw.includes('cache_control') ? '5m' : 'none';
+  return { bodyBytes: raw.length, maxTokens, thinkingBudget, cache, price };
+}
+
+// What the meter reads of a body, and how to write it back with a new max_tokens (and thinking
+// budget). Read from the top-level keys alone (budget/body-scan.ts) and rewritten in place when the
+// body is plain; a body with a duplicate key, or one the scan does not take, is parsed in full and
+// re-serialised, so what the API reads is what we read.
+type ReadCall = { fields: Record<string, any>; model: string | null; rewrite: (maxTokens: number | null, thinkingBudget: number | null) => Buffer };
+
+export function readCall(raw: Buffer): ReadCall | string {
+  const top = scanTopLevel(raw);
+  const mt = top?.keys.get('max_tokens');
+  if (top && !top.duplicate && mt && /^\d{1,15}$/.test(raw.toString('latin1', mt.start, mt.end))) {
+    const slice = (k: string) => {
+      const sp = top.keys.get(k);
+      return sp ? JSON.parse(raw.toString('utf8', sp.start, sp.end)) : undefined;
+    };
+    let model: unknown;
+    let thinking: any;
+    try {
+      model = slice('model');
+      thinking = slice('thinking');
+    } catch {
+      return readParsed(raw);
+    }
+    const fields = { max_tokens: Number(raw.toString('latin1', mt.start, mt.end)), thinking };
+    return {
+      fields,
+      model: typeof model === 'string' ? model : null,
+      rewrite: (maxTokens, thinkingBudget) => {
+        const edits: Array<{ span: Span; text: string }> = [];
+        if (maxTokens !== null) edits.push({ span: mt, text: String(maxTokens) });
+        if (thinkingBudget !== null) edits.push({ span: top.keys.get('thinking')!, text: JSON.stringify({ ...thinking, budget_tokens: thinkingBudget }) });
+        if (!edits.length) return raw;
+        edits.sort((a, b) => a.span.start - b.span.start);
+        const parts: Buffer[] = [];
+        let at = 0;
+        for (const e of edits) {
+          parts.push(raw.subarray(at, e.span.start), Buffer.from(e.text));
+          at = e.span.end;
+        }
+        parts.push(raw.subarray(at));
+        return Buffer.concat(parts);
+      },
+    };
+  }
+  return readParsed(raw);
+}
+
+function readParsed(raw: Buffer): ReadCall | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return 'the request body is not JSON';
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return 'the request body is not a JSON object';
+  const b = body as Record<string, any>;
+  return {
+    fields: b,
+    model: typeof b.model === 'string' ? b.model : null,
+    rewrite: (maxTokens, thinkingBudget) => {
+      if (maxTokens !== null) b.max_tokens = maxTokens;
+      if (thinkingBudget !== null) b.thinking = { ...b.thinking, budget_tokens: thinkingBudget };
+      return Buffer.from(JSON.stringify(b), 'utf8');
+    },
+  };
+}
+
+export class SessionMeter {
+  private reservation: number | null;
+  private spent = 0;
+  private calls = 0;
+  private worstCase = 0;
+  private next = 0;
+  private readonly inflight = new Map<number, InFlight>();
+  private readonly unknown = new Set<string>();
+  private closed: string | null = null;
+  // Why the last call was refused for want of budget (the session ends `budget`).
+  exhausted: string | null = null;
+  persist: ((s: MeterState) => void) | undefined;
+
+  constructor(private readonly o: MeterOptions) {
+    this.reservation = o.reservationUsd;
+    this.persist = o.persist;
+  }
+
+  // The reservation the charge made (the proxy starts before it).
+  reserve(usd: number | null): void {
+    this.reservation = usd;
+  }
+
+  // No call is admitted after this (before the charge, and once the session is being settled).
+  close(reason: string): void {
+    this.closed = reason;
+  }
+
+  open(): void {
+    this.closed = null;
+  }
+
+  state(): MeterState {
+    let pending = 0;
+    for (const c of this.inflight.values()) pending += c.worstUsd;
+    return { spentUsd: this.spent, pendingUsd: pending, calls: this.calls, worstCaseCalls: this.worstCase };
+  }
+
+  // Spent plus the worst case of what is in flight: what the session has committed.
+  committedUsd(): number {
+    const s = this.state();
+    return s.spentUsd + s.pendingUsd;
+  }
+
+  private priceFor(model: string | null): Price {
+    const r = lookupPrice(model, this.o.prices);
+    if (!r.known && !this.unknown.has(model ?? '')) {
+      this.unknown.add(model ?? '');
+      this.o.warn?.({ event: 'meter_unknown_model', model }, `the meter has no price for model ${JSON.stringify(model)}: priced at the dearest known (set budget.prices)`);
+    }
+    return r.price;
+  }
+
+  // A /v1/messages call as the session sent it: the body to forward (max_tokens lowered to fit
+  // what is left, in place), or why it may not go.
+  admit(raw: Buffer): Admission {
+    if (this.closed) return { ok: false, reason: this.closed };
+    const read = readCall(raw);
+    if (typeof read === 'string') return { ok: false, reason: read };
+    const price = this.priceFor(read.model);
+    const plan = planOf(read.fields, raw, price);
+    if (typeof plan === 'string') return { ok: false, reason: plan };
+    let maxTokens = plan.maxTokens;
+    let out = raw;
+    let lowered: { from: number; to: number } | null = null;
+    let worstUsd: number;
+    if (this.reservation === null) {
+      const f = fitCall(plan, Infinity);
+      worstUsd = f.action === 'forward' ? f.worstUsd : 0;
+    } else {
+      const fit = fitCall(plan, this.reservation - this.committedUsd());
+      if (fit.action === 'refuse') {
+        this.exhausted = fit.reason;
+        return { ok: false, reason: fit.reason };
+      }
+      worstUsd = fit.worstUsd;
+      if (fit.maxTokens !== plan.maxTokens) {
+        lowered = { from: plan.maxTokens, to: fit.maxTokens };
+        maxTokens = fit.maxTokens;
+      }
+      out = read.rewrite(lowered ? fit.maxTokens : null, fit.thinkingBudget !== plan.thinkingBudget ? fit.thinkingBudget : null);
+    }
+    const call = this.next++;
+    this.inflight.set(call, { price, model: read.model, maxTokens, worstUsd });
+    try {
+      this.persist?.(this.state());
+    } catch (err) {
+      // Fail closed: a call whose worst case could not be recorded does not go.
+      this.inflight.delete(call);
+      return { ok: false, reason: `the meter could not record the call (${(err as Error).message})` };
+    }
+    return { ok: true, call, body: out, lowered };
+  }
+
+  // The call ended: priced from its usage; null (no usage could be read) counts its worst case.
+  // Returns what it cost.
+  finish(call: number, outcome: CallOutcome | null): number {
+    const c = this.inflight.get(call);
+    if (!c) return 0;
+    this.inflight.delete(call);
+    let usd: number;
+    if (outcome === null) {
+      usd = c.worstUsd;
+      this.worstCase++;
+    } else {
+      // The model the API says it ran is what it bills; the operator's price for the name the
+      // request used still wins (a gateway's own names).
+      const served = outcome.model && outcome.model !== c.model ? lookupPrice(outcome.model, this.o.prices) : null;
+      const price = served?.known && lookupPrice(c.model, this.o.prices).source !== 'config' ? served.price : c.price;
+      const usage = outcome.complete ? outcome.usage : { ...outcome.usage, output: Math.max(outcome.usage.output, c.maxTokens) };
+      usd = costAt(price, usage);
+      if (!outcome.complete) this.worstCase++;
+    }
+    this.spent += usd;
+    this.calls++;
+    try {
+      this.persist?.(this.state());
+    } catch (err) {
+      this.o.warn?.({ event: 'meter_persist_failed', err: String(err) }, `the meter could not record a finished call: ${(err as Error).message}`);
+    }
+    return usd;
+  }
+
+  // A call that never reached the API (refused upstream before a response, nothing served).
+  drop(call: number): void {
+    if (this.inflight.delete(call)) {
+      try {
+        this.persist?.(this.state());
+      } catch {
+        // the pending worst case stays counted, which is only safe
+      }
+    }
+  }
+}

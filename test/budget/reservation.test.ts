@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { fitCall, inputWorstUsd, MIN_MAX_TOKENS, reservationFor, type CallPlan } from '../../budget/reservation.js';
+import { lookupPrice, price } from '../../budget/pricing.js';
+
+const sonnet = lookupPrice('claude-sonnet-5').price;
+const limits = { maxUsdPerDay: 1, maxUsdPerSession: 0.4, minSessionUsd: 0.1 };
+
+describe('reservation at the charge', () => {
+  for (const [name, spent, reserved, l, expected] of [
+    ['an empty day reserves the whole ceiling', 0, 0, limits, 0.4],
+    ['what is left, when less than the ceiling', 0.7, 0, limits, 0.3],
+    ['a running session\'s reservation counts as taken', 0.3, 0.4, limits, 0.3],
+    ['left exactly the minimum: starts with it', 0.9, 0, limits, 0.1],
+    ['left below the minimum: no start', 0.95, 0, limits, null],
+    ['a day reserved to its cap: no start', 0.2, 0.8, limits, null],
+    ['a day spent past its cap (a forced run): no start', 1.3, 0, limits, null],
+    ['the minimum is never above the ceiling', 0.96, 0, { maxUsdPerDay: 1, maxUsdPerSession: 0.04, minSessionUsd: 0.1 }, 0.04],
+    ['float sums do not cost a start: 0.1 left is 0.1', 0.7 + 0.1 + 0.1, 0, limits, 0.1],
+  ] as const) {
+    test(`${name}: ${expected ?? 'skip'}`, () => {
+      const r = reservationFor({ costUsd: spent, reservedUsd: reserved }, l);
+      assert.equal(r.ok ? r.usd : null, expected, JSON.stringify(r));
+      if (!r.ok) {
+        assert.equal(r.limit, 'max_usd_per_day');
+        assert.match(r.reason, /budget\.min_session_usd/);
+      }
+    });
+  }
+});
+
+describe('fitting a call into what is left', () => {
+  const plan = (o: Partial<CallPlan> = {}): CallPlan => ({ bodyBytes: 3000, maxTokens: 32_000, thinkingBudget: null, cache: 'none', price: sonnet, ...o });
+  // 3000 bytes: 1000 tokens of input at $3/M = $0.003; output $15/M.
+  for (const [name, p, left, expected] of [
+    ['fits whole: unchanged', plan(), 1, { maxTokens: 32_000, thinkingBudget: null }],
+    ['lowered to what fits', plan(), 0.003 + 1000 * 15e-6, { maxTokens: 1000, thinkingBudget: null }],
+    ['the floor still fits: lowered to it', plan(), 0.003 + MIN_MAX_TOKENS * 15e-6, { maxTokens: MIN_MAX_TOKENS, thinkingBudget: null }],
+    ['below the floor: refused', plan(), 0.003 + (MIN_MAX_TOKENS - 1) * 15e-6, null],
+    ['the input alone does not fit: refused', plan(), 0.002, null],
+    ['nothing left: refused', plan(), 0, null],
+    ['a small call that fits is not raised to the floor', plan({ maxTokens: 10 }), 0.003 + 10 * 15e-6, { maxTokens: 10, thinkingBudget: null }],
+    ['a thinking budget above the new max_tokens comes down under it', plan({ thinkingBudget: 8000 }), 0.003 + 4000 * 15e-6, { maxTokens: 4000, thinkingBudget: 3999 }],
+    ['a thinking budget below it stays', plan({ thinkingBudget: 2000 }), 0.003 + 4000 * 15e-6, { maxTokens: 4000, thinkingBudget: 2000 }],
+    ['thinking needs room above 1024: refused below', plan({ thinkingBudget: 8000 }), 0.003 + 1000 * 15e-6, null],
+  ] as const) {
+    test(`${name}`, () => {
+      const f = fitCall(p, left);
+      assert.deepEqual(f.action === 'forward' ? { maxTokens: f.maxTokens, thinkingBudget: f.thinkingBudget } : null, expected, JSON.stringify(f));
+      if (f.action === 'forward') assert.ok(f.worstUsd <= left + 1e-12, `worst ${f.worstUsd} > left ${left}`);
+      else assert.match(f.reason, /reservation has \$/);
+    });
+  }
+  test('input is priced at the dearest cache write the body names', () => {
+    const p = price({ input: 4, output: 20 });
+    assert.equal(inputWorstUsd({ bodyBytes: 3e6, cache: 'none', price: p }), 4);
+    assert.equal(inputWorstUsd({ bodyBytes: 3e6, cache: '5m', price: p }), 5);
+    assert.equal(inputWorstUsd({ bodyBytes: 3e6, cache: '1h', price: p }), 8);
+  });
+});
