@@ -35,6 +35,7 @@ import { currentHolds, settledChange } from '../schedule/holds.js';
 import { toRecord, type SessionRecord } from './session-record.js';
 import type { RunDeps, SuperviseResult } from './types.js';
 import { version } from '../version.js';
+import { ENV_FILE_VAR } from '../config/env-file.js';
 
 export function newSessionId(agent: string, at: Date): string {
   const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -322,9 +323,13 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       ? { outcome: 'error' as const, error: `internal: ${deps.redact((internal as Error)?.message ?? String(internal))}` }
       : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal, rateLimit: t.rateLimit });
     // The proxy refused a call the reservation could not hold: the CLI ended on our 400.
-    const { outcome, error } = meter.exhausted && classified.outcome === 'error' && !internal
+    const fitted = meter.exhausted && classified.outcome === 'error' && !internal
       ? { outcome: 'budget' as const, error: `the proxy refused a call: ${meter.exhausted}` }
       : classified;
+    // A refused key is the operator's to fix, in one named file: said so, not as the agent's error.
+    const { outcome, error } = fitted.outcome === 'error' && /API error 401\b/.test(fitted.error ?? '')
+      ? { outcome: fitted.outcome, error: `the API refused the credential (401): fix ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN) in ${deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env')} (${fitted.error})` }
+      : fitted;
     // A rate limit holds the agent until the reset the answer gave (budget/holds.ts reads it back).
     const retryAt = outcome === 'rate_limited' ? resetTime(t.result, t.rateLimit, endedAt) : null;
     // The meter's cost, never the stream's: the CLI's own total is kept beside it.

@@ -43,7 +43,7 @@ export type ApiProxyOptions = {
 // (apiRequestRefusal); unauthorized: 401s (no or a wrong token); metered: calls the meter priced;
 // lowered: calls whose max_tokens it lowered; meterErrors: responses it could not read (counted
 // at their worst case).
-export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number; metered: number; lowered: number; meterErrors: number };
+export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number; metered: number; lowered: number; meterErrors: number; credentialRefused: number };
 
 export type ApiProxy = { url: string; token: string; stats: ApiProxyStats; close(): Promise<void> };
 
@@ -178,7 +178,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     return { ok: (typeof key === 'string' && same(key)) || (bearer !== null && same(bearer)), any: key !== undefined || auth !== undefined };
   };
 
-  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0, metered: 0, lowered: 0, meterErrors: 0 };
+  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0, metered: 0, lowered: 0, meterErrors: 0, credentialRefused: 0 };
   const inflight = new Set<http.ClientRequest>();
   let closing = false;
   const sockets = new Set<Socket>();
@@ -292,7 +292,15 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     up.on('timeout', () => fail(new Error(`no bytes for ${timeoutMs} ms`), true));
     up.on('error', (err) => fail(err, false));
     up.on('response', (ur) => {
-      res.writeHead(ur.statusCode ?? 502, ur.statusMessage, responseHeaders(ur.headers));
+      const headers = responseHeaders(ur.headers);
+      // The key is refused: the CLI would retry it ten times (three minutes); told not to, it stops
+      // at once and the session ends naming the credential.
+      if (ur.statusCode === 401) {
+        headers['x-should-retry'] = 'false';
+        stats.credentialRefused++;
+        o.logger.warn({ event: 'api_credential_refused', status: 401, credential: o.credential?.kind ?? 'none' }, `the API refused the ${o.credential?.kind ?? 'missing'} credential (401)`);
+      }
+      res.writeHead(ur.statusCode ?? 502, ur.statusMessage, headers);
       res.flushHeaders();
       try {
         o.onHeaders?.(ur.headers);

@@ -78,6 +78,25 @@ const cliHeaders = (auth: Record<string, string>) => ({
 const BODY = JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
 
 describe('api proxy', () => {
+  test('an upstream 401 reaches the CLI with x-should-retry: false (it stops at once) and is counted; a 400 is passed as it came', async (t) => {
+    let status = 401;
+    const up = await upstream(t, (_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end('{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}');
+    });
+    const p = await proxy(t, { upstream: up.url });
+    const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    const h = { 'x-api-key': p.token, 'content-type': 'application/json' };
+    const refused = await call(p, { path: '/v1/messages?beta=true', headers: h, body });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers['x-should-retry'], 'false');
+    assert.equal(p.stats.credentialRefused, 1);
+    status = 400;
+    const other = await call(p, { path: '/v1/messages?beta=true', headers: h, body });
+    assert.equal(other.status, 400);
+    assert.equal(other.headers['x-should-retry'], undefined, 'control: only a refused credential is told not to retry');
+  });
+
   test('listens on 127.0.0.1 with a fresh 64-hex-digit token per proxy', async (t) => {
     const up = await upstream(t);
     const a = await proxy(t, { upstream: up.url });
