@@ -38,6 +38,8 @@ export type SessionRow = {
   memory?: 'served' | 'unavailable' | null;
   // A rate-limited session: when the API said the limit lifts (else null).
   retry_at: string | null;
+  // Connections the egress proxy refused (null: the agent had no network, or before version 5).
+  egress_refused?: number | null;
 };
 
 export type OpenSession = Pick<SessionRow, 'id' | 'agent' | 'day' | 'started_at' | 'transcript' | 'model' | 'supervisor_pid' | 'supervisor_start'>;
@@ -78,7 +80,7 @@ CREATE INDEX IF NOT EXISTS sessions_started ON sessions (started_at);
 
 // Each later version adds one column; `backfill` runs once when it is added. The version is read
 // first, so a current file takes no write lock at open.
-const COLUMNS: Array<{ version: number; column: string; backfill?: string }> = [
+const COLUMNS: Array<{ version: number; column: string; type?: string; backfill?: string }> = [
   // Sessions settled before it are taken as followed up: an upgrade must not report every old
   // abandoned session again.
   { version: 2, column: 'followed_up_at', backfill: `UPDATE sessions SET followed_up_at = coalesce(ended_at, started_at) WHERE status = 'settled'` },
@@ -86,6 +88,8 @@ const COLUMNS: Array<{ version: number; column: string; backfill?: string }> = [
   { version: 3, column: 'memory' },
   // The hold a rate limit sets (budget/holds.ts).
   { version: 4, column: 'retry_at' },
+  // What the egress proxy refused (sessions/wall/egress-proxy.ts).
+  { version: 5, column: 'egress_refused', type: 'INTEGER' },
 ];
 
 function addColumns(db: Database.Database): void {
@@ -95,7 +99,7 @@ function addColumns(db: Database.Database): void {
     db.transaction(() => {
       const cols = (db.prepare('PRAGMA table_info(sessions)').all() as Array<{ name: string }>).map((x) => x.name);
       if (!cols.includes(c.column)) {
-        db.exec(`ALTER TABLE sessions ADD COLUMN ${c.column} TEXT`);
+        db.exec(`ALTER TABLE sessions ADD COLUMN ${c.column} ${c.type ?? 'TEXT'}`);
         if (c.backfill) db.exec(c.backfill);
       }
       db.pragma(`user_version = ${c.version}`);
@@ -170,6 +174,10 @@ export class Ledger {
 
   setMemory(id: string, memory: 'served' | 'unavailable'): void {
     this.stmt('UPDATE sessions SET memory = ? WHERE id = ?').run(memory, id);
+  }
+
+  setEgressRefused(id: string, refused: number): void {
+    this.stmt('UPDATE sessions SET egress_refused = ? WHERE id = ?').run(refused, id);
   }
 
   setChild(id: string, pid: number): void {

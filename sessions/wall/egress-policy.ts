@@ -147,7 +147,13 @@ export function sameAddress(a: string, b: string): boolean {
 export function addressRefusal(address: string, own: readonly string[] = []): string | null {
   const p = parse(address);
   if (!p) return 'not an IP address';
-  if (own.some((o) => sameAddress(o, address))) return "the host's own address";
+  const why = rangeRefusal(address, p);
+  if (why) return why;
+  return own.some((o) => sameAddress(o, address)) ? "the host's own address" : null;
+}
+
+// The range an address falls in that is never connected to, or null for public unicast.
+function rangeRefusal(address: string, p: Parsed): string | null {
   if (p.v === 4) {
     for (const [base, bits, why] of V4_RANGES) if (inV4(p.n, base, bits)) return why;
     return null;
@@ -155,7 +161,7 @@ export function addressRefusal(address: string, own: readonly string[] = []): st
   const inner = embeddedV4(address);
   // ::/96 holds :: and ::1, named as such below; any other embedding is judged by its IPv4 address.
   if (inner !== null && !(inV6(p.n, '::', 96) && p.n <= 1n)) {
-    const why = addressRefusal(inner, own);
+    const why = rangeRefusal(inner, parse(inner)!);
     return why ? `${why}, inside an IPv6 address` : null;
   }
   for (const [base, bits, why] of V6_RANGES) if (inV6(p.n, base, bits)) return why;
