@@ -49,6 +49,8 @@ export type SessionRow = {
   metered_calls?: number | null;
   // The CLI's own reported total, kept beside the meter's (null: it reported none).
   cli_cost_usd?: number | null;
+  // Connections the egress proxy refused (null: the agent had no network, or before version 5).
+  egress_refused?: number | null;
 };
 
 export type OpenSession = Pick<SessionRow, 'id' | 'agent' | 'day' | 'started_at' | 'transcript' | 'model' | 'supervisor_pid' | 'supervisor_start'>;
@@ -110,6 +112,8 @@ const COLUMNS: Array<{ version: number; column: string; type?: 'REAL' | 'INTEGER
   { version: 6, column: 'pending_usd', type: 'REAL' },
   { version: 7, column: 'metered_calls', type: 'INTEGER' },
   { version: 8, column: 'cli_cost_usd', type: 'REAL', backfill: `UPDATE sessions SET cli_cost_usd = cost_usd WHERE status = 'settled' AND cost_estimated = 0` },
+  // What the egress proxy refused (sessions/wall/egress-proxy.ts).
+  { version: 9, column: 'egress_refused', type: 'INTEGER' },
 ];
 
 function addColumns(db: Database.Database): void {
@@ -202,6 +206,10 @@ export class Ledger {
 
   setMemory(id: string, memory: 'served' | 'unavailable'): void {
     this.stmt('UPDATE sessions SET memory = ? WHERE id = ?').run(memory, id);
+  }
+
+  setEgressRefused(id: string, refused: number): void {
+    this.stmt('UPDATE sessions SET egress_refused = ? WHERE id = ?').run(refused, id);
   }
 
   setChild(id: string, pid: number): void {

@@ -66,6 +66,8 @@ export type SessionFacts = {
   // The same failure again (daemon/health/anneal-check.ts): what the report says of it.
   recurring?: string | null;
   retry_at?: string | null;
+  // Connections the egress proxy refused (null or absent: the agent has no network).
+  egress_refused?: number | null;
 };
 // null: git sync is off for this vault.
 export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; error: string | null } | null;
@@ -95,6 +97,7 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
   if (s.recurring) fields.push({ name: 'Recurring', value: shorten(r(s.recurring), 300) });
   if (s.memory === 'unavailable') fields.push({ name: 'Memory', value: 'unavailable: the session ran without its memory tools (see the log)' });
   if (s.retry_at) fields.push({ name: 'Held until', value: `${s.retry_at} (the API's reset time)` });
+  if (s.egress_refused) fields.push({ name: 'Egress refused', value: `${s.egress_refused} connection(s) the agent's \`network:\` does not allow (see the log: egress_refused)`, inline: true });
   if (o.late) fields.push({ name: 'Late', value: o.late });
   // Names a session chose, shown as code: data, never markdown.
   if (o.projectFiles) {

@@ -20,6 +20,7 @@ export function initConfig(o: { remote: boolean }): string {
 # defaults. Relative paths resolve against this file's folder. Secrets go in ${ENV_FILE_NAME}, never here.
 vault: ${D.vault}                 # the agents' working tree: the cwd of every session
 sandbox: ${D.sandbox}                # the wall around every session (apt-get install bubblewrap); none to run unwalled
+network: ${D.network}                 # hosts sessions may reach: none, [api.example.com, "*.example.org"] or open; an agent's own network: wins
 state_dir: ${D.state_dir}             # the ledger, the memory database, locks
 log_dir: ${D.log_dir}               # daily log files, transcripts
 agents_dir: ${D.agents_dir}          # one <name>.md per agent

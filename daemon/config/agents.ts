@@ -5,7 +5,8 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { formatIssuePath } from './config.js';
-import { duration, toolSet, type Config } from './schema.js';
+import { duration, network, toolSet, type Config } from './schema.js';
+import type { NetworkPolicy } from '../../sessions/wall/egress-policy.js';
 import { didYouMean } from '../suggest.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { NEVER_IN_SESSION } from '../../sessions/wall/session-env.js';
@@ -21,6 +22,8 @@ const AgentSchema = z.strictObject({
   // The built-in tools this agent's sessions get (else claude.tools).
   tools: toolSet.optional(),
   max_runs_per_day: z.number().int().positive().optional(),
+  // Hosts its sessions may reach (the site's `network:` when absent): none, open, or a list.
+  network: network.optional(),
   // Variables of the supervisor's environment passed into this agent's sessions (by name only).
   env: z
     .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'Expected a variable name'))
@@ -48,6 +51,8 @@ export type Agent = {
   maxRunsPerDay: number | null;
   // Variable names passed from the supervisor's environment into the session.
   env: string[];
+  // What its sessions may reach through the egress proxy (`none`: no proxy at all).
+  network: NetworkPolicy;
 };
 
 export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -100,6 +105,7 @@ export function parseAgent(name: string, file: string, text: string, config: Con
     tools: a.tools ?? withAllowed(config.claude.tools, a.allowed_tools ?? (Array.isArray(permission) ? permission : null)),
     maxRunsPerDay: a.max_runs_per_day ?? null,
     env: a.env,
+    network: a.network ?? config.network,
   };
 }
 

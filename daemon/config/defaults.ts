@@ -2,6 +2,8 @@
 export const DEFAULTS = {
   vault: './vault',
   sandbox: 'bwrap',
+  // Hosts a session may reach through the egress proxy: none, open, or a list (sessions/wall/egress-policy.ts).
+  network: 'none' as 'none' | 'open' | string[],
   state_dir: './state',
   log_dir: './logs',
   agents_dir: './prompts',
@@ -37,7 +39,7 @@ export const DEFAULTS = {
   // store's similarity) is the same failure again: the earlier fix treated a symptom.
   anneal: { recurring_similarity: 0.5 },
   hooks: { timeout: '10s' },
-  limits: { tmp: '512M', commit_file: '50M', commit_total: '200M', memory_writes: 300, endpoint_requests: 8 },
+  limits: { tmp: '512M', commit_file: '50M', commit_total: '200M', memory_writes: 300, endpoint_requests: 8, egress_connections: 32 },
   discord: { api_base: 'https://discord.com/api', timeout: '10s' },
   alerts: { max_silence: '26h', max_consecutive_failures: 3 },
   // Holds (budget/holds.ts): after N failures in a row an agent waits base, 2x base, ... up to max;

@@ -7,6 +7,7 @@ import { DEFAULTS } from './defaults.js';
 import { parseDuration } from './duration.js';
 import { formatSize, parseSize } from './size.js';
 import { parseDays, parseHours } from '../schedule/schedule-spec.js';
+import { networkEntryProblem, normalizeHost } from '../../sessions/wall/egress-policy.js';
 
 // A config is read once per process: zod's compiled parsers would cost more to build (~10 ms)
 // than they save on one parse.
@@ -55,6 +56,20 @@ const nonEmpty = z.string().min(1, 'Expected a non-empty string');
 export const toolSet = z.union([z.literal('default'), z.array(z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'Expected a tool name like `Bash` or `Read`'))], {
   error: 'Expected `default` or a list of tool names like [Bash, Read, Edit]',
 });
+
+// What a session may reach beyond the supervisor's endpoints (sessions/wall/egress-proxy.ts):
+// `none`, `open` (any public host) or a list of host names (`*.example.com` for the names below
+// one); an empty list is none. Names are kept lower case, without a trailing dot.
+export const network = z
+  .union([z.enum(['none', 'open']), z.array(z.string())], { error: 'Expected `none`, `open` or a list of host names' })
+  .superRefine((v, ctx) => {
+    if (!Array.isArray(v)) return;
+    v.forEach((h, i) => {
+      const problem = networkEntryProblem(h);
+      if (problem) ctx.addIssue({ code: 'custom', path: [i], message: `${problem}, got ${show(h)}` });
+    });
+  })
+  .transform((v) => (Array.isArray(v) ? (v.length ? [...new Set(v.map(normalizeHost))] : ('none' as const)) : v));
 const posInt = z.number().int('Expected a whole number').positive('Expected a number above 0');
 const usd = z.number().positive('Expected an amount in USD above 0');
 const perMillion = z.number().nonnegative('Expected USD per million tokens, 0 or more');
@@ -154,6 +169,8 @@ export const ConfigSchema = z.strictObject({
   vault: nonEmpty.default(DEFAULTS.vault),
   // The wall around every session (sessions/wall/sandbox.ts); `none` only when chosen explicitly.
   sandbox: z.enum(['bwrap', 'none'], { error: 'Expected `bwrap` or `none`' }).default(DEFAULTS.sandbox),
+  // The site's egress policy; an agent's own `network:` replaces it.
+  network: network.default(DEFAULTS.network),
   state_dir: nonEmpty.default(DEFAULTS.state_dir),
   log_dir: nonEmpty.default(DEFAULTS.log_dir),
   agents_dir: nonEmpty.default(DEFAULTS.agents_dir),
@@ -285,6 +302,8 @@ export const ConfigSchema = z.strictObject({
       memory_writes: posInt.default(DEFAULTS.limits.memory_writes),
       // Requests one endpoint (hooks, memory, API) serves at once for a session.
       endpoint_requests: posInt.default(DEFAULTS.limits.endpoint_requests),
+      // Connections (HTTPS tunnels included) the egress proxy holds open at once for a session.
+      egress_connections: posInt.default(DEFAULTS.limits.egress_connections),
     })
     .prefault({}),
 });

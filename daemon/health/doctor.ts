@@ -95,6 +95,19 @@ export async function sandboxCheck(l: LenientConfig, deps: Pick<DoctorDeps, 'env
   return ok('sandbox', 'bwrap makes a sandbox (user, mount, PID namespaces)');
 }
 
+// Pure: one line per agent whose sessions reach beyond the supervisor's endpoints (its `network:`);
+// `open` is a warning (any public host, so anything the session read can be sent anywhere).
+export function networkChecks(agents: Pick<Agent, 'name' | 'network' | 'file'>[], sandbox: string): Check[] {
+  const out: Check[] = [];
+  for (const a of agents) {
+    if (a.network === 'none') continue;
+    const unwalled = sandbox === 'none' ? '; sandbox: none, so the proxy is only advice: the session has the host\'s network' : '';
+    if (a.network === 'open') out.push(warn('network', `${a.name}: open: any public host, through the egress proxy (private ranges, link-local and this host refused)${unwalled}`, `name the hosts it needs instead: network: [api.example.com] in ${a.file}`));
+    else out.push(unwalled ? warn('network', `${a.name}: ${a.network.join(', ')}${unwalled}`, 'install bubblewrap and remove `sandbox: none`') : ok('network', `${a.name}: ${a.network.join(', ')} (through the egress proxy; nothing else)`));
+  }
+  return out;
+}
+
 function configCheck(l: LenientConfig): Check {
   if (!l.problems.length) return ok('config', l.config.file);
   return fail('config', `${l.problems.length} problem(s): ${l.problems.slice(0, 3).join('; ')}${l.problems.length > 3 ? '; ...' : ''} (using defaults for what could not be read)`, `fix ${l.config.file}, then run nightshift doctor again`);
@@ -258,7 +271,7 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const agents = agentsCheck(l);
   const checks: Check[] = [
     configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile), agents.check,
-    permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), await sandboxCheck(l, deps), accessCheck(c),
+    permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
   ];
   const ledger = ledgerCheck(l);
   checks.push(ledger.check, memoryCheck(l), ...(await vaultChecks(l)));

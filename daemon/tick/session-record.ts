@@ -24,6 +24,8 @@ export type SessionRecord = {
   memory: 'served' | 'unavailable' | null;
   // A rate-limited session: when the API said the limit lifts.
   retry_at: string | null;
+  // Connections the egress proxy refused; null: the agent has no network.
+  egress_refused: number | null;
 };
 
 export function toRecord(r: SessionRow): SessionRecord {
@@ -45,5 +47,6 @@ export function toRecord(r: SessionRow): SessionRecord {
     transcript: r.transcript,
     memory: r.memory ?? null,
     retry_at: r.retry_at ?? null,
+    egress_refused: r.egress_refused ?? null,
   };
 }

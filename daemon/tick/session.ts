@@ -221,6 +221,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
         ledger.recordWindows(w);
       },
       seccomp: deps.seccomp,
+      egressNet: deps.egressNet,
     },
     (extra) => claudeArgs(agent, config, extra),
   );
@@ -385,6 +386,15 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       `session ${id} ended: ${outcome}`,
     );
     if (t.garbage) log.warn({ event: 'garbage', lines: t.garbage }, `${t.garbage} stdout line(s) were not stream-json`);
+    // What the egress proxy refused, for the record and the report (null: the agent has no network).
+    if (guest?.egress) {
+      try {
+        ledger.setEgressRefused(id, guest.egress.refused);
+      } catch (err) {
+        log.warn({ event: 'egress_count_failed', err }, `could not record the egress refusals: ${(err as Error).message}`);
+      }
+      if (guest.egress.refused) log.warn({ event: 'egress_refusals', refused: guest.egress.refused }, `the egress proxy refused ${guest.egress.refused} connection(s) of session ${id}`);
+    }
     // After the settle: neither of these can lose the session's count (they log, never throw).
     // The session's endpoints and folder go; its tokens die with them.
     await guest?.close().catch((err) => log.warn({ event: 'guest_close_failed', err }, 'closing the session\'s endpoints failed'));

@@ -7,6 +7,7 @@ import type { Logger } from '../../logs/logger.js';
 import type { LiveLine } from '../../logs/live-line.js';
 import type { Redactor } from '../../logs/redact.js';
 import type { SessionRecord } from './session-record.js';
+import type { EgressNet } from '../../sessions/wall/egress-proxy.js';
 
 export type RunDeps = {
   env: NodeJS.ProcessEnv;
@@ -23,6 +24,8 @@ export type RunDeps = {
   chargeOn?: 'open' | 'settle';
   subreaper?: boolean;
   seccomp?: boolean;
+  // The egress proxy's resolver and connect (sessions/wall/egress-proxy.ts EgressNet).
+  egressNet?: Partial<EgressNet>;
 };
 
 export type Choice = { agent: Agent; reason: string } | { skip: string } | { dream: string };

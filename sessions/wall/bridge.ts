@@ -82,5 +82,5 @@ export function bridged(perl: string, routes: BridgeRoute[], command: string, ar
 
 // The ports the endpoints have inside the wall: the namespace is the session's own, so fixed ones
 // collide with nothing.
-export const WALL_PORTS = { api: 41001, hooks: 41002, memory: 41003 } as const;
+export const WALL_PORTS = { api: 41001, hooks: 41002, memory: 41003, egress: 41004 } as const;
 export const wallUrl = (port: number) => `http://127.0.0.1:${port}`;

@@ -1,7 +1,7 @@
 // Everything a session is given, and nothing more: its own folder (a private HOME, its state and
-// settings as read-only files), an environment from an allowlist, the three loopback endpoints the
-// supervisor serves with per-session tokens (API proxy, hooks, memory), and the sandbox around
-// the CLI. `close` takes all of it away again; the tokens die with it.
+// settings as read-only files), an environment from an allowlist, the loopback endpoints the
+// supervisor serves with per-session tokens (API proxy, hooks, memory, and the egress proxy for an
+// agent with a `network:`), and the sandbox around the CLI. `close` takes all of it away again; the tokens die with it.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +22,7 @@ import { startSessionHooks, type SessionHooks } from '../hooks/session-hooks.js'
 import { findPerl } from '../run/reaper.js';
 import { bridged, wallUrl, WALL_PORTS, type BridgeRoute } from './bridge.js';
 import type { Listen } from './loopback.js';
+import type { EgressNet, EgressStats } from './egress-proxy.js';
 
 // Where each session's own folder lives; anything left there belongs to a session that is over
 // (only one supervisor runs sessions at a time: the run lock).
@@ -46,6 +47,9 @@ export type GuestInput = {
   meter?: SessionMeter;
   // Each upstream reply's headers, as the proxy sees them.
   onHeaders?: (headers: import('node:http').IncomingHttpHeaders) => void;
+  // Test-only, never read from config or the environment: the egress proxy's resolver and connect
+  // (a name mapped to an address, the final connect redirected to a loopback stand-in).
+  egressNet?: Partial<EgressNet>;
 };
 
 export type Guest = {
@@ -61,6 +65,8 @@ export type Guest = {
   hooks: SessionHooks | null;
   // Whether the memory tools are served to this session.
   memory: boolean;
+  // The egress proxy's counts, for an agent with a `network:` (else null).
+  egress: EgressStats | null;
   dir: string;
   // Called once the CLI is spawned: what the endpoints need loads beside the CLI's own start-up.
   spawned(): void;
@@ -139,7 +145,11 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     if (Buffer.byteLength(socket) > 107) throw new SandboxUnavailableError(`Refused: the session's socket path ${socket} is longer than a unix socket may be (107 bytes): choose a shorter state_dir in ${config.file}`);
     return { socket, url: wallUrl(port), maxConnections: config.limits.endpoint_requests };
   };
-  const routes: BridgeRoute[] = walled ? [['a', WALL_PORTS.api], ['h', WALL_PORTS.hooks], ['m', WALL_PORTS.memory]].map(([n, p]) => ({ socket: path.join(sockets, n as string), port: p as number })) : [];
+  const network = i.agent.network;
+  const named: Array<[string, number]> = [['a', WALL_PORTS.api], ['h', WALL_PORTS.hooks], ['m', WALL_PORTS.memory]];
+  // The egress proxy is a route only for an agent that names a network: without one nothing listens.
+  if (network !== 'none') named.push(['e', WALL_PORTS.egress]);
+  const routes: BridgeRoute[] = walled ? named.map(([n, p]) => ({ socket: path.join(sockets, n), port: p })) : [];
   const close = async () => {
     for (const c of closers.reverse()) {
       try {
@@ -162,6 +172,11 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     const credential = credentialFrom(i.env);
     const proxy: ApiProxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, meter: i.meter, onHeaders: i.onHeaders, listen: at('a', WALL_PORTS.api) });
     closers.push(() => proxy.close());
+    // Loaded only for an agent with a network (most have none).
+    const egress = network === 'none' ? null : await (await import('./egress-proxy.js')).startEgressProxy({
+      policy: network, listen: at('e', WALL_PORTS.egress), maxConnections: config.limits.egress_connections, logger: log, net: i.egressNet,
+    });
+    if (egress) closers.push(() => egress.close());
     // --mcp-config takes every value up to the next flag: it goes first, never last.
     const mcp: string[] = [];
     const extra: string[] = [];
@@ -193,7 +208,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       // The session still runs, without memory tools; why is logged.
       log.warn({ event: 'memory_unavailable', err }, `memory not served to this session: ${i.redact((err as Error)?.message ?? String(err))}`);
     }
-    const env = sessionEnv({ env: i.env, agentEnv: i.agent.env, home, apiUrl: proxy.url, apiToken: proxy.token, oauth: credential?.kind === 'oauth' });
+    const env = sessionEnv({ env: i.env, agentEnv: i.agent.env, home, apiUrl: proxy.url, apiToken: proxy.token, oauth: credential?.kind === 'oauth', proxyUrl: egress?.url ?? null });
     const cli = resolveCommand(config.claude.command, env.PATH);
     const args = baseArgs([...mcp, ...extra]);
     // A CLI that cannot be found is left to fail its spawn as such (spawn_failed), walled or not.
@@ -211,9 +226,9 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       }
       const inner = bridged(perl!, routes, cli, args);
       const wall = bwrapArgs({ ...layout, network: 'private' }, inner.command, inner.args, { seccompFd: filtered ? SECCOMP_FD : null });
-      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, hooks, memory: served, dir, spawned, close };
+      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, hooks, memory: served, egress: egress?.stats ?? null, dir, spawned, close };
     }
-    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, hooks, memory: served, dir, spawned, close };
+    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, hooks, memory: served, egress: egress?.stats ?? null, dir, spawned, close };
   } catch (err) {
     // The memory server may still be starting: it is closed with the rest once it is up.
     await memoryStart.catch(() => {});

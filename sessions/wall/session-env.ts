@@ -7,12 +7,20 @@ const BASE = ['PATH', 'LANG', 'LANGUAGE', 'TZ', 'TERM', 'COLORTERM', 'NO_COLOR',
 // The CLI's own settings (models, timeouts, retries, telemetry switches).
 const CLI_PATTERNS = [/^LC_[A-Z_]+$/, /^CLAUDE_CODE_[A-Z0-9_]+$/, /^DISABLE_[A-Z0-9_]+$/, /^ANTHROPIC_(DEFAULT_[A-Z0-9_]+_MODEL|MODEL|SMALL_FAST_MODEL)$/, /^(API_TIMEOUT_MS|MAX_THINKING_TOKENS|BASH_DEFAULT_TIMEOUT_MS|BASH_MAX_TIMEOUT_MS|MCP_TIMEOUT|MCP_TOOL_TIMEOUT|IS_SANDBOX)$/];
 
+// The variables by which tools find a proxy (curl, git, pip, node, the CLI itself).
+const PROXY_VARS = ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY', 'NO_PROXY'].flatMap((v) => [v, v.toLowerCase()]);
+// Never proxied: the supervisor's endpoints on the wall's loopback. The CLI sends its API calls
+// through HTTPS_PROXY (even to an http:// base URL) unless NO_PROXY names the host (probed, 2.1.197).
+export const NO_PROXY = '127.0.0.1,localhost,::1';
+
 // Never inside a session, even when an agent's `env:` names them: the supervisor's credentials and
 // its own configuration.
 export const NEVER_IN_SESSION = new Set([
   'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_BASE_URL',
   'DISCORD_WEBHOOK_URL', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'NIGHTSHIFT_CONFIG', 'NIGHTSHIFT_LOG_LEVEL', 'NIGHTSHIFT_ENV_FILE',
   'CLAUDE_CONFIG_DIR', 'HOME', 'TMPDIR', 'CLAUDECODE',
+  // Set from the agent's `network:` alone (the egress proxy), never passed through.
+  ...PROXY_VARS,
 ]);
 
 export type SessionEnvInput = {
@@ -26,6 +34,8 @@ export type SessionEnvInput = {
   apiToken: string;
   // The CLI sends an OAuth token with betas of its own; it gets the stand-in in the same variable.
   oauth?: boolean;
+  // The session's egress proxy (its token in the URL), only for an agent with a `network:`.
+  proxyUrl?: string | null;
 };
 
 // A credential-like name is passed only when the operator names it for the agent.
@@ -49,5 +59,9 @@ export function sessionEnv(i: SessionEnvInput): Record<string, string> {
   out.ANTHROPIC_BASE_URL = i.apiUrl;
   if (i.oauth) out.CLAUDE_CODE_OAUTH_TOKEN = i.apiToken;
   else out.ANTHROPIC_API_KEY = i.apiToken;
+  if (i.proxyUrl) {
+    for (const v of ['HTTPS_PROXY', 'HTTP_PROXY', 'https_proxy', 'http_proxy']) out[v] = i.proxyUrl;
+    out.NO_PROXY = out.no_proxy = NO_PROXY;
+  }
   return out;
 }

@@ -226,3 +226,10 @@ test('a session\'s escapes, bidi overrides and invisible characters reach Discor
   assert.ok(r.embed.fields.find((f) => f.name === 'Error')!.value.includes('\\u001b[2A'));
   assert.ok(r.embed.fields.find((f) => f.name === 'Git')!.value.includes('conflict-\\u2066x\\u2069'));
 });
+
+test('a session whose egress proxy refused connections says how many; none refused, nothing is said', () => {
+  const field = (egress_refused: number | null) => sessionReport({ ...base, egress_refused }, git, today, { redact: noRedact }).embed.fields.find((f) => f.name === 'Egress refused');
+  assert.deepEqual(field(3), { name: 'Egress refused', value: "3 connection(s) the agent's `network:` does not allow (see the log: egress_refused)", inline: true });
+  assert.equal(field(0), undefined);
+  assert.equal(field(null), undefined);
+});

@@ -76,4 +76,24 @@ describe('agents', () => {
     assert.ok(agents.length >= 2);
     for (const a of agents) assert.ok(a.description && a.prompt, a.name);
   });
+
+  test('network: an agent\'s own list, open or none replaces the site\'s; absent, the site\'s holds', () => {
+    const site = validateConfig({ network: ['Docs.Example.com.'] }, '/cfg/nightshift.yaml').config!;
+    assert.deepEqual(site.network, ['docs.example.com']);
+    assert.deepEqual(parseAgent('x', '/p/x.md', 'Go.', site).network, ['docs.example.com']);
+    assert.equal(parseAgent('x', '/p/x.md', '---\nnetwork: open\n---\nGo.\n', site).network, 'open');
+    assert.equal(parseAgent('x', '/p/x.md', '---\nnetwork: none\n---\nGo.\n', site).network, 'none');
+    assert.equal(parseAgent('x', '/p/x.md', '---\nnetwork: []\n---\nGo.\n', site).network, 'none');
+    assert.deepEqual(parseAgent('x', '/p/x.md', '---\nnetwork: [api.github.com, "*.wikipedia.org"]\n---\nGo.\n', site).network, ['api.github.com', '*.wikipedia.org']);
+    assert.equal(parseAgent('x', '/p/x.md', 'Go.', config).network, 'none', 'the default: nothing');
+  });
+
+  test('a bad network: entry names the field and the entry', () => {
+    assert.throws(() => parseAgent('x', '/p/x.md', '---\nnetwork: [ok.example, "*.com", "http://x.example"]\n---\nGo.\n', config), (err: ConfigError) => {
+      assert.match(err.message, /network\[1\]: Expected a wildcard below a domain/);
+      assert.match(err.message, /network\[2\]: Expected a host name like `example\.com`.*got `http:\/\/x\.example`/);
+      return true;
+    });
+    assert.throws(() => parseAgent('x', '/p/x.md', '---\nnetwork: everything\n---\nGo.\n', config), /network: Expected `none`, `open` or a list of host names/);
+  });
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { Ledger } from '../../../budget/ledger.js';
 import { salvage } from '../../../daemon/config/config-fallback.js';
-import { failuresCheck, lockCheck, sandboxCheck, silenceCheck } from '../../../daemon/health/doctor.js';
+import { failuresCheck, lockCheck, networkChecks, sandboxCheck, silenceCheck } from '../../../daemon/health/doctor.js';
 import { SandboxUnavailableError } from '../../../daemon/errors.js';
 import { checkSandbox } from '../../../sessions/wall/guest.js';
 import { bwrapHint } from '../../../sessions/wall/sandbox.js';
@@ -242,5 +242,21 @@ describe('nightshift doctor', () => {
     assert.equal(out.checks[0].name, 'config');
     assert.equal(out.checks[0].status, 'fail');
     assert.match(out.checks[0].detail, /file not found/);
+  });
+});
+
+describe('doctor shows each agent\'s network', () => {
+  test('one line per agent with a network, a warning for open, nothing for none', () => {
+    const agents = [
+      { name: 'gardener', network: 'none' as const, file: '/p/gardener.md' },
+      { name: 'fetcher', network: ['api.github.com', '*.wikipedia.org'], file: '/p/fetcher.md' },
+      { name: 'roamer', network: 'open' as const, file: '/p/roamer.md' },
+    ];
+    const checks = networkChecks(agents, 'bwrap');
+    assert.deepEqual(checks.map((c) => [c.status, c.detail.split(':')[0]]), [['ok', 'fetcher'], ['warn', 'roamer']]);
+    assert.match(checks[0].detail, /api\.github\.com, \*\.wikipedia\.org/);
+    assert.match(checks[1].detail, /open: any public host/);
+    assert.match(checks[1].fix!, /network: \[api\.example\.com\] in \/p\/roamer\.md/);
+    assert.equal(networkChecks(agents, 'none')[0].status, 'warn', 'unwalled, a list is only advice');
   });
 });

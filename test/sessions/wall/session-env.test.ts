@@ -35,4 +35,13 @@ describe('the session\'s environment', () => {
     assert.equal(env.CLAUDE_CODE_OAUTH_TOKEN, 'tok-s1');
     assert.equal(env.ANTHROPIC_API_KEY, undefined);
   });
+
+  test('the egress proxy is in every proxy variable, with the endpoints on 127.0.0.1 left out; without a network, none is set', () => {
+    const env = sessionEnv({ ...base, proxyUrl: 'http://nightshift:tok@127.0.0.1:41004' });
+    for (const v of ['HTTPS_PROXY', 'HTTP_PROXY', 'https_proxy', 'http_proxy']) assert.equal(env[v], 'http://nightshift:tok@127.0.0.1:41004', v);
+    assert.equal(env.NO_PROXY, '127.0.0.1,localhost,::1');
+    assert.equal(env.no_proxy, env.NO_PROXY);
+    const none = sessionEnv({ ...base, env: { ...supervisor, HTTPS_PROXY: 'http://corp:3128', no_proxy: '*' }, agentEnv: ['HTTPS_PROXY'] });
+    assert.deepEqual(Object.keys(none).filter((k) => /proxy/i.test(k)), []);
+  });
 });
