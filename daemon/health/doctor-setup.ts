@@ -60,7 +60,7 @@ export function toolsCheck(agents: Agent[]): Check {
     const missing = [...new Set((a.allowedTools ?? []).map(ruleTool).filter((t): t is string => t !== null && !a.tools.includes(t as string)))];
     if (missing.length) problems.push(`${a.name}: allowed_tools names ${missing.join(', ')}, not in its tools`);
     const web = a.tools.filter((t) => t === 'WebFetch' || t === 'WebSearch');
-    if (web.length) problems.push(`${a.name}: ${web.join(', ')} cannot reach the web from the session's own network`);
+    if (web.length && a.network === 'none') problems.push(`${a.name}: ${web.join(', ')} cannot reach the web: the agent names no network`);
   }
   if (!problems.length) return ok('tools', agents.map((a) => `${a.name}: ${a.tools === 'default' ? 'the CLI\'s whole set' : a.tools.join(',') || 'none'}`).join('; ') || 'no agents');
   return warn('tools', problems.join('; '), 'add the tool to the agent\'s `tools:` (or claude.tools), or take it out of allowed_tools');
