@@ -21,8 +21,12 @@ export type Ending = {
 
 export function classify(e: Ending): { outcome: Outcome; error: string | null } {
   if (e.spawnError) return { outcome: 'spawn_failed', error: e.spawnError };
-  // The operator's Ctrl-C or the service manager's stop: not the agent's failure.
-  if (e.stopReason === 'canceled') return { outcome: 'interrupted', error: `ended because nightshift was asked to stop (${e.stopDetail ?? 'signal'})` };
+  // The operator's Ctrl-C or the service manager's stop: not the agent's failure. A run lock taken
+  // from us is no one's request: an error.
+  if (e.stopReason === 'canceled') {
+    const detail = e.stopDetail ?? 'signal';
+    return /^lock .* lost$/.test(detail) ? { outcome: 'error', error: `ended because nightshift's ${detail}` } : { outcome: 'interrupted', error: `ended because nightshift was asked to stop (${detail})` };
+  }
   // One of nightshift's own steps failed mid-session (a full disk under the transcript, say).
   if (e.stopReason === 'internal') return { outcome: 'error', error: `internal: ${e.stopDetail ?? 'unknown'}` };
   if (e.stopReason) return { outcome: e.stopReason, error: e.stopDetail ?? null };

@@ -2,18 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { scanTopLevel } from '../../budget/body-scan.js';
 import { readCall } from '../../budget/meter.js';
+import { seededRng as rng } from '../../memory/learning/wander.js';
 
-// A seeded generator of JSON values, nested, with escapes, unicode and every number form.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const STRINGS = ['', 'max_tokens', '"max_tokens"', 'a\\b', 'line\nbreak', 'tab\t', 'é ü 日本', '\u0001\u001f', '}{][,:"', 'model'];
 function value(r: () => number, depth: number): unknown {
   const k = Math.floor(r() * (depth > 3 ? 4 : 6));

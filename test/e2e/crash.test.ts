@@ -114,9 +114,9 @@ describe('a supervisor killed mid-session', () => {
       run.child.kill(signal);
       const ran = await run.done;
       assert.equal(ran.signal, null, 'not killed by the signal: it exited on its own');
-      assert.equal(ran.code, 1);
+      assert.equal(ran.code, 130, 'a stop asked for, as a shell reports it');
       const record = JSON.parse(ran.stdout);
-      assert.equal(record.outcome, 'error');
+      assert.equal(record.outcome, 'interrupted');
       assert.match(record.error, new RegExp(signal));
       assert.match(ran.stderr, /"event":"session_end"/);
       assert.deepEqual(processesMatching(`sleep ${sleepN}`), []);

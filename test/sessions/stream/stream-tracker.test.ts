@@ -63,6 +63,13 @@ describe('stream tracker on recorded CLI output', () => {
     assert.equal(classify({ spawnError: null, stopReason: null, result: budget, exitCode: 1, signal: null }).outcome, 'budget');
   });
 
+  test('a stop asked for is interrupted, whatever the CLI said after it; a run lock taken from us is an error', () => {
+    const ended = (stopDetail: string) => classify({ spawnError: null, stopReason: 'canceled', stopDetail, result: null, exitCode: 130, signal: null });
+    assert.deepEqual(ended('SIGINT'), { outcome: 'interrupted', error: 'ended because nightshift was asked to stop (SIGINT)' });
+    assert.equal(ended('daemon shutdown').outcome, 'interrupted');
+    assert.deepEqual(ended('lock /srv/state/run lost'), { outcome: 'error', error: "ended because nightshift's lock /srv/state/run lost" });
+  });
+
   test('after a non-streaming fallback, tokens come from modelUsage, not the zeroed usage', () => {
     const t = replay('stream-nonstreaming-fallback.jsonl');
     assert.equal(outcomeOf(t), 'ok');

@@ -17,6 +17,7 @@ import { costAt, lookupPrice, type CallUsage } from '../../../budget/pricing.js'
 import { reservationFor } from '../../../budget/reservation.js';
 import { startApiProxy, type ApiProxy } from '../../../sessions/wall/api-proxy.js';
 import { tempDir, waitFor } from '../../helpers.js';
+import { seededRng as rng } from '../../../memory/learning/wander.js';
 
 const quiet = { warn() {}, info() {}, debug() {} };
 const MODEL = 'claude-sonnet-5';
@@ -85,17 +86,6 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const messages = (bytes: number) => [{ role: 'user', content: 'a'.repeat(Math.max(1, bytes)) }];
 const servedUsd = (s: Served[]) => s.reduce((sum, x) => sum + costAt(PRICE, x.usage), 0);
 
-// A seeded generator, so a failing draw can be replayed.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('api proxy meter', () => {
   for (const encoding of ['identity', 'gzip', 'br'] as const) {
