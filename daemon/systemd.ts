@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Agent } from './config/agents.js';
 import type { Config } from './config/schema.js';
+import { passwdEntry } from './passwd.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TEMPLATES = path.join(ROOT, 'deploy', 'systemd');
@@ -69,18 +70,6 @@ export function installUnits(units: Array<{ name: string; text: string }>, prefi
     fs.writeFileSync(file, u.text, { mode: 0o644 });
     return file;
   });
-}
-
-// The service user's uid and gid from /etc/passwd, or null when it has no entry there.
-function passwdEntry(user: string, passwd = '/etc/passwd'): { uid: number; gid: number } | null {
-  let text = '';
-  try {
-    text = fs.readFileSync(passwd, 'utf8');
-  } catch {
-    return null;
-  }
-  const line = text.split('\n').find((l) => l.split(':')[0] === user);
-  return line ? { uid: Number(line.split(':')[2]), gid: Number(line.split(':')[3]) } : null;
 }
 
 // A ReadWritePaths= entry that does not exist fails the unit with 226/NAMESPACE, so `install`

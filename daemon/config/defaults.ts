@@ -2,6 +2,7 @@
 export const DEFAULTS = {
   vault: './vault',
   sandbox: 'bwrap',
+  session_user: 'nightshift-session',
   state_dir: './state',
   log_dir: './logs',
   agents_dir: './prompts',

@@ -12,6 +12,7 @@ import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
 import { bwrapArgs, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
+import { giveToSession, openSessionsDir, reachProblems, sessionUserFor, type SessionUser } from './session-user.js';
 import { seccompProgram } from './seccomp.js';
 import { sessionEnv } from './session-env.js';
 import { withoutCredentials } from './git-credentials.js';
@@ -41,6 +42,9 @@ export type GuestInput = {
   // Test-only, never read from config or the environment: false walls the session without its
   // seccomp filter, the negative control of what the filter keeps out.
   seccomp?: boolean;
+  // Test-only, likewise: false runs a root supervisor's walled session as root, the negative
+  // control of session_user (what uid 0 reads inside the wall).
+  sessionUser?: boolean;
 };
 
 export type Guest = {
@@ -51,6 +55,8 @@ export type Guest = {
   // does not pass signals on.
   cli: string | null;
   sandboxed: boolean;
+  // Who the command is started as (a root supervisor's session_user); null: the supervisor.
+  user: SessionUser | null;
   // Bytes for the spawned command's fds 3, 4, ...: the seccomp program bwrap reads.
   inputs: Buffer[];
   hooks: SessionHooks | null;
@@ -62,10 +68,25 @@ export type Guest = {
   close(): Promise<void>;
 };
 
-// Checked before anything is charged: a configured sandbox that cannot be made refuses the session.
-export async function checkSandbox(config: Pick<Config, 'sandbox'>, env: NodeJS.ProcessEnv, probe = sandboxProbe(config, env)): Promise<void> {
+type WallConfig = Pick<Config, 'sandbox' | 'session_user' | 'file' | 'vault' | 'state_dir' | 'hooks' | 'claude'>;
+
+// The user the session runs as: null for the supervisor's own (not root, unwalled, or the
+// test-only control). A user that cannot be had refuses the session.
+export function sessionUserOf(config: WallConfig, asSessionUser = true): SessionUser | null {
+  if (!asSessionUser) return null;
+  const { user, problem } = sessionUserFor(config);
+  if (problem) throw new SandboxUnavailableError(`Refused: ${problem}`);
+  return user;
+}
+
+// Checked before anything is charged: a configured sandbox that cannot be made refuses the session,
+// and so does a session user that cannot be had or cannot reach the folders the wall binds.
+export async function checkSandbox(config: WallConfig, env: NodeJS.ProcessEnv, asSessionUser = true, probe = sandboxProbe(config, env, asSessionUser)): Promise<void> {
   const problem = await probe;
   if (problem) throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${problem}. Install bubblewrap, or set \`sandbox: none\` to run sessions unwalled.`);
+  const user = sessionUserOf(config, asSessionUser);
+  const reach = user ? reachProblems(config, user, resolveCommand(config.claude.command, env.PATH ?? '')) : [];
+  if (reach.length) throw new SandboxUnavailableError(`Refused: the session runs as session_user ${user!.name} (the supervisor is root), and ${reach.join('; ')}`);
 }
 
 // The folder to bind read-only so the CLI runs from under a hidden one: its package, or its folder.
@@ -117,6 +138,8 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   sweepSessionDirs(config, log);
   const dir = path.join(root, i.sessionId);
   const home = path.join(dir, 'home');
+  const walledAs = config.sandbox === 'bwrap' ? sessionUserOf(config, i.sessionUser !== false) : null;
+  if (walledAs) openSessionsDir(config.state_dir, root, walledAs);
   fs.mkdirSync(home, { recursive: true, mode: 0o700 });
   fs.chmodSync(dir, 0o700);
   const closers: Array<() => Promise<void> | void> = [() => fs.rmSync(dir, { recursive: true, force: true })];
@@ -205,10 +228,12 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
         throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${(err as Error).message}`);
       }
       const inner = bridged(perl!, routes, cli, args);
+      // Last, once every file and socket is in place: the folder is the session user's.
+      if (walledAs) giveToSession(dir, walledAs);
       const wall = bwrapArgs({ ...layout, network: 'private' }, inner.command, inner.args, { seccompFd: filtered ? SECCOMP_FD : null });
-      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, hooks, memory: served, dir, spawned, close };
+      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, user: walledAs, hooks, memory: served, dir, spawned, close };
     }
-    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, hooks, memory: served, dir, spawned, close };
+    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, user: null, hooks, memory: served, dir, spawned, close };
   } catch (err) {
     // The memory server may still be starting: it is closed with the rest once it is up.
     await memoryStart.catch(() => {});
