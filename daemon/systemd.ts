@@ -18,6 +18,10 @@ export type RenderOptions = { user?: string; onCalendar?: string; watchOnCalenda
 
 const seconds = (ms: number) => `${Math.ceil(ms / 1000)}s`;
 
+// What a root service keeps of its capabilities: enough to hand each session to session_user
+// (measured: see the comment in deploy/systemd/nightshift.service). A service user keeps none.
+export const ROOT_CAPABILITIES = 'CAP_SETUID CAP_SETGID CAP_CHOWN CAP_DAC_OVERRIDE CAP_KILL';
+
 // Paths the service writes: the vault, state, logs and the git lock's folder, each once.
 function writablePaths(c: Config): string[] {
   const all = [c.vault, c.state_dir, c.log_dir, path.dirname(c.git.lock_file)].map((p) => path.resolve(p));
@@ -35,9 +39,11 @@ export function privateTmpWarnings(c: Config): string[] {
 
 export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): Array<{ name: string; text: string }> {
   const longest = Math.max(c.claude.timeout, ...agents.map((a) => a.timeoutMs));
+  const user = o.user ?? os.userInfo().username;
   const values: Record<string, string> = {
     ROOT,
-    USER: o.user ?? os.userInfo().username,
+    USER: user,
+    CAPABILITIES: user === 'root' ? ROOT_CAPABILITIES : '',
     WORKDIR: c.dir,
     ENV_FILE: path.join(c.dir, 'nightshift.env'),
     CONFIG: c.file,
