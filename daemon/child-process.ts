@@ -70,8 +70,13 @@ export function startChild(command: string, args: string[], o: ChildOptions): { 
 }
 
 // `startChild` for a caller that only needs the result.
+// A spawn node refuses at once (EPERM: a uid it may not take) is a result too.
 export function runChild(command: string, args: string[], o: ChildOptions): Promise<ChildResult> {
-  return startChild(command, args, o).done;
+  try {
+    return startChild(command, args, o).done;
+  } catch (err) {
+    return Promise.resolve({ exitCode: null, signal: null, stdout: '', stderr: '', error: err as NodeJS.ErrnoException });
+  }
 }
 
 // Writes each buffer to the child's fd 3, 4, ... and closes it; a child that exits (or fails to

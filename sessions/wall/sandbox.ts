@@ -190,6 +190,9 @@ export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?
     timeoutMs: 10_000, env: { PATH: envPath }, inputs: [program], cwd: '/', ...(as ? { uid: as.uid, gid: as.gid } : {}),
   });
   if (r.exitCode === 0) return null;
+  if (as && r.error?.code === 'EPERM') {
+    return `bwrap cannot be started as the session's user (uid ${as.uid}): ${r.error.message} (a root supervisor hands each session to session_user: it must keep CAP_SETUID and CAP_SETGID, as the units \`nightshift systemd install --user root\` renders do)`;
+  }
   const why = (r.stderr || r.error?.message || (r.signal ? `killed by ${r.signal}` : '')).trim().split('\n').slice(-1)[0];
   return `bwrap cannot create a sandbox here: ${why || `exit ${r.exitCode}`} (${bwrapHint(why)})`;
 }

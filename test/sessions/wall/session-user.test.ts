@@ -2,13 +2,14 @@
 // shared, and what it must reach (sessions/wall/session-user.ts). The session end to end is in
 // test/e2e/session-user.test.ts.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { validateConfig } from '../../../daemon/config/config.js';
 import { allows, giveToSession, openSessionsDir, reachProblems, sessionUserFor, type SessionUser } from '../../../sessions/wall/session-user.js';
-import { SESSION_USER, tempDir } from '../../helpers.js';
+import { NEEDS_BWRAP, ROOT, SESSION_USER, tempDir } from '../../helpers.js';
 
 const U: SessionUser = { name: 'nightshift-session', uid: 990, gid: 980 };
 const ROOT_ONLY = process.getuid?.() !== 0 ? 'needs root: chown and a folder root alone may enter' : false;
@@ -86,4 +87,14 @@ test('the session\'s folder and its sockets become the session user\'s, reachabl
   }
   assert.equal(fs.statSync(socket).mode & 0o777, 0o600, 'the socket: the session user and root only');
   assert.equal(fs.statSync(dir).mode & 0o077, 0, 'its folder: no one else enters');
+});
+
+test('a root supervisor that may not change uid (a unit without CAP_SETUID) is told so by the probe, not an internal error', { skip: ROOT_ONLY || NEEDS_BWRAP }, () => {
+  const u = SESSION_USER!;
+  const sandbox = path.join(ROOT, 'dist', 'sessions', 'wall', 'sandbox.js');
+  const script = `import(${JSON.stringify(sandbox)}).then(async (m) => console.log(await m.bwrapProblem('bwrap', process.env.PATH, { uid: ${u.uid}, gid: ${u.gid} })))`;
+  const run = (drop: boolean) => spawnSync('setpriv', [...(drop ? ['--bounding-set=-setuid,-setgid', '--inh-caps=-setuid,-setgid'] : []), process.execPath, '-e', script], { encoding: 'utf8' });
+  const without = run(true);
+  assert.match(without.stdout, /bwrap cannot be started as the session's user \(uid \d+\): spawn EPERM \(.*must keep CAP_SETUID and CAP_SETGID/, without.stderr);
+  assert.equal(run(false).stdout.trim(), 'null', 'control: with them, the probe passes');
 });
