@@ -12,7 +12,7 @@ import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
 import { bwrapArgs, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
-import { giveToSession, openSessionsDir, reachProblems, sessionUserFor, type SessionUser } from './session-user.js';
+import { giveToSession, openSessionsDir, outOfReach, reachProblems, sessionUserFor, type SessionUser } from './session-user.js';
 import { seccompProgram } from './seccomp.js';
 import { sessionEnv } from './session-env.js';
 import { withoutCredentials } from './git-credentials.js';
@@ -219,6 +219,11 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       const bwrap = resolveCommand('bwrap', env.PATH);
       if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
       const layout = { ...layoutFor(config, i.env, dir, home, cli, os.homedir()), overlays: gitConfigOverlay(config.vault, dir, log) };
+      // What the session user cannot reach is hidden already (an env file in a folder of root's).
+      if (walledAs) {
+        layout.hidden = layout.hidden.filter((p) => !outOfReach(p, walledAs));
+        layout.hiddenFiles = layout.hiddenFiles.filter((p) => !outOfReach(p, walledAs));
+      }
       const filtered = i.seccomp !== false;
       // A machine without a filter refuses the session (the probe said so before the charge).
       let inputs: Buffer[] = [];

@@ -43,7 +43,7 @@ const octal = (m: number) => `0${(m & 0o7777).toString(8)}`;
 
 // The first folder above `p` that `u` cannot pass through, or null. Folders that do not exist yet
 // are skipped (root makes them).
-function blockedAbove(p: string, u: SessionUser): { dir: string; st: fs.Stats } | null {
+export function blockedAbove(p: string, u: SessionUser): { dir: string; st: fs.Stats } | null {
   const parts = path.resolve(p).split('/').filter(Boolean);
   for (let i = 0; i < parts.length; i++) {
     const dir = `/${parts.slice(0, i).join('/')}`;
@@ -53,6 +53,10 @@ function blockedAbove(p: string, u: SessionUser): { dir: string; st: fs.Stats } 
   }
   return null;
 }
+
+// What the wall need not hide from the session user: a folder or file above which it cannot pass
+// (bwrap, started as that user, could not reach it to mount over it either).
+export const outOfReach = (p: string, u: SessionUser) => blockedAbove(p, u) !== null;
 
 // The commands that give the session user's group the vault (or an extra dir) to write, once:
 // new folders keep the group (setgid), and nightshift's own git writes with group write kept.

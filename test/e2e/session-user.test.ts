@@ -49,7 +49,12 @@ async function session(t: TestContext, asSessionUser: boolean) {
   let record: any;
   let stderr: string;
   if (asSessionUser) {
-    const r = await runJson(ws, 'prober');
+    // An env file in a folder of root's alone: the session user cannot reach it, nor bwrap mount over it.
+    const secrets = fs.mkdtempSync('/var/tmp/nightshift-rootenv-');
+    t.after(() => fs.rmSync(secrets, { recursive: true, force: true }));
+    fs.chmodSync(secrets, 0o700);
+    fs.writeFileSync(path.join(secrets, 'site.env'), 'SITE_SECRET=kept\n', { mode: 0o600 });
+    const r = await runJson(ws, 'prober', ['--environment-file', path.join(secrets, 'site.env')]);
     record = { session: r.record, git: r.record.git };
     stderr = r.ran.stderr;
   } else {

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { FIXTURES, NEEDS_BWRAP, claudeTestEnv, configYaml, fakeApiPerFile, ledgerRows, nightshift, writeAgent, type Workspace } from '../helpers.js';
+import { FIXTURES, NEEDS_BWRAP, SESSION_USER, claudeTestEnv, configYaml, fakeApiPerFile, ledgerRows, nightshift, shareWithSession, writeAgent, type Workspace } from '../helpers.js';
 import { bash, text, type Turn } from '../fake-api.js';
 import { THIEF_PY } from '../stream-thief.js';
 
@@ -27,6 +27,9 @@ function site(t: TestContext, name: string): Workspace {
     logs: path.join(dir, 'logs'), state: path.join(dir, 'state'), env: claudeTestEnv(dir, api.url),
   };
   fs.mkdirSync(ws.vault);
+  // Run as root, the session user passes through to the vault, its group's to write.
+  if (SESSION_USER) fs.chmodSync(dir, 0o711);
+  shareWithSession(ws.vault);
   fs.mkdirSync(ws.prompts);
   // The guardrail hook off: only the wall stands.
   fs.writeFileSync(ws.config, configYaml({ top: 'hooks:\n  enabled: false\nsandbox: bwrap\ngemini:\n  base_url: "http://127.0.0.1:9"\n', claude: { timeout: '120s', idle_timeout: '60s' } }));
