@@ -47,6 +47,8 @@ export function credentialCheck(env: NodeJS.ProcessEnv, f: EnvFileResult | null,
 // with their own allowed_tools run with --allowedTools instead.
 export function permissionCheck(config: Config, agents: Agent[], uid: number, env: NodeJS.ProcessEnv): Check {
   const refused = agents.filter((a) => !a.allowedTools);
+  // Walled, a root supervisor's CLI runs as session_user, which the CLI does not refuse.
+  if (uid === 0 && config.sandbox === 'bwrap') return ok('permission', `running as root; each session's CLI runs as session_user ${config.session_user}, never root`);
   if (uid !== 0 || config.claude.permission_mode !== 'bypassPermissions' || !refused.length || env.IS_SANDBOX === '1') {
     return ok('permission', uid === 0 ? 'running as root, and no agent relies on bypassPermissions' : `claude.permission_mode ${Array.isArray(config.claude.permission_mode) ? 'is a tool list' : config.claude.permission_mode}`);
   }

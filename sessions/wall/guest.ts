@@ -141,6 +141,12 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   const walledAs = config.sandbox === 'bwrap' ? sessionUserOf(config, i.sessionUser !== false) : null;
   if (walledAs) openSessionsDir(config.state_dir, root, walledAs);
   fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  if (walledAs) {
+    // The vault is root's (its group the session's): the session's own git would refuse it for
+    // "dubious ownership". Its HOME says the vault and the extra dirs are its to work in.
+    const dirs = [config.vault, ...config.hooks.extra_dirs].map((d) => `\tdirectory = ${path.resolve(d)}\n`).join('');
+    fs.writeFileSync(path.join(home, '.gitconfig'), `[safe]\n${dirs}`, { mode: 0o600 });
+  }
   fs.chmodSync(dir, 0o700);
   const closers: Array<() => Promise<void> | void> = [() => fs.rmSync(dir, { recursive: true, force: true })];
   // Walled, the session has a network of its own: the endpoints listen on unix sockets here, and

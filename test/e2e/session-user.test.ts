@@ -44,7 +44,7 @@ async function session(t: TestContext, asSessionUser: boolean) {
   const key = rootKey(t);
   fs.writeFileSync(path.join(ws.vault, 'probe.cjs'), PROBE);
   const name = asSessionUser ? 'root-walled' : 'root-control';
-  api.script(name, ({ turn }) => (turn === 0 ? bash(`node probe.cjs ${key}`) : text('Probed.')));
+  api.script(name, ({ turn }) => (turn === 0 ? bash(`node probe.cjs ${key}; git log --oneline -1 > /dev/null 2>&1 && echo GIT-OK || git log -1 2>&1 | head -2`) : text('Probed.')));
   writeAgent(ws, 'prober', `SCENARIO=${name}`, { allowed_tools: ['Bash'] });
   let record: any;
   let stderr: string;
@@ -73,6 +73,8 @@ async function session(t: TestContext, asSessionUser: boolean) {
   const result = api.requests.filter((q) => q.scenario === name).map((q) => q.toolResult ?? '').find((x) => x.includes('PROBE '));
   assert.ok(result, `the probe ran: ${JSON.stringify(api.requests.filter((q) => q.scenario === name).map((q) => q.toolResult))}`);
   const out = JSON.parse(result.slice(result.indexOf('PROBE ') + 6).split('\n')[0]);
+  // The session's own git works in the vault (root's, its group the session's): no "dubious ownership".
+  assert.match(result, /GIT-OK/, result);
   return { ws, repos, out, stderr };
 }
 
