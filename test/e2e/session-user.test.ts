@@ -100,3 +100,12 @@ test('negative control: the same session without session_user is uid 0 inside an
   assert.equal(out.key, `${KEY_TEXT}\n`, 'and the 0600 key');
   assert.equal(remoteFile(repos, 'made-by-session.md'), 'the session wrote this');
 });
+
+test('run by root, a walled agent without allowed_tools runs: the CLI, as session_user, takes bypassPermissions', { skip: SKIP, timeout: 120_000 }, async (t) => {
+  const ws = workspace(t, api.url, configYaml());
+  api.script('root-bypass', ({ turn }) => (turn === 0 ? bash('id -u > bypass-uid.txt') : text('Done.')));
+  fs.writeFileSync(path.join(ws.prompts, 'open.md'), '---\ndescription: no tool list\n---\nSCENARIO=root-bypass\n');
+  const r = await runJson(ws, 'open');
+  assert.equal(r.record.outcome, 'ok', r.ran.stderr);
+  assert.equal(fs.readFileSync(path.join(ws.vault, 'bypass-uid.txt'), 'utf8').trim(), String(SESSION_USER!.uid));
+});
