@@ -40,6 +40,8 @@ export function allows(st: Pick<fs.Stats, 'uid' | 'gid' | 'mode'>, u: SessionUse
 }
 
 const octal = (m: number) => `0${(m & 0o7777).toString(8)}`;
+// A path as a shell word, for the commands the fixes name.
+const sh = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
 
 // The first folder above `p` that `u` cannot pass through, or null. Folders that do not exist yet
 // are skipped (root makes them).
@@ -61,7 +63,7 @@ export const outOfReach = (p: string, u: SessionUser) => blockedAbove(p, u) !== 
 // The commands that give the session user's group the vault (or an extra dir) to write, once:
 // new folders keep the group (setgid), and nightshift's own git writes with group write kept.
 export const vaultFix = (dir: string, u: SessionUser) =>
-  `chgrp -R ${u.name} ${dir} && chmod -R g+rwX ${dir} && find ${dir} -type d -exec chmod g+s {} +`;
+  `chgrp -R ${u.name} ${sh(dir)} && chmod -R g+rwX ${sh(dir)} && find ${sh(dir)} -type d -exec chmod g+s {} +`;
 
 // What keeps the session user from the wall's folders: the vault and extra dirs it must write,
 // the state dir its own folder lies in (nightshift opens state_dir itself), the CLI it must run.
@@ -70,7 +72,7 @@ export function reachProblems(config: Pick<Config, 'vault' | 'state_dir' | 'hook
   const out: string[] = [];
   const through = (what: string, p: string) => {
     const b = blockedAbove(p, u);
-    if (b) out.push(`${what} ${p} lies in ${b.dir} (mode ${octal(b.st.mode)}, uid ${b.st.uid}, gid ${b.st.gid}), which session_user ${u.name} cannot pass through: \`chmod o+x ${b.dir}\`, or move it`);
+    if (b) out.push(`${what} ${p} lies in ${b.dir} (mode ${octal(b.st.mode)}, uid ${b.st.uid}, gid ${b.st.gid}), which session_user ${u.name} cannot pass through: \`chmod o+x ${sh(b.dir)}\`, or move it`);
     return !b;
   };
   for (const [what, dir] of [['the vault', config.vault], ...config.hooks.extra_dirs.map((d) => ['hooks.extra_dirs', d])] as Array<[string, string]>) {
@@ -81,7 +83,7 @@ export function reachProblems(config: Pick<Config, 'vault' | 'state_dir' | 'hook
   through('state_dir', config.state_dir);
   if (cli && through('the CLI', cli)) {
     const st = fs.statSync(cli, { throwIfNoEntry: false });
-    if (st && !allows(st, u, 1)) out.push(`the CLI ${cli} (mode ${octal(st.mode)}) cannot be run by session_user ${u.name}: \`chmod o+rx ${cli}\`, or install it where every user can run it`);
+    if (st && !allows(st, u, 1)) out.push(`the CLI ${cli} (mode ${octal(st.mode)}) cannot be run by session_user ${u.name}: \`chmod o+rx ${sh(cli)}\`, or install it where every user can run it`);
   }
   return out;
 }
