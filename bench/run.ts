@@ -26,10 +26,11 @@ const report: Record<string, unknown> = {};
 // A failed run rejects with its stderr, so it can never be counted as a time. stdout is kept only
 // when asked for (the bare CLI baseline discards it, as before).
 // `inputs` go to fds 3, 4, ... (bwrap's seccomp program).
-function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, keepStdout = false, inputs: Buffer[] = []): Promise<{ ms: number; stdout: string }> {
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, keepStdout = false, inputs: Buffer[] = [], user: { uid: number; gid: number } | null = null): Promise<{ ms: number; stdout: string }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const c = spawn(cmd, args, { env, cwd, stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', 'pipe', ...inputs.map(() => 'pipe' as const)] });
+    // As the session's own user where nightshift would start it so (a root supervisor).
+    const c = spawn(cmd, args, { env, cwd, stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', 'pipe', ...inputs.map(() => 'pipe' as const)], ...(user ? { uid: user.uid, gid: user.gid } : {}) });
     writeInputs(c, inputs);
     let stdout = '';
     let stderr = '';
@@ -71,7 +72,7 @@ async function supervisorOverhead(runs = 10) {
       );
       try {
         const t0 = performance.now();
-        const run = timed(g.command, g.args, g.env, config.vault, false, g.inputs);
+        const run = timed(g.command, g.args, g.env, config.vault, false, g.inputs, g.user);
         g.spawned();
         await run;
         return performance.now() - t0;

@@ -24,16 +24,24 @@ export type ChildOptions = {
   timeoutMs?: number;
   // Bytes for the child's fds 3, 4, ..., each a pipe closed once written (bwrap's --seccomp 3).
   inputs?: Buffer[];
+  // Run as this user and group, every other group cleared (node's spawn does setgroups(0)): a
+  // root supervisor's session user.
+  uid?: number;
+  gid?: number;
+  // The child's umask from ours (node has no spawn option: set around the synchronous spawn).
+  umask?: (ours: number) => number;
 };
 
 // Starts `command` and collects its output as text; never rejects.
 export function startChild(command: string, args: string[], o: ChildOptions): { child: ChildProcess; done: Promise<ChildResult> } {
-  const child = spawn(command, args, {
+  const child = withUmask(o.umask, () => spawn(command, args, {
     cwd: o.cwd,
     env: o.env,
     detached: o.detached ?? false,
     stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
-  });
+    ...(o.uid === undefined ? {} : { uid: o.uid }),
+    ...(o.gid === undefined ? {} : { gid: o.gid }),
+  }));
   writeInputs(child, o.inputs);
   const done = new Promise<ChildResult>((resolve) => {
     let stdout = '';
@@ -62,8 +70,13 @@ export function startChild(command: string, args: string[], o: ChildOptions): { 
 }
 
 // `startChild` for a caller that only needs the result.
+// A spawn node refuses at once (EPERM: a uid it may not take) is a result too.
 export function runChild(command: string, args: string[], o: ChildOptions): Promise<ChildResult> {
-  return startChild(command, args, o).done;
+  try {
+    return startChild(command, args, o).done;
+  } catch (err) {
+    return Promise.resolve({ exitCode: null, signal: null, stdout: '', stderr: '', error: err as NodeJS.ErrnoException });
+  }
 }
 
 // Writes each buffer to the child's fd 3, 4, ... and closes it; a child that exits (or fails to
@@ -75,4 +88,16 @@ export function writeInputs(child: ChildProcess, inputs: Buffer[] | undefined): 
     s.on('error', () => {});
     s.end(b);
   });
+}
+
+// Runs `fn` (a spawn: fork and exec happen inside the call) under `mask(ours)`, then puts ours back.
+export function withUmask<T>(mask: ((ours: number) => number) | undefined, fn: () => T): T {
+  if (mask === undefined) return fn();
+  const ours = process.umask(0);
+  process.umask(mask(ours));
+  try {
+    return fn();
+  } finally {
+    process.umask(ours);
+  }
 }

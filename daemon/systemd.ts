@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Agent } from './config/agents.js';
 import type { Config } from './config/schema.js';
+import { passwdEntry } from './passwd.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TEMPLATES = path.join(ROOT, 'deploy', 'systemd');
@@ -16,6 +17,10 @@ export const UNIT_FILES = [
 export type RenderOptions = { user?: string; onCalendar?: string; watchOnCalendar?: string; node?: string };
 
 const seconds = (ms: number) => `${Math.ceil(ms / 1000)}s`;
+
+// What a root service keeps of its capabilities: enough to hand each session to session_user
+// (measured: see the comment in deploy/systemd/nightshift.service). A service user keeps none.
+export const ROOT_CAPABILITIES = 'CAP_SETUID CAP_SETGID CAP_CHOWN CAP_DAC_OVERRIDE CAP_KILL';
 
 // Paths the service writes: the vault, state, logs and the git lock's folder, each once.
 function writablePaths(c: Config): string[] {
@@ -34,9 +39,11 @@ export function privateTmpWarnings(c: Config): string[] {
 
 export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): Array<{ name: string; text: string }> {
   const longest = Math.max(c.claude.timeout, ...agents.map((a) => a.timeoutMs));
+  const user = o.user ?? os.userInfo().username;
   const values: Record<string, string> = {
     ROOT,
-    USER: o.user ?? os.userInfo().username,
+    USER: user,
+    CAPABILITIES: user === 'root' ? ROOT_CAPABILITIES : '',
     WORKDIR: c.dir,
     ENV_FILE: path.join(c.dir, 'nightshift.env'),
     CONFIG: c.file,
@@ -69,18 +76,6 @@ export function installUnits(units: Array<{ name: string; text: string }>, prefi
     fs.writeFileSync(file, u.text, { mode: 0o644 });
     return file;
   });
-}
-
-// The service user's uid and gid from /etc/passwd, or null when it has no entry there.
-function passwdEntry(user: string, passwd = '/etc/passwd'): { uid: number; gid: number } | null {
-  let text = '';
-  try {
-    text = fs.readFileSync(passwd, 'utf8');
-  } catch {
-    return null;
-  }
-  const line = text.split('\n').find((l) => l.split(':')[0] === user);
-  return line ? { uid: Number(line.split(':')[2]), gid: Number(line.split(':')[3]) } : null;
 }
 
 // A ReadWritePaths= entry that does not exist fails the unit with 226/NAMESPACE, so `install`

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { shareWithSession } from './helpers.js';
 
 const ident = ['-c', 'user.name=other', '-c', 'user.email=other@example.com'];
 
@@ -30,6 +31,7 @@ export function makeRepos(dir: string, vault: string): Repos {
   fs.rmSync(vault, { recursive: true, force: true });
   git(dir, 'clone', '--quiet', remote, vault);
   git(dir, 'clone', '--quiet', remote, other);
+  shareWithSession(vault);
   return { remote, vault, other };
 }
 

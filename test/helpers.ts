@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { startFakeApi, TEST_API_KEY, type FakeApi } from './fake-api.js';
+import { passwdEntry, useraddCommand } from '../daemon/passwd.js';
+import { DEFAULT_SESSION_USER, vaultFix, type SessionUser } from '../sessions/wall/session-user.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
@@ -18,6 +20,27 @@ export function tempDir(t: TestContext | null, prefix = 'nightshift-'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   t?.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+// Run as root (CI is), walled sessions run as session_user: made here where missing, as `systemd
+// install` would. Files the tests write keep group write (umask 002) and each vault is given to
+// that user's group, the way an operator does it once (vaultFix).
+function testSessionUser(): SessionUser | null {
+  if (process.getuid?.() !== 0) return null;
+  const made = passwdEntry(DEFAULT_SESSION_USER);
+  if (made) return made;
+  const r = spawnSync('sh', ['-c', useraddCommand(DEFAULT_SESSION_USER)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cannot make the session user for the tests: ${r.stderr}`);
+  return passwdEntry(DEFAULT_SESSION_USER);
+}
+export const SESSION_USER = testSessionUser();
+if (SESSION_USER) process.umask(0o002);
+
+// The vault (or an extra dir) writable by the session user, when there is one.
+export function shareWithSession(dir: string): void {
+  if (!SESSION_USER) return;
+  const r = spawnSync('sh', ['-c', vaultFix(dir, SESSION_USER)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cannot give ${dir} to ${SESSION_USER.name}: ${r.stderr}`);
 }
 
 export type Workspace = { dir: string; vault: string; prompts: string; config: string; logs: string; state: string; env: NodeJS.ProcessEnv };
@@ -65,6 +88,9 @@ export function workspace(t: TestContext, apiUrl: string, yaml = configYaml()): 
     env: claudeTestEnv(dir, apiUrl),
   };
   fs.mkdirSync(ws.vault);
+  // The session user passes through the workspace (never lists it) to the vault.
+  if (SESSION_USER) fs.chmodSync(dir, 0o711);
+  shareWithSession(ws.vault);
   fs.mkdirSync(ws.prompts);
   fs.writeFileSync(ws.config, yaml);
   return ws;

@@ -10,6 +10,7 @@ import { ENV_FILE_NAME } from '../../daemon/config/env-file.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import { ROOT } from '../../daemon/systemd.js';
 import type { BareContext } from '../context.js';
+import { ensureSessionUser, shareWithGroup } from '../../daemon/session-user-setup.js';
 
 export const EXAMPLE_AGENT = 'gardener';
 
@@ -83,6 +84,7 @@ export async function initCommand(positionals: string[], flags: { remote?: strin
   fs.mkdirSync(dir, { recursive: true });
   const made: string[] = [];
   const kept: string[] = [];
+  const warnings: string[] = [];
   // `wx`: never over a file that exists, even one made meanwhile.
   const write = (file: string, text: string, mode = 0o644) => {
     try {
@@ -113,12 +115,24 @@ export async function initCommand(positionals: string[], flags: { remote?: strin
       throw new UsageError(`git ${args[0]} ${flags.remote ?? ''} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()}`);
     }
     made.push(`${vault} (${flags.remote ? `a clone of ${flags.remote}` : 'a new git repository'})`);
+    // Run as root, the site's supervisor will be root: its sessions run as session_user, who
+    // writes this vault by its group.
+    if (process.getuid?.() === 0) {
+      const u = ensureSessionUser({ session_user: DEFAULTS.session_user }, { make: true, pathEnv: io.env.PATH });
+      made.push(...u.made);
+      warnings.push(...u.warnings);
+      if (u.user) {
+        shareWithGroup(vault, u.user.gid);
+        made.push(`gave ${vault} to group ${u.user.name} (setgid): root's sessions run as it and write there`);
+      }
+    }
   }
   const here = dir === io.cwd;
   const conf = here ? '' : ` --config ${shell(config)}`;
   io.out([
     ...made.map((f) => `made  ${f}`),
     ...kept.map((f) => `kept  ${f} (exists; not changed)`),
+    ...warnings,
     '',
     'Next:',
     `  1. put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=...) in ${shell(path.join(dir, ENV_FILE_NAME))}`,

@@ -8,6 +8,7 @@ import { checkCalendar } from '../../daemon/schedule/calendar.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits } from '../../daemon/systemd.js';
 import type { FullContext } from '../context.js';
+import { ensureSessionUser, sessionUserWarnings, shareWithGroup } from '../../daemon/session-user-setup.js';
 
 export type SystemdIo = { out: (t: string) => void; err: (t: string) => void; redact: (t: string) => string; env: NodeJS.ProcessEnv };
 type Flags = { user?: string; 'on-calendar'?: string; prefix?: string };
@@ -55,9 +56,26 @@ export async function systemdCommand(config: Config, positionals: string[], flag
   const files = installUnits(units, flags.prefix ?? '/etc/systemd/system');
   // Staging elsewhere (--prefix) makes no folders; the real install makes the missing ones.
   const site = flags.prefix ? { made: [], warnings: [] } : makeWritablePaths(config, flags.user);
-  for (const w of site.warnings) io.err(`${io.redact(w)}\n`);
-  io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
+  // Units for root run each session as session_user: made here, unless only staging (--prefix).
+  const session = flags.user === 'root' && config.sandbox === 'bwrap' ? rootSessions(config, !flags.prefix, site.made, io.env.PATH) : { made: [], warnings: [] };
+  for (const w of [...site.warnings, ...session.warnings]) io.err(`${io.redact(w)}\n`);
+  io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), ...session.made, '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
   return EXIT.OK;
+}
+
+// The session user for units run as root: made where missing, the vault given to its group when
+// install just made it (empty), otherwise named with the fix.
+function rootSessions(config: Config, make: boolean, madeDirs: string[], pathEnv: string | undefined): { made: string[]; warnings: string[] } {
+  const u = ensureSessionUser(config, { make, pathEnv });
+  if (!u.user) return u;
+  const made = [...u.made];
+  for (const dir of [config.vault, ...config.hooks.extra_dirs]) {
+    if (madeDirs.includes(dir) && fs.readdirSync(dir).length === 0) {
+      shareWithGroup(dir, u.user.gid);
+      made.push(`gave ${dir} to group ${u.user.name} (setgid): its sessions write there`);
+    }
+  }
+  return { made, warnings: [...u.warnings, ...sessionUserWarnings(config, u.user)] };
 }
 
 export const help = `Usage: nightshift systemd print|install --user NAME [--on-calendar SPEC] [--prefix DIR] [--config PATH]
@@ -71,6 +89,10 @@ Renders the units with this install's paths:
   nightshift-watch.timer       fires it hourly at :17
 install writes them to --prefix (default /etc/systemd/system), makes the missing vault, state and
 log folders (owned by --user), and prints the systemctl line to run; it never runs systemctl.
+With --user root, each session runs as session_user (default nightshift-session), never root:
+install makes that user where missing (useradd --system --no-create-home --shell
+/usr/sbin/nologin) and gives a vault it made to its group; an existing vault that user cannot
+write is named with the command that fixes it.
   --user NAME         required for install: an existing user (or root, explicitly)
   --on-calendar SPEC  a systemd calendar expression, checked with systemd-analyze calendar where
                       it is installed (usage error 64 when systemd would refuse it)`;

@@ -4,6 +4,7 @@ export const DEFAULTS = {
   sandbox: 'bwrap',
   // Hosts a session may reach through the egress proxy: none, open, or a list (sessions/wall/egress-policy.ts).
   network: 'none' as 'none' | 'open' | string[],
+  session_user: 'nightshift-session',
   state_dir: './state',
   log_dir: './logs',
   agents_dir: './prompts',

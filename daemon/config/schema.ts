@@ -171,6 +171,11 @@ export const ConfigSchema = z.strictObject({
   sandbox: z.enum(['bwrap', 'none'], { error: 'Expected `bwrap` or `none`' }).default(DEFAULTS.sandbox),
   // The site's egress policy; an agent's own `network:` replaces it.
   network: network.default(DEFAULTS.network),
+  // The user a root supervisor runs its walled sessions as (sessions/wall/session-user.ts); a
+  // supervisor that is not root runs them as itself. Never root, never nobody (other services share it).
+  session_user: nonEmpty
+    .refine((u) => !['root', 'nobody'].includes(u), { error: (i) => `Expected an unprivileged user of nightshift's own (never \`root\`, never \`nobody\`, which other services share), got ${show(i.input)}: the default is \`${DEFAULTS.session_user}\`` })
+    .default(DEFAULTS.session_user),
   state_dir: nonEmpty.default(DEFAULTS.state_dir),
   log_dir: nonEmpty.default(DEFAULTS.log_dir),
   agents_dir: nonEmpty.default(DEFAULTS.agents_dir),

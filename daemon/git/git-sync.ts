@@ -12,6 +12,7 @@ import { acquireLock } from '../lock.js';
 import { startChild } from '../child-process.js';
 import { headBranch, refSha } from './refs.js';
 import { formatSize } from '../config/size.js';
+import { sessionUserFor } from '../../sessions/wall/session-user.js';
 
 // `uncommitted`: the work tree still holds changes that no commit saved (exit 1, OnFailure= fires).
 export type GitReport = { pulled: boolean; committed: boolean; pushed: boolean; branch: string | null; error: string | null; uncommitted: boolean };
@@ -35,12 +36,21 @@ export const STATUS = ['status', '--porcelain', '--ignore-submodules=all'];
 
 // Every git command runs in its own process group with a timeout; a stop request or the timeout
 // ends the whole group (git's own children: ssh, remote helpers, hooks).
-export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal }): Git {
+// `groupWrite`: the files git writes keep group write (umask without 020), so a root supervisor's
+// session user, whose group the vault has, can still edit what a pull brought (sessions/wall/session-user.ts).
+// `sessionUid`: a vault owned by the session user is as much ours as root's own (nobody runs as
+// that user outside the wall, and inside it .git is read-only), so git's "dubious ownership" check
+// is lifted for it, and for it only: a vault of any other user's stays refused (its .git/config
+// could run a command as root). Only the command line may say so (a protected config).
+export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal; groupWrite?: boolean; sessionUid?: number | null }): Git {
+  const owned = o.sessionUid != null && fs.statSync(dir, { throwIfNoEntry: false })?.uid === o.sessionUid;
+  const safe = owned ? ['-c', `safe.directory=${path.resolve(dir)}`] : [];
+  const umask = o.groupWrite ? groupWritable : undefined;
   return async (args, input) => {
     if (o.signal?.aborted) return { ok: false, stdout: '', stderr: `not run: stop requested (git ${args[0]})` };
     // No hooks: a session could have planted one (post-commit, pre-push) to run after it ended,
     // outside the watchdog; nightshift's own git runs none.
-    const { child, done } = startChild('git', [...NEUTRAL, ...args], { cwd: dir, input, detached: true, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+    const { child, done } = startChild('git', [...NEUTRAL, ...safe, ...args], { cwd: dir, input, detached: true, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, umask });
     let ended: string | null = null;
     const endGroup = (why: string) => {
       if (ended || !child.pid) return;
@@ -127,8 +137,10 @@ export class VaultGit {
   // waits and network steps are cut short by `signal`.
   private readonly localGit: Git;
   constructor(private readonly config: Config, private readonly log: Logger, private readonly signal?: AbortSignal) {
-    this.git = gitIn(config.vault, { timeoutMs: config.git.timeout, signal });
-    this.localGit = gitIn(config.vault, { timeoutMs: config.git.timeout });
+    const sessionUid = sessionUserFor(config).user?.uid ?? null;
+    const groupWrite = sessionUid !== null;
+    this.git = gitIn(config.vault, { timeoutMs: config.git.timeout, signal, groupWrite, sessionUid });
+    this.localGit = gitIn(config.vault, { timeoutMs: config.git.timeout, groupWrite, sessionUid });
   }
 
   async isRepo(): Promise<boolean> {
@@ -371,3 +383,6 @@ const lastLine = (s: string) => {
   const lines = s.trim().split('\n').filter(Boolean);
   return lines.find((l) => /^(fatal|error):/.test(l)) ?? lines.at(-1) ?? 'unknown error';
 };
+
+// Pure: a umask that no longer takes group write away.
+export const groupWritable = (mask: number) => mask & ~0o020;

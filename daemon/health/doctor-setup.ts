@@ -13,6 +13,10 @@ import { readableByOthers, type EnvFileResult } from '../config/env-file.js';
 import { accessAdvice, accessFacts } from '../file-access.js';
 import { cronSlots, mergeSlots, slotHours, timeSlots, unreachable, type Slots } from '../schedule/fire-slots.js';
 import { DAY_NAMES } from '../schedule/schedule-spec.js';
+import { runChild } from '../child-process.js';
+import { useraddCommand } from '../passwd.js';
+import { resolveCommand } from '../../sessions/wall/sandbox.js';
+import { reachProblems, sessionGroupBits, sessionUserFor, vaultFix } from '../../sessions/wall/session-user.js';
 
 type Check = CheckFacts;
 const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
@@ -43,6 +47,8 @@ export function credentialCheck(env: NodeJS.ProcessEnv, f: EnvFileResult | null,
 // with their own allowed_tools run with --allowedTools instead.
 export function permissionCheck(config: Config, agents: Agent[], uid: number, env: NodeJS.ProcessEnv): Check {
   const refused = agents.filter((a) => !a.allowedTools);
+  // Walled, a root supervisor's CLI runs as session_user, which the CLI does not refuse.
+  if (uid === 0 && config.sandbox === 'bwrap') return ok('permission', `running as root; each session's CLI runs as session_user ${config.session_user}, never root`);
   if (uid !== 0 || config.claude.permission_mode !== 'bypassPermissions' || !refused.length || env.IS_SANDBOX === '1') {
     return ok('permission', uid === 0 ? 'running as root, and no agent relies on bypassPermissions' : `claude.permission_mode ${Array.isArray(config.claude.permission_mode) ? 'is a tool list' : config.claude.permission_mode}`);
   }
@@ -89,8 +95,10 @@ export function accessCheck(c: Config): Check {
   }
   if (missing.length) return warn('access', `not made yet: ${missing.join(', ')} (a unit's ReadWritePaths= needs them before its first start)`, `nightshift doctor --fix (or mkdir -p ${missing.join(' ')})`);
   try {
-    const mode = fs.statSync(c.state_dir).mode;
-    if (mode & 0o077) return warn('access', `state_dir ${c.state_dir} has mode ${octal(mode)}: other users can read the ledger and the memory database`, `chmod 700 ${c.state_dir} (or nightshift doctor --fix)`);
+    const st = fs.statSync(c.state_dir);
+    const mode = st.mode;
+    // A root supervisor's session user passes through to its own folder (search, by its group).
+    if (mode & 0o077 & ~sessionGroupBits(st, sessionUserFor(c).user)) return warn('access', `state_dir ${c.state_dir} has mode ${octal(mode)}: other users can read the ledger and the memory database`, `chmod 700 ${c.state_dir} (or nightshift doctor --fix)`);
   } catch {
     // reported above
   }
@@ -183,6 +191,33 @@ export function applyFixes(c: Config, env: EnvFileResult | null): string[] {
     }
   };
   if (env) chmod(env.file, 0o600, readableByOthers);
-  chmod(c.state_dir, 0o700, (m) => (m & 0o077) !== 0);
+  const kept = (() => {
+    try {
+      return sessionGroupBits(fs.statSync(c.state_dir), sessionUserFor(c).user);
+    } catch {
+      return 0;
+    }
+  })();
+  chmod(c.state_dir, 0o700 | kept, (m) => (m & 0o077 & ~kept) !== 0);
   return done;
+}
+
+// Who a root supervisor's sessions run as, and whether that user can do what a session must: pass
+// to the folders the wall binds, and write the vault and the extra dirs, tried as that user (every
+// entry but .git and .nightshift, which the wall keeps read-only anyway). Null: the supervisor is
+// not root (or the session is unwalled), and sessions run as it, as before.
+export async function sessionUserCheck(c: Config, uid: number, env: NodeJS.ProcessEnv): Promise<Check | null> {
+  const { user, problem } = sessionUserFor(c, { uid });
+  if (problem) return fail('session user', problem, /useradd/.test(problem) ? useraddCommand(c.session_user) : `set session_user in ${c.file} to an unprivileged user`);
+  if (!user) return null;
+  const reach = reachProblems(c, user, resolveCommand(c.claude.command, env.PATH ?? ''));
+  if (reach.length) return fail('session user', reach.join('; '), 'run the commands named above as root, then nightshift doctor again');
+  for (const dir of [c.vault, ...c.hooks.extra_dirs].filter((d) => fs.existsSync(d))) {
+    const prune = ['.git', '.nightshift'].flatMap((n) => ['-path', path.join(dir, n), '-prune', '-o']);
+    const r = await runChild('find', [dir, ...prune, '!', '-writable', '-print', '-quit'], { env: { PATH: env.PATH ?? '/usr/bin:/bin' }, uid: user.uid, gid: user.gid, cwd: '/', timeoutMs: 20_000 });
+    const first = r.stdout.trim().split('\n')[0];
+    if (first) return fail('session user', `${first} is not writable by session_user ${user.name} (uid ${user.uid}): a session could not change it`, vaultFix(dir, user));
+    if (r.exitCode !== 0) return warn('session user', `could not walk ${dir} as ${user.name}: ${(r.stderr || r.error?.message || `exit ${r.exitCode}`).trim().split('\n')[0]}`, vaultFix(dir, user));
+  }
+  return ok('session user', `sessions run as ${user.name} (uid ${user.uid}, gid ${user.gid}), never root; it can write ${[c.vault, ...c.hooks.extra_dirs].join(', ')}`);
 }

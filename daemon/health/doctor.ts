@@ -11,7 +11,8 @@ import { parseWebhook, probeWebhook } from '../../report/discord.js';
 import { formatMs, type CheckFacts } from '../../report/embed.js';
 import { Outbox, outboxFile } from '../../report/outbox.js';
 import { isAlive } from '../../sessions/run/process-tree.js';
-import { bwrapProblem } from '../../sessions/wall/sandbox.js';
+import { sandboxProbe } from '../../sessions/wall/sandbox.js';
+import { sessionUserFor } from '../../sessions/wall/session-user.js';
 import { loadAgents, type Agent } from '../config/agents.js';
 import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from '../config/config-fallback.js';
@@ -19,7 +20,7 @@ import { formatDuration } from '../config/duration.js';
 import { gitIn } from '../git/git-sync.js';
 import { withoutCredentials } from '../../sessions/wall/git-credentials.js';
 import { lockOwner } from '../lock.js';
-import { accessCheck, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck, toolsCheck } from './doctor-setup.js';
+import { accessCheck, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck, sessionUserCheck, toolsCheck } from './doctor-setup.js';
 import { ENV_FILE_NAME, type EnvFileResult } from '../config/env-file.js';
 import { accessFacts, accessAdvice } from '../file-access.js';
 
@@ -86,7 +87,8 @@ export async function sandboxCheck(l: LenientConfig, deps: Pick<DoctorDeps, 'env
   if (l.config.sandbox === 'none') {
     return warn('sandbox', 'sandbox: none: sessions run unwalled, with the service user\'s access to every file it can write', `install bubblewrap and remove \`sandbox: none\` from ${l.config.file}`);
   }
-  const problem = await bwrapProblem('bwrap', deps.env.PATH ?? '');
+  // As the session user where a root supervisor has one: that is who starts bwrap.
+  const problem = await sandboxProbe(l.config, deps.env);
   if (problem) return fail('sandbox', problem, 'apt-get install bubblewrap; under systemd, use the units `nightshift systemd install` renders (they allow what bwrap needs: see the comment in nightshift.service)');
   // A door beside the wall the operator opened: what one session writes there configures the next.
   if (l.config.claude.project_settings) {
@@ -192,7 +194,7 @@ async function vaultChecks(l: LenientConfig): Promise<Check[]> {
     return [fail('vault', `${c.vault} is not a directory`, `create it (a git clone of the agent's vault) or set vault in ${c.file}`)];
   }
   if (!c.git.enabled) return [ok('vault', `${c.vault} (git sync off)`)];
-  const git = gitIn(c.vault, { timeoutMs: Math.min(c.git.timeout, PROBE_MS) });
+  const git = gitIn(c.vault, { timeoutMs: Math.min(c.git.timeout, PROBE_MS), sessionUid: sessionUserFor(c).user?.uid ?? null });
   const inside = await git(['rev-parse', '--is-inside-work-tree']);
   // git refuses a repository another user owns (CVE-2022-24765); every git step would then fail.
   if (/dubious ownership/.test(inside.stderr)) {
@@ -273,6 +275,8 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
     configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile), agents.check,
     permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
   ];
+  const sessionUser = await sessionUserCheck(c, deps.uid ?? process.getuid?.() ?? -1, deps.env);
+  if (sessionUser) checks.push(sessionUser);
   const ledger = ledgerCheck(l);
   checks.push(ledger.check, memoryCheck(l), ...(await vaultChecks(l)));
   const maxHold = c.claude.timeout + c.claude.kill_grace + 2 * c.git.lock_timeout + 2 * c.git.timeout + 10 * 60_000;

@@ -87,7 +87,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
   // Both wait on a child process, so they wait together.
   const untrusted = vault ? fs.existsSync(untrustedGitMarker(config.state_dir)) : false;
-  const [inRepo] = await Promise.all([vault && !untrusted ? vault.isRepo() : false, checkSandbox(config, deps.env, o.sandboxProbe)]);
+  const [inRepo] = await Promise.all([vault && !untrusted ? vault.isRepo() : false, checkSandbox(config, deps.env, deps.sessionUser !== false, o.sandboxProbe)]);
   if (untrusted) git.error = `git sync skipped: a session left a .git in the vault that could not be moved aside; remove it and ${untrustedGitMarker(config.state_dir)}`;
   else if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
   if (signal.aborted) return stopped();
@@ -222,6 +222,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       },
       seccomp: deps.seccomp,
       egressNet: deps.egressNet,
+      sessionUser: deps.sessionUser,
     },
     (extra) => claudeArgs(agent, config, extra),
   );
@@ -274,6 +275,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       command: guest.command,
       args: guest.args,
       inputs: guest.inputs,
+      user: guest.user,
       inner: guest.sandboxed ? guest.cli : null,
       cwd: config.vault,
       env: guest.env,

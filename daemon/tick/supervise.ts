@@ -65,7 +65,7 @@ export async function supervise(
     }
     // Only a session loads the session machinery: a tick with nothing due stays light. The sandbox
     // probe (a child process) runs while it loads.
-    const probe = sandboxProbe(config, deps.env);
+    const probe = sandboxProbe(config, deps.env, deps.sessionUser !== false);
     probe.catch(() => {});
     return await (await import('./session.js')).runChosen(config, choice, { ledger, startedAt, day, options, signal, git, skip, stopped, sandboxProbe: probe }, deps);
   } finally {

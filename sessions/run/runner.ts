@@ -40,6 +40,9 @@ export type RunnerOptions = {
   // Bytes for the child's fds 3, 4, ..., each a pipe closed once written: bwrap reads the
   // session's seccomp program from fd 3.
   inputs?: Buffer[];
+  // Started as this user and group, every other group cleared (node's spawn calls setgroups(0)
+  // first): a root supervisor's session_user (sessions/wall/session-user.ts).
+  user?: { uid: number; gid: number } | null;
 };
 
 export type RunnerResult = {
@@ -92,6 +95,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     cwd: o.cwd,
     env: { ...o.env, [SESSION_MARKER]: o.sessionId },
     stdio: ['ignore', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
+    ...(o.user ? { uid: o.user.uid, gid: o.user.gid } : {}),
   });
   writeInputs(child, o.inputs);
   // If we exit first (an uncaught error), the CLI is not left running unwatched.

@@ -13,6 +13,7 @@ import { memoryDbPath } from '../../memory/store/db-path.js';
 import type { SessionMeter } from '../../budget/meter.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
 import { bwrapArgs, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
+import { giveToSession, openSessionsDir, outOfReach, reachProblems, sessionUserFor, type SessionUser } from './session-user.js';
 import { seccompProgram } from './seccomp.js';
 import { sessionEnv } from './session-env.js';
 import { withoutCredentials } from './git-credentials.js';
@@ -50,6 +51,9 @@ export type GuestInput = {
   // Test-only, never read from config or the environment: the egress proxy's resolver and connect
   // (a name mapped to an address, the final connect redirected to a loopback stand-in).
   egressNet?: Partial<EgressNet>;
+  // Test-only, likewise: false runs a root supervisor's walled session as root, the negative
+  // control of session_user (what uid 0 reads inside the wall).
+  sessionUser?: boolean;
 };
 
 export type Guest = {
@@ -60,6 +64,8 @@ export type Guest = {
   // does not pass signals on.
   cli: string | null;
   sandboxed: boolean;
+  // Who the command is started as (a root supervisor's session_user); null: the supervisor.
+  user: SessionUser | null;
   // Bytes for the spawned command's fds 3, 4, ...: the seccomp program bwrap reads.
   inputs: Buffer[];
   hooks: SessionHooks | null;
@@ -73,10 +79,25 @@ export type Guest = {
   close(): Promise<void>;
 };
 
-// Checked before anything is charged: a configured sandbox that cannot be made refuses the session.
-export async function checkSandbox(config: Pick<Config, 'sandbox'>, env: NodeJS.ProcessEnv, probe = sandboxProbe(config, env)): Promise<void> {
+type WallConfig = Pick<Config, 'sandbox' | 'session_user' | 'file' | 'vault' | 'state_dir' | 'hooks' | 'claude'>;
+
+// The user the session runs as: null for the supervisor's own (not root, unwalled, or the
+// test-only control). A user that cannot be had refuses the session.
+export function sessionUserOf(config: WallConfig, asSessionUser = true): SessionUser | null {
+  if (!asSessionUser) return null;
+  const { user, problem } = sessionUserFor(config);
+  if (problem) throw new SandboxUnavailableError(`Refused: ${problem}`);
+  return user;
+}
+
+// Checked before anything is charged: a configured sandbox that cannot be made refuses the session,
+// and so does a session user that cannot be had or cannot reach the folders the wall binds.
+export async function checkSandbox(config: WallConfig, env: NodeJS.ProcessEnv, asSessionUser = true, probe = sandboxProbe(config, env, asSessionUser)): Promise<void> {
   const problem = await probe;
   if (problem) throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${problem}. Install bubblewrap, or set \`sandbox: none\` to run sessions unwalled.`);
+  const user = sessionUserOf(config, asSessionUser);
+  const reach = user ? reachProblems(config, user, resolveCommand(config.claude.command, env.PATH ?? '')) : [];
+  if (reach.length) throw new SandboxUnavailableError(`Refused: the session runs as session_user ${user!.name} (the supervisor is root), and ${reach.join('; ')}`);
 }
 
 // The folder to bind read-only so the CLI runs from under a hidden one: its package, or its folder.
@@ -128,7 +149,15 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   sweepSessionDirs(config, log);
   const dir = path.join(root, i.sessionId);
   const home = path.join(dir, 'home');
+  const walledAs = config.sandbox === 'bwrap' ? sessionUserOf(config, i.sessionUser !== false) : null;
+  if (walledAs) openSessionsDir(config.state_dir, root, walledAs);
   fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  if (walledAs) {
+    // The vault is root's (its group the session's): the session's own git would refuse it for
+    // "dubious ownership". Its HOME says the vault and the extra dirs are its to work in.
+    const dirs = [config.vault, ...config.hooks.extra_dirs].map((d) => `\tdirectory = ${path.resolve(d)}\n`).join('');
+    fs.writeFileSync(path.join(home, '.gitconfig'), `[safe]\n${dirs}`, { mode: 0o600 });
+  }
   fs.chmodSync(dir, 0o700);
   const closers: Array<() => Promise<void> | void> = [() => fs.rmSync(dir, { recursive: true, force: true })];
   // Walled, the session has a network of its own: the endpoints listen on unix sockets here, and
@@ -216,6 +245,11 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       const bwrap = resolveCommand('bwrap', env.PATH);
       if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
       const layout = { ...layoutFor(config, i.env, dir, home, cli, os.homedir()), overlays: gitConfigOverlay(config.vault, dir, log) };
+      // What the session user cannot reach is hidden already (an env file in a folder of root's).
+      if (walledAs) {
+        layout.hidden = layout.hidden.filter((p) => !outOfReach(p, walledAs));
+        layout.hiddenFiles = layout.hiddenFiles.filter((p) => !outOfReach(p, walledAs));
+      }
       const filtered = i.seccomp !== false;
       // A machine without a filter refuses the session (the probe said so before the charge).
       let inputs: Buffer[] = [];
@@ -225,10 +259,12 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
         throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${(err as Error).message}`);
       }
       const inner = bridged(perl!, routes, cli, args);
+      // Last, once every file and socket is in place: the folder is the session user's.
+      if (walledAs) giveToSession(dir, walledAs);
       const wall = bwrapArgs({ ...layout, network: 'private' }, inner.command, inner.args, { seccompFd: filtered ? SECCOMP_FD : null });
-      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, hooks, memory: served, egress: egress?.stats ?? null, dir, spawned, close };
+      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, user: walledAs, hooks, memory: served, egress: egress?.stats ?? null, dir, spawned, close };
     }
-    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, hooks, memory: served, egress: egress?.stats ?? null, dir, spawned, close };
+    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, user: null, hooks, memory: served, egress: egress?.stats ?? null, dir, spawned, close };
   } catch (err) {
     // The memory server may still be starting: it is closed with the rest once it is up.
     await memoryStart.catch(() => {});

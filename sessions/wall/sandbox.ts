@@ -6,7 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runChild } from '../../daemon/child-process.js';
+import type { Config } from '../../daemon/config/schema.js';
 import { seccompProgram } from './seccomp.js';
+import { sessionUserFor } from './session-user.js';
 
 export type SandboxMode = 'bwrap' | 'none';
 
@@ -161,14 +163,21 @@ export function bwrapHint(error: string): string {
 
 // The probe a configured sandbox needs before a session is charged, started as soon as a session
 // is chosen so that it runs beside the loading of the session machinery; null when it may run.
-export function sandboxProbe(config: { sandbox: SandboxMode }, env: NodeJS.ProcessEnv): Promise<string | null> {
-  return config.sandbox === 'bwrap' ? bwrapProblem('bwrap', env.PATH ?? '') : Promise.resolve(null);
+// Run as the session's own user where it has one (a root supervisor): that is who starts bwrap.
+// A user that cannot be had is checkSandbox's to report; the probe then runs as the supervisor.
+// `asSessionUser` false: the test-only control, as root.
+export function sandboxProbe(config: Pick<Config, 'sandbox' | 'session_user' | 'file'>, env: NodeJS.ProcessEnv, asSessionUser = true): Promise<string | null> {
+  if (config.sandbox !== 'bwrap') return Promise.resolve(null);
+  return bwrapProblem('bwrap', env.PATH ?? '', asSessionUser ? sessionUserFor(config).user : null);
 }
+
+// The user and group a process is started as; null: the supervisor's own.
+export type RunAs = { uid: number; gid: number };
 
 // Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started, with
 // the namespaces and the seccomp filter a session's sandbox asks for (a machine nightshift has no
 // filter for, or a kernel that refuses it, fails here, before anything is charged).
-export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? ''): Promise<string | null> {
+export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? '', as: RunAs | null = null): Promise<string | null> {
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
   let program: Buffer;
@@ -178,9 +187,12 @@ export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?
     return (err as Error).message;
   }
   const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--seccomp', String(SECCOMP_FD), '--', 'true'], {
-    timeoutMs: 10_000, env: { PATH: envPath }, inputs: [program],
+    timeoutMs: 10_000, env: { PATH: envPath }, inputs: [program], cwd: '/', ...(as ? { uid: as.uid, gid: as.gid } : {}),
   });
   if (r.exitCode === 0) return null;
+  if (as && r.error?.code === 'EPERM') {
+    return `bwrap cannot be started as the session's user (uid ${as.uid}): ${r.error.message} (a root supervisor hands each session to session_user: it must keep CAP_SETUID and CAP_SETGID, as the units \`nightshift systemd install --user root\` renders do)`;
+  }
   const why = (r.stderr || r.error?.message || (r.signal ? `killed by ${r.signal}` : '')).trim().split('\n').slice(-1)[0];
   return `bwrap cannot create a sandbox here: ${why || `exit ${r.exitCode}`} (${bwrapHint(why)})`;
 }

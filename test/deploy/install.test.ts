@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { configYaml, fakeApiPerFile, ROOT, tempDir, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, ROOT, SESSION_USER, shareWithSession, tempDir, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -94,6 +94,9 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
       logs: path.join(site, 'logs'), state: path.join(site, 'state'), env: {},
     };
     fs.mkdirSync(ws.vault);
+    // Run as root, the session runs as session_user: through the site, and the vault its group's.
+    if (SESSION_USER) fs.chmodSync(site, 0o711);
+    shareWithSession(ws.vault);
     fs.mkdirSync(ws.prompts);
     fs.writeFileSync(ws.config, configYaml());
     writeAgent(ws, 'worker', 'SCENARIO=write FILE=made.txt CONTENT=installed', { allowed_tools: ['Bash'] });

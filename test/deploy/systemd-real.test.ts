@@ -13,6 +13,8 @@ import { startFakeApi, type FakeApi } from '../fake-api.js';
 import { startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
 import { BWRAP, CLAUDE, ledgerRows, NEEDS_BWRAP, ROOT, tempDir, waitFor } from '../helpers.js';
 import { boot, unavailable, type Machine } from '../nspawn.js';
+import { git } from '../git-helpers.js';
+import { DEFAULT_SESSION_USER } from '../../sessions/wall/session-user.js';
 
 const missing = unavailable() ?? (BWRAP ? null : NEEDS_BWRAP || null);
 // Under CI nothing skips: .ci/run installs what the test needs, so a missing piece is a failure.
@@ -221,3 +223,99 @@ describe('the units under a real systemd (systemd-nspawn)', () => {
     }
   });
 });
+
+// Units written by `systemd install --user root`: before session_user they failed every tick with
+// 78 (bwrap as uid 0 without CAP_SYS_ADMIN: "Creating new namespace failed"). Now the session runs
+// as session_user, which install makes (the container's own /etc: deleted there first), is not
+// root inside, reads neither /etc/shadow nor a 0600 file of root's, and its work is committed and
+// pushed by the root supervisor.
+describe('the units for --user root under a real systemd (systemd-nspawn)', () => {
+  const ROOT_SITE = '/srv/nightshift-root';
+  const ROOT_KEY = 'root-only-key-5e6f';
+  let api: FakeApi;
+  let machine: Machine;
+  let site = '';
+  const sh = (args: string[], timeoutMs = 60_000) => machine.run(args, { timeoutMs });
+  const journal = async (args: string[]) => (await sh(['journalctl', '--no-pager', '-o', 'cat', ...args])).stdout;
+  const rootProbe = [
+    'echo "uid $(id -u) groups $(id -G)"',
+    'cat /etc/shadow >/dev/null 2>&1 && echo shadow-read || echo shadow-closed',
+    `cat ${ROOT_SITE}/secret.key 2>/dev/null || echo key-closed`,
+    'echo "the session wrote this" > made-by-session.md && echo vault-written',
+  ].join('; ');
+
+  before(async () => {
+    if (skip) return;
+    if (missing) throw new Error(`CI=true: the real-systemd test must run here, but ${missing}`);
+    api = await startFakeApi();
+    site = tempDir(null, 'nightshift-rootsite-');
+    // An operator's site of root's: anyone may pass through it, the key is root's alone.
+    fs.chmodSync(site, 0o755);
+    fs.mkdirSync(path.join(site, 'prompts'));
+    fs.writeFileSync(path.join(site, 'secret.key'), `${ROOT_KEY}\n`, { mode: 0o600 });
+    api.script('rootprobe', ({ turn, lastToolResult }) =>
+      turn === 0
+        ? { kind: 'message', stopReason: 'tool_use', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: rootProbe, description: 'probe' } }] }
+        : { kind: 'message', blocks: [{ type: 'text', text: `probe: ${lastToolResult}` }] });
+    fs.writeFileSync(path.join(site, 'prompts', 'worker.md'), '---\nallowed_tools: ["Bash"]\n---\nSCENARIO=rootprobe\n');
+    // The vault, a clone of a bare remote beside it (the unit may write there: a drop-in below).
+    const remote = path.join(site, 'remote.git');
+    git(site, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
+    git(site, 'clone', '--quiet', remote, path.join(site, 'vault'));
+    fs.writeFileSync(path.join(site, 'vault', 'notes.md'), 'line one\n');
+    git(path.join(site, 'vault'), 'add', '.');
+    git(path.join(site, 'vault'), 'commit', '--quiet', '-m', 'seed');
+    git(path.join(site, 'vault'), 'push', '--quiet', 'origin', 'main');
+    git(path.join(site, 'vault'), 'remote', 'set-url', 'origin', `${ROOT_SITE}/remote.git`);
+    fs.writeFileSync(path.join(site, 'nightshift.yaml'), [
+      `vault: ${ROOT_SITE}/vault`, `state_dir: ${ROOT_SITE}/state`, `log_dir: ${ROOT_SITE}/logs`, `agents_dir: ${ROOT_SITE}/prompts`,
+      'claude:', `  command: ${OPT}/${path.relative(ROOT, CLAUDE)}`, '  model: sonnet', '  timeout: 90s', '  idle_timeout: 60s', '  kill_grace: 3s',
+      'hooks:', '  enabled: false', 'dispatch:', '  - agent: worker', '',
+    ].join('\n'));
+    fs.writeFileSync(path.join(site, 'nightshift.env'), [
+      `ANTHROPIC_BASE_URL=${api.url}`, `ANTHROPIC_API_KEY=${KEY}`, 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1',
+      'DISABLE_AUTOUPDATER=1', 'DISABLE_TELEMETRY=1', 'DISABLE_ERROR_REPORTING=1', 'CLAUDE_CODE_MAX_RETRIES=0', 'API_TIMEOUT_MS=20000', '',
+    ].join('\n'), { mode: 0o600 });
+    machine = await boot([{ from: ROOT, to: OPT, readOnly: true }, { from: site, to: ROOT_SITE }]);
+  });
+
+  after(async () => {
+    await machine?.stop();
+    await api?.close();
+    if (site) fs.rmSync(site, { recursive: true, force: true });
+  });
+
+  test('install --user root makes session_user and names the vault fix; the tick runs the session as that user, walled, and pushes its work', { skip }, async () => {
+    // The host may have the user already (the tests make it): the container starts without it.
+    await sh(['sh', '-c', `userdel ${DEFAULT_SESSION_USER} 2>/dev/null; true`]);
+    const installed = await machine.run([NODE, BIN, 'systemd', 'install', '--user', 'root', '--on-calendar', 'hourly'], { env: { NIGHTSHIFT_CONFIG: `${ROOT_SITE}/nightshift.yaml` } });
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.match(installed.stdout, new RegExp(`made user ${DEFAULT_SESSION_USER} \\(uid \\d+, gid \\d+\\)`), installed.stdout);
+    assert.match(fs.readFileSync(path.join(site, 'nightshift.yaml'), 'utf8'), /vault:/);
+    // The vault was there before: named, with the command, never changed.
+    const named = /is not writable by session_user nightshift-session: `([^`]+)`/.exec(installed.stderr);
+    assert.ok(named, installed.stderr);
+    const fixed = await sh(['sh', '-c', named[1]]);
+    assert.equal(fixed.code, 0, fixed.stderr);
+    const dropIn = `mkdir -p /etc/systemd/system/nightshift.service.d && printf '[Service]\\nReadWritePaths=${ROOT_SITE}/remote.git\\n' > /etc/systemd/system/nightshift.service.d/test.conf && systemctl daemon-reload`;
+    assert.equal((await sh(['sh', '-c', dropIn])).code, 0);
+    const started = await sh(['systemctl', 'start', 'nightshift.service'], 150_000);
+    const log = await journal(['-u', 'nightshift.service']);
+    assert.equal(started.code, 0, `${started.stderr}\n${log}`);
+    const [row] = ledgerRows(site);
+    assert.equal(row?.outcome, 'ok', `${JSON.stringify(row)}\n${log}`);
+    assert.match(log, /"event":"session_end"[^\n]*"sandboxed":true/, log);
+    const uid = Number((await sh(['id', '-u', DEFAULT_SESSION_USER])).stdout.trim());
+    const gid = Number((await sh(['id', '-g', DEFAULT_SESSION_USER])).stdout.trim());
+    assert.match(row.result, new RegExp(`uid ${uid} groups ${gid}\\b`), row.result);
+    assert.notEqual(uid, 0);
+    assert.match(row.result, /shadow-closed/, row.result);
+    assert.match(row.result, /key-closed/, row.result);
+    assert.ok(!row.result.includes(ROOT_KEY), row.result);
+    assert.match(row.result, /vault-written/, row.result);
+    assert.equal(git(remote(site), 'show', 'main:made-by-session.md'), 'the session wrote this');
+    assert.equal(fs.statSync(path.join(site, 'vault', 'made-by-session.md')).uid, uid);
+  });
+});
+
+const remote = (site: string) => path.join(site, 'remote.git');

@@ -2,11 +2,12 @@
 // makes there (with a filter that would run inside nightshift's own `git add`) is moved out of the
 // vault after the session, so no later start ever runs git in it.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { bash, text } from '../fake-api.js';
-import { fakeApiPerFile, runJson, workspace, writeAgent } from '../helpers.js';
+import { SESSION_USER, fakeApiPerFile, runJson, workspace, writeAgent } from '../helpers.js';
 
 const api = fakeApiPerFile();
 
@@ -33,6 +34,9 @@ test('a repository a session makes in a vault that was none is quarantined, and 
   // Negative control: the same repository left in the vault (as without the quarantine) is trusted
   // by the next start, and its filter runs inside nightshift's own git.
   fs.renameSync(quarantined, path.join(ws.vault, '.git'));
+  // Run as root, the session was session_user, and git's own ownership check would refuse the
+  // repository it made: given to root, it is the repository a session of the supervisor's own uid makes.
+  if (SESSION_USER) execFileSync('chown', ['-R', '0:0', path.join(ws.vault, '.git')]);
   const trusted = await runJson(ws, 'next');
   assert.equal(trusted.ran.code === 0 || trusted.ran.code === 1, true, trusted.ran.stderr);
   assert.ok(fs.existsSync(proof), 'without the quarantine the planted filter runs in the supervisor');

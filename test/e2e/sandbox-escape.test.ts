@@ -15,7 +15,7 @@ import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { git, makeRepos } from '../git-helpers.js';
 import {
-  BIN, NEEDS_BWRAP, claudeTestEnv, configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, runJson, startNightshift, tempDir,
+  BIN, NEEDS_BWRAP, SESSION_USER, claudeTestEnv, configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, runJson, startNightshift, tempDir,
   workspace, writeAgent, type Workspace,
 } from '../helpers.js';
 import type { Reply, Turn } from '../fake-api.js';
@@ -219,6 +219,8 @@ function wallWorkspace(t: TestContext, yaml: string): Workspace {
     logs: path.join(dir, 'logs'), state: path.join(dir, 'state'), env: claudeTestEnv(dir, api.url),
   };
   fs.mkdirSync(ws.vault);
+  // Run as root, the session user passes through to the vault (makeRepos gives it the vault).
+  if (SESSION_USER) fs.chmodSync(dir, 0o711);
   fs.mkdirSync(ws.prompts);
   fs.writeFileSync(ws.config, yaml);
   return ws;

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { FIXTURES, NEEDS_BWRAP, claudeTestEnv, configYaml, fakeApiPerFile, ledgerRows, nightshift, writeAgent, type Workspace } from '../helpers.js';
+import { FIXTURES, NEEDS_BWRAP, SESSION_USER, claudeTestEnv, configYaml, fakeApiPerFile, ledgerRows, nightshift, shareWithSession, writeAgent, type Workspace } from '../helpers.js';
 import { bash, text, type Turn } from '../fake-api.js';
 import { THIEF_PY } from '../stream-thief.js';
 
@@ -27,6 +27,9 @@ function site(t: TestContext, name: string): Workspace {
     logs: path.join(dir, 'logs'), state: path.join(dir, 'state'), env: claudeTestEnv(dir, api.url),
   };
   fs.mkdirSync(ws.vault);
+  // Run as root, the session user passes through to the vault, its group's to write.
+  if (SESSION_USER) fs.chmodSync(dir, 0o711);
+  shareWithSession(ws.vault);
   fs.mkdirSync(ws.prompts);
   // The guardrail hook off: only the wall stands.
   fs.writeFileSync(ws.config, configYaml({ top: 'hooks:\n  enabled: false\nsandbox: bwrap\ngemini:\n  base_url: "http://127.0.0.1:9"\n', claude: { timeout: '120s', idle_timeout: '60s' } }));
@@ -86,7 +89,7 @@ describe('the accounting does not rest on a channel the session can write', { sk
     assert.ok(Math.abs(row?.cost_usd - record.cost_usd) < 1e-9, `the ledger holds the same ($${row?.cost_usd})`);
   });
 
-  test('negative control: walled without the filter, the same session gets its forgery recorded as an ok, 1-turn, $0.0001 session', { timeout: 5 * 60_000 }, async (t) => {
+  test('negative control: walled without the filter, the forgery is taken for the outcome and turns (ok, 1 turn), and only the meter keeps the cost true', { timeout: 5 * 60_000 }, async (t) => {
     const { ran, seen, record, ws } = await runControl(t);
     assert.ok(record, `the fixture printed a record (exit ${ran.code}): ${ran.stderr.slice(-1500)}`);
     t.diagnostic(`control: outcome ${record.outcome}, turns ${record.turns}, $${record.cost_usd}, API calls ${served('forgery-control')}; the thief said: ${JSON.stringify(seen.thief)}`);
@@ -94,8 +97,10 @@ describe('the accounting does not rest on a channel the session can write', { sk
     assert.equal(served('forgery-control'), CALLS_BEFORE + 1, 'the API served the calls up to the thief');
     assert.equal(record.result, FORGED_TEXT, 'the ledger took the forged result');
     assert.equal(record.outcome, 'ok');
-    assert.equal(record.cost_usd, FORGED_USD);
+    assert.equal(record.turns, 1, 'the forged turns');
+    // The stream's cost is the forger's; the ledger's is what the proxy metered (budget/meter.ts).
     const row = ledgerRows(ws.dir).find((r) => r.id === record.id);
-    assert.ok(Math.abs(row?.cost_usd - FORGED_USD) < 1e-9, `the ledger holds the forged cost ($${row?.cost_usd})`);
+    assert.ok(Math.abs(row?.cli_cost_usd - FORGED_USD) < 1e-9, `the CLI's count is the forged one ($${row?.cli_cost_usd})`);
+    assert.ok(row?.cost_usd > FORGED_USD * 10, `the metered cost is what the API served ($${row?.cost_usd})`);
   });
 });

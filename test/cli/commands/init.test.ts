@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { git } from '../../git-helpers.js';
-import { BWRAP, CLAUDE, nightshift, tempDir } from '../../helpers.js';
+import { BWRAP, CLAUDE, nightshift, SESSION_USER, tempDir } from '../../helpers.js';
 
 // The real CLI as `claude` on PATH, as `npm install -g @anthropic-ai/claude-code` leaves it.
 function envWithClaude(dir: string): NodeJS.ProcessEnv {
@@ -30,8 +30,23 @@ describe('nightshift init', () => {
     assert.match(ran.stdout, /Next:\n {2}1\. put ANTHROPIC_API_KEY=.* in .*nightshift\.env\n {2}2\. nightshift doctor --config .*site\/nightshift\.yaml\n {2}3\. nightshift run gardener --config /);
   });
 
+  test('run as root, the vault it makes is the session user\'s group\'s to write (setgid folders), and it says so', { skip: SESSION_USER ? false : 'needs root: only a root supervisor has a session user' }, async (t) => {
+    const dir = tempDir(t);
+    const ran = await nightshift(['init', 'site'], { PATH: process.env.PATH }, dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const vault = path.join(dir, 'site', 'vault');
+    for (const p of [vault, path.join(vault, '.git'), path.join(vault, '.git', 'objects')]) {
+      const st = fs.statSync(p);
+      assert.equal(st.gid, SESSION_USER!.gid, p);
+      assert.equal(st.mode & 0o2070, 0o2070, `${p}: group rwx and setgid`);
+    }
+    assert.match(ran.stdout, new RegExp(`gave ${vault} to group nightshift-session \\(setgid\\)`));
+  });
+
   test('the generated config passes doctor but for the credential, and all of it once the env file holds one', async (t) => {
     const dir = tempDir(t);
+    // Run as root, the sessions' own user must pass through the site's folder (init made none).
+    if (SESSION_USER) fs.chmodSync(dir, 0o711);
     const env = envWithClaude(dir);
     assert.equal((await nightshift(['init'], env, dir)).code, 0);
     const doctor = async () => {

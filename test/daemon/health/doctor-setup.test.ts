@@ -46,7 +46,7 @@ const checks = (ran: Ran) => {
 
 describe('doctor catches what will fail', () => {
   test('as root, bypassPermissions for an agent without allowed_tools fails the permission check', () => {
-    const config = validateConfig({}, '/site/nightshift.yaml').config!;
+    const config = validateConfig({ sandbox: 'none' }, '/site/nightshift.yaml').config!;
     const agent = (allowedTools: string[] | null) => ({ name: 'gardener', allowedTools }) as never;
     assert.equal(permissionCheck(config, [agent(null)], 0, {}).status, 'fail');
     assert.match(permissionCheck(config, [agent(null)], 0, {}).detail, /refuses as root; agents without allowed_tools: gardener/);
@@ -54,7 +54,9 @@ describe('doctor catches what will fail', () => {
     assert.equal(permissionCheck(config, [agent(['Read'])], 0, {}).status, 'ok');
     assert.equal(permissionCheck(config, [agent(null)], 1000, {}).status, 'ok');
     assert.equal(permissionCheck(config, [agent(null)], 0, { IS_SANDBOX: '1' }).status, 'ok');
-    const accept = validateConfig({ claude: { permission_mode: 'acceptEdits' } }, '/site/nightshift.yaml').config!;
+    // Walled, root's session runs the CLI as session_user: not refused.
+    assert.match(permissionCheck(validateConfig({}, '/site/nightshift.yaml').config!, [agent(null)], 0, {}).detail, /CLI runs as session_user nightshift-session, never root/);
+    const accept = validateConfig({ sandbox: 'none', claude: { permission_mode: 'acceptEdits' } }, '/site/nightshift.yaml').config!;
     assert.equal(permissionCheck(accept, [agent(null)], 0, {}).status, 'ok');
   });
 

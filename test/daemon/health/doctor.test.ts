@@ -13,7 +13,7 @@ import { bwrapHint } from '../../../sessions/wall/sandbox.js';
 import { Outbox, outboxFile } from '../../../report/outbox.js';
 import { startFakeDiscord, type FakeDiscord } from '../../fake-discord.js';
 import { git, makeRepos } from '../../git-helpers.js';
-import { CLAUDE, configYaml, nightshift, SANDBOX, tempDir, workspace, writeAgent, type Workspace } from '../../helpers.js';
+import { CLAUDE, configYaml, nightshift, SANDBOX, SESSION_USER, tempDir, workspace, writeAgent, type Workspace } from '../../helpers.js';
 
 const H = 3_600_000;
 const NOW = new Date('2026-03-02T12:00:00Z');
@@ -71,11 +71,11 @@ test('sandbox: no bwrap on PATH fails the doctor check and refuses the tick, eac
   assert.equal(c.status, 'fail');
   assert.equal(c.detail, '`bwrap` not found on PATH (Debian: apt-get install bubblewrap)');
   assert.match(c.fix!, /apt-get install bubblewrap/);
-  await assert.rejects(checkSandbox({ sandbox: 'bwrap' }, { PATH: empty }), (err: Error) =>
+  await assert.rejects(checkSandbox({ sandbox: 'bwrap' } as any, { PATH: empty }), (err: Error) =>
     err instanceof SandboxUnavailableError && /^Refused: sandbox: bwrap is configured and `bwrap` not found on PATH .*set `sandbox: none`/.test(err.message));
   // `sandbox: none` is a choice: a warning, and no refusal.
   assert.equal((await sandboxCheck({ ...lenient, config: { ...lenient.config, sandbox: 'none' } }, { env: { PATH: empty } })).status, 'warn');
-  await checkSandbox({ sandbox: 'none' }, { PATH: empty });
+  await checkSandbox({ sandbox: 'none' } as any, { PATH: empty });
 });
 
 test('sandbox: a bwrap that cannot make its namespaces fails with its own words and the likely cause', async (t) => {
@@ -86,7 +86,7 @@ test('sandbox: a bwrap that cannot make its namespaces fails with its own words 
   const c = await sandboxCheck({ config: { sandbox: 'bwrap', file: '/x.yaml' }, problems: [], exact: true } as any, { env });
   assert.equal(c.status, 'fail');
   assert.ok(c.detail.startsWith(`bwrap cannot create a sandbox here: ${said} (user namespaces are forbidden here: the unit's RestrictNamespaces= must allow user mnt pid ipc uts net`), c.detail);
-  await assert.rejects(checkSandbox({ sandbox: 'bwrap' }, env), /Refused: sandbox: bwrap is configured and bwrap cannot create a sandbox here: bwrap: No permissions/);
+  await assert.rejects(checkSandbox({ sandbox: 'bwrap' } as any, env), /Refused: sandbox: bwrap is configured and bwrap cannot create a sandbox here: bwrap: No permissions/);
 });
 
 test('sandbox: each refusal measured under the shipped units maps to the setting behind it', () => {
@@ -160,6 +160,7 @@ describe('nightshift doctor', () => {
     assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok').map((c: any) => `${c.name} ${c.status}`), SANDBOX === 'bwrap' ? [] : ['sandbox warn']);
     assert.deepEqual(out.checks.map((c: any) => c.name), [
       'config', 'env', 'credential', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
+      'config', 'env', 'credential', 'agents', 'permission', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
     ]);
     assert.equal(out.alert, null);
     assert.equal(discord.messages.length, 0);
@@ -184,6 +185,10 @@ describe('nightshift doctor', () => {
       fs.rmSync(path.join(ws.state, 'ledger.db'));
       addSession(ws, 'ok', 30 * H, 1);
     }],
+    ...(SESSION_USER && SANDBOX === 'bwrap' ? [['session user', 'a vault file the session user cannot write (root\'s, 0644)', (ws: Workspace) => {
+      fs.writeFileSync(path.join(ws.vault, 'locked.md'), 'x');
+      fs.chmodSync(path.join(ws.vault, 'locked.md'), 0o644);
+    }] as [string, string, (ws: Workspace) => void]] : []),
     ['failures', 'three failed sessions in a row', (ws) => {
       addSession(ws, 'error', 50 * 60_000, 2);
       addSession(ws, 'timeout', 40 * 60_000, 3);
