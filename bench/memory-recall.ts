@@ -1,14 +1,16 @@
 // Recall on the LoCoMo development split (../shared/data/locomo-dev, protocol in its README): one
 // store per conversation, every turn imported as `nightshift memory import` does, each category
 // 1-4 question queried with limit 20, the results' sources (first occurrence) scored against the
-// evidence at depth 1/5/10/20. Beside it, in the same run: the README's anchor, a plain FTS5 BM25
-// table with one row per turn.
+// evidence at depth 1/5/10/20, overall and by category. Beside it, in the same run: the README's
+// anchor (a plain FTS5 BM25 table with one row per turn), the lexical arm alone, and the full
+// pipeline with each of the speaker prior and the rare-word links switched off (the ablations).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { MemoryStore, type StoreOptions } from '../memory/store.js';
+import { parseImportLine } from '../memory/text/jsonl.js';
 import { contentTerms, ftsQuery } from '../memory/text/text.js';
 import type { ObserveInput } from '../memory/types.js';
 
@@ -18,8 +20,10 @@ const DEPTHS = [1, 5, 10, 20] as const;
 
 type Turn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
 type Qa = { question: string; evidence?: string[]; category: number };
-export type Recall = { questions: number; at: Record<(typeof DEPTHS)[number], number> };
-export type RecallReport = { conversations: string[]; anchor: Recall; lexical: Recall; full: Recall };
+export type Recall = { questions: number; at: Record<(typeof DEPTHS)[number], number>; by_category: Record<string, { questions: number; at: Record<(typeof DEPTHS)[number], number> }> };
+export type RecallReport = { conversations: string[]; anchor: Recall; lexical: Recall; full: Recall; no_speaker: Recall; no_links: Recall };
+// LoCoMo's categories 1-4 (category 5, adversarial, is skipped).
+const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 
@@ -45,16 +49,16 @@ export function importLines(conv: Record<string, unknown>): ObserveInput[] {
   return out;
 }
 
-export function questions(conv: Record<string, unknown>): Array<{ question: string; evidence: string[] }> {
+export function questions(conv: Record<string, unknown>): Array<{ question: string; evidence: string[]; category: number }> {
   return ((conv.qa as Qa[]) ?? [])
     .filter((q) => q.category >= 1 && q.category <= 4)
-    .map((q) => ({ question: q.question, evidence: [...new Set((q.evidence ?? []).join(' ').match(/D\d+:\d+/g) ?? [])] }))
+    .map((q) => ({ question: q.question, category: q.category, evidence: [...new Set((q.evidence ?? []).join(' ').match(/D\d+:\d+/g) ?? [])] }))
     .filter((q) => q.evidence.length);
 }
 
-class Scores {
-  private sums = { 1: 0, 5: 0, 10: 0, 20: 0 };
-  private n = 0;
+class Sums {
+  sums = { 1: 0, 5: 0, 10: 0, 20: 0 };
+  n = 0;
   add(ranked: string[], evidence: string[]): void {
     for (const k of DEPTHS) {
       const top = new Set(ranked.slice(0, k));
@@ -62,10 +66,26 @@ class Scores {
     }
     this.n++;
   }
-  result(): Recall {
+  at(): Record<(typeof DEPTHS)[number], number> {
     const at = { 1: 0, 5: 0, 10: 0, 20: 0 };
     for (const k of DEPTHS) at[k] = this.n ? +(this.sums[k] / this.n).toFixed(3) : 0;
-    return { questions: this.n, at };
+    return at;
+  }
+}
+
+class Scores {
+  private all = new Sums();
+  private cats = new Map<number, Sums>();
+  add(ranked: string[], evidence: string[], category: number): void {
+    this.all.add(ranked, evidence);
+    if (!this.cats.has(category)) this.cats.set(category, new Sums());
+    this.cats.get(category)!.add(ranked, evidence);
+  }
+  result(): Recall {
+    const by_category = Object.fromEntries(
+      [...this.cats].sort((a, b) => a[0] - b[0]).map(([c, x]) => [CATEGORY_NAMES[c] ?? String(c), { questions: x.n, at: x.at() }]),
+    );
+    return { questions: this.all.n, at: this.all.at(), by_category };
   }
 }
 
@@ -90,51 +110,72 @@ async function storeRanking(store: MemoryStore, question: string): Promise<strin
 }
 
 /** Runs the recall benchmark; null (with a message on stderr) when the data folder is absent. */
-export async function memoryRecall(opts: { dataDir?: string; full?: StoreOptions; lexical?: StoreOptions } = {}): Promise<RecallReport | null> {
+export async function memoryRecall(opts: { dataDir?: string; full?: StoreOptions; lexical?: StoreOptions; files?: string[] } = {}): Promise<RecallReport | null> {
   const dir = opts.dataDir ?? LOCOMO_DEV;
   if (!fs.existsSync(dir)) {
     process.stderr.write(`memory recall: skipped, no LoCoMo data at ${dir}\n`);
     return null;
   }
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const files = opts.files ?? fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
   const anchor = new Scores();
-  const lexical = new Scores();
-  const full = new Scores();
+  const full = opts.full ?? {};
+  const variants: Array<{ name: 'full' | 'lexical' | 'no_speaker' | 'no_links'; options: StoreOptions; scores: Scores }> = [
+    { name: 'full', options: full, scores: new Scores() },
+    { name: 'lexical', options: { ...opts.lexical, weights: { activation: 0, vector: 0, ...opts.lexical?.weights } }, scores: new Scores() },
+    { name: 'no_speaker', options: { ...full, weights: { ...full.weights, speaker: 0 } }, scores: new Scores() },
+    { name: 'no_links', options: { ...full, weights: { ...full.weights, link_cap: 0 } }, scores: new Scores() },
+  ];
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-recall-'));
-  const lexicalOnly: StoreOptions = { ...opts.lexical, weights: { activation: 0, vector: 0, ...opts.lexical?.weights } };
   try {
     for (const f of files) {
       const conv = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Record<string, unknown>;
-      const lines = importLines(conv);
+      // Each line as `nightshift memory import` reads it.
+      const lines = importLines(conv).map((l) => {
+        const p = parseImportLine(JSON.stringify(l));
+        if (!p?.ok) throw new Error(`Expected a valid import line, got ${JSON.stringify(l)}`);
+        return p.input;
+      });
       const qs = questions(conv);
       const anchorRank = anchorRanking(lines);
-      const stores = [MemoryStore.open(path.join(tmp, `${f}.full.db`), opts.full), MemoryStore.open(path.join(tmp, `${f}.lex.db`), lexicalOnly)];
-      try {
-        for (const s of stores) await s.observeMany(lines, { surface: 'import' });
-        for (const q of qs) {
-          anchor.add(anchorRank(q.question), q.evidence);
-          full.add(await storeRanking(stores[0], q.question), q.evidence);
-          lexical.add(await storeRanking(stores[1], q.question), q.evidence);
+      for (const q of qs) anchor.add(anchorRank(q.question), q.evidence, q.category);
+      for (const v of variants) {
+        const store = MemoryStore.open(path.join(tmp, `${f}.${v.name}.db`), v.options);
+        try {
+          await store.observeMany(lines, { surface: 'import' });
+          for (const q of qs) v.scores.add(await storeRanking(store, q.question), q.evidence, q.category);
+        } finally {
+          store.close();
         }
-      } finally {
-        for (const s of stores) s.close();
       }
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  return { conversations: files, anchor: anchor.result(), lexical: lexical.result(), full: full.result() };
+  const r = Object.fromEntries(variants.map((v) => [v.name, v.scores.result()])) as Record<(typeof variants)[number]['name'], Recall>;
+  return { conversations: files, anchor: anchor.result(), ...r };
 }
 
 export function formatRecall(r: RecallReport): string {
-  const row = (name: string, x: Recall) => `${name.padEnd(34)} ${DEPTHS.map((k) => x.at[k].toFixed(3).padStart(6)).join(' ')}`;
+  const cells = (at: Recall['at']) => DEPTHS.map((k) => at[k].toFixed(3).padStart(6)).join(' ');
+  const row = (name: string, x: Recall) => `${name.padEnd(34)} ${cells(x.at)}`;
+  const rows: Array<[string, Recall]> = [
+    ['anchor: FTS5 BM25, row per turn', r.anchor],
+    ['store, lexical arm alone', r.lexical],
+    ['store, full pipeline', r.full],
+    ['full, speaker prior off', r.no_speaker],
+    ['full, rare-word links off', r.no_links],
+  ];
+  const cats = Object.keys(r.full.by_category);
   return [
     `memory recall, LoCoMo dev (${r.conversations.join(', ')}; ${r.full.questions} questions)`,
     `${''.padEnd(34)} ${DEPTHS.map((k) => `@${k}`.padStart(6)).join(' ')}`,
-    row('anchor: FTS5 BM25, row per turn', r.anchor),
-    row('store, lexical arm alone', r.lexical),
-    row('store, full pipeline', r.full),
+    ...rows.map(([n, x]) => row(n, x)),
     `recall@10 full / anchor: ${(r.full.at[10] / r.anchor.at[10]).toFixed(3)}`,
+    'by category (@1 @5 @10 @20):',
+    ...cats.flatMap((c) => [
+      `  ${c} (${r.full.by_category[c].questions} questions)`,
+      ...rows.map(([n, x]) => `    ${n.padEnd(32)} ${x.by_category[c] ? cells(x.by_category[c].at) : ''}`),
+    ]),
   ].join('\n');
 }
 

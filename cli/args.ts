@@ -7,7 +7,7 @@ import { didYouMean } from '../daemon/suggest.js';
 export type Flags = {
   config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
-  source?: string; category?: string; tags?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
+  source?: string; category?: string; tags?: string; speaker?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
   agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
   'environment-file'?: string; remote?: string; fix?: boolean;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string;
@@ -28,6 +28,7 @@ const OPTIONS = {
   source: { type: 'string' },
   category: { type: 'string' },
   tags: { type: 'string' },
+  speaker: { type: 'string' },
   explain: { type: 'boolean' },
   'include-faded': { type: 'boolean' },
   confidence: { type: 'string' },
@@ -66,7 +67,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   systemd: ['config', 'environment-file', 'user', 'on-calendar', 'prefix'],
   alert: ['config', 'environment-file', 'unit'],
   doctor: ['config', 'environment-file', 'json', 'alert', 'fix'],
-  memory: ['config', 'environment-file', 'json', 'limit', 'source', 'category', 'tags', 'explain', 'include-faded', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
+  memory: ['config', 'environment-file', 'json', 'limit', 'source', 'category', 'tags', 'speaker', 'explain', 'include-faded', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
   mcp: ['config', 'environment-file'],
   state: ['config', 'environment-file', 'json', 'agent'],
   anneal: ['config', 'environment-file', 'json', 'agent'],

@@ -5,7 +5,8 @@
 export const CATEGORIES = ['belief', 'pattern', 'entity', 'topic', 'value', 'project', 'insight', 'thread', 'prediction', 'observation', 'anneal'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-export const EDGE_TYPES = ['supports', 'contradicts', 'abstracts', 'relates_to', 'supersedes', 'follows'] as const;
+// `shares`: two memories of different sessions that hold the same rare words (memory/store/links.ts).
+export const EDGE_TYPES = ['supports', 'contradicts', 'abstracts', 'relates_to', 'supersedes', 'follows', 'shares'] as const;
 export type EdgeType = (typeof EDGE_TYPES)[number];
 
 // Who made a change; every mutation writes one audit row with it.
@@ -20,6 +21,7 @@ export type ObserveInput = {
   salience?: number; // 0..1
   tags?: string[];
   category?: Category;
+  speaker?: string | null; // who said or wrote it: `operator`, an agent, a person in an imported conversation
 };
 
 export type GateDecision = 'merge' | 'link' | 'novel';

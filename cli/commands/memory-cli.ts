@@ -52,9 +52,9 @@ function categoryOf(flags: MemoryFlags): Category | undefined {
   return flags.category as Category;
 }
 
-const FLAG_KEYS: Array<keyof MemoryFlags> = ['json', 'limit', 'explain', 'include-faded', 'source', 'category', 'tags'];
+const FLAG_KEYS: Array<keyof MemoryFlags> = ['json', 'limit', 'explain', 'include-faded', 'source', 'category', 'tags', 'speaker'];
 const SUB_FLAGS: Record<string, Array<keyof MemoryFlags>> = {
-  observe: ['json', 'source', 'category', 'tags'],
+  observe: ['json', 'source', 'category', 'tags', 'speaker'],
   query: ['json', 'limit', 'explain', 'include-faded'],
   recall: ['json'],
   stats: ['json'],
@@ -106,6 +106,7 @@ async function observe(config: Config, text: string, flags: MemoryFlags, io: Mem
   const input: ObserveInput = {
     text,
     source: flags.source ?? 'cli',
+    speaker: flags.speaker ?? 'operator',
     category: categoryOf(flags),
     tags: flags.tags === undefined ? undefined : flags.tags.split(',').map((t) => t.trim()).filter(Boolean),
   };

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from '../../logs/logger.js';
 
 export type MemoryFlags = {
-  json?: boolean; limit?: string; explain?: boolean; 'include-faded'?: boolean; source?: string; category?: string; tags?: string;
+  json?: boolean; limit?: string; explain?: boolean; 'include-faded'?: boolean; source?: string; category?: string; tags?: string; speaker?: string;
 };
 
 export type MemoryIo = {

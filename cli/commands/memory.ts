@@ -7,9 +7,10 @@ export const help = `Usage: nightshift memory <command> [--json] [--config PATH]
 The memory store at memory.db (default <state_dir>/memory.db). Every change is written to its
 audit log with surface "cli" (or "import").
 
-  observe TEXT [--source S] [--category C] [--tags a,b]
+  observe TEXT [--source S] [--category C] [--tags a,b] [--speaker NAME]
         one observation through the prediction-error gate: merged into a close memory, a new
-        memory linked to a related one, or a new memory. Source defaults to "cli".
+        memory linked to a related one, or a new memory. Source defaults to "cli", speaker to
+        "operator".
         --json: {observation_id, memory_id, decision, prediction_error, linked_to}
   query TEXT [--limit N] [--explain] [--include-faded]
         best matches first (default 10). --include-faded adds faded and superseded memories,

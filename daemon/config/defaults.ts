@@ -69,7 +69,12 @@ export const DEFAULTS = {
       recency: 0.02,
       half_life_days: 30,
       salience: 0.02,
-      edges: { supports: 0.8, contradicts: 0.3, abstracts: 0.8, relates_to: 0.6, supersedes: 0.2, follows: 1 },
+      edges: { supports: 0.8, contradicts: 0.3, abstracts: 0.8, relates_to: 0.6, supersedes: 0.2, follows: 1, shares: 0.25 },
+      // A query naming a known speaker: another speaker's memory not about them keeps half its score.
+      speaker: 0.5,
+      // Rare-word links across sessions (memory/store/links.ts): at most 5 a memory, words in at most 1% of observations.
+      link_cap: 5,
+      link_rare: 0.01,
     },
   },
 } as const;

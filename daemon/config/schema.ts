@@ -157,6 +157,9 @@ const MemorySchema = z
         recency: nonNegative.default(R.recency),
         half_life_days: nonNegative.default(R.half_life_days),
         salience: nonNegative.default(R.salience),
+        speaker: fraction.default(R.speaker),
+        link_cap: z.number().int('Expected a whole number').min(0).max(50, 'Expected at most 50').default(R.link_cap),
+        link_rare: fraction.default(R.link_rare),
         edges: z
           .strictObject(Object.fromEntries(Object.entries(R.edges).map(([k, v]) => [k, fraction.default(v)])) as Record<keyof typeof R.edges, z.ZodDefault<typeof fraction>>)
           .prefault({}),

@@ -31,6 +31,8 @@ export type MemoryHttpOptions = {
   // line) and the store and the SDK load while the CLI starts; requests wait for them.
   store: ToolStore | Promise<ToolStore>;
   sessionId: string;
+  // The session's agent: who its observations are said by unless they name a speaker.
+  agent?: string | null;
   logger: Logger;
   version: string;
   afterObserve?: (memory: { id: number; text: string }) => void;
@@ -136,7 +138,7 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, body: unknown) => {
     const { McpServer, StreamableHTTPServerTransport, tools, store } = await load();
     const server = new McpServer({ name: tools.SERVER_NAME, version: o.version }, { instructions: tools.INSTRUCTIONS });
-    tools.registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, logger: log, afterObserve: o.afterObserve, writes });
+    tools.registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, speaker: o.agent ?? null, logger: log, afterObserve: o.afterObserve, writes });
     server.server.onerror = (err) => log.warn({ event: 'mcp_error', err }, `mcp: ${err.message}`);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

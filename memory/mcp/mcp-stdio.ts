@@ -26,7 +26,7 @@ export async function runMcpServer(store: ToolStore, deps: McpDeps): Promise<voi
   const actor: Actor = { surface: 'mcp', sessionId: deps.sessionId };
   const server = new McpServer({ name: SERVER_NAME, version: deps.version }, { instructions: INSTRUCTIONS });
   // Trusted: a source the client gives is the source (a session's own server is memory/mcp-http.ts).
-  registerTools(server, store, { actor, defaultSource: deps.sessionId ?? 'mcp', trustSource: true, logger: log, afterObserve: deps.afterObserve });
+  registerTools(server, store, { actor, defaultSource: deps.sessionId ?? 'mcp', trustSource: true, speaker: deps.sessionId ? null : 'operator', logger: log, afterObserve: deps.afterObserve });
 
   const input = guardStdin({
     reply: (line) => deps.stdout.write(line),

@@ -23,7 +23,7 @@ export type SessionMemory = {
 };
 
 /** Throws MemoryDbError, saying why, when the store cannot be opened or served; nothing is left open then. */
-export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv, logger: Logger, sessionId: string, version: string, listen: Listen | null = null): Promise<SessionMemory> {
+export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv, logger: Logger, sessionId: string, version: string, listen: Listen | null = null, agent: string | null = null): Promise<SessionMemory> {
   let store: MemoryStore;
   try {
     store = await openMemoryStore(config, env, logger);
@@ -37,7 +37,7 @@ export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv,
   const afterObserve = (m: { id: number; text: string }) => void serve().then((s) => s.afterObserve?.(m), () => {});
   let http;
   try {
-    http = await startMemoryHttp({ store, sessionId, logger, version, afterObserve, listen, maxWrites: config.limits.memory_writes });
+    http = await startMemoryHttp({ store, sessionId, agent, logger, version, afterObserve, listen, maxWrites: config.limits.memory_writes });
   } catch (err) {
     store.close();
     throw new MemoryDbError(`Cannot serve memory to session ${sessionId}: ${(err as Error)?.message ?? String(err)}`, { cause: err });

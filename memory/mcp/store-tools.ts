@@ -30,6 +30,7 @@ const ObserveIn = z.strictObject({
   salience: z.number().min(0).max(1).optional().describe('How much it matters, 0..1.'),
   tags: z.array(z.string().min(1).max(100)).max(50).optional().describe('Short labels.'),
   category: category.optional().describe('What kind of memory it is.'),
+  speaker: z.string().min(1).max(80).optional().describe('Who said it; default this agent.'),
 });
 const ObserveOut = z.object({
   observation_id: z.number().int(),
@@ -39,7 +40,8 @@ const ObserveOut = z.object({
   linked_to: z.number().int().nullable(),
 });
 
-const ObserveInClaimed = ObserveIn.extend({ source: CLAIMED_SOURCE });
+// A session's own server: its observations are its agent's word, as its sources are its own (claimed-source.ts).
+const ObserveInClaimed = ObserveIn.omit({ speaker: true }).extend({ source: CLAIMED_SOURCE });
 
 const QueryIn = z.strictObject({
   query: z.string().trim().min(1).max(MAX_TEXT).describe('A question or keywords.'),
@@ -142,7 +144,7 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       async run(a: z.output<typeof ObserveIn>) {
         const { source, tags } = attribute(a.source, a.tags, opts);
-        const input: ObserveInput = { text: a.text, source, salience: a.salience, tags, category: a.category };
+        const input: ObserveInput = { text: a.text, source, salience: a.salience, tags, category: a.category, speaker: a.speaker ?? opts.speaker ?? null };
         const r = await store.observe(input, opts.actor);
         if (r.decision !== 'merge') setImmediate(() => opts.afterObserve?.({ id: r.memory_id, text: a.text }));
         return { structured: { observation_id: r.observation_id, memory_id: r.memory_id, decision: r.decision, prediction_error: r.prediction_error, linked_to: r.linked_to } };

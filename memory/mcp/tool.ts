@@ -13,6 +13,8 @@ export type ToolOptions = {
   // False for a session's own server: every write's source is `defaultSource`, and a `source` the
   // caller gives is kept only as a `claimed-source:` tag (memory/mcp/claimed-source.ts).
   trustSource: boolean;
+  // Who an observation is said by when it names no `speaker`: the session's agent, `operator` on stdio.
+  speaker?: string | null;
   logger?: Pick<Logger, 'warn' | 'error' | 'debug'>;
   // Called with each new memory an observe made (not a merge), after it has answered; the server
   // runs its slower checks there (Gemini's contradiction check) without delaying the reply.

@@ -1,6 +1,7 @@
 // The query pipeline over what the store hands in: the lexical and vector arms fused by rank,
 // spreading activation from the best seeds, then recency and salience (memory/recall/rank.ts).
 // No SQL here: `RecallSource` is the store's read side (memory/store/search.ts).
+import { namedIn, names, ownWords } from '../text/speaker.js';
 import { contentTerms, ftsQuery } from '../text/text.js';
 import type { Category, EdgeType, QueryOptions, QueryResult } from '../types.js';
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
@@ -18,7 +19,9 @@ export type RecallSource = {
   lexical(q: string, depth: number): { memories: Array<{ id: number; s: number }>; evidence: Array<{ id: number; s: number }> };
   vectorTop(qvec: Float32Array, depth: number): Array<{ id: number; score: number }>;
   edgesAround(ids: number[]): Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>;
-  states(ids: number[]): Array<{ id: number; salience: number; updated_at: string; faded: number; superseded_by: number | null }>;
+  states(ids: number[]): Array<{ id: number; salience: number; updated_at: string; faded: number; superseded_by: number | null; speaker: string | null }>;
+  // The speakers the store knows (memory/text/speaker.ts), to find those a query names.
+  speakers(): string[];
   texts(ids: number[]): Array<{ id: number; text: string; category: Category; faded: number; superseded_by: number | null }>;
   sourcesOf(ids: number[]): Map<number, string[]>;
 };
@@ -58,7 +61,9 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
   const candidateIds = new Set([...fused.keys(), ...activation.keys()]);
   const nowMs = src.now.getTime();
   const cands: Candidate[] = [];
-  for (const r of src.states([...candidateIds])) {
+  const states = src.states([...candidateIds]);
+  const elsewhere = w.speaker > 0 ? saidElsewhere(src, text, states) : new Set<number>();
+  for (const r of states) {
     if (!opts.include_faded && (r.faded || r.superseded_by !== null)) continue;
     cands.push({
       id: r.id,
@@ -68,6 +73,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
       activation: activation.get(r.id) ?? 0,
       ageDays: (nowMs - Date.parse(r.updated_at)) / DAY_MS,
       salience: r.salience,
+      elsewhere: elsewhere.has(r.id),
     });
   }
   const ranked = rankCandidates(cands, w).slice(0, opts.limit);
@@ -79,6 +85,20 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
     if (opts.explain) out.explain = Object.fromEntries(Object.entries(r.parts).map(([k, v]) => [k, round(v as number, 6)])) as QueryResult['explain'];
     return out;
   });
+}
+
+// When the query names known speakers: the memories another speaker said that name none of them.
+function saidElsewhere(src: RecallSource, query: string, states: Array<{ id: number; speaker: string | null }>): Set<number> {
+  const out = new Set<number>();
+  const named = namedIn(query, src.speakers());
+  if (!named.size) return out;
+  const others = states.filter((r) => r.speaker !== null && !named.has(r.speaker.toLowerCase()));
+  const speakerOf = new Map(others.map((r) => [r.id, r.speaker]));
+  for (const m of src.texts(others.map((r) => r.id))) {
+    const own = ownWords(m.text, speakerOf.get(m.id) ?? null);
+    if (![...named].some((n) => names(own, n))) out.add(m.id);
+  }
+  return out;
 }
 
 // The edges around `start`, out to `hops` hops, both directions.

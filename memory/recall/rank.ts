@@ -15,6 +15,9 @@ export type RankWeights = {
   half_life_days: number;
   salience: number;
   edges: Record<EdgeType, number>; // how well each edge type carries activation
+  speaker: number; // a query naming a known speaker: what another speaker said, not about them, loses this share of its score
+  link_cap: number; // `shares` edges a memory may have (memory/store/links.ts)
+  link_rare: number; // a word in at most this share of observations is rare enough to link by
 };
 
 export type Ranked = { id: number; score: number; parts: ScoreParts };
@@ -61,10 +64,11 @@ export function recency(ageDays: number, halfLifeDays: number): number {
   return Math.pow(0.5, Math.max(0, ageDays) / halfLifeDays);
 }
 
-export type Candidate = { id: number; lexical: number; vector: number; fused: number; activation: number; ageDays: number; salience: number };
+// `elsewhere`: the query names a speaker, and someone else said this and it does not name them.
+export type Candidate = { id: number; lexical: number; vector: number; fused: number; activation: number; ageDays: number; salience: number; elsewhere?: boolean };
 
 // The final order: fused rank score (scaled so the best is 1) plus weighted activation, recency
-// and salience. Ties go to the lower id (older memory) so results are stable.
+// and salience, times (1 - speaker) for what another speaker said (Candidate `elsewhere`). Ties go to the lower id (older memory) so results are stable.
 export function rankCandidates(cands: Candidate[], w: RankWeights): Ranked[] {
   const top = Math.max(0, ...cands.map((c) => c.fused));
   const out = cands.map((c) => {
@@ -77,7 +81,8 @@ export function rankCandidates(cands: Candidate[], w: RankWeights): Ranked[] {
       recency: recency(c.ageDays, w.half_life_days),
       salience: c.salience,
     };
-    const score = fused + w.activation * parts.activation + w.recency * parts.recency + w.salience * parts.salience;
+    const mixed = fused + w.activation * parts.activation + w.recency * parts.recency + w.salience * parts.salience;
+    const score = c.elsewhere ? mixed * (1 - w.speaker) : mixed;
     return { id: c.id, score, parts };
   });
   return out.sort((a, b) => b.score - a.score || a.id - b.id);

@@ -70,6 +70,8 @@ export function deleteForever(s: StoreCore, memoryIds: number[], reason: string,
         ]) s.stmt(sql).run({ id });
         s.vectors?.delete(id);
       }
+      // A speaker no memory is left of is no longer known.
+      s.stmt('DELETE FROM speakers WHERE name NOT IN (SELECT speaker FROM memories WHERE speaker IS NOT NULL)').run();
       // FTS5 keeps a deleted row's terms in its segments until they merge: merge them now.
       s.db.exec("INSERT INTO memories_fts (memories_fts) VALUES ('optimize'); INSERT INTO observations_fts (observations_fts) VALUES ('optimize');");
       const auditRedacted = redactAudit(s.db, memoryIds, [...texts]);

@@ -9,6 +9,7 @@ import { applyGrade } from './cards.js';
 import { checkActor, publicRow, round, validate, type Clean, type MemoryRow } from './checks.js';
 import { heuristicCandidates } from './contradictions.js';
 import type { StoreCore } from './core.js';
+import { linkRareTerms } from './links.js';
 import { nextId } from './schema.js';
 import { candidateTerms, gateCandidates } from './search.js';
 import { observationFields } from './tombstones.js';
@@ -121,11 +122,15 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
   } else {
     memoryId = s.insertMemory(clean.text, clean.category, clean.salience, clean.tags, at, 0.5, false, confirmedAtCreation(actor));
     s.putVector(memoryId, vec);
+    if (clean.speaker) {
+      s.stmt('UPDATE memories SET speaker = ? WHERE id = ?').run(clean.speaker, memoryId);
+      s.stmt('INSERT INTO speakers (name, memories) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET memories = memories + 1').run(clean.speaker);
+    }
     if (decision === 'link') s.upsertEdge(memoryId, near!.id, 'relates_to', round(similarity));
   }
   const pe = round(predictionError(similarity));
   const observationId = Number(
-    s.stmt(`INSERT INTO observations (id, text, source, created_at, salience, prediction_error, decision, memory_id, session_id) VALUES (${nextId('observations')}, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    s.stmt(`INSERT INTO observations (id, text, source, created_at, salience, prediction_error, decision, memory_id, session_id, speaker) VALUES (${nextId('observations')}, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
       clean.text,
       clean.source,
       at,
@@ -134,15 +139,17 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
       decision,
       memoryId,
       actor.sessionId ?? null,
+      clean.speaker,
     ).lastInsertRowid,
   );
   if (s.docs >= 0) s.docs++;
   if (follows !== null && follows !== memoryId) s.upsertEdge(follows, memoryId, 'follows', 1);
+  const shares = decision === 'merge' ? [] : linkRareTerms(s, memoryId, clean.text, at, actor.sessionId ?? null, { cap: s.weights.link_cap, rare: s.weights.link_rare });
   const result: ObserveResult = { observation_id: observationId, memory_id: memoryId, decision, prediction_error: pe, linked_to: decision === 'link' ? near!.id : null };
   // A new claim that says the opposite of a close memory is recorded as a candidate, never applied.
   const candidates = decision === 'merge' ? [] : heuristicCandidates(s, memoryId, clean.text, neighbours);
   s.audit(actor, 'observe', `memory:${memoryId}`, before && publicRow(before), {
-    ...result, source: clean.source, follows, ...(graded ? { graded } : {}), ...(candidates.length ? { contradiction_candidates: candidates } : {}),
+    ...result, source: clean.source, follows, ...(clean.speaker ? { speaker: clean.speaker } : {}), ...(shares.length ? { shares } : {}), ...(graded ? { graded } : {}), ...(candidates.length ? { contradiction_candidates: candidates } : {}),
   });
   return result;
 }

@@ -14,6 +14,8 @@ const list = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 // The categories migration 1 shipped with: frozen, so a new store and a migrated one end alike.
 const V1_CATEGORIES = ['belief', 'pattern', 'entity', 'topic', 'value', 'project', 'insight', 'thread', 'prediction', 'observation'];
+// The edge types migration 1 shipped with, frozen for the same reason.
+const V1_EDGE_TYPES = ['supports', 'contradicts', 'abstracts', 'relates_to', 'supersedes', 'follows'];
 
 // Each entry moves the schema from version i to i + 1; never edit one that has shipped.
 export const MIGRATIONS: string[] = [
@@ -46,7 +48,7 @@ export const MIGRATIONS: string[] = [
     id INTEGER PRIMARY KEY,
     from_id INTEGER NOT NULL REFERENCES memories (id),
     to_id INTEGER NOT NULL REFERENCES memories (id),
-    type TEXT NOT NULL CHECK (type IN (${list(EDGE_TYPES)})),
+    type TEXT NOT NULL CHECK (type IN (${list(V1_EDGE_TYPES)})),
     weight REAL NOT NULL DEFAULT 1 CHECK (weight BETWEEN 0 AND 1),
     created_at TEXT NOT NULL,
     UNIQUE (from_id, to_id, type)
@@ -218,9 +220,21 @@ export const MIGRATIONS: string[] = [
    WHERE type = 'table' AND name = 'memories';
   PRAGMA writable_schema = OFF;
   `,
+  // 8: who said it (memory/text/speaker.ts): each observation's speaker and a memory's first one
+  // (existing rows null), the speakers known to the store, and the edge type `shares` (two memories
+  // of different sessions holding the same rare words), widened in place as in 7. Unsafe mode.
+  `
+  ALTER TABLE memories ADD COLUMN speaker TEXT;
+  ALTER TABLE observations ADD COLUMN speaker TEXT;
+  CREATE TABLE speakers (name TEXT PRIMARY KEY COLLATE NOCASE, memories INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+  PRAGMA writable_schema = ON;
+  UPDATE sqlite_schema SET sql = replace(sql, ${sqlString(`IN (${list(V1_EDGE_TYPES)})`)}, ${sqlString(`IN (${list(EDGE_TYPES)})`)})
+   WHERE type = 'table' AND name = 'edges';
+  PRAGMA writable_schema = OFF;
+  `,
 ];
 // Migrations that edit the schema's own text need SQLite's defensive mode off for their run.
-const UNSAFE_MIGRATIONS = new Set([6]);
+const UNSAFE_MIGRATIONS = new Set([6, 7]);
 
 // The next id of a table, above every id it ever handed out (see migration 5).
 export const nextId = (table: 'memories' | 'observations') =>

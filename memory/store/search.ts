@@ -98,13 +98,15 @@ function recallSource(s: StoreCore): RecallSource {
          UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(?))`,
       ).all(ids(frontier), ids(frontier)) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
     states: (memoryIds) =>
-      s.stmt(`SELECT id, salience, updated_at, faded, superseded_by FROM memories WHERE id IN (SELECT value FROM json_each(?))`).all(ids(memoryIds)) as Array<{
+      s.stmt(`SELECT id, salience, updated_at, faded, superseded_by, speaker FROM memories WHERE id IN (SELECT value FROM json_each(?))`).all(ids(memoryIds)) as Array<{
         id: number;
         salience: number;
         updated_at: string;
         faded: number;
         superseded_by: number | null;
+        speaker: string | null;
       }>,
+    speakers: () => s.stmt('SELECT name FROM speakers').pluck().all() as string[],
     texts: (memoryIds) =>
       s.stmt('SELECT id, text, category, faded, superseded_by FROM memories WHERE id IN (SELECT value FROM json_each(?))').all(ids(memoryIds)) as Array<{
         id: number;

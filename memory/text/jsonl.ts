@@ -1,4 +1,5 @@
 // The JSONL line formats of `nightshift memory import` and `export`. Pure: a line in, a verdict out.
+import { transcriptSpeaker } from './speaker.js';
 import { fieldsProblem } from './text-hygiene.js';
 import { CATEGORIES, type Category, type ObserveInput } from '../types.js';
 
@@ -7,8 +8,9 @@ export type ParsedLine = { ok: true; input: ObserveInput } | { ok: false; field:
 
 const show = (v: unknown) => (v === undefined ? 'nothing' : `\`${JSON.stringify(v)?.slice(0, 60)}\` (${Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v})`);
 
-// One import line: {"text", "source", "created_at"?, "tags"?, "category"?, "salience"?}; other
-// fields are ignored, so an export (or another tool's dump) imports as it is. Blank lines: null.
+// One import line: {"text", "source", "created_at"?, "tags"?, "category"?, "salience"?, "speaker"?};
+// other fields are ignored, so an export (or another tool's dump) imports as it is. Without a
+// `speaker`, a transcript line's `Name: ` opening names it. Blank lines: null.
 export function parseImportLine(line: string): ParsedLine | null {
   if (!line.trim()) return null;
   let v: unknown;
@@ -21,9 +23,10 @@ export function parseImportLine(line: string): ParsedLine | null {
   const o = v as Record<string, unknown>;
   if (typeof o.text !== 'string' || !o.text.trim()) return { ok: false, field: 'text', message: `Expected \`text\` to be a non-empty string, got ${show(o.text)}` };
   if (typeof o.source !== 'string' || !o.source.trim()) return { ok: false, field: 'source', message: `Expected \`source\` to be a non-empty string, got ${show(o.source)}` };
-  const bad = fieldsProblem({ text: o.text, source: o.source, tags: o.tags });
+  const bad = fieldsProblem({ text: o.text, source: o.source, tags: o.tags, speaker: o.speaker });
   if (bad) return { ok: false, ...bad };
-  const input: ObserveInput = { text: o.text, source: o.source };
+  if (o.speaker !== undefined && o.speaker !== null && typeof o.speaker !== 'string') return { ok: false, field: 'speaker', message: `Expected \`speaker\` to be a string, got ${show(o.speaker)}` };
+  const input: ObserveInput = { text: o.text, source: o.source, speaker: (o.speaker as string | null | undefined) || transcriptSpeaker(o.text) };
   if (o.created_at !== undefined && o.created_at !== null) {
     const t = typeof o.created_at === 'string' ? Date.parse(o.created_at) : NaN;
     if (Number.isNaN(t)) return { ok: false, field: 'created_at', message: `Expected \`created_at\` to be an ISO-8601 time, got ${show(o.created_at)}` };

@@ -194,7 +194,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   const memoryStart = Promise.resolve(i.state)
     .catch(() => null)
     .then(() => import('../../memory/mcp/session-server.js'))
-    .then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version, at('m', WALL_PORTS.memory)));
+    .then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version, at('m', WALL_PORTS.memory), i.agent.name));
   memoryStart.then((m) => closers.push(() => m.close()), () => {});
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;

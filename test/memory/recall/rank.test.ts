@@ -4,7 +4,7 @@ import { fuseRanks, rankCandidates, recency, spreadActivation, type Adjacency } 
 import { DEFAULT_WEIGHTS } from '../../../memory/store.js';
 import type { EdgeType } from '../../../memory/types.js';
 
-const ALL: Record<EdgeType, number> = { supports: 1, contradicts: 1, abstracts: 1, relates_to: 1, supersedes: 1, follows: 1 };
+const ALL: Record<EdgeType, number> = { supports: 1, contradicts: 1, abstracts: 1, relates_to: 1, supersedes: 1, follows: 1, shares: 1 };
 
 // Both directions, as the store loads them.
 function graph(edges: Array<[number, number, number, EdgeType?]>): Adjacency {
