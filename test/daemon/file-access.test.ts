@@ -58,7 +58,8 @@ test('a store folder the service user cannot write: the memory database and the 
   const dir = tempDir(t);
   fs.chmodSync(dir, 0o755);
   const state = path.join(dir, 'state');
-  fs.mkdirSync(state);
+  // 0755 whatever the umask (the helpers keep group write for the session user).
+  fs.mkdirSync(state, { mode: 0o755 });
   const file = path.join(state, 'memory.db');
   MemoryStore.open(file).close();
   Ledger.open(path.join(state, 'ledger.db')).close();
