@@ -122,7 +122,7 @@ describe('a supervisor killed mid-session', () => {
       assert.deepEqual(processesMatching(`sleep ${sleepN}`), []);
       const sessions = JSON.parse((await nightshift(['sessions', '--json'], ws.env, ws.dir)).stdout);
       assert.equal(sessions[0].id, record.id);
-      assert.equal(sessions[0].outcome, 'error');
+      assert.equal(sessions[0].outcome, 'interrupted');
       assert.equal(ledgerRows(ws.dir)[0].status, 'settled');
       assert.ok(fs.existsSync(record.transcript));
     });
