@@ -9,7 +9,7 @@ import path from 'node:path';
 import { startFakeApi } from './fake-api.js';
 import { startFakeDiscord } from './fake-discord.js';
 import { git, makeRepos } from './git-helpers.js';
-import { BWRAP, claudeTestEnv, configYaml, nightshift } from './helpers.js';
+import { BWRAP, claudeTestEnv, configYaml, nightshift, SESSION_USER, shareWithSession } from './helpers.js';
 
 const api = await startFakeApi();
 const discord = await startFakeDiscord();
@@ -18,6 +18,12 @@ const say = (title: string, body: string) => process.stdout.write(`\n== ${title}
 try {
   fs.mkdirSync(path.join(dir, 'prompts'));
   makeRepos(dir, path.join(dir, 'vault'));
+  // Run as root, the session runs as session_user, as `nightshift init` would set it up.
+  if (SESSION_USER) {
+    fs.chmodSync(dir, 0o711);
+    shareWithSession(path.join(dir, 'vault'));
+    process.stdout.write(`Run as root: the session runs as ${SESSION_USER.name}, which the vault's group lets write it.\n`);
+  }
   fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ discord: { api_base: `${discord.apiBase}` } }));
   // The imitation API plays the model: it writes a note, stores what it learned, and reports.
   api.script('demo', ({ turn, lastToolResult }) => {
@@ -38,6 +44,7 @@ try {
     ? 'The session runs in a bubblewrap sandbox: the vault writable, state, logs, config and your home out of sight.\n'
     : 'bubblewrap cannot make a sandbox on this machine (apt-get install bubblewrap): this demo runs with `sandbox: none`.\n');
   const ran = await nightshift(['run', 'demo', '--json'], env, dir);
+  if (!ran.stdout.trim()) throw new Error(`nightshift run printed nothing (exit ${ran.code}):\n${ran.stderr.slice(-3000)}`);
   const r = JSON.parse(ran.stdout);
   const day = r.started_at.slice(0, 10);
   say('session', [
