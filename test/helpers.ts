@@ -75,9 +75,12 @@ export function writeAgent(ws: Workspace, name: string, prompt: string, front: R
   fs.writeFileSync(path.join(ws.prompts, `${name}.md`), `---\n${yaml}\n---\n${prompt}\n`);
 }
 
-// A workspace whose sessions talk to the fake API at `apiUrl`.
-export function workspace(t: TestContext, apiUrl: string, yaml = configYaml()): Workspace {
-  const dir = tempDir(t);
+// A workspace whose sessions talk to the fake API at `apiUrl`. `base`: a folder other than the
+// temp dir (the wall's tests want one outside the session's private /tmp); `share: false` leaves the
+// vault for the caller to give the session user (makeRepos clones into it).
+export function workspace(t: TestContext, apiUrl: string, yaml = configYaml(), o: { base?: string; prefix?: string; share?: boolean } = {}): Workspace {
+  const dir = o.base ? fs.mkdtempSync(path.join(o.base, o.prefix ?? 'nightshift-')) : tempDir(t, o.prefix);
+  if (o.base) t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const ws: Workspace = {
     dir,
     vault: path.join(dir, 'vault'),
@@ -90,7 +93,7 @@ export function workspace(t: TestContext, apiUrl: string, yaml = configYaml()): 
   fs.mkdirSync(ws.vault);
   // The session user passes through the workspace (never lists it) to the vault.
   if (SESSION_USER) fs.chmodSync(dir, 0o711);
-  shareWithSession(ws.vault);
+  if (o.share !== false) shareWithSession(ws.vault);
   fs.mkdirSync(ws.prompts);
   fs.writeFileSync(ws.config, yaml);
   return ws;

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { git, makeRepos } from '../git-helpers.js';
 import {
-  BIN, NEEDS_BWRAP, SESSION_USER, claudeTestEnv, configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, runJson, startNightshift, tempDir,
+  BIN, NEEDS_BWRAP, configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, runJson, startNightshift, tempDir,
   workspace, writeAgent, type Workspace,
 } from '../helpers.js';
 import type { Reply, Turn } from '../fake-api.js';
@@ -212,18 +212,8 @@ type Wall = {
 };
 
 function wallWorkspace(t: TestContext, yaml: string): Workspace {
-  const dir = fs.mkdtempSync(path.join(WALL_BASE, 'nightshift-escape-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const ws: Workspace = {
-    dir, vault: path.join(dir, 'vault'), prompts: path.join(dir, 'prompts'), config: path.join(dir, 'nightshift.yaml'),
-    logs: path.join(dir, 'logs'), state: path.join(dir, 'state'), env: claudeTestEnv(dir, api.url),
-  };
-  fs.mkdirSync(ws.vault);
   // Run as root, the session user passes through to the vault (makeRepos gives it the vault).
-  if (SESSION_USER) fs.chmodSync(dir, 0o711);
-  fs.mkdirSync(ws.prompts);
-  fs.writeFileSync(ws.config, yaml);
-  return ws;
+  return workspace(t, api.url, yaml, { base: WALL_BASE, prefix: 'nightshift-escape-', share: false });
 }
 
 // The block device and mount behind `p`, from mountinfo (for the mknod attempt).

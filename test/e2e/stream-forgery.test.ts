@@ -7,10 +7,9 @@
 // The workspace lives under /var/tmp: the wall gives the session a private /tmp.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { FIXTURES, NEEDS_BWRAP, SESSION_USER, claudeTestEnv, configYaml, fakeApiPerFile, ledgerRows, nightshift, shareWithSession, writeAgent, type Workspace } from '../helpers.js';
+import { FIXTURES, NEEDS_BWRAP, configYaml, fakeApiPerFile, ledgerRows, nightshift, workspace, writeAgent, type Workspace } from '../helpers.js';
 import { bash, text, type Turn } from '../fake-api.js';
 import { THIEF_PY } from '../stream-thief.js';
 
@@ -20,20 +19,9 @@ const FORGED_USD = 0.0001;
 const FORGED_TEXT = 'forged by the session';
 
 function site(t: TestContext, name: string): Workspace {
-  const dir = fs.mkdtempSync(path.join('/var/tmp', `nightshift-forgery-${name}-`));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const ws: Workspace = {
-    dir, vault: path.join(dir, 'vault'), prompts: path.join(dir, 'prompts'), config: path.join(dir, 'nightshift.yaml'),
-    logs: path.join(dir, 'logs'), state: path.join(dir, 'state'), env: claudeTestEnv(dir, api.url),
-  };
-  fs.mkdirSync(ws.vault);
-  // Run as root, the session user passes through to the vault, its group's to write.
-  if (SESSION_USER) fs.chmodSync(dir, 0o711);
-  shareWithSession(ws.vault);
-  fs.mkdirSync(ws.prompts);
   // The guardrail hook off: only the wall stands.
-  fs.writeFileSync(ws.config, configYaml({ top: 'hooks:\n  enabled: false\nsandbox: bwrap\ngemini:\n  base_url: "http://127.0.0.1:9"\n', claude: { timeout: '120s', idle_timeout: '60s' } }));
-  return ws;
+  const yaml = configYaml({ top: 'hooks:\n  enabled: false\nsandbox: bwrap\ngemini:\n  base_url: "http://127.0.0.1:9"\n', claude: { timeout: '120s', idle_timeout: '60s' } });
+  return workspace(t, api.url, yaml, { base: '/var/tmp', prefix: `nightshift-forgery-${name}-` });
 }
 
 // Six harmless calls, then the thief; whatever the session still asks after it gets a text answer.
