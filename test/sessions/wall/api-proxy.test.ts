@@ -39,6 +39,20 @@ async function proxy(t: TestContext, o: Partial<ApiProxyOptions> & { upstream: s
   return p;
 }
 
+// How a CLI-shaped request through the proxy ended: `clean end` or `cut`.
+function ending(p: { url: string; token: string }, send: (req: http.ClientRequest) => void): Promise<string> {
+  return new Promise((resolve) => {
+    const req = http.request(`${p.url}/v1/messages`, { method: 'POST', headers: cliHeaders({ 'x-api-key': p.token }), agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve('clean end'));
+      res.on('error', () => resolve('cut'));
+      res.on('aborted', () => resolve('cut'));
+    });
+    req.on('error', () => resolve('cut'));
+    send(req);
+  });
+}
+
 type Got = { status: number; headers: http.IncomingHttpHeaders; body: Buffer; json: any };
 
 // A raw node:http client: no decompression, no retries, headers exactly as given.
@@ -345,16 +359,7 @@ describe('api proxy', () => {
       res.write('event: message_start\ndata: {}\n\n', () => setTimeout(() => res.socket?.destroy(), 100));
     });
     const p = await proxy(t, { upstream: up.url });
-    const outcome = await new Promise<string>((resolve) => {
-      const req = http.request(`${p.url}/v1/messages`, { method: 'POST', headers: cliHeaders({ 'x-api-key': p.token }), agent: false }, (res) => {
-        res.resume();
-        res.on('end', () => resolve('clean end'));
-        res.on('error', () => resolve('cut'));
-        res.on('aborted', () => resolve('cut'));
-      });
-      req.on('error', () => resolve('cut'));
-      req.end(BODY);
-    });
+    const outcome = await ending(p, (req) => req.end(BODY));
     assert.equal(outcome, 'cut');
     assert.equal(p.stats.upstreamErrors, 1);
   });
@@ -452,14 +457,7 @@ describe('api proxy', () => {
     });
     const p = await startApiProxy({ upstream: up.url, credential: { kind: 'api_key', value: REAL }, logger: quiet, redact: (x) => x });
     const open = (finish: boolean) =>
-      new Promise<string>((resolve) => {
-        const req = http.request(`${p.url}/v1/messages`, { method: 'POST', headers: cliHeaders({ 'x-api-key': p.token }), agent: false }, (res) => {
-          res.resume();
-          res.on('end', () => resolve('clean end'));
-          res.on('error', () => resolve('cut'));
-          res.on('aborted', () => resolve('cut'));
-        });
-        req.on('error', () => resolve('cut'));
+      ending(p, (req) => {
         if (finish) req.end(BODY);
         else req.write('{"model":'); // and never the rest
       });
