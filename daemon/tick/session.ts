@@ -13,7 +13,7 @@ import { money } from '../../budget/money.js';
 import type { Redactor } from '../../logs/redact.js';
 import { claudeArgs } from '../../sessions/run/command.js';
 import { checkSandbox, prepareGuest, type Guest } from '../../sessions/wall/guest.js';
-import { classify } from '../../sessions/run/outcome.js';
+import { checkedByProxy, classify } from '../../sessions/run/outcome.js';
 import { resetTime } from '../../sessions/stream/rate-limit.js';
 import { readProc } from '../../sessions/run/process-tree.js';
 import { runClaude } from '../../sessions/run/runner.js';
@@ -28,7 +28,7 @@ import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../git/git
 import { lateness, uptimeMs } from '../schedule/late.js';
 import { VaultGit, type GitReport } from '../git/git-sync.js';
 import { nestedQuarantine, sweepNestedGit } from '../git/nested-repos.js';
-import { changedProjectFiles, snapshotProjectFiles } from '../../sessions/wall/project-files.js';
+import { changedProjectFiles, recordProjectFileChange, snapshotProjectFiles } from '../../sessions/wall/project-files.js';
 import { reportBackoff, reportSession } from '../../report/session-report.js';
 import { recurringNoteFor } from '../health/anneal-check.js';
 import { currentHolds, settledChange } from '../schedule/holds.js';
@@ -110,6 +110,12 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   const projectFiles = changedProjectFiles(projectBefore, snapshotProjectFiles(config.vault));
   if (projectFiles.length) {
     deps.logger.warn({ event: 'project_files_changed', files: projectFiles, loaded: config.claude.project_settings }, `${agent.name}: the session changed the CLI's project files ${projectFiles.map((f) => JSON.stringify(f)).join(', ')}${config.claude.project_settings ? ' (claude.project_settings: the next session loads them)' : ' (never loaded: claude.project_settings is off)'}`);
+    // For the next sessions' state, quoted as data (sessions/state/state.ts).
+    try {
+      recordProjectFileChange(config.state_dir, config.vault, { session: session.id, agent: agent.name, at: deps.now().toISOString(), files: projectFiles, loaded: config.claude.project_settings }, deps.redact);
+    } catch (err) {
+      deps.logger.warn({ event: 'project_files_record_failed', err }, `could not record the project file change for the next state: ${(err as Error).message}`);
+    }
   }
   const planted = gitGuard?.restore() ?? [];
   if (vault && !inRepo && !untrusted) {
@@ -221,6 +227,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
         ledger.recordWindows(w);
       },
       seccomp: deps.seccomp,
+      domain: deps.domain,
       egressNet: deps.egressNet,
       sessionUser: deps.sessionUser,
     },
@@ -330,9 +337,15 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       ? { outcome: 'budget' as const, error: `the proxy refused a call: ${meter.exhausted}` }
       : classified;
     // A refused key is the operator's to fix, in one named file: said so, not as the agent's error.
-    const { outcome, error } = fitted.outcome === 'error' && /API error 401\b/.test(fitted.error ?? '')
+    const named = fitted.outcome === 'error' && /API error 401\b/.test(fitted.error ?? '')
       ? { outcome: fitted.outcome, error: `the API refused the credential (401): fix ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN) in ${deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env')} (${fitted.error})` }
       : fitted;
+    // The stream is the session's to write: the proxy's view of the calls decides turns and an ok.
+    // Walled sessions only: unwalled, the session could as well write the ledger (no guarantee to keep).
+    const { outcome, error, turns, disagreements } = checkedByProxy(named, t.turns(), guest?.sandboxed ? guest.api : null);
+    if (disagreements.length) {
+      log.warn({ event: 'stream_disagreement', disagreements, stream_turns: t.turns(), answered: guest?.api.answered, last_stop: guest?.api.lastStop }, `the stream disagrees with what the proxy saw: ${disagreements.join('; ')}; the proxy's view is kept`);
+    }
     // A rate limit holds the agent until the reset the answer gave (budget/holds.ts reads it back).
     const retryAt = outcome === 'rate_limited' ? resetTime(t.result, t.rateLimit, endedAt) : null;
     // The meter's cost, never the stream's: the CLI's own total is kept beside it.
@@ -352,7 +365,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       duration_ms: endedAt.getTime() - startedAt.getTime(),
       cost_usd: cost.usd,
       cost_estimated: cost.estimated,
-      turns: t.turns(),
+      turns,
       exit_code: outcome === 'ok' ? EXIT.OK : EXIT.FAILED,
       // The ledger keeps a bounded summary (redacted, then cut); the transcript has the rest.
       result: capped(redactOrNull(deps.redact, t.result?.result ?? t.lastText ?? null)),
@@ -381,7 +394,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     const level = outcome === 'ok' ? 'info' : 'warn';
     log[level](
       {
-        event: 'session_end', outcome, cost_usd: cost.usd, cost_estimated: cost.estimated, turns: t.turns(),
+        event: 'session_end', outcome, cost_usd: cost.usd, cost_estimated: cost.estimated, turns,
         duration_ms: endedAt.getTime() - startedAt.getTime(), garbage_lines: t.garbage, tool_calls: t.toolCalls,
         exit_code: run?.exitCode ?? null, signal: run?.signal ?? null, killed: run?.killed ?? 0, reaped: run?.reaped ?? null, sandboxed: guest?.sandboxed ?? false, error: fullError, transcript,
       },

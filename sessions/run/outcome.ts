@@ -49,3 +49,28 @@ export function classify(e: Ending): { outcome: Outcome; error: string | null } 
   }
   return { outcome: 'ok', error: null };
 }
+
+// What the supervisor itself saw of a session's inference calls, at its API proxy: how many the
+// API answered, and how the last one ended (its stop_reason; null when it did not say).
+export type ProxySeen = { answered: number; lastStop: string | null };
+
+export type Checked = { outcome: Outcome; error: string | null; turns: number; disagreements: string[] };
+
+// Pure: the outcome and turns the ledger keeps. The stream is the session's to write (a tool that
+// reaches the CLI's stdout writes any result it likes), so where the proxy saw otherwise the
+// proxy's view wins and each difference is named: turns are the calls it saw answered, and an
+// `ok` is not taken from a session whose API never answered, or whose last answer asked for a
+// tool (the CLI runs it and calls again; a final answer comes from the API, not from a tool).
+export function checkedByProxy(c: { outcome: Outcome; error: string | null }, streamTurns: number, seen: ProxySeen | null): Checked {
+  if (!seen) return { ...c, turns: streamTurns, disagreements: [] };
+  const disagreements: string[] = [];
+  if (seen.answered !== streamTurns) disagreements.push(`the stream says ${streamTurns} turn(s), the proxy saw ${seen.answered} call(s) answered`);
+  let { outcome, error } = c;
+  if (outcome === 'ok' && (seen.answered === 0 || seen.lastStop === 'tool_use')) {
+    const why = seen.answered === 0 ? 'the API answered no call' : 'the last call the API answered asked for a tool';
+    disagreements.push(`the stream says the session ended ok, but ${why}`);
+    outcome = 'error';
+    error = `the stream's result is not believed: ${why} (the stream said ok)`;
+  }
+  return { outcome, error, turns: seen.answered, disagreements };
+}

@@ -13,6 +13,7 @@ import type { Avail, StateData, StateGit } from './state.js';
 import { DEFAULTS } from '../../daemon/config/defaults.js';
 import { passFromRow, type AnnealPass } from './anneal.js';
 import { attentionOf, lastToolCalls, type AttentionRow } from './attention.js';
+import { readProjectFileChanges } from '../wall/project-files.js';
 
 export type GatherInput = {
   config: Config;
@@ -75,6 +76,8 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
   const memory = await gatherMemory(i, since, `${day}:${agent ?? '-'}:${todayRuns}`);
   const git = await gitting;
   const attention = gatherAttention(i, mine);
+  // Changes since this agent's last session began (all recorded ones before its first).
+  const projectFiles = readProjectFileChanges(config.state_dir).filter((c) => !since || c.at >= since);
   const data: StateData = {
     now: now.toISOString(),
     timezone: config.budget.timezone,
@@ -88,6 +91,7 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
     lastOkAt,
     git,
     attention,
+    projectFiles,
   };
   // Every string redacted, value by value: redacting the JSON text would also hit numbers (a
   // secret of digits inside 0.250000123) and break it.

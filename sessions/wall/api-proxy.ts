@@ -43,7 +43,9 @@ export type ApiProxyOptions = {
 // (apiRequestRefusal); unauthorized: 401s (no or a wrong token); metered: calls the meter priced;
 // lowered: calls whose max_tokens it lowered; meterErrors: responses it could not read (counted
 // at their worst case).
-export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number; metered: number; lowered: number; meterErrors: number; credentialRefused: number };
+// answered: inference calls the API answered 2xx, read to their end; lastStop: how the last of them
+// ended (its stop_reason), null while none has, or when the last was cut or unreadable.
+export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number; metered: number; lowered: number; meterErrors: number; credentialRefused: number; answered: number; lastStop: string | null };
 
 export type ApiProxy = { url: string; token: string; stats: ApiProxyStats; close(): Promise<void> };
 
@@ -178,7 +180,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     return { ok: (typeof key === 'string' && same(key)) || (bearer !== null && same(bearer)), any: key !== undefined || auth !== undefined };
   };
 
-  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0, metered: 0, lowered: 0, meterErrors: 0, credentialRefused: 0 };
+  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0, metered: 0, lowered: 0, meterErrors: 0, credentialRefused: 0, answered: 0, lastStop: null };
   const inflight = new Set<http.ClientRequest>();
   let closing = false;
   const sockets = new Set<Socket>();
@@ -315,8 +317,13 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
           if (r instanceof Error) {
             stats.meterErrors++;
             o.logger.warn({ event: 'api_proxy_meter_error', err: o.redact(r.message) }, `the meter could not read a reply (${o.redact(r.message)}): counted at its worst case`);
+            stats.lastStop = null;
             account('worst');
-          } else account({ outcome: r });
+          } else {
+            if (r.complete) stats.answered++;
+            stats.lastStop = r.complete ? r.stopReason : null;
+            account({ outcome: r });
+          }
         });
         // A meter that throws is logged and counts the call's worst case; the CLI's bytes go on.
         const guarded = (f: () => void) => {

@@ -11,10 +11,11 @@ import { SandboxUnavailableError } from '../../daemon/errors.js';
 import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import type { SessionMeter } from '../../budget/meter.js';
-import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
+import { credentialFrom, startApiProxy, type ApiProxy, type ApiProxyStats } from './api-proxy.js';
 import { bwrapArgs, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
 import { giveToSession, openSessionsDir, outOfReach, reachProblems, sessionUserFor, type SessionUser } from './session-user.js';
 import { seccompProgram } from './seccomp.js';
+import { writeShellPrefix } from './landlock.js';
 import { sessionEnv } from './session-env.js';
 import { withoutCredentials } from './git-credentials.js';
 import { ENV_FILE_VAR } from '../../daemon/config/env-file.js';
@@ -44,6 +45,9 @@ export type GuestInput = {
   // Test-only, never read from config or the environment: false walls the session without its
   // seccomp filter, the negative control of what the filter keeps out.
   seccomp?: boolean;
+  // Test-only, likewise: false runs the session's Bash commands in the CLI's own domain, the
+  // negative control of the shell prefix (sessions/wall/landlock.ts).
+  domain?: boolean;
   // The session's meter: its proxy admits and prices every inference call with it.
   meter?: SessionMeter;
   // Each upstream reply's headers, as the proxy sees them.
@@ -73,6 +77,8 @@ export type Guest = {
   memory: boolean;
   // The egress proxy's counts, for an agent with a `network:` (else null).
   egress: EgressStats | null;
+  // The API proxy's counts: what the supervisor itself saw of the session's calls.
+  api: ApiProxyStats;
   dir: string;
   // Called once the CLI is spawned: what the endpoints need loads beside the CLI's own start-up.
   spawned(): void;
@@ -258,13 +264,17 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       } catch (err) {
         throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${(err as Error).message}`);
       }
+      // Each Bash command in a Landlock domain of its own: no tool reaches the memory or the
+      // descriptors of the CLI, the bridge or bwrap's pid 1. The operator's own value never applies.
+      if (i.domain !== false) env.CLAUDE_CODE_SHELL_PREFIX = writeShellPrefix(dir, perl!);
+      else delete env.CLAUDE_CODE_SHELL_PREFIX;
       const inner = bridged(perl!, routes, cli, args);
       // Last, once every file and socket is in place: the folder is the session user's.
       if (walledAs) giveToSession(dir, walledAs);
       const wall = bwrapArgs({ ...layout, network: 'private' }, inner.command, inner.args, { seccompFd: filtered ? SECCOMP_FD : null });
-      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, user: walledAs, hooks, memory: served, egress: egress?.stats ?? null, dir, spawned, close };
+      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, user: walledAs, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, dir, spawned, close };
     }
-    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, user: null, hooks, memory: served, egress: egress?.stats ?? null, dir, spawned, close };
+    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, user: null, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, dir, spawned, close };
   } catch (err) {
     // The memory server may still be starting: it is closed with the rest once it is up.
     await memoryStart.catch(() => {});

@@ -46,3 +46,62 @@ export function changedProjectFiles(before: ProjectFiles, after: ProjectFiles): 
   const names = new Set([...before.keys(), ...after.keys()]);
   return [...names].filter((n) => before.get(n) !== after.get(n)).sort();
 }
+
+// One session's change to the project files, as the supervisor recorded it once the session was
+// over: the names, and the first bytes of each file as it now is (data for the next state to
+// quote, never to load). Kept in state_dir, which no session sees.
+export type ProjectFileChange = { session: string; agent: string; at: string; files: string[]; loaded: boolean; excerpts: Array<{ file: string; text: string }> };
+
+const LOG = 'project-files.jsonl';
+const KEEP = 20;
+const EXCERPT_BYTES = 400;
+const EXCERPT_FILES = 4;
+
+// The first bytes of a regular file in the vault, never through a link (O_NOFOLLOW, and a link
+// planted higher up is refused by the realpath check); null for anything else.
+function excerpt(vault: string, rel: string): string | null {
+  const p = path.join(vault, rel);
+  let fd: number | null = null;
+  try {
+    if (fs.realpathSync(path.dirname(p)) !== path.join(fs.realpathSync(vault), path.dirname(rel))) return null;
+    fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    if (!fs.fstatSync(fd).isFile()) return null;
+    const b = Buffer.alloc(EXCERPT_BYTES);
+    const n = fs.readSync(fd, b, 0, EXCERPT_BYTES, 0);
+    return b.subarray(0, n).toString('utf8');
+  } catch {
+    return null;
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
+  }
+}
+
+// Appends a session's change (the last KEEP are kept); the excerpts are redacted before written.
+export function recordProjectFileChange(stateDir: string, vault: string, c: Omit<ProjectFileChange, 'excerpts'>, redact: (t: string) => string): void {
+  const excerpts = c.files.flatMap((file) => {
+    const text = excerpt(vault, file);
+    return text === null ? [] : [{ file, text: redact(text) }];
+  }).slice(0, EXCERPT_FILES);
+  const all = [...readProjectFileChanges(stateDir), { ...c, excerpts }].slice(-KEEP);
+  const file = path.join(stateDir, LOG);
+  fs.writeFileSync(`${file}.tmp`, all.map((x) => JSON.stringify(x)).join('\n') + '\n', { mode: 0o600 });
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+// The recorded changes, oldest first; a line that does not parse is skipped.
+export function readProjectFileChanges(stateDir: string): ProjectFileChange[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(stateDir, LOG), 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').flatMap((l) => {
+    try {
+      const x = JSON.parse(l);
+      return x && typeof x.session === 'string' && Array.isArray(x.files) ? [x as ProjectFileChange] : [];
+    } catch {
+      return [];
+    }
+  });
+}

@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runChild } from '../../daemon/child-process.js';
 import type { Config } from '../../daemon/config/schema.js';
+import { findPerl } from '../run/reaper.js';
+import { inDomain, PREFIX_FAILED_RE } from './landlock.js';
 import { seccompProgram } from './seccomp.js';
 import { sessionUserFor } from './session-user.js';
 
@@ -175,8 +177,10 @@ export function sandboxProbe(config: Pick<Config, 'sandbox' | 'session_user' | '
 export type RunAs = { uid: number; gid: number };
 
 // Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started, with
-// the namespaces and the seccomp filter a session's sandbox asks for (a machine nightshift has no
-// filter for, or a kernel that refuses it, fails here, before anything is charged).
+// the namespaces and the seccomp filter a session's sandbox asks for, and runs `true` through the
+// shell prefix's Landlock domain (a machine nightshift has no filter for, a kernel that refuses it
+// or has no Landlock, fails here, before anything is charged). Without perl the session itself is
+// refused by name (sessions/wall/guest.ts).
 export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? '', as: RunAs | null = null): Promise<string | null> {
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
@@ -186,13 +190,17 @@ export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?
   } catch (err) {
     return (err as Error).message;
   }
-  const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--seccomp', String(SECCOMP_FD), '--', 'true'], {
+  const perl = findPerl(envPath);
+  const run = perl ? inDomain(perl, 'true') : { command: 'true', args: [] };
+  const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--seccomp', String(SECCOMP_FD), '--', run.command, ...run.args], {
     timeoutMs: 10_000, env: { PATH: envPath }, inputs: [program], cwd: '/', ...(as ? { uid: as.uid, gid: as.gid } : {}),
   });
   if (r.exitCode === 0) return null;
   if (as && r.error?.code === 'EPERM') {
     return `bwrap cannot be started as the session's user (uid ${as.uid}): ${r.error.message} (a root supervisor hands each session to session_user: it must keep CAP_SETUID and CAP_SETGID, as the units \`nightshift systemd install --user root\` renders do)`;
   }
+  const wall = PREFIX_FAILED_RE.exec(r.stderr ?? '');
+  if (wall) return `the session's Landlock domain cannot be made here: ${wall[1]} (Landlock needs CONFIG_SECURITY_LANDLOCK and \`landlock\` in the kernel's lsm= list)`;
   const why = (r.stderr || r.error?.message || (r.signal ? `killed by ${r.signal}` : '')).trim().split('\n').slice(-1)[0];
   return `bwrap cannot create a sandbox here: ${why || `exit ${r.exitCode}`} (${bwrapHint(why)})`;
 }

@@ -6,7 +6,8 @@
 // so its own mounts and namespaces are made before the filter applies.
 // What it does not close (measured, test/sessions/wall/seccomp.test.ts): /proc/<pid>/mem is an
 // open() and a pwrite(), which no filter can tell from any other, and the kernel lets a process
-// of the same uid write a dumpable process's memory that way (bwrap's pid 1 and the CLI are both).
+// of the same uid write a dumpable process's memory that way (bwrap's pid 1, the bridge and the CLI
+// are all three). The shell prefix's Landlock domain closes that (./landlock.ts).
 
 export class SeccompError extends Error {
   override name = 'SeccompError';

@@ -6,6 +6,11 @@ import zlib from 'node:zlib';
 import type { CallUsage } from '../../budget/pricing.js';
 import type { CallOutcome } from '../../budget/meter.js';
 
+// A call as the proxy saw it answered: its usage, and how the API said it ended (stop_reason:
+// end_turn, tool_use, ...; null when the answer did not say). The supervisor's own view of how a
+// session ended, beside the stream the session could write.
+export type TappedCall = CallOutcome & { stopReason: string | null };
+
 const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
 
 // The API's usage object as the meter counts it (every field cumulative; the larger seen wins).
@@ -27,6 +32,7 @@ export class SseUsage {
   private event = '';
   readonly usage: CallUsage = { input: 0, cacheWrite: 0, cacheRead: 0, output: 0, cacheWrite1h: 0, webSearches: 0 };
   model: string | null = null;
+  stopReason: string | null = null;
   started = false;
   complete = false;
 
@@ -70,13 +76,14 @@ export class SseUsage {
       usageFrom(msg?.message?.usage, this.usage);
     } else {
       usageFrom(msg?.usage, this.usage);
+      if (typeof msg?.delta?.stop_reason === 'string') this.stopReason = msg.delta.stop_reason;
       this.complete = true;
     }
   }
 }
 
 // Pure: a JSON reply's usage; null when it is not one.
-export function jsonUsage(text: string): CallOutcome | null {
+export function jsonUsage(text: string): TappedCall | null {
   let body: any;
   try {
     body = JSON.parse(text);
@@ -84,7 +91,7 @@ export function jsonUsage(text: string): CallOutcome | null {
     return null;
   }
   if (!body || typeof body !== 'object' || !body.usage) return null;
-  return { usage: usageFrom(body.usage), model: typeof body.model === 'string' ? body.model : null, complete: true };
+  return { usage: usageFrom(body.usage), model: typeof body.model === 'string' ? body.model : null, complete: true, stopReason: typeof body.stop_reason === 'string' ? body.stop_reason : null };
 }
 
 // The most of a JSON reply the meter keeps (a reply larger than this is counted at its worst).
@@ -94,9 +101,9 @@ export type Tap = { write(chunk: Buffer): void; end(): void; abort(): void };
 
 // Reads a 2xx response's usage from the chunks it is given. `done` is called once: with the
 // call's outcome, or with an Error (a body it could not read: the caller counts the worst case).
-export function usageTap(headers: { 'content-encoding'?: string; 'content-type'?: string }, done: (r: CallOutcome | Error) => void): Tap {
+export function usageTap(headers: { 'content-encoding'?: string; 'content-type'?: string }, done: (r: TappedCall | Error) => void): Tap {
   let finished = false;
-  const finish = (r: CallOutcome | Error) => {
+  const finish = (r: TappedCall | Error) => {
     if (finished) return;
     finished = true;
     done(r);
@@ -114,12 +121,12 @@ export function usageTap(headers: { 'content-encoding'?: string; 'content-type'?
     if (size > JSON_MAX) return finish(new Error(`a JSON reply above ${JSON_MAX} bytes`));
     chunks.push(t);
   };
-  const result = (cut: boolean): CallOutcome | Error => {
+  const result = (cut: boolean): TappedCall | Error => {
     const t = text.end();
     if (sse) {
       stream.feed(`${t}\n`);
       if (!stream.started) return new Error(cut ? 'the stream was cut before message_start' : 'a stream without message_start');
-      return { usage: stream.usage, model: stream.model, complete: stream.complete && !cut };
+      return { usage: stream.usage, model: stream.model, complete: stream.complete && !cut, stopReason: cut ? null : stream.stopReason };
     }
     chunks.push(t);
     return (cut ? null : jsonUsage(chunks.join(''))) ?? new Error(cut ? 'the reply was cut' : 'a reply without usage');

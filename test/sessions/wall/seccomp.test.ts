@@ -11,7 +11,11 @@ import { bwrapArgs, SECCOMP_FD } from '../../../sessions/wall/sandbox.js';
 import {
   ARCHES, BLOCKED, BPF, CLONE_NEW_NAMESPACES, DATA, ENOSYS, EPERM, RET, SeccompError, X32_SYSCALL_BIT, seccompFilter, seccompProgram, type SockFilter,
 } from '../../../sessions/wall/seccomp.js';
+import { writeShellPrefix } from '../../../sessions/wall/landlock.js';
+import { findPerl } from '../../../sessions/run/reaper.js';
 import { NEEDS_BWRAP } from '../../helpers.js';
+
+const perl = findPerl();
 import { THIEF_PY } from '../../stream-thief.js';
 
 // A classic-BPF interpreter of the few instructions a seccomp filter uses, strict about the rest:
@@ -201,12 +205,16 @@ describe('the filter under bwrap', { skip: NEEDS_BWRAP || (fs.existsSync('/usr/b
     // The stream is a socket: it cannot be reopened by its /proc path either.
     assert.equal(d.proc_fd, 'ENXIO');
   });
-  test('measured, not closed by the filter: a tool rewrites a sibling\'s memory through /proc/<pid>/mem (same uid, dumpable)', async (t) => {
+  test('measured, not closed by the filter: a tool rewrites a sibling\'s memory through /proc/<pid>/mem (same uid, dumpable); through the shell prefix\'s Landlock domain it cannot open it', async (t) => {
     const dir = fs.mkdtempSync('/var/tmp/nightshift-seccomp-');
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
     fs.mkdirSync(path.join(dir, 'home'));
     const layout = { vault: dir, writable: [], hidden: [], hiddenFiles: [], readable: [], sessionDir: path.join(dir, 'home'), home: path.join(dir, 'home') };
-    const sh = `/usr/bin/python3 -c "$1" & sleep 0.5; /usr/bin/python3 -c "$2" $!; grep '^Seccomp:' /proc/self/status; wait`;
+    // The same tool once more through the session's shell prefix (sessions/wall/landlock.ts): in a
+    // Landlock domain of its own it cannot open the sibling's memory at all.
+    const prefix = perl ? writeShellPrefix(dir, perl) : '/bin/false';
+    fs.writeFileSync(path.join(dir, 'mem.py'), MEM_PY);
+    const sh = `/usr/bin/python3 -c "$1" & v=$!; sleep 0.5; /usr/bin/python3 -c "$2" $v; grep '^Seccomp:' /proc/self/status; echo "domain: $('${prefix}' "/usr/bin/python3 ${dir}/mem.py $v")"; wait`;
     const child = spawn('bwrap', bwrapArgs(layout, '/bin/sh', ['-c', sh, 'sh', VICTIM_PY, MEM_PY]), { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     writeInputs(child, [seccompProgram()]);
     let out = '';
@@ -218,6 +226,7 @@ describe('the filter under bwrap', { skip: NEEDS_BWRAP || (fs.existsSync('/usr/b
     // Host-dependent (Yama's ptrace_scope 2 or 3 refuses it): measured and reported, not asserted.
     const rewritten = /holds NIGHTSHIFT-COST-0\.0001/.test(out);
     t.diagnostic(`/proc/<pid>/mem under the filter: ${rewritten ? 'OPEN: the sibling\'s memory was rewritten' : 'closed here'} (${out.replace(/\n/g, ' | ')})`);
+    if (perl) assert.match(out, /domain: mem refused 13/, 'through the shell prefix the open is refused (EACCES)');
   });
   test('negative control: the same tool in the same wall without the filter gets the stream, attaches and reads', async (t) => {
     const d = await thief(t, false);

@@ -64,3 +64,19 @@ describe('usage tap', () => {
     assert.ok((await tapAll({ 'content-type': 'text/event-stream', 'content-encoding': 'zstd' }, [Buffer.from(STREAM)])) instanceof Error);
   });
 });
+
+describe('how a call ended, as the proxy read it', () => {
+  test('an SSE stream\'s stop_reason comes from message_delta; a cut stream has none', async () => {
+    const r = await tapAll({ 'content-type': 'text/event-stream' }, [Buffer.from(STREAM)]);
+    assert.ok(!(r instanceof Error));
+    assert.equal((r as any).stopReason, 'end_turn');
+    const toolUse = STREAM.replace('"stop_reason":"end_turn"', '"stop_reason":"tool_use"');
+    assert.equal(((await tapAll({ 'content-type': 'text/event-stream' }, [Buffer.from(toolUse)])) as any).stopReason, 'tool_use');
+    const cut = await tapAll({ 'content-type': 'text/event-stream' }, [Buffer.from(STREAM.slice(0, STREAM.indexOf('event: message_stop')))], true);
+    assert.equal((cut as any).stopReason, null);
+  });
+  test('a JSON reply\'s stop_reason; null when it says none', () => {
+    assert.equal(jsonUsage(JSON.stringify({ usage: { input_tokens: 1 }, stop_reason: 'tool_use' }))?.stopReason, 'tool_use');
+    assert.equal(jsonUsage(JSON.stringify({ usage: { input_tokens: 1 } }))?.stopReason, null);
+  });
+});

@@ -1,0 +1,67 @@
+// The wall between a session's tools and the processes that hold the supervisor's stream. Every
+// process in the wall has one uid, and bwrap's pid 1, the network bridge and the CLI are dumpable:
+// a tool could open /proc/<pid>/mem of any of them (an open() and a pwrite(), which no seccomp
+// filter can tell from any other) and make it write a forged result on the stream. The CLI runs
+// each Bash command through CLAUDE_CODE_SHELL_PREFIX (probed, 2.1.197: `'<prefix>' '<command>'`
+// under its shell); this prefix puts the command in a Landlock domain of its own before it runs, and
+// the kernel refuses a process in a domain ptrace access (/proc/<pid>/mem, /proc/<pid>/fd,
+// ptrace, pidfd_getfd) to any process outside it (Landlock's ptrace scoping, every ABI).
+// The domain restricts nothing else: ABI 6 and later scope abstract unix sockets only (the wall's
+// network is the session's own); before that it handles `execute` and allows it under `/`.
+// perl, like the bridge: perl-base is Essential on Debian and starts in a few milliseconds.
+import fs from 'node:fs';
+import path from 'node:path';
+
+// Exit code and stderr line by which the prefix says it could not enter a domain (the command
+// never ran: fail closed).
+export const PREFIX_FAILED_CODE = 126;
+export const PREFIX_FAILED_RE = /nightshift-wall: (.*)/;
+
+// syscall numbers: landlock_create_ruleset 444, landlock_add_rule 445, landlock_restrict_self 446
+// on both machines (asm-generic); prctl differs. PR_SET_NO_NEW_PRIVS is 38 (bwrap's --seccomp has
+// set it already; set again so the prefix holds alone). O_PATH is 0x200000 on both.
+const SCRIPT = String.raw`
+use strict; use POSIX ();
+sub fail { print STDERR "nightshift-wall: $_[0]\n"; POSIX::_exit(126) }
+my $machine = (POSIX::uname())[4];
+my $prctl = { x86_64 => 157, aarch64 => 167 }->{$machine};
+defined $prctl or fail("no Landlock syscall numbers for $machine");
+my $abi = syscall(444, 0, 0, 1);
+$abi >= 1 or fail("Landlock is not available here (errno " . ($! + 0) . ": $!): a tool could write the memory of the processes that hold the supervisor's stream");
+my $ruleset;
+if ($abi >= 6) {
+  $ruleset = syscall(444, my $attr = pack('QQQ', 0, 0, 1), 24, 0);
+} else {
+  $ruleset = syscall(444, my $attr = pack('QQQ', 1, 0, 0), 24, 0);
+  if ($ruleset >= 0) {
+    sysopen(my $root, '/', 0x200000) or fail("open /: $!");
+    syscall(445, $ruleset, 1, my $rule = pack('Ql', 1, fileno $root), 0) == 0 or fail("landlock_add_rule: $!");
+  }
+}
+$ruleset >= 0 or fail("landlock_create_ruleset: $!");
+syscall($prctl, 38, 1, 0, 0, 0) == 0 or fail("PR_SET_NO_NEW_PRIVS: $!");
+syscall(446, $ruleset, 0) == 0 or fail("landlock_restrict_self: $!");
+POSIX::close($ruleset);
+@ARGV or fail('no command');
+exec { '/bin/bash' } 'bash', '-c', @ARGV;
+fail("exec /bin/bash: $!");
+`;
+
+// The prefix as a file (the CLI takes one executable path, no arguments: a space and a dash in the
+// value would be split off as a flag).
+export function prefixScript(perl: string): string {
+  return `#!${perl}\n${SCRIPT.trimStart()}`;
+}
+
+// The command line that runs `command` in a fresh domain, for a probe (perl -e, no file).
+export function inDomain(perl: string, command: string): { command: string; args: string[] } {
+  return { command: perl, args: ['-e', SCRIPT, command] };
+}
+
+// Writes the prefix into the session's own folder (read-only in the wall) and returns its path.
+export function writeShellPrefix(dir: string, perl: string): string {
+  const file = path.join(dir, 'shell-prefix');
+  if (file.includes(' -')) throw new Error(`the session folder ${dir} has \` -\` in its path: the CLI would split CLAUDE_CODE_SHELL_PREFIX there (choose another state_dir)`);
+  fs.writeFileSync(file, prefixScript(perl), { mode: 0o555 });
+  return file;
+}
