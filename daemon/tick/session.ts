@@ -228,6 +228,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       },
       seccomp: deps.seccomp,
       domain: deps.domain,
+      pinSettings: deps.pinSettings,
       egressNet: deps.egressNet,
       sessionUser: deps.sessionUser,
     },

@@ -21,12 +21,13 @@ export type RunDeps = {
   slot?: Date | null;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at
   // settle), the subreaper's (off), the seccomp filter's (off), the shell prefix's Landlock domain
-  // (off) and session_user's (off: a root supervisor's session runs as root). Production leaves
+  // (off), the pinned user settings (off) and session_user's (off: a root supervisor's session runs as root). Production leaves
   // all unset.
   chargeOn?: 'open' | 'settle';
   subreaper?: boolean;
   seccomp?: boolean;
   domain?: boolean;
+  pinSettings?: boolean;
   // The egress proxy's resolver and connect (sessions/wall/egress-proxy.ts EgressNet).
   egressNet?: Partial<EgressNet>;
   sessionUser?: boolean;

@@ -48,6 +48,8 @@ export type GuestInput = {
   // Test-only, likewise: false runs the session's Bash commands in the CLI's own domain, the
   // negative control of the shell prefix (sessions/wall/landlock.ts).
   domain?: boolean;
+  // Test-only, likewise: false leaves the CLI's user settings as any HOME has them (writable).
+  pinSettings?: boolean;
   // The session's meter: its proxy admits and prices every inference call with it.
   meter?: SessionMeter;
   // Each upstream reply's headers, as the proxy sees them.
@@ -147,6 +149,19 @@ function gitConfigOverlay(vault: string, dir: string, log: Logger): Array<{ sour
   fs.writeFileSync(source, clean.text, { mode: 0o600 });
   log.warn({ event: 'git_credentials_hidden', found: clean.found }, `the vault's .git/config holds ${clean.found.join(' and ')}: hidden from the session (move them to a credential helper: see doctor)`);
   return [{ source, target }];
+}
+
+// The CLI's user settings live in the session's own HOME, which the session writes, and the CLI
+// reloads them mid-session (measured, 2.1.197: an `env` there dropped CLAUDE_CODE_SHELL_PREFIX
+// for the next command). So the file is empty and read-only, and its folder a mount point of its
+// own, which cannot be renamed away and made again.
+function pinUserSettings(layout: SandboxLayout, home: string): void {
+  const dir = path.join(home, '.claude');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, 'settings.json');
+  fs.writeFileSync(file, '{}\n', { mode: 0o400 });
+  layout.writable = [...layout.writable, dir];
+  layout.overlays = [...(layout.overlays ?? []), { source: file, target: file }];
 }
 
 export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) => string[]): Promise<Guest> {
@@ -251,6 +266,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       const bwrap = resolveCommand('bwrap', env.PATH);
       if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
       const layout = { ...layoutFor(config, i.env, dir, home, cli, os.homedir()), overlays: gitConfigOverlay(config.vault, dir, log) };
+      if (i.pinSettings !== false) pinUserSettings(layout, home);
       // What the session user cannot reach is hidden already (an env file in a folder of root's).
       if (walledAs) {
         layout.hidden = layout.hidden.filter((p) => !outOfReach(p, walledAs));
