@@ -1,0 +1,106 @@
+// The wall's parts, each costed apart on a whole `nightshift run` (walled, the real CLI against the
+// imitation API, a session that makes one Bash call): the same run with all of them, without the
+// seccomp filter, without the shell prefix's Landlock domain (both through the test-only fixture
+// that builds the session so), and without the settings flags (`claude.project_settings: true`
+// drops --setting-sources user --strict-mcp-config). Interleaved in one run, medians, each as a
+// delta and a ratio to the full wall. Plus the prefix's own cost per Bash command, on its own.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startFakeApi } from '../test/fake-api.js';
+import { BWRAP, claudeTestEnv, configYaml, FIXTURES, shareWithSession } from '../test/helpers.js';
+import { findPerl } from '../sessions/run/reaper.js';
+import { writeShellPrefix } from '../sessions/wall/landlock.js';
+import { median } from './timing.js';
+
+function timedNode(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.stderr.on('data', (d) => (err += d));
+    c.on('close', (code) => {
+      const ms = performance.now() - t0;
+      const rec = (() => {
+        try {
+          return JSON.parse(out.trim().split('\n').at(-1) ?? 'null');
+        } catch {
+          return null;
+        }
+      })();
+      const outcome = rec?.session?.outcome ?? rec?.outcome;
+      if (code !== 0 || outcome !== 'ok') reject(new Error(`${args.slice(0, 3).join(' ')} exited ${code}, outcome ${outcome}:\n${err.slice(-1500)}`));
+      else resolve(ms);
+    });
+  });
+}
+
+export async function wallBench(runs = 8) {
+  if (!BWRAP) {
+    console.log('wall parts on nightshift run: skipped (bwrap cannot make a sandbox here)');
+    return null;
+  }
+  const api = await startFakeApi();
+  const dir = fs.mkdtempSync(path.join('/var/tmp', 'nightshift-bench-wall-'));
+  try {
+    const site = (name: string, projectSettings: boolean) => {
+      const d = path.join(dir, name);
+      fs.mkdirSync(path.join(d, 'vault'), { recursive: true });
+      fs.mkdirSync(path.join(d, 'prompts'));
+      fs.chmodSync(d, 0o711);
+      shareWithSession(path.join(d, 'vault'));
+      const yaml = configYaml({ top: `sandbox: bwrap\nhooks:\n  enabled: false\n`, budget: { max_sessions_per_day: 1000 }, claude: { project_settings: projectSettings } });
+      fs.writeFileSync(path.join(d, 'nightshift.yaml'), yaml);
+      fs.writeFileSync(path.join(d, 'prompts', 'bench.md'), '---\nallowed_tools: ["Bash"]\n---\nSCENARIO=tool\n');
+      return { dir: d, config: path.join(d, 'nightshift.yaml'), env: claudeTestEnv(d, api.url) };
+    };
+    const full = site('full', false);
+    const flagless = site('flagless', true);
+    const fixture = path.join(FIXTURES, 'run-walled-without.mjs');
+    const bin = path.join(import.meta.dirname, '..', 'cli', 'bin.js');
+    const variants: Array<[string, () => Promise<number>]> = [
+      ['full', () => timedNode([bin, 'run', 'bench', '--json'], full.env, full.dir)],
+      ['no_seccomp', () => timedNode([fixture, full.config, 'bench', 'seccomp'], full.env, full.dir)],
+      ['no_domain', () => timedNode([fixture, full.config, 'bench', 'domain'], full.env, full.dir)],
+      ['no_settings_flags', () => timedNode([bin, 'run', 'bench', '--json'], flagless.env, flagless.dir)],
+    ];
+    const times: Record<string, number[]> = Object.fromEntries(variants.map(([k]) => [k, []]));
+    for (let i = 0; i < runs; i++) {
+      for (const [k, f] of variants) times[k].push(await f());
+      process.stderr.write('.');
+    }
+    process.stderr.write('\n');
+    const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
+    const cost = (k: string) => ({ median_ms: Math.round(m[k]), wall_part_ms: Math.round(m.full - m[k]), ratio_full_to_without: +(m.full / m[k]).toFixed(3) });
+    const out: Record<string, unknown> = { runs, full_median_ms: Math.round(m.full), seccomp: cost('no_seccomp'), domain: cost('no_domain'), settings_flags: cost('no_settings_flags') };
+    console.log(`wall parts on nightshift run (walled, 1 Bash call; median of ${runs}): full ${m.full.toFixed(0)} ms; `
+      + ['seccomp', 'domain', 'settings_flags'].map((k) => `${k} ${(m.full - m[`no_${k}`]).toFixed(0)} ms (ratio ${(m.full / m[`no_${k}`]).toFixed(3)})`).join(', '));
+    // The prefix per command: `bash -c true` against the prefix running it, interleaved.
+    const perl = findPerl();
+    if (perl) {
+      const prefix = writeShellPrefix(dir, perl);
+      const t = (cmd: string, args: string[]) => {
+        const t0 = performance.now();
+        const r = spawnSync(cmd, args, { stdio: 'ignore' });
+        if (r.status !== 0) throw new Error(`${cmd} exited ${r.status}`);
+        return performance.now() - t0;
+      };
+      const bare: number[] = [];
+      const walled: number[] = [];
+      for (let i = 0; i < 50; i++) {
+        bare.push(t('/bin/bash', ['-c', 'true']));
+        walled.push(t(prefix, ['true']));
+      }
+      const b = median(bare);
+      const w = median(walled);
+      out.prefix_per_command = { bash_true_median_ms: +b.toFixed(2), prefixed_median_ms: +w.toFixed(2), added_ms: +(w - b).toFixed(2) };
+      console.log(`shell prefix per Bash command: ${w.toFixed(1)} ms vs bash -c true ${b.toFixed(1)} ms (median of 50): +${(w - b).toFixed(1)} ms`);
+    }
+    return out;
+  } finally {
+    await api.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
