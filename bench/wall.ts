@@ -45,6 +45,8 @@ export async function wallBench(runs = 8) {
   const api = await startFakeApi();
   const dir = fs.mkdtempSync(path.join('/var/tmp', 'nightshift-bench-wall-'));
   try {
+    // The session user passes through (never lists) the bench folder to the vault.
+    fs.chmodSync(dir, 0o711);
     const site = (name: string, projectSettings: boolean) => {
       const d = path.join(dir, name);
       fs.mkdirSync(path.join(d, 'vault'), { recursive: true });

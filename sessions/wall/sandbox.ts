@@ -1,7 +1,8 @@
 // The wall around a session: bubblewrap with the vault (and hooks.extra_dirs) writable, the vault's
 // .git read-only, the rest of the file system read-only, the supervisor's state, logs, config, env
 // file and home invisible, a private HOME and /tmp, a PID namespace that dies with its parent, and
-// a seccomp filter (./seccomp.ts) that keeps the session's processes out of each other's.
+// a seccomp filter (./seccomp.ts) that keeps the session's processes out of each other's (with
+// each Bash command in a Landlock domain of its own, ./landlock.ts, set up in ./guest.ts).
 // The guardrail hook tells the model why; this is what holds when the model does not listen.
 import fs from 'node:fs';
 import path from 'node:path';
