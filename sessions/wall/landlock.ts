@@ -18,14 +18,14 @@ export const PREFIX_FAILED_CODE = 126;
 export const PREFIX_FAILED_RE = /nightshift-wall: (.*)/;
 
 // syscall numbers: landlock_create_ruleset 444, landlock_add_rule 445, landlock_restrict_self 446
-// on both machines (asm-generic); prctl differs. PR_SET_NO_NEW_PRIVS is 38 (bwrap's --seccomp has
-// set it already; set again so the prefix holds alone). O_PATH is 0x200000 on both.
-const SCRIPT = String.raw`
-use strict; use POSIX ();
-sub fail { print STDERR "nightshift-wall: $_[0]\n"; POSIX::_exit(126) }
-my $machine = (POSIX::uname())[4];
-my $prctl = { x86_64 => 157, aarch64 => 167 }->{$machine};
-defined $prctl or fail("no Landlock syscall numbers for $machine");
+// on both machines (asm-generic); prctl differs, and is filled in for the machine the supervisor
+// runs on. PR_SET_NO_NEW_PRIVS is 38 (bwrap's --seccomp has set it already; set again so the prefix
+// holds alone). O_PATH is 0x200000 on both. No module is loaded: POSIX alone costs ~20 ms a
+// command. The ruleset fd is O_CLOEXEC: the command does not inherit it.
+const PRCTL: Readonly<Record<string, number>> = { x64: 157, arm64: 167 };
+const script = (prctl: number) => String.raw`
+use strict;
+sub fail { print STDERR "nightshift-wall: $_[0]\n"; exit 126 }
 my $abi = syscall(444, 0, 0, 1);
 $abi >= 1 or fail("Landlock is not available here (errno " . ($! + 0) . ": $!): a tool could write the memory of the processes that hold the supervisor's stream");
 my $ruleset;
@@ -39,23 +39,29 @@ if ($abi >= 6) {
   }
 }
 $ruleset >= 0 or fail("landlock_create_ruleset: $!");
-syscall($prctl, 38, 1, 0, 0, 0) == 0 or fail("PR_SET_NO_NEW_PRIVS: $!");
+syscall(${prctl}, 38, 1, 0, 0, 0) == 0 or fail("PR_SET_NO_NEW_PRIVS: $!");
 syscall(446, $ruleset, 0) == 0 or fail("landlock_restrict_self: $!");
-POSIX::close($ruleset);
 @ARGV or fail('no command');
 exec { '/bin/bash' } 'bash', '-c', @ARGV;
 fail("exec /bin/bash: $!");
 `;
 
+// Pure: the prefix's perl for a machine (node's process.arch names), or a refusal naming it.
+export function prefixBody(arch: string = process.arch): string {
+  const prctl = PRCTL[arch];
+  if (prctl === undefined) throw new Error(`no Landlock prefix for this machine (${arch}): nightshift knows the syscall numbers of ${Object.keys(PRCTL).join(', ')} only`);
+  return script(prctl);
+}
+
 // The prefix as a file (the CLI takes one executable path, no arguments: a space and a dash in the
 // value would be split off as a flag).
-export function prefixScript(perl: string): string {
-  return `#!${perl}\n${SCRIPT.trimStart()}`;
+export function prefixScript(perl: string, arch: string = process.arch): string {
+  return `#!${perl}\n${prefixBody(arch).trimStart()}`;
 }
 
 // The command line that runs `command` in a fresh domain, for a probe (perl -e, no file).
 export function inDomain(perl: string, command: string): { command: string; args: string[] } {
-  return { command: perl, args: ['-e', SCRIPT, command] };
+  return { command: perl, args: ['-e', prefixBody(), command] };
 }
 
 // Writes the prefix into the session's own folder (read-only in the wall) and returns its path.

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { prefixScript, writeShellPrefix } from '../../../sessions/wall/landlock.js';
+import { prefixBody, prefixScript, writeShellPrefix } from '../../../sessions/wall/landlock.js';
 import { findPerl } from '../../../sessions/run/reaper.js';
 import { tempDir } from '../../helpers.js';
 
@@ -49,6 +49,12 @@ describe('the shell prefix\'s Landlock domain', { skip: SKIP }, () => {
     assert.ok(fs.readFileSync(file, 'utf8').startsWith(`#!${perl}\n`));
     assert.equal(fs.statSync(file).mode & 0o777, 0o555);
     assert.ok(prefixScript('/usr/bin/perl').includes('syscall(446'));
+  });
+  test('each machine gets its own prctl number; an unknown one is refused by name; no module is loaded (POSIX alone costs ~20 ms a command)', () => {
+    assert.match(prefixBody('x64'), /syscall\(157, 38,/);
+    assert.match(prefixBody('arm64'), /syscall\(167, 38,/);
+    assert.throws(() => prefixBody('riscv64'), /riscv64.*x64, arm64/);
+    assert.doesNotMatch(prefixBody('x64'), /^\s*(use|require) (?!strict)/m);
   });
   test('a command that fails keeps its exit code; no command at all fails closed', (t) => {
     const file = writeShellPrefix(tempDir(t), perl!);
