@@ -276,6 +276,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       args: guest.args,
       inputs: guest.inputs,
       user: guest.user,
+      cell: guest.cell,
       inner: guest.sandboxed ? guest.cli : null,
       cwd: config.vault,
       env: guest.env,

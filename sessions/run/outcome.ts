@@ -6,7 +6,7 @@ import type { ResultMessage } from '../stream/types.js';
 
 export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned', 'rate_limited', 'interrupted'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled' | 'internal';
+export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled' | 'internal' | 'bound';
 
 export type Ending = {
   spawnError: string | null;
@@ -29,6 +29,8 @@ export function classify(e: Ending): { outcome: Outcome; error: string | null } 
   }
   // One of nightshift's own steps failed mid-session (a full disk under the transcript, say).
   if (e.stopReason === 'internal') return { outcome: 'error', error: `internal: ${e.stopDetail ?? 'unknown'}` };
+  // A bound of limits (pids, memory) the session reached: the agent's failure, said by name.
+  if (e.stopReason === 'bound') return { outcome: 'error', error: e.stopDetail ?? 'a bound of limits was reached' };
   if (e.stopReason) return { outcome: e.stopReason, error: e.stopDetail ?? null };
   const r = e.result;
   if (!r) {

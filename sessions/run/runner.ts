@@ -43,7 +43,16 @@ export type RunnerOptions = {
   // Started as this user and group, every other group cleared (node's spawn calls setgroups(0)
   // first): a root supervisor's session_user (sessions/wall/session-user.ts).
   user?: { uid: number; gid: number } | null;
+  // The session's cgroup (sessions/wall/cgroup.ts): when gated, the child waits at a gate until it
+  // is moved in, so nothing it forks is outside; `reached` is polled, and a bound reached ends it.
+  cell?: { gated: boolean; join(pid: number): void; reached(): string | null } | null;
 };
+
+// How often the cell's counters are read while the session runs.
+const BOUND_POLL_MS = 250;
+// The gate: waits for the supervisor's line on stdin (sent once the child is in its cgroup), then
+// becomes the command with stdin closed, as the CLI is otherwise started.
+const GATE = ['-c', 'read -r _ && exec "$@" < /dev/null', 'nightshift-gate'];
 
 export type RunnerResult = {
   stopReason: StopReason | null;
@@ -90,14 +99,29 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   // unsettled (signal-exit, loaded by other modules, re-raises signals it alone listens to).
   if (!process.listeners('SIGXFSZ').includes(ignoreSignal)) process.on('SIGXFSZ', ignoreSignal);
   const wrapped = o.subreaper === false ? null : reaped(o.command, o.args);
+  const gated = !!o.cell?.gated;
+  const [command, args] = [wrapped?.command ?? o.command, wrapped?.args ?? o.args];
   // node's own spawn, not execa: its import is the largest cost before a session can start.
-  const child = spawn(wrapped?.command ?? o.command, wrapped?.args ?? o.args, {
+  const child = spawn(gated ? '/bin/sh' : command, gated ? [...GATE, command, ...args] : args, {
     cwd: o.cwd,
     env: { ...o.env, [SESSION_MARKER]: o.sessionId },
-    stdio: ['ignore', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
+    stdio: [gated ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
     ...(o.user ? { uid: o.user.uid, gid: o.user.gid } : {}),
   });
   writeInputs(child, o.inputs);
+  // Not yet started: the gate holds it until it is in its cgroup. A cell it cannot enter ends it
+  // unstarted, as an internal error of ours.
+  let gateError: string | null = null;
+  if (gated && child.pid) {
+    child.stdin?.on('error', () => {});
+    try {
+      o.cell!.join(child.pid);
+      child.stdin?.end('\n');
+    } catch (err) {
+      gateError = `placing the session in its cgroup: ${(err as Error).message}`;
+      child.kill('SIGKILL');
+    }
+  }
   // If we exit first (an uncaught error), the CLI is not left running unwatched.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
@@ -148,6 +172,10 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
       stop('internal', internalError);
     }
   };
+  if (gateError) {
+    internalError = gateError;
+    stop('internal', gateError);
+  }
   const onLineCb = guard('writing the transcript', o.onLine);
   const onCostCb = guard('recording the running cost', o.onCost);
   if (child.pid) guard('recording the spawn', o.onSpawn)(child.pid);
@@ -159,6 +187,11 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   };
   armIdle();
   const wallClock = setTimeout(() => stop('timeout', `session ran past ${o.timeoutMs} ms`), o.timeoutMs);
+  const reached = () => {
+    const why = o.cell?.reached() ?? null;
+    if (why) stop('bound', why);
+  };
+  const boundPoll = o.cell?.gated ? setInterval(guard('reading the session\'s cgroup', reached), BOUND_POLL_MS) : null;
   const onAbort = () => stop('canceled', String(o.signal?.reason ?? 'aborted'));
   if (o.signal?.aborted) onAbort();
   else o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -208,6 +241,9 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   }
   if (idle) clearTimeout(idle);
   clearTimeout(wallClock);
+  if (boundPoll) clearInterval(boundPoll);
+  // A bound reached just before the end (the kernel's OOM ended the CLI itself) is still why.
+  if (!stopReason && o.cell?.gated) guard('reading the session\'s cgroup', reached)();
   o.signal?.removeEventListener('abort', onAbort);
   o.fail?.removeEventListener('abort', onFail);
   if (escalation) await escalation;
