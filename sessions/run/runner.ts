@@ -46,7 +46,12 @@ export type RunnerOptions = {
   // The session's cgroup (sessions/wall/cgroup.ts): when gated, the child waits at a gate until it
   // is moved in, so nothing it forks is outside; `reached` is polled, and a bound reached ends it.
   cell?: { gated: boolean; join(pid: number): void; reached(): string | null } | null;
+  // Why a disk we write is too full to go on (limits.disk_free), or null; polled, and a full disk
+  // ends the session `disk_full` while our own writes still have room.
+  disk?: () => string | null;
 };
+
+const DISK_POLL_MS = 1000;
 
 // How often the cell's counters are read while the session runs.
 const BOUND_POLL_MS = 250;
@@ -192,6 +197,11 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     if (why) stop('bound', why);
   };
   const boundPoll = o.cell?.gated ? setInterval(guard('reading the session\'s cgroup', reached), BOUND_POLL_MS) : null;
+  const diskFull = () => {
+    const why = o.disk?.() ?? null;
+    if (why) stop('disk_full', why);
+  };
+  const diskPoll = o.disk ? setInterval(guard('reading the free space', diskFull), DISK_POLL_MS) : null;
   const onAbort = () => stop('canceled', String(o.signal?.reason ?? 'aborted'));
   if (o.signal?.aborted) onAbort();
   else o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -242,6 +252,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   if (idle) clearTimeout(idle);
   clearTimeout(wallClock);
   if (boundPoll) clearInterval(boundPoll);
+  if (diskPoll) clearInterval(diskPoll);
   // A bound reached just before the end (the kernel's OOM ended the CLI itself) is still why.
   if (!stopReason && o.cell?.gated) guard('reading the session\'s cgroup', reached)();
   o.signal?.removeEventListener('abort', onAbort);
