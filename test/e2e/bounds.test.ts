@@ -9,6 +9,7 @@ import { test, type TestContext } from 'node:test';
 import { bash, text } from '../fake-api.js';
 import { NEEDS_BWRAP, configYaml, fakeApiPerFile, processesMatching, runJson, tempDir, workspace, writeAgent } from '../helpers.js';
 import { git, makeRepos } from '../git-helpers.js';
+import { boundsFacts } from '../../sessions/wall/cgroup.js';
 
 const api = fakeApiPerFile();
 const TOKEN = 'ghp_pushToken0123456789abcdef';
@@ -98,6 +99,8 @@ test('a fork bomb stops at limits.pids and ends the session; with the bound rais
       assert.match(r.record.error, /limits\.pids: the session reached its 96 processes bound/);
       assert.ok(count > 0 && count < 96, `the bomb stopped short of the bound: ${count}`);
       assert.equal(processesMatching('sleep 60').length, 0, 'nothing of the session is left');
+      const cells = Object.values(boundsFacts(process.env.PATH ?? '').v1).map((h) => path.join(h!.dir, `nightshift-${r.record.id}`));
+      assert.deepEqual(cells.filter((d) => fs.existsSync(d)), [], 'the session\'s cgroup is gone with it');
     } else {
       assert.equal(r.record.outcome, 'ok', r.ran.stderr);
       assert.equal(count, 300, 'control: the bomb reached all 300');
