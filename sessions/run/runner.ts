@@ -265,6 +265,10 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   let spawnError: string | null = null;
   if (!stopReason && execFailed) spawnError = spawnMessage(Object.assign(new Error(''), { code: errnoName(Number(execFailed[1])) }), o.command);
   else if (result.error && result.exitCode === null && result.signal === null && !stopReason) spawnError = spawnMessage(result.error, o.command);
+  // The gate's exec failed (sh says so, 127 or 126): the command never started.
+  else if (gated && !wrapped && !stopReason && (result.exitCode === 127 || result.exitCode === 126) && /^nightshift-gate: \d+: exec: /m.test(stderrRaw)) {
+    spawnError = spawnMessage(Object.assign(new Error(''), { code: result.exitCode === 127 ? 'ENOENT' : 'EACCES' }), o.command);
+  }
   return {
     stopReason,
     stopDetail,
