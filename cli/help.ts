@@ -3,12 +3,13 @@
 export const EXIT_CODES_HELP = `Exit codes:
   0   the session ended ok (or the command succeeded; a tick that skipped)
   1   the session ended any other way (error, rate_limited, max_turns, timeout, stalled, loop, budget,
-      spawn_failed),
+      spawn_failed, disk_full),
       git left its work uncommitted, a dream phase failed, or a doctor check failed
   64  usage: an unknown command, option or agent (with a "did you mean"), or an extra argument
   70  internal error (the ledger or the memory database cannot be opened, a bug)
   75  refused: a daily limit is reached (see --force), another supervisor holds the lock, a stop
-      request came before the session started, or a forgotten claim was observed again
+      request came before the session started, a forgotten claim was observed again, or a disk
+      nightshift writes has less free than limits.disk_free
   77  memory forget --approve with a wrong code (nothing deleted)
   78  config: the config file or an agent file is invalid (the message names the file and field),
       the env file holds secrets and its group or others may read it (chmod 600 fixes it),

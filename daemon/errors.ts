@@ -31,6 +31,13 @@ export class BudgetExhaustedError extends NightshiftError {
   }
 }
 
+// A disk nightshift writes (vault, state_dir, log_dir) is below limits.disk_free: nothing starts
+// until there is room (daemon/disk-space.ts says which disk).
+export class DiskFullError extends NightshiftError {
+  override readonly code = 'DISK_FULL';
+  override readonly exitCode = EXIT.REFUSED;
+}
+
 // Another supervisor holds a lock we need.
 export class LockedError extends NightshiftError {
   override readonly code = 'LOCKED';

@@ -41,23 +41,33 @@ export async function deliver(report: Report | null, s: ReportSettings, deps: De
   const deadline = Date.now() + s.timeoutMs;
   const file = outboxFile(s.stateDir);
   let box: Outbox | null = null;
+  // No outbox to keep it (an unwritable, corrupt or full state dir): the report is tried once,
+  // directly, and one that cannot go is logged whole (journald keeps it).
+  const direct = async (why: string, err: unknown) => {
+    out.error = deps.redact(`outbox ${file} unavailable: ${why}`);
+    deps.logger.error({ event: 'outbox_unavailable', file, err }, out.error);
+    if (!report) return out;
+    const r = await (deps.post ?? postEmbed)(hook, report.embed, settingsOf(s), deadline, deps.signal);
+    if (r.ok) out.sent = 1;
+    else deps.logger.error({ event: 'report_lost', key: report.key, error: deps.redact(r.error), embed: report.embed }, `Discord: report ${report.key} not sent and not queued: ${deps.redact(r.error)}; the report is this log line`);
+    return out;
+  };
   try {
     box = report ? Outbox.open(file) : Outbox.openIfExists(file);
   } catch (err) {
-    // No outbox (an unwritable or corrupt state dir): the report is still tried once, directly.
-    out.error = deps.redact(`outbox ${file} unavailable: ${(err as Error).message}`);
-    deps.logger.error({ event: 'outbox_unavailable', file, err }, out.error);
-    if (report) {
-      const r = await (deps.post ?? postEmbed)(hook, report.embed, settingsOf(s), deadline, deps.signal);
-      if (r.ok) out.sent = 1;
-      else deps.logger.error({ event: 'report_lost', key: report.key, error: deps.redact(r.error) }, `Discord: report ${report.key} not sent and not queued: ${deps.redact(r.error)}`);
-    }
-    return out;
+    return direct((err as Error).message, err);
   }
   if (!box) return out;
+  if (report) {
+    try {
+      out.queued = box.enqueue(report, deps.now());
+    } catch (err) {
+      box.close();
+      return direct(`cannot queue: ${(err as Error).message}`, err);
+    }
+  }
   try {
     if (report) {
-      out.queued = box.enqueue(report, deps.now());
       if (!out.queued) deps.logger.info({ event: 'report_duplicate', key: report.key }, `Discord: ${report.key} was queued before; not queued again`);
     }
     const recovered = box.recover(isAlive);

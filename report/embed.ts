@@ -27,6 +27,7 @@ export const COLORS: Record<string, number> = {
   abandoned: 0x95a5a6,
   rate_limited: 0xf39c12,
   interrupted: 0x95a5a6,
+  disk_full: 0xe74c3c,
   warn: 0xe67e22,
   fail: 0xe74c3c,
 };

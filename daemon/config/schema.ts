@@ -35,6 +35,18 @@ export const size = (min = 0) =>
     return bytes;
   });
 
+// A bound that `off` turns off; `parse` gives the number, or null when the value is not one.
+const boundOrOff = (expected: string, parse: (v: unknown) => number | null) =>
+  z.unknown().transform((v, ctx): number | 'off' => {
+    if (v === 'off') return 'off';
+    const n = parse(v);
+    if (n === null) {
+      ctx.addIssue({ code: 'custom', message: `Expected ${expected}, or \`off\`, got ${show(v)}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
 // A duration field: `90s`, `10m`, `1h`; becomes milliseconds.
 export const duration = (min = 1) =>
   z.unknown().transform((v, ctx) => {
@@ -312,6 +324,12 @@ export const ConfigSchema = z.strictObject({
       endpoint_requests: posInt.default(DEFAULTS.limits.endpoint_requests),
       // Connections (HTTPS tunnels included) the egress proxy holds open at once for a session.
       egress_connections: posInt.default(DEFAULTS.limits.egress_connections),
+      // Processes (threads counted) and memory (swap included) of one session: a cgroup where one
+      // can be had, else rlimits (sessions/wall/bounds.ts; doctor says which). `off`: no bound.
+      pids: boundOrOff('a whole number of processes such as `512`', (v) => (Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : null)).prefault(DEFAULTS.limits.pids),
+      memory: boundOrOff('a size like `2G` of at least 16M', (v) => { const b = parseSize(v); return b !== null && b >= 16 * 1024 * 1024 ? b : null; }).prefault(DEFAULTS.limits.memory),
+      // Free space below which no session starts on the disk of the vault, state_dir or log_dir.
+      disk_free: size(0).prefault(DEFAULTS.limits.disk_free),
     })
     .prefault({}),
 });

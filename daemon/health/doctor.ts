@@ -23,6 +23,7 @@ import { lockOwner } from '../lock.js';
 import { accessCheck, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck, sessionUserCheck, toolsCheck } from './doctor-setup.js';
 import { ENV_FILE_NAME, type EnvFileResult } from '../config/env-file.js';
 import { accessFacts, accessAdvice } from '../file-access.js';
+import { boundsCheck, diskCheck } from './doctor-bounds.js';
 
 export type Check = CheckFacts;
 export type DoctorDeps = {
@@ -277,6 +278,7 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   ];
   const sessionUser = await sessionUserCheck(c, deps.uid ?? process.getuid?.() ?? -1, deps.env);
   if (sessionUser) checks.push(sessionUser);
+  checks.push(boundsCheck(c, deps.env), diskCheck(c));
   const ledger = ledgerCheck(l);
   checks.push(ledger.check, memoryCheck(l), ...(await vaultChecks(l)));
   const maxHold = c.claude.timeout + c.claude.kill_grace + 2 * c.git.lock_timeout + 2 * c.git.timeout + 10 * 60_000;

@@ -13,7 +13,8 @@ import { money } from '../../budget/money.js';
 import type { Redactor } from '../../logs/redact.js';
 import { claudeArgs } from '../../sessions/run/command.js';
 import { checkSandbox, prepareGuest, type Guest } from '../../sessions/wall/guest.js';
-import { checkedByProxy, classify } from '../../sessions/run/outcome.js';
+import { checkedByProxy, classify, type Outcome } from '../../sessions/run/outcome.js';
+import { diskFacts, diskFullReason, isDiskFull, lowDisks, type LowDisk } from '../disk-space.js';
 import { resetTime } from '../../sessions/stream/rate-limit.js';
 import { readProc } from '../../sessions/run/process-tree.js';
 import { runClaude } from '../../sessions/run/runner.js';
@@ -190,6 +191,16 @@ export function budgetLimits(config: Config, agent: Pick<Agent, 'maxRunsPerDay'>
   };
 }
 
+// Pure: the ending once the disks are looked at: a session that ends (ok, or in an error) with a
+// disk below limits.disk_free, or on a full-disk error of ours, ended `disk_full`.
+export function diskFullEnding(ended: { outcome: Outcome; error: string | null }, low: LowDisk[], min: number, internal: unknown): { outcome: Outcome; error: string | null } {
+  if (ended.outcome === 'disk_full') return ended;
+  const ours = !!internal && isDiskFull(internal);
+  if (!ours && !(low.length && (ended.outcome === 'ok' || ended.outcome === 'error'))) return ended;
+  const why = low.length ? diskFullReason(low, min) : `a disk nightshift writes is full: ${(internal as Error)?.message ?? String(internal)}`;
+  return { outcome: 'disk_full', error: ended.error && ended.outcome !== 'ok' ? `${why} (${ended.error})` : why };
+}
+
 // Pure: a meter's total beside the CLI's, apart by more than rounding (a hundredth of a cent or 1%).
 export function costsDisagree(meterUsd: number, cliUsd: number | null): boolean {
   if (cliUsd === null) return false;
@@ -268,6 +279,8 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let run: Awaited<ReturnType<typeof runClaude>> | null = null;
   let internal: unknown = null;
   let guest: Guest | null = null;
+  // The settlement the ledger could not take (a full disk): the record returned is built from it.
+  let unsettled: Record<string, unknown> | null = null;
   try {
     log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
     deps.live?.start(agent.name, startedAt);
@@ -284,6 +297,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       args: guest.args,
       inputs: guest.inputs,
       user: guest.user,
+      cell: guest.cell,
       inner: guest.sandboxed ? guest.cli : null,
       cwd: config.vault,
       env: guest.env,
@@ -295,6 +309,10 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       tracker: t,
       signal: deps.signal,
       fail: guest.hooks?.dead,
+      disk: () => {
+        const low = lowDisks(diskFacts(config), config.limits.disk_free);
+        return low.length ? diskFullReason(low, config.limits.disk_free) : null;
+      },
       redact: deps.redact,
       subreaper: deps.subreaper ?? !guest.sandboxed,
       onSpawn: (pid) => {
@@ -343,10 +361,15 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       : fitted;
     // The stream is the session's to write: the proxy's view of the calls decides turns and an ok.
     // Walled sessions only: unwalled, the session could as well write the ledger (no guarantee to keep).
-    const { outcome, error, turns, disagreements } = checkedByProxy(named, t.turns(), guest?.sandboxed ? guest.api : null);
+    const checked = checkedByProxy(named, t.turns(), guest?.sandboxed ? guest.api : null);
+    const { turns, disagreements } = checked;
     if (disagreements.length) {
       log.warn({ event: 'stream_disagreement', disagreements, stream_turns: t.turns(), answered: guest?.api.answered, last_stop: guest?.api.lastStop }, `the stream disagrees with what the proxy saw: ${disagreements.join('; ')}; the proxy's view is kept`);
     }
+    // A disk left full (by the session, or under it) says so, whatever the CLI made of it; a full
+    // disk under one of our own steps is that, not an internal error.
+    const { outcome, error } = diskFullEnding(checked, lowDisks(diskFacts(config), config.limits.disk_free), config.limits.disk_free, internal);
+    if (outcome === 'disk_full' && internal && isDiskFull(internal)) internal = null;
     // A rate limit holds the agent until the reset the answer gave (budget/holds.ts reads it back).
     const retryAt = outcome === 'rate_limited' ? resetTime(t.result, t.rateLimit, endedAt) : null;
     // The meter's cost, never the stream's: the CLI's own total is kept beside it.
@@ -387,9 +410,11 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
         ledger.settle(open, { ...settlement, result: null, error: `${outcome === 'ok' ? '' : `${settlement.error ?? ''}; `}settle failed: ${(err as Error).message}`.slice(0, 500) });
       } catch (again) {
         // Still counted (the row is there, `running`); the hook server and its token file must
-        // still be closed below, so this is remembered, not thrown from here.
-        log.error({ event: 'settle_failed', err: again }, `could not settle ${id} at all: the next start settles it abandoned`);
-        internal ??= again;
+        // still be closed below, so this is remembered, not thrown from here. A full disk is no
+        // bug of ours: the settlement goes to stderr (journald) whole, where the ledger cannot keep it.
+        log.error({ event: 'settle_failed', err: again, settlement }, `could not settle ${id} at all: the next start settles it abandoned`);
+        if (isDiskFull(again)) unsettled = settlement;
+        else internal ??= again;
       }
     }
     const level = outcome === 'ok' ? 'info' : 'warn';
@@ -426,6 +451,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       .catch((err) => log.warn({ event: 'grading_failed', err }, `memory grading failed: ${(err as Error).message}`));
   }
   if (internal) throw internal;
+  if (unsettled) return toRecord({ ...open, ...unsettled, status: 'settled' } as never);
   return toRecord(ledger.get(id) ?? { ...open, status: 'settled' } as never);
 }
 

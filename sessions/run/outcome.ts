@@ -3,10 +3,11 @@
 // `subtype: success` with `is_error: true`, so `is_error` decides, never `subtype` alone.
 import { isRateLimited, type RateLimitInfo } from '../stream/rate-limit.js';
 import type { ResultMessage } from '../stream/types.js';
+import { isDiskFull } from '../../daemon/disk-space.js';
 
-export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned', 'rate_limited', 'interrupted'] as const;
+export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned', 'rate_limited', 'interrupted', 'disk_full'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled' | 'internal';
+export type StopReason = 'timeout' | 'stalled' | 'loop' | 'budget' | 'canceled' | 'internal' | 'bound' | 'disk_full';
 
 export type Ending = {
   spawnError: string | null;
@@ -28,7 +29,13 @@ export function classify(e: Ending): { outcome: Outcome; error: string | null } 
     return /^lock .* lost$/.test(detail) ? { outcome: 'error', error: `ended because nightshift's ${detail}` } : { outcome: 'interrupted', error: `ended because nightshift was asked to stop (${detail})` };
   }
   // One of nightshift's own steps failed mid-session (a full disk under the transcript, say).
-  if (e.stopReason === 'internal') return { outcome: 'error', error: `internal: ${e.stopDetail ?? 'unknown'}` };
+  // A full disk under one of our writes (the transcript, the ledger) is the disk's, said as such.
+  if (e.stopReason === 'internal') {
+    const detail = e.stopDetail ?? 'unknown';
+    return isDiskFull(detail) ? { outcome: 'disk_full', error: `a disk nightshift writes is full: ${detail}` } : { outcome: 'error', error: `internal: ${detail}` };
+  }
+  // A bound of limits (pids, memory) the session reached: the agent's failure, said by name.
+  if (e.stopReason === 'bound') return { outcome: 'error', error: e.stopDetail ?? 'a bound of limits was reached' };
   if (e.stopReason) return { outcome: e.stopReason, error: e.stopDetail ?? null };
   const r = e.result;
   if (!r) {

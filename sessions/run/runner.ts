@@ -43,7 +43,21 @@ export type RunnerOptions = {
   // Started as this user and group, every other group cleared (node's spawn calls setgroups(0)
   // first): a root supervisor's session_user (sessions/wall/session-user.ts).
   user?: { uid: number; gid: number } | null;
+  // The session's cgroup (sessions/wall/cgroup.ts): when gated, the child waits at a gate until it
+  // is moved in, so nothing it forks is outside; `reached` is polled, and a bound reached ends it.
+  cell?: { gated: boolean; join(pid: number): void; reached(): string | null } | null;
+  // Why a disk we write is too full to go on (limits.disk_free), or null; polled, and a full disk
+  // ends the session `disk_full` while our own writes still have room.
+  disk?: () => string | null;
 };
+
+const DISK_POLL_MS = 1000;
+
+// How often the cell's counters are read while the session runs.
+const BOUND_POLL_MS = 250;
+// The gate: waits for the supervisor's line on stdin (sent once the child is in its cgroup), then
+// becomes the command with stdin closed, as the CLI is otherwise started.
+const GATE = ['-c', 'read -r _ && exec "$@" < /dev/null', 'nightshift-gate'];
 
 export type RunnerResult = {
   stopReason: StopReason | null;
@@ -90,14 +104,29 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   // unsettled (signal-exit, loaded by other modules, re-raises signals it alone listens to).
   if (!process.listeners('SIGXFSZ').includes(ignoreSignal)) process.on('SIGXFSZ', ignoreSignal);
   const wrapped = o.subreaper === false ? null : reaped(o.command, o.args);
+  const gated = !!o.cell?.gated;
+  const [command, args] = [wrapped?.command ?? o.command, wrapped?.args ?? o.args];
   // node's own spawn, not execa: its import is the largest cost before a session can start.
-  const child = spawn(wrapped?.command ?? o.command, wrapped?.args ?? o.args, {
+  const child = spawn(gated ? '/bin/sh' : command, gated ? [...GATE, command, ...args] : args, {
     cwd: o.cwd,
     env: { ...o.env, [SESSION_MARKER]: o.sessionId },
-    stdio: ['ignore', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
+    stdio: [gated ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
     ...(o.user ? { uid: o.user.uid, gid: o.user.gid } : {}),
   });
   writeInputs(child, o.inputs);
+  // Not yet started: the gate holds it until it is in its cgroup. A cell it cannot enter ends it
+  // unstarted, as an internal error of ours.
+  let gateError: string | null = null;
+  if (gated && child.pid) {
+    child.stdin?.on('error', () => {});
+    try {
+      o.cell!.join(child.pid);
+      child.stdin?.end('\n');
+    } catch (err) {
+      gateError = `placing the session in its cgroup: ${(err as Error).message}`;
+      child.kill('SIGKILL');
+    }
+  }
   // If we exit first (an uncaught error), the CLI is not left running unwatched.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
@@ -148,6 +177,10 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
       stop('internal', internalError);
     }
   };
+  if (gateError) {
+    internalError = gateError;
+    stop('internal', gateError);
+  }
   const onLineCb = guard('writing the transcript', o.onLine);
   const onCostCb = guard('recording the running cost', o.onCost);
   if (child.pid) guard('recording the spawn', o.onSpawn)(child.pid);
@@ -159,6 +192,16 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   };
   armIdle();
   const wallClock = setTimeout(() => stop('timeout', `session ran past ${o.timeoutMs} ms`), o.timeoutMs);
+  const reached = () => {
+    const why = o.cell?.reached() ?? null;
+    if (why) stop('bound', why);
+  };
+  const boundPoll = o.cell?.gated ? setInterval(guard('reading the session\'s cgroup', reached), BOUND_POLL_MS) : null;
+  const diskFull = () => {
+    const why = o.disk?.() ?? null;
+    if (why) stop('disk_full', why);
+  };
+  const diskPoll = o.disk ? setInterval(guard('reading the free space', diskFull), DISK_POLL_MS) : null;
   const onAbort = () => stop('canceled', String(o.signal?.reason ?? 'aborted'));
   if (o.signal?.aborted) onAbort();
   else o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -208,6 +251,10 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   }
   if (idle) clearTimeout(idle);
   clearTimeout(wallClock);
+  if (boundPoll) clearInterval(boundPoll);
+  if (diskPoll) clearInterval(diskPoll);
+  // A bound reached just before the end (the kernel's OOM ended the CLI itself) is still why.
+  if (!stopReason && o.cell?.gated) guard('reading the session\'s cgroup', reached)();
   o.signal?.removeEventListener('abort', onAbort);
   o.fail?.removeEventListener('abort', onFail);
   if (escalation) await escalation;
@@ -218,6 +265,10 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   let spawnError: string | null = null;
   if (!stopReason && execFailed) spawnError = spawnMessage(Object.assign(new Error(''), { code: errnoName(Number(execFailed[1])) }), o.command);
   else if (result.error && result.exitCode === null && result.signal === null && !stopReason) spawnError = spawnMessage(result.error, o.command);
+  // The gate's exec failed (sh says so, 127 or 126): the command never started.
+  else if (gated && !wrapped && !stopReason && (result.exitCode === 127 || result.exitCode === 126) && /^nightshift-gate: \d+: exec: /m.test(stderrRaw)) {
+    spawnError = spawnMessage(Object.assign(new Error(''), { code: result.exitCode === 127 ? 'ENOENT' : 'EACCES' }), o.command);
+  }
   return {
     stopReason,
     stopDetail,

@@ -25,6 +25,8 @@ import { findPerl } from '../run/reaper.js';
 import { bridged, wallUrl, WALL_PORTS, type BridgeRoute } from './bridge.js';
 import type { Listen } from './loopback.js';
 import type { EgressNet, EgressStats } from './egress-proxy.js';
+import { cellFor, type Cell } from './cgroup.js';
+import { describePlan } from './bounds.js';
 
 // Where each session's own folder lives; anything left there belongs to a session that is over
 // (only one supervisor runs sessions at a time: the run lock).
@@ -81,6 +83,8 @@ export type Guest = {
   egress: EgressStats | null;
   // The API proxy's counts: what the supervisor itself saw of the session's calls.
   api: ApiProxyStats;
+  // The session's pids and memory bounds (limits.pids, limits.memory): its cgroup, or rlimits.
+  cell: Cell;
   dir: string;
   // Called once the CLI is spawned: what the endpoints need loads beside the CLI's own start-up.
   spawned(): void;
@@ -181,6 +185,10 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   }
   fs.chmodSync(dir, 0o700);
   const closers: Array<() => Promise<void> | void> = [() => fs.rmSync(dir, { recursive: true, force: true })];
+  // Made before anything is spawned; what is left in it dies when the session closes.
+  const cell = cellFor({ pids: config.limits.pids, memory: config.limits.memory }, i.sessionId, i.env.PATH ?? '', (m) => log.warn({ event: 'bounds_fallback' }, m));
+  closers.push(() => cell.close());
+  log.info({ event: 'bounds', mechanism: cell.plan.mechanism }, describePlan(cell.plan));
   // Walled, the session has a network of its own: the endpoints listen on unix sockets here, and
   // the bridge serves them on the namespace's loopback (sessions/wall/bridge.ts).
   const walled = config.sandbox === 'bwrap';
@@ -288,9 +296,9 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       // Last, once every file and socket is in place: the folder is the session user's.
       if (walledAs) giveToSession(dir, walledAs);
       const wall = bwrapArgs({ ...layout, network: 'private' }, inner.command, inner.args, { seccompFd: filtered ? SECCOMP_FD : null });
-      return { command: bwrap, args: wall, inputs, env, cli, sandboxed: true, user: walledAs, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, dir, spawned, close };
+      return { ...cell.wrap(bwrap, wall), inputs, env, cli, sandboxed: true, user: walledAs, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, cell, dir, spawned, close };
     }
-    return { command: cli ?? config.claude.command, args, inputs: [], env, cli, sandboxed: false, user: null, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, dir, spawned, close };
+    return { ...cell.wrap(cli ?? config.claude.command, args), inputs: [], env, cli, sandboxed: false, user: null, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, cell, dir, spawned, close };
   } catch (err) {
     // The memory server may still be starting: it is closed with the rest once it is up.
     await memoryStart.catch(() => {});

@@ -102,9 +102,11 @@ describe('systemd units', () => {
   // nightshift.service), which costs about 1.0 (2.1 before the sandbox, 3.1 with it). Units for
   // root keep what handing each session to session_user takes, measured at 0.8 more (CAP_SETUID
   // CAP_SETGID 0.3, CAP_CHOWN 0.2, CAP_DAC_OVERRIDE 0.2, CAP_KILL 0.1): 4.0 at most, and never
-  // CAP_SYS_ADMIN; the same units for a service user keep none.
-  test('every service stays at an exposure of 3.5 or less (4.0 for root), and allows no namespace bwrap does not need', async (t) => {
-    for (const [user, most] of [['nobody', 3.5], ['root', 4.0]] as const) {
+  // CAP_SYS_ADMIN; the same units for a service user keep none. The tick and the daemon hand each
+  // session a cgroup of its own (Delegate=pids memory, so ProtectControlGroups= is off): 0.2 more,
+  // measured (3.3 to 3.5, 4.0 to 4.2 for root).
+  test('every service stays at an exposure of 3.5 or less (4.2 for root), and allows no namespace bwrap does not need', async (t) => {
+    for (const [user, most] of [['nobody', 3.5], ['root', 4.2]] as const) {
       const { units } = await rendered(t, [], user);
       const services = fs.readdirSync(units).filter((f) => f.endsWith('.service'));
       const r = spawnSync('systemd-analyze', ['security', '--offline=true', '--no-pager', ...services.map((f) => path.join(units, f))], { encoding: 'utf8', cwd: units });

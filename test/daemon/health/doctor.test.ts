@@ -159,7 +159,7 @@ describe('nightshift doctor', () => {
     // Where bwrap cannot run, the workspace runs `sandbox: none`, which the doctor warns of.
     assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok').map((c: any) => `${c.name} ${c.status}`), SANDBOX === 'bwrap' ? [] : ['sandbox warn']);
     assert.deepEqual(out.checks.map((c: any) => c.name), [
-      'config', 'env', 'credential', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
+      'config', 'env', 'credential', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'bounds', 'disk', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
     ]);
     assert.equal(out.alert, null);
     assert.equal(discord.messages.length, 0);
@@ -180,6 +180,7 @@ describe('nightshift doctor', () => {
       fs.mkdirSync(path.join(ws.state, 'run.lock'));
       fs.writeFileSync(path.join(ws.state, 'run.owner.json'), JSON.stringify({ pid: 2 ** 22 + 4321, start: '1', since: new Date().toISOString(), purpose: 'session' }));
     }],
+    ['disk', 'less free space than limits.disk_free', (ws) => fs.writeFileSync(ws.config, `${yaml()}limits:\n  disk_free: 1000T\n`)],
     ['silence', 'no ok session for longer than alerts.max_silence', (ws) => {
       fs.rmSync(path.join(ws.state, 'ledger.db'));
       addSession(ws, 'ok', 30 * H, 1);

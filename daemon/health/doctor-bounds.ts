@@ -1,0 +1,30 @@
+// doctor's checks of what bounds a session: which mechanism holds limits.pids and limits.memory on
+// this machine (sessions/wall/bounds.ts), and the free space on the disks nightshift writes.
+import type { Config } from '../config/schema.js';
+import { formatSize } from '../config/size.js';
+import { diskFacts, diskFullReason, lowDisks } from '../disk-space.js';
+import { describePlan, planBounds } from '../../sessions/wall/bounds.js';
+import { boundsFacts } from '../../sessions/wall/cgroup.js';
+import type { CheckFacts } from '../../report/embed.js';
+
+// A cgroup, or rlimits (weaker: said so), or nothing (a warning, with the fix).
+export function boundsCheck(c: Pick<Config, 'limits'>, env: NodeJS.ProcessEnv): CheckFacts {
+  const plan = planBounds(boundsFacts(env.PATH ?? ''), { pids: c.limits.pids, memory: c.limits.memory });
+  const detail = describePlan(plan);
+  if (plan.mechanism === 'none' && !/are off$/.test(plan.why)) {
+    return { name: 'bounds', status: 'warn', detail, fix: 'install util-linux (prlimit), or run nightshift from its unit (Delegate=pids memory), or as root on cgroup v1' };
+  }
+  return { name: 'bounds', status: 'ok', detail, fix: null };
+}
+
+// Fails below limits.disk_free, where no session would start.
+export function diskCheck(c: Pick<Config, 'vault' | 'state_dir' | 'log_dir' | 'limits'>): CheckFacts {
+  const facts = diskFacts(c);
+  const low = lowDisks(facts, c.limits.disk_free);
+  if (low.length) {
+    return { name: 'disk', status: 'fail', detail: diskFullReason(low, c.limits.disk_free), fix: `free space on ${low.map((d) => d.path).join(' and ')} (what the last session left in the vault first: git status), or lower limits.disk_free` };
+  }
+  const seen = new Set<number>();
+  const free = facts.filter((f) => !seen.has(f.dev) && seen.add(f.dev)).map((f) => `${facts.filter((g) => g.dev === f.dev).map((g) => g.what).join(', ')} ${formatSize(f.free)} free`);
+  return { name: 'disk', status: 'ok', detail: `${free.join('; ')} (limits.disk_free ${c.limits.disk_free ? formatSize(c.limits.disk_free) : 'off'})`, fix: null };
+}
