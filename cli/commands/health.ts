@@ -37,6 +37,13 @@ const deliveryLine = (d: Delivery) =>
 
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
 
+// Pure: a timer that reaches no rule is a standing fact of the config, not an event: while it is
+// all that fails, the watch reports it once (the outbox dedupes on the key), not every hour.
+export function standingKey(failing: Check[]): string | undefined {
+  if (!failing.length || !failing.every((c) => c.name === 'schedule')) return undefined;
+  return `doctor:schedule:${createHash('sha256').update(failing.map((c) => c.detail).join('\n')).digest('hex').slice(0, 16)}`;
+}
+
 export async function doctorCommand(file: string, flags: { json?: boolean; alert?: boolean; fix?: boolean }, io: HealthIo): Promise<number> {
   const { l, logger } = open(file, io);
   // --fix first, so the checks show what is left.
@@ -53,9 +60,7 @@ export async function doctorCommand(file: string, flags: { json?: boolean; alert
   logger.info({ event: 'doctor', failing: failing.length, warnings: checks.filter((c) => c.status === 'warn').length }, `doctor: ${failing.length} failing`);
   let alert: string | null = null;
   if (flags.alert && failing.length) {
-    // A timer that reaches no rule is a standing fact of the config: the watch reports it once.
-    const standing = failing.every((c) => c.name === 'schedule') ? `doctor:schedule:${createHash('sha256').update(failing.map((c) => c.detail).join('\n')).digest('hex').slice(0, 16)}` : undefined;
-    const d = await deliver(doctorReport(checks, { redact: io.redact, at: io.now(), host: os.hostname(), key: standing }), reportSettings(l.config), deps);
+    const d = await deliver(doctorReport(checks, { redact: io.redact, at: io.now(), host: os.hostname(), key: standingKey(failing) }), reportSettings(l.config), deps);
     alert = deliveryLine(d);
   }
   if (flags.json) io.out(JSON.stringify({ ok: !failing.length, config: l.config.file, checks, alert, ...(flags.fix ? { fixed } : {}) }));

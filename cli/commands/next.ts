@@ -16,7 +16,7 @@ counted, so a cap reached today, a hold and a rule an earlier always-due rule sh
 answer; an agent that will not run says why.
 --json: {agent: name|null, rule: index|null, starts: bool, reason, rules: [{index, agent, matched, why, next_due}],
          holds: {agent: {kind: "rate_limited"|"backoff", until, reason, failures, session}},
-         next_due: {<agent>: ISO time|null}, why: {<agent>: reason it will not run}}
+         next_due: {<agent>: ISO time|null}, why: {<agent>: reason it will not run}, windows, window_hold}
          (an agent no rule names is null)`;
 
 export const stage = 'full';
@@ -37,7 +37,7 @@ export async function run({ config, flags, io, logger }: FullContext): Promise<n
   const [{ readAgents }, { forecastOf }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js')]);
   const { agents, broken } = readAgents(config);
   const tz = config.budget.timezone;
-  const { windowLines } = await import('../../budget/windows.js');
+  const { windowHold, windowLines } = await import('../../budget/windows.js');
   const { f, windows } = await withLedger(config, logger, (l) => ({ windows: l.windows(), f: forecastOf(config, agents, l, at, broken) }));
   const d = f.tick;
   const iso = (t: Date | null | undefined) => (t ? t.toISOString() : null);
@@ -46,7 +46,7 @@ export async function run({ config, flags, io, logger }: FullContext): Promise<n
   if (flags.json) {
     io.out(JSON.stringify({
       agent: d.agent, rule: d.rule, starts: d.starts, reason: d.reason, rules: d.decision.rules.map((r) => ({ ...r, next_due: iso(f.rules[r.index]) })),
-      holds: f.holds, next_due: nextDue, why: f.why, windows,
+      holds: f.holds, next_due: nextDue, why: f.why, windows, window_hold: windowHold(windows, config.budget.max_window_utilization, at),
     }));
   } else {
     const lines = [d.starts ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
