@@ -65,14 +65,14 @@ export async function systemdCommand(config: Config, positionals: string[], flag
   const prefix = path.resolve(flags.prefix ?? '/etc/systemd/system');
   const staged = !SYSTEM_UNIT_DIRS.includes(prefix);
   const files = installUnits(units, prefix);
-  // Staging elsewhere (--prefix) makes no folders; the real install makes the missing ones.
-  const site = flags.prefix ? { made: [], warnings: [] } : makeWritablePaths(config, flags.user);
-  // Units for root run each session as session_user: made here, unless only staging (--prefix).
-  const session = flags.user === 'root' && config.sandbox === 'bwrap' ? rootSessions(config, !flags.prefix, site.made, io.env.PATH) : { made: [], warnings: [] };
+  // Staging elsewhere (a --prefix systemd does not read) makes no folders; the real install makes the missing ones.
+  const site = staged ? { made: [], warnings: [] } : makeWritablePaths(config, flags.user);
+  // Units for root run each session as session_user: made here, unless only staging.
+  const session = flags.user === 'root' && config.sandbox === 'bwrap' ? rootSessions(config, !staged, site.made, io.env.PATH) : { made: [], warnings: [] };
   for (const w of [...site.warnings, ...session.warnings]) io.err(`${io.redact(w)}\n`);
   const enable = 'systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer';
   const next = staged
-    ? [`Staged in ${prefix}, which systemd does not read. On the host they are for:`, `  install -m 0644 ${files.map((f) => path.basename(f)).map((n) => path.join(prefix, n)).join(' ')} /etc/systemd/system/`, `  ${enable}`,
+    ? [`Staged in ${prefix}, which systemd does not read. To use them on the host they are for:`, `  install -m 0644 ${files.join(' ')} /etc/systemd/system/`, `  ${enable}`,
       `(the vault, state and log folders${flags.user === 'root' ? ' and the session user' : ''} are not made when staging: nightshift systemd install --user ${flags.user} there makes them)`]
     : ['Now run:', `  ${enable}`, '(or nightshift-daemon.service instead of the timer, not both)'];
   io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), ...session.made, '', ...next].join('\n'));

@@ -26,7 +26,7 @@ export function unpushedOf(config: Config): Promise<number | null> {
 // status's `next`: the tick's decision, whether it starts, and each agent's next run.
 function nextOf(f: Forecast) {
   const iso = (t: Date | null) => (t ? t.toISOString() : null);
-  return { ...f.tick.decision, agent: f.tick.agent, starts: f.tick.starts, reason: f.tick.reason, next_run: Object.fromEntries(Object.entries(f.agents).map(([a, t]) => [a, iso(t)])), why: f.why };
+  return { ...f.tick.decision, agent: f.tick.agent, starts: f.tick.starts, reason: f.tick.reason, next_due: Object.fromEntries(Object.entries(f.agents).map(([a, t]) => [a, iso(t)])), why: f.why };
 }
 
 // `nightshift status --json`: one look at the host.
