@@ -10,7 +10,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   75  refused: a daily limit is reached (see --force), another supervisor holds the lock, a stop
       request came before the session started, a forgotten claim was observed again, or a disk
       nightshift writes has less free than limits.disk_free
-  77  memory forget --approve with a wrong code (nothing deleted)
+  77  permission: a folder or file this user cannot use (the message names its owner and the fix),
+      or memory forget --approve with a wrong code (nothing deleted)
   78  config: the config file or an agent file is invalid (the message names the file and field),
       the env file holds secrets and its group or others may read it (chmod 600 fixes it),
       or sandbox: bwrap is configured and bwrap cannot make a sandbox here

@@ -18,6 +18,9 @@ export type AccessFacts = {
   user: Who;
   owner: Who;
   mode: number;
+  // The folder to make, when `path` is the existing folder it would be made in: the fix is to
+  // make that one as the user (install -d -o), never to chown a folder of the system's.
+  missing?: string;
 };
 
 const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
@@ -30,7 +33,7 @@ export function accessAdvice(f: AccessFacts, target?: string): string {
   const bits = f.need.map((n) => (n === 'read' ? 'r' : n === 'write' ? 'w' : 'x')).join('');
   // A folder of ours holds files made by the same hand (a database and its -wal, -shm): -R.
   const recursive = f.kind === 'folder' ? '-R ' : '';
-  const fix = f.owner.uid !== f.user.uid ? `sudo chown ${recursive}${f.user.name ?? f.user.uid} ${quote(f.path)}` : `chmod u+${bits} ${quote(f.path)}`;
+  const fix = f.missing ? `sudo install -d -o ${f.user.name ?? f.user.uid} ${quote(f.missing)}` : f.owner.uid !== f.user.uid ? `sudo chown ${recursive}${f.user.name ?? f.user.uid} ${quote(f.path)}` : `chmod u+${bits} ${quote(f.path)}`;
   const about = target && target !== f.path ? ` (for ${target})` : '';
   return (
     `Permission denied: nightshift runs as ${name(f.user)} and cannot ${f.need.join(' or ')} the ${f.what ? `${f.what} ` : ''}${f.kind} ${f.path}${about}, ` +
@@ -82,7 +85,9 @@ export function accessFacts(target: string, what: string, opts: { folder?: boole
   // The nearest folder that exists is where the target (or its missing folders) would be made.
   let parent = path.dirname(abs);
   while (!fs.existsSync(parent) && parent !== path.dirname(parent)) parent = path.dirname(parent);
-  if (!fs.existsSync(abs)) return can(parent, fs.constants.W_OK) ? null : facts(parent, ['write']);
+  // The folder to make in it: the target (a folder) or the target's folder (a file).
+  const toMake = opts.folder ? abs : path.dirname(abs);
+  if (!fs.existsSync(abs)) return can(parent, fs.constants.W_OK) ? null : { ...facts(parent, ['write']), ...(toMake !== parent && !fs.existsSync(toMake) ? { missing: toMake } : {}) };
   const isDir = fs.statSync(abs).isDirectory();
   // A database file needs its folder writable too (its journal lives beside it); the folder is
   // named first, since a chown -R of it fixes the file as well.
@@ -95,9 +100,9 @@ export function accessFacts(target: string, what: string, opts: { folder?: boole
 }
 
 // The advice for `target` when an access problem explains a failure, else null.
-export function accessProblem(target: string, what: string): string | null {
+export function accessProblem(target: string, what: string, opts: { folder?: boolean } = {}): string | null {
   try {
-    const f = accessFacts(target, what);
+    const f = accessFacts(target, what, opts);
     return f ? accessAdvice(f, path.resolve(target)) : null;
   } catch {
     return null;

@@ -14,7 +14,62 @@ export const UNIT_FILES = [
   'nightshift.service', 'nightshift.timer', 'nightshift-daemon.service', 'nightshift-alert@.service', 'nightshift-watch.service', 'nightshift-watch.timer',
 ] as const;
 
-export type RenderOptions = { user?: string; onCalendar?: string; watchOnCalendar?: string; node?: string };
+export type RenderOptions = { user?: string; onCalendar?: string; watchOnCalendar?: string; node?: string; path?: string };
+
+// systemd's own PATH for system units (systemd.exec(5), split-usr): where a bare claude.command is
+// looked up when the unit names no PATH.
+export const SYSTEMD_DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+// The folders systemd reads system units from: units written elsewhere are only staged.
+export const SYSTEM_UNIT_DIRS = ['/etc/systemd/system', '/run/systemd/system', '/usr/local/lib/systemd/system', '/usr/lib/systemd/system', '/lib/systemd/system'];
+
+const executable = (p: string) => {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
+// The folder of PATH a bare command is found in (not followed through links: an nvm or --prefix
+// bin folder holds a link into its package), or null.
+export function foundIn(command: string, pathEnv: string): string | null {
+  if (command.includes('/')) return executable(command) ? path.dirname(command) : null;
+  return pathEnv.split(':').filter((d) => d.startsWith('/')).find((d) => executable(path.join(d, command))) ?? null;
+}
+
+// The PATH the units run with: the CLI's folder as found now (a bare claude.command), this node's
+// (the CLI's `#!/usr/bin/env node` needs it), then systemd's own. `problem`: the units could not
+// start the CLI, said with why.
+export function unitPath(command: string, installPath: string, node: string): { path: string; problem: string | null } {
+  const dir = foundIn(command, installPath);
+  const dirs = [...new Set([...(dir && !command.includes('/') ? [dir] : []), path.dirname(node), ...SYSTEMD_DEFAULT_PATH.split(':')])];
+  const out = dirs.join(':');
+  if (!dir) {
+    const where = command.includes('/') ? `${command} is not an executable file` : `\`${command}\` is not on this shell's PATH (${installPath || 'empty'})`;
+    return { path: out, problem: `claude.command: ${where}, so the units could not start it either: install Claude Code (npm i -g @anthropic-ai/claude-code), or set claude.command to its absolute path` };
+  }
+  let real = path.join(dir, path.basename(command));
+  try {
+    real = fs.realpathSync(real);
+  } catch {
+    // found above; raced away
+  }
+  if (/^\/(var\/)?tmp(\/|$)/.test(real)) return { path: out, problem: `claude.command: ${real} is under /tmp or /var/tmp, which the units' PrivateTmp= hides from them: install it elsewhere (e.g. npm i -g, or under /opt)` };
+  return { path: out, problem: null };
+}
+
+// The PATH an installed unit runs with: its Environment=PATH=, else systemd's own; null: no unit.
+export function installedUnitPath(file: string): string | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const set = [...text.matchAll(/^\s*Environment\s*=\s*"?PATH=([^"\n]*?)"?\s*$/gm)].at(-1);
+  return set ? set[1] : SYSTEMD_DEFAULT_PATH;
+}
 
 const seconds = (ms: number) => `${Math.ceil(ms / 1000)}s`;
 
@@ -49,6 +104,7 @@ export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): 
     CONFIG: c.file,
     STATE_DIR: c.state_dir,
     NODE: o.node ?? process.execPath,
+    PATH: o.path ?? unitPath(c.claude.command, process.env.PATH ?? '', o.node ?? process.execPath).path,
     BIN: path.join(ROOT, 'dist', 'cli', 'bin.js'),
     SESSION_TIMEOUT: seconds(longest),
     // Session, kill grace, two git lock waits and a margin.

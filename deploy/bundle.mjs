@@ -115,5 +115,7 @@ tickForCache(`${outfile}.session.cache`, (dir) => {
   const result = { type: 'result', subtype: 'success', is_error: false, num_turns: 1, result: 'done', total_cost_usd: 0, usage: { input_tokens: 1, output_tokens: 1 } };
   fs.writeFileSync(standIn, `#!/bin/sh\necho '${JSON.stringify(result)}'\n`, { mode: 0o755 });
   fs.writeFileSync(path.join(dir, 'prompts', 'warm.md'), 'Warm the code cache.\n');
-  return [...places(dir), `agents_dir: ${JSON.stringify(path.join(dir, 'prompts'))}`, 'sandbox: none', 'git:', '  enabled: false', 'claude:', `  command: ${JSON.stringify(standIn)}`, 'dispatch:', '  - agent: warm', ''].join('\n');
+  return [...places(dir), `agents_dir: ${JSON.stringify(path.join(dir, 'prompts'))}`, 'sandbox: none', 'git:', '  enabled: false', 'claude:', `  command: ${JSON.stringify(standIn)}`,
+    // Run as root and unwalled, bypassPermissions is refused before the start (the CLI would refuse it).
+    '  permission_mode: acceptEdits', 'dispatch:', '  - agent: warm', ''].join('\n');
 }, (a) => (a?.session?.outcome === 'ok' ? null : `session outcome ${a?.session?.outcome}`));

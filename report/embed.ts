@@ -160,7 +160,8 @@ export type CheckFacts = { name: string; status: CheckStatus; detail: string; fi
 const MARK: Record<CheckStatus, string> = { ok: '✓', warn: '!', fail: '✗' };
 
 // A doctor run: failing checks first, then warnings; passing ones are only counted.
-export function doctorReport(checks: CheckFacts[], o: { redact: Redactor; at: Date; host?: string; notes?: string[] }): Report {
+// `key`: a report the outbox sends once (the same standing fact), instead of one per run.
+export function doctorReport(checks: CheckFacts[], o: { redact: Redactor; at: Date; host?: string; notes?: string[]; key?: string }): Report {
   const failing = checks.filter((c) => c.status === 'fail');
   const warning = checks.filter((c) => c.status === 'warn');
   const passing = checks.length - failing.length - warning.length;
@@ -177,7 +178,7 @@ export function doctorReport(checks: CheckFacts[], o: { redact: Redactor; at: Da
     footer: { text: o.host ? `nightshift doctor on ${o.host}` : 'nightshift doctor' },
     timestamp: o.at.toISOString(),
   };
-  return { key: `doctor:${o.at.toISOString()}`, kind: 'doctor', embed: finish(embed, o.redact) };
+  return { key: o.key ?? `doctor:${o.at.toISOString()}`, kind: 'doctor', embed: finish(embed, o.redact) };
 }
 
 export type UnitFailure = {

@@ -8,10 +8,11 @@ export const help = `Usage: nightshift doctor [--json] [--fix] [--alert] [--conf
 Checks, each ok, WARN or FAIL with a one-line fix: config, env (the env file: its mode, its lines),
 credential (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, from the environment or the env file),
 agents, permission (as root the CLI refuses bypassPermissions for agents without allowed_tools),
-cli (claude --version), sandbox (a real bwrap sandbox starts), access (state_dir, log_dir, the vault,
+cli (claude --version), unit cli (the installed nightshift.service finds it on its own PATH), wall
+cli (the CLI is not under /tmp, which the wall hides), sandbox (a real bwrap sandbox starts), access (state_dir, log_dir, the vault,
 the ledger and the memory database are writable by this user: else who owns them and the chown),
 ledger and memory (integrity; never created), vault (a git work tree git does not refuse as of
-"dubious ownership") and remote (git ls-remote), run lock and git lock (stale: the owner is gone),
+"dubious ownership") and remote (git ls-remote; an empty one with the branch the first push makes), run lock and git lock (stale: the owner is gone),
 schedule (a dispatch rule that daemon.schedule or the installed nightshift.timer can never fire),
 discord (the webhook answers) and outbox (reports waiting), silence (the last ok session is younger
 than alerts.max_silence) and failures (fewer than alerts.max_consecutive_failures in a row). Sends

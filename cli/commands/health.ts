@@ -1,6 +1,7 @@
 // `nightshift doctor` and `nightshift alert`: the two commands that must work when everything else
 // is broken. They read the config leniently (daemon/config/config-fallback.ts), log to stderr even when the
 // log folder cannot be made, take the webhook from the environment, and say what they could not read.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import { createLogger, type Logger } from '../../logs/logger.js';
@@ -36,6 +37,13 @@ const deliveryLine = (d: Delivery) =>
 
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
 
+// Pure: a timer that reaches no rule is a standing fact of the config, not an event: while it is
+// all that fails, the watch reports it once (the outbox dedupes on the key), not every hour.
+export function standingKey(failing: Check[]): string | undefined {
+  if (!failing.length || !failing.every((c) => c.name === 'schedule')) return undefined;
+  return `doctor:schedule:${createHash('sha256').update(failing.map((c) => c.detail).join('\n')).digest('hex').slice(0, 16)}`;
+}
+
 export async function doctorCommand(file: string, flags: { json?: boolean; alert?: boolean; fix?: boolean }, io: HealthIo): Promise<number> {
   const { l, logger } = open(file, io);
   // --fix first, so the checks show what is left.
@@ -52,7 +60,7 @@ export async function doctorCommand(file: string, flags: { json?: boolean; alert
   logger.info({ event: 'doctor', failing: failing.length, warnings: checks.filter((c) => c.status === 'warn').length }, `doctor: ${failing.length} failing`);
   let alert: string | null = null;
   if (flags.alert && failing.length) {
-    const d = await deliver(doctorReport(checks, { redact: io.redact, at: io.now(), host: os.hostname() }), reportSettings(l.config), deps);
+    const d = await deliver(doctorReport(checks, { redact: io.redact, at: io.now(), host: os.hostname(), key: standingKey(failing) }), reportSettings(l.config), deps);
     alert = deliveryLine(d);
   }
   if (flags.json) io.out(JSON.stringify({ ok: !failing.length, config: l.config.file, checks, alert, ...(flags.fix ? { fixed } : {}) }));
@@ -92,6 +100,7 @@ export async function alertCommand(file: string, unit: string | undefined, io: H
   if (!unit) throw new UsageError('Expected `nightshift alert --unit NAME`');
   const { l, logger, problems } = open(file, io);
   const env = io.env;
+  if (io.envFile?.insecure) logger.warn({ event: 'env_file_insecure', file: io.envFile.file }, `${io.envFile.file}: ${io.envFile.insecure} (alert sends anyway; every other command refuses it)`);
   logger.error({ event: 'unit_failed', unit, result: env.MONITOR_SERVICE_RESULT ?? null, exit_status: env.MONITOR_EXIT_STATUS ?? null }, `systemd unit ${unit} failed`);
   const report = unitReport(
     {

@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CONFIG_DEFAULT_FILE, DEFAULTS } from '../../daemon/config/defaults.js';
 import { ENV_FILE_NAME } from '../../daemon/config/env-file.js';
-import { EXIT, UsageError } from '../../daemon/errors.js';
+import { EXIT, PermissionError, UsageError } from '../../daemon/errors.js';
+import { accessProblem } from '../../daemon/file-access.js';
+import { headBranch, refSha } from '../../daemon/git/refs.js';
 import { ROOT } from '../../daemon/systemd.js';
 import type { BareContext } from '../context.js';
 import { ensureSessionUser, shareWithGroup } from '../../daemon/session-user-setup.js';
@@ -81,7 +83,14 @@ const shell = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/
 export async function initCommand(positionals: string[], flags: { remote?: string }, io: InitIo): Promise<number> {
   if (positionals.length > 1) throw new UsageError(`Expected \`nightshift init [DIR] [--remote URL]\`, got ${positionals.length} arguments`);
   const dir = path.resolve(io.cwd, positionals[0] ?? '.');
-  fs.mkdirSync(dir, { recursive: true });
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    // A folder in one of the system's (/srv): made for the user, never a chown of /srv itself.
+    const denied = ['EACCES', 'EPERM'].includes((err as NodeJS.ErrnoException).code ?? '') ? accessProblem(dir, 'site', { folder: true }) : null;
+    if (denied) throw new PermissionError(denied.replace(' The file is not damaged; fix the access:', ' Fix:'), { cause: err });
+    throw err;
+  }
   const made: string[] = [];
   const kept: string[] = [];
   const warnings: string[] = [];
@@ -115,6 +124,9 @@ export async function initCommand(positionals: string[], flags: { remote?: strin
       throw new UsageError(`git ${args[0]} ${flags.remote ?? ''} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()}`);
     }
     made.push(`${vault} (${flags.remote ? `a clone of ${flags.remote}` : 'a new git repository'})`);
+    // An empty remote: the clone's branch is unborn, and the first session's push creates it.
+    const head = headBranch(vault);
+    if (flags.remote && head && !refSha(vault, `refs/heads/${head}`)) warnings.push(`note: ${flags.remote} is empty: the first session's push creates branch \`${head}\` there (set git.branch in ${CONFIG_DEFAULT_FILE} for another)`);
     // Run as root, the site's supervisor will be root: its sessions run as session_user, who
     // writes this vault by its group.
     if (process.getuid?.() === 0) {

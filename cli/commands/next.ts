@@ -1,19 +1,23 @@
-// `nightshift next [--at TIME]`: the dispatch decision explained, and when each agent is next due.
-import { dayOf } from '../../budget/day.js';
+// `nightshift next [--at TIME]`: what the tick will do, explained, and when each agent will run.
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import type { FullContext } from '../context.js';
 import { withLedger } from '../with-ledger.js';
 
 export const help = `Usage: nightshift next [--at ISO-TIME] [--json] [--config PATH]
 
-Explains the dispatch decision at --at (default now) without running anything: which rule won, and
-for every rule before it, why not. A held agent's rule says "held until TIME: why" (a rate limit:
-the API's reset time, or a backoff; backoff.after_failures failures in a row wait backoff.base,
-doubling with each further failure up to backoff.max). Then when each agent is next due (its
-rules' days, hours, run limits and min_interval; within 8 days), in budget.timezone.
---json: {agent: name|null, rule: index|null, reason, rules: [{index, agent, matched, why, next_due}],
+Explains what the tick at --at (default now) will do, without running anything: which rule won,
+for every rule before it why not, and whether its agent starts (the day's budget and a usage window
+are checked after dispatch, as the tick does: a rule can be due while nothing starts). A held
+agent's rule says "held until TIME: why" (a rate limit: the API's reset time, or a backoff;
+backoff.after_failures failures in a row wait backoff.base, doubling with each further failure up
+to backoff.max). Then when each agent will really run, within 8 days, in budget.timezone: the ticks
+played forward (now, each hour's start, and where a hold or a min_interval ends), each start
+counted, so a cap reached today, a hold and a rule an earlier always-due rule shadows are in the
+answer; an agent that will not run says why.
+--json: {agent: name|null, rule: index|null, starts: bool, reason, rules: [{index, agent, matched, why, next_due}],
          holds: {agent: {kind: "rate_limited"|"backoff", until, reason, failures, session}},
-         next_due: {<agent>: ISO time|null}}   (an agent no rule names is null)`;
+         next_due: {<agent>: ISO time|null}, why: {<agent>: reason it will not run}, windows, window_hold}
+         (an agent no rule names is null)`;
 
 export const stage = 'full';
 
@@ -30,31 +34,29 @@ const roughly = (ms: number) => {
 export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
   const at = flags.at === undefined ? new Date() : new Date(flags.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`Expected --at as an ISO time like 2026-12-01T15:00:00Z, got \`${flags.at}\``);
-  const [{ readAgents }, { explain }, { nextDueByAgent }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js'), import('../../daemon/schedule/next-due.js')]);
+  const [{ readAgents }, { forecastOf }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js')]);
   const { agents, broken } = readAgents(config);
   const tz = config.budget.timezone;
   const { windowHold, windowLines } = await import('../../budget/windows.js');
-  const { d, due, windows } = await withLedger(config, logger, (l) => ({
-    windows: l.windows(),
-    d: explain(config, agents, l, at, broken),
-    due: nextDueByAgent(config.dispatch, l.history(dayOf(at, tz)), Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }])), at, tz),
-  }));
+  const { f, windows } = await withLedger(config, logger, (l) => ({ windows: l.windows(), f: forecastOf(config, agents, l, at, broken) }));
+  const d = f.tick;
   const iso = (t: Date | null | undefined) => (t ? t.toISOString() : null);
   // Every agent, those no rule names too (they run only by `nightshift run`).
-  const nextDue = Object.fromEntries(agents.map((a) => [a.name, iso(due.agents[a.name])]));
-  // A window past its share holds every start until it resets (budget/windows.ts).
-  const hold = windowHold(windows, config.budget.max_window_utilization, at);
-  if (flags.json) io.out(JSON.stringify({ ...d, rules: d.rules.map((r) => ({ ...r, next_due: iso(due.rules[r.index]) })), next_due: nextDue, windows, window_hold: hold }));
-  else {
-    const lines = [d.agent ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
-    if (hold) lines.push(`  but nothing starts: ${hold.reason}`);
+  const nextDue = Object.fromEntries(agents.map((a) => [a.name, iso(f.agents[a.name])]));
+  if (flags.json) {
+    io.out(JSON.stringify({
+      agent: d.agent, rule: d.rule, starts: d.starts, reason: d.reason, rules: d.decision.rules.map((r) => ({ ...r, next_due: iso(f.rules[r.index]) })),
+      holds: f.holds, next_due: nextDue, why: f.why, windows, window_hold: windowHold(windows, config.budget.max_window_utilization, at),
+    }));
+  } else {
+    const lines = [d.starts ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
     for (const l of windowLines(windows, config.budget.max_window_utilization)) lines.push(`  window ${l}`);
-    for (const r of d.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
-    for (const [agent, h] of Object.entries(d.holds)) if (!d.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${h.until} (${h.reason})`);
-    lines.push(`next due (${tz}):`);
+    for (const r of d.decision.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
+    for (const [agent, h] of Object.entries(f.holds)) if (!d.decision.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${h.until} (${h.reason})`);
+    lines.push(`will run (${tz}):`);
     for (const a of agents) {
-      const t = due.agents[a.name];
-      const when = t === undefined ? 'no dispatch rule (run it with nightshift run)' : t === null ? 'not within 8 days' : t.getTime() === at.getTime() ? 'now' : `${localStamp(t, tz)} (in ${roughly(t.getTime() - at.getTime())})`;
+      const t = f.agents[a.name];
+      const when = t === undefined ? 'no dispatch rule (run it with nightshift run)' : t === null ? `not within 8 days${f.why[a.name] ? `: ${f.why[a.name]}` : ''}` : t.getTime() === at.getTime() ? 'now' : `${localStamp(t, tz)} (in ${roughly(t.getTime() - at.getTime())})`;
       lines.push(`  ${a.name.padEnd(16)} ${when}`);
     }
     io.out(lines.join('\n'));

@@ -26,7 +26,7 @@ export async function run({ config, flags, io, logger }: FullContext): Promise<n
     const lock = (l: LockOwner | null) => (l ? `held by pid ${l.pid} since ${l.since}` : 'free');
     io.out([
       `budget    ${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of ${money(s.budget.max_usd)} (${s.budget.date})`,
-      `next      ${s.next.agent ?? 'nothing'} (${s.next.reason})`,
+      `next      ${s.next.starts ? s.next.agent : 'nothing'} (${s.next.reason})`,
       ...windowLines(s.windows, config.budget.max_window_utilization).map((l) => `window    ${l}`),
       ...(s.window_hold ? [`held      every agent: ${s.window_hold.reason}`] : []),
       ...Object.entries(s.holds).map(([agent, h]) => `held      ${agent} until ${h.until}: ${h.reason}`),

@@ -1,12 +1,15 @@
-// `nightshift systemd print|install`: the units rendered with this install's paths. install checks
-// first what systemd would refuse later: a calendar spec it cannot read, and a service user that
-// does not exist (no default: leaving --user out once meant User=root).
+// `nightshift systemd print|install`: the units rendered with this install's paths. Both check
+// first what would fail later: a calendar spec systemd cannot read or that reaches no rule, a
+// service user that does not exist (no default: leaving --user out once meant User=root), and a
+// CLI the units could not start (they get its folder on Environment=PATH=).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import type { Config } from '../../daemon/config/schema.js';
 import { checkCalendar } from '../../daemon/schedule/calendar.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
-import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits } from '../../daemon/systemd.js';
+import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits, SYSTEM_UNIT_DIRS, unitPath } from '../../daemon/systemd.js';
+import { calendarReach } from '../../daemon/health/doctor-setup.js';
+import path from 'node:path';
 import type { FullContext } from '../context.js';
 import { ensureSessionUser, sessionUserWarnings, shareWithGroup } from '../../daemon/session-user-setup.js';
 
@@ -40,26 +43,39 @@ export async function systemdCommand(config: Config, positionals: string[], flag
   const [action, ...rest] = positionals;
   if ((action !== 'print' && action !== 'install') || rest.length) throw new UsageError('Expected `nightshift systemd print|install --user NAME [--on-calendar SPEC] [--prefix DIR]`');
   const calendar = (spec: string) => checkCalendar(spec, io.env.PATH, 1);
-  if (action === 'install') {
-    const problems = installProblems(flags, { userExists: (u) => userExists(u, io.env.PATH), calendar });
-    if (problems.length) throw new UsageError(`systemd install: nothing written.\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  } else if (flags['on-calendar'] !== undefined && calendar(flags['on-calendar']).ok === false) {
-    throw new UsageError(installProblems({ user: 'root', 'on-calendar': flags['on-calendar'] }, { userExists: () => true, calendar })[0]);
+  // print renders what install would write: the same --user, never a silent User=root.
+  const problems = installProblems(flags, { userExists: (u) => userExists(u, io.env.PATH), calendar });
+  const spec = flags['on-calendar'];
+  if (spec !== undefined && !problems.length) {
+    // As doctor checks daemon.schedule: a timer that never reaches a rule stops it silently.
+    const reach = calendarReach(config, `--on-calendar ${spec}`, [spec], io.env.PATH);
+    problems.push(...reach.never.map((l) => `${l}: give --on-calendar a spec that reaches it (hourly reaches every rule), or change the rule in ${config.file}`));
   }
+  const node = process.execPath;
+  const run = unitPath(config.claude.command, io.env.PATH ?? '', node);
+  if (run.problem) problems.push(run.problem);
+  if (problems.length) throw new UsageError(`systemd ${action}: nothing ${action === 'print' ? 'rendered' : 'written'}.\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   const { loadAgents } = await import('../../daemon/config/agents.js');
-  const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: flags['on-calendar'] });
+  const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: spec, node, path: run.path });
   for (const w of privateTmpWarnings(config)) io.err(`${io.redact(w)}\n`);
   if (action === 'print') {
     io.out(units.map((u) => `# ---- ${u.name} ----\n${u.text}`).join('\n'));
     return EXIT.OK;
   }
-  const files = installUnits(units, flags.prefix ?? '/etc/systemd/system');
-  // Staging elsewhere (--prefix) makes no folders; the real install makes the missing ones.
-  const site = flags.prefix ? { made: [], warnings: [] } : makeWritablePaths(config, flags.user);
-  // Units for root run each session as session_user: made here, unless only staging (--prefix).
-  const session = flags.user === 'root' && config.sandbox === 'bwrap' ? rootSessions(config, !flags.prefix, site.made, io.env.PATH) : { made: [], warnings: [] };
+  const prefix = path.resolve(flags.prefix ?? '/etc/systemd/system');
+  const staged = !SYSTEM_UNIT_DIRS.includes(prefix);
+  const files = installUnits(units, prefix);
+  // Staging elsewhere (a --prefix systemd does not read) makes no folders; the real install makes the missing ones.
+  const site = staged ? { made: [], warnings: [] } : makeWritablePaths(config, flags.user);
+  // Units for root run each session as session_user: made here, unless only staging.
+  const session = flags.user === 'root' && config.sandbox === 'bwrap' ? rootSessions(config, !staged, site.made, io.env.PATH) : { made: [], warnings: [] };
   for (const w of [...site.warnings, ...session.warnings]) io.err(`${io.redact(w)}\n`);
-  io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), ...session.made, '', 'Now run:', '  systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer', '(or nightshift-daemon.service instead of the timer, not both)'].join('\n'));
+  const enable = 'systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer';
+  const next = staged
+    ? [`Staged in ${prefix}, which systemd does not read. To use them on the host they are for:`, `  install -m 0644 ${files.join(' ')} /etc/systemd/system/`, `  ${enable}`,
+      `(the vault, state and log folders${flags.user === 'root' ? ' and the session user' : ''} are not made when staging: nightshift systemd install --user ${flags.user} there makes them)`]
+    : ['Now run:', `  ${enable}`, '(or nightshift-daemon.service instead of the timer, not both)'];
+  io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), ...session.made, '', ...next].join('\n'));
   return EXIT.OK;
 }
 
@@ -87,15 +103,20 @@ Renders the units with this install's paths:
   nightshift-alert@.service    OnFailure=: nightshift alert --unit %i
   nightshift-watch.service     nightshift doctor --alert
   nightshift-watch.timer       fires it hourly at :17
+Every unit logs as SyslogIdentifier=nightshift (journalctl -t nightshift). The units run with
+Environment=PATH= holding the folder claude.command is found in on this shell's PATH and node's:
+a CLI not found, or under /tmp (hidden by PrivateTmp=), renders nothing (exit 64).
 install writes them to --prefix (default /etc/systemd/system), makes the missing vault, state and
 log folders (owned by --user), and prints the systemctl line to run; it never runs systemctl.
+A --prefix systemd does not read only stages them: the line printed copies them into place first.
 With --user root, each session runs as session_user (default nightshift-session), never root:
 install makes that user where missing (useradd --system --no-create-home --shell
 /usr/sbin/nologin) and gives a vault it made to its group; an existing vault that user cannot
 write is named with the command that fixes it.
-  --user NAME         required for install: an existing user (or root, explicitly)
+  --user NAME         required: an existing user (or root, explicitly)
   --on-calendar SPEC  a systemd calendar expression, checked with systemd-analyze calendar where
-                      it is installed (usage error 64 when systemd would refuse it)`;
+                      it is installed (usage error 64 when systemd would refuse it, or when a
+                      dispatch rule could never fire under it)`;
 
 export const stage = 'full';
 // `systemd install` runs as root: it must not make the log folder, or today's file, root's.

@@ -147,8 +147,14 @@ export class VaultGit {
     return (await this.localGit(['rev-parse', '--is-inside-work-tree'])).stdout === 'true';
   }
 
+  // HEAD's branch, read from .git/HEAD first: an empty clone's is unborn, where rev-parse fails.
   private async branch(): Promise<string> {
-    return this.config.git.branch ?? (await this.localGit(['rev-parse', '--abbrev-ref', 'HEAD'])).stdout;
+    return this.config.git.branch ?? headBranch(this.config.vault) ?? (await this.localGit(['rev-parse', '--abbrev-ref', 'HEAD'])).stdout;
+  }
+
+  // No commit yet (an empty clone, a fresh git init): nothing to push.
+  private async hasCommit(): Promise<boolean> {
+    return (await this.localGit(['rev-parse', '--verify', '--quiet', 'HEAD'])).ok;
   }
 
   private async hasRemote(): Promise<boolean> {
@@ -201,6 +207,11 @@ export class VaultGit {
       const branch = await this.branch();
       const p = await this.git([...(await this.identity()), 'pull', '--rebase', '--no-autostash', this.config.git.remote, branch]);
       if (p.ok) return null;
+      // An empty remote (or one without this branch yet): nothing to pull; the first push makes it.
+      if (/couldn't find remote ref/i.test(p.stderr)) {
+        this.log.info({ event: 'git_pull_nothing', branch }, `git: ${this.config.git.remote} has no branch ${branch} yet: nothing to pull (the first push creates it)`);
+        return null;
+      }
       await this.localGit(['rebase', '--abort']);
       return `pull failed (working on the local state; a conflict is saved on a branch after the session): ${lastLine(p.stderr)}`;
     });
@@ -273,6 +284,7 @@ export class VaultGit {
       report.error = `no remote \`${this.config.git.remote}\`: committed locally`;
       return true;
     }
+    if (!(await this.hasCommit())) return true;
     const branch = await this.branch();
     for (let attempt = 1; attempt <= this.config.git.push_retries; attempt++) {
       const p = await this.git(['push', '--quiet', this.config.git.remote, `HEAD:refs/heads/${branch}`]);

@@ -15,7 +15,8 @@ import { cronSlots, mergeSlots, slotHours, timeSlots, unreachable, type Slots } 
 import { DAY_NAMES } from '../schedule/schedule-spec.js';
 import { runChild } from '../child-process.js';
 import { useraddCommand } from '../passwd.js';
-import { resolveCommand } from '../../sessions/wall/sandbox.js';
+import { hiddenByWall, resolveCommand } from '../../sessions/wall/sandbox.js';
+import { foundIn, installedUnitPath } from '../systemd.js';
 import { reachProblems, sessionGroupBits, sessionUserFor, vaultFix } from '../../sessions/wall/session-user.js';
 
 type Check = CheckFacts;
@@ -124,6 +125,26 @@ export function neverFires(rules: Config['dispatch'], slots: Slots, schedule: st
   return unreachable(rules, slots).map((i) => `under ${schedule} rule [${i}] ${rules[i].agent} (${describe(rules[i])}) can never fire: ticks start only at hours ${slotHours(slots, rules[i].days).join(',') || 'none'} on its days`);
 }
 
+// Calendar specs (a timer's OnCalendar=) against the rules: those systemd refuses, and the rules
+// no elapse reaches. Fewer than seven days of elapses would not show the week: then none claimed.
+export function calendarReach(c: Config, label: string, specs: string[], pathEnv: string | undefined): { refused: string[]; never: string[] } {
+  const refused: string[] = [];
+  const elapses: Date[] = [];
+  let known = true;
+  for (const spec of specs) {
+    const r = checkCalendar(spec, pathEnv, 2000);
+    if (r.ok === false) refused.push(`OnCalendar=${spec} is refused by systemd: ${r.error}`);
+    if (r.ok !== true) {
+      known = false;
+      continue;
+    }
+    elapses.push(...r.times);
+  }
+  const span = elapses.length ? Math.max(...elapses.map(Number)) - Math.min(...elapses.map(Number)) : 0;
+  const never = known && span >= 6 * 86_400_000 ? neverFires(c.dispatch, timeSlots(elapses, c.budget.timezone), label) : [];
+  return { refused, never };
+}
+
 // A dispatch rule no tick can reach, under daemon.schedule and under an installed timer.
 export function scheduleCheck(c: Config, timer: Timer | null, pathEnv: string | undefined): Check {
   if (!c.dispatch.length) return ok('schedule', 'no dispatch rules: ticks skip (run agents with nightshift run)');
@@ -137,30 +158,10 @@ export function scheduleCheck(c: Config, timer: Timer | null, pathEnv: string | 
   }
   let timerFailed = false;
   if (timer && timer.specs.length) {
-    const elapses: Date[] = [];
-    let known = true;
-    for (const spec of timer.specs) {
-      const r = checkCalendar(spec, pathEnv, 2000);
-      if (r.ok === false) {
-        timerFailed = true;
-        out.push(`${timer.file}: OnCalendar=${spec} is refused by systemd: ${r.error}`);
-      }
-      if (r.ok !== true) {
-        known = false;
-        continue;
-      }
-      elapses.push(...r.times);
-    }
-    const span = elapses.length ? Math.max(...elapses.map(Number)) - Math.min(...elapses.map(Number)) : 0;
-    // Fewer than seven days of elapses would not show the week: claim nothing.
-    if (known && span >= 6 * 86_400_000) {
-      const lines = neverFires(c.dispatch, timeSlots(elapses, c.budget.timezone), `the timer (${timer.file}: OnCalendar=${timer.specs.join(', ')})`);
-      if (lines.length) {
-        timerFailed = true;
-        fixes.push('nightshift systemd install --on-calendar SPEC with a spec that reaches them (hourly reaches every rule)');
-      }
-      out.push(...lines);
-    }
+    const reach = calendarReach(c, `the timer (${timer.file}: OnCalendar=${timer.specs.join(', ')})`, timer.specs, pathEnv);
+    out.push(...reach.refused.map((r) => `${timer.file}: ${r}`), ...reach.never);
+    if (reach.refused.length || reach.never.length) timerFailed = true;
+    if (reach.never.length) fixes.push('nightshift systemd install --on-calendar SPEC with a spec that reaches them (hourly reaches every rule)');
   }
   if (!out.length) return ok('schedule', `every dispatch rule can fire under daemon.schedule${timer ? ' and the installed timer' : ''}`);
   const detail = out.join(' | ');
@@ -220,4 +221,22 @@ export async function sessionUserCheck(c: Config, uid: number, env: NodeJS.Proce
     if (r.exitCode !== 0) return warn('session user', `could not walk ${dir} as ${user.name}: ${(r.stderr || r.error?.message || `exit ${r.exitCode}`).trim().split('\n')[0]}`, vaultFix(dir, user));
   }
   return ok('session user', `sessions run as ${user.name} (uid ${user.uid}, gid ${user.gid}), never root; it can write ${[c.vault, ...c.hooks.extra_dirs].join(', ')}`);
+}
+
+// The CLI as the sessions will start it: on the installed units' PATH (their Environment=PATH=,
+// else systemd's own), not this shell's; and inside the wall, which hides /tmp. Null: nothing to say.
+export function cliReachChecks(c: Config, env: NodeJS.ProcessEnv, unitFile: string): Check[] {
+  const out: Check[] = [];
+  const unitPathEnv = installedUnitPath(unitFile);
+  if (unitPathEnv !== null) {
+    const dir = foundIn(c.claude.command, unitPathEnv);
+    if (!dir) {
+      out.push(fail('unit cli', `${unitFile} runs with PATH=${unitPathEnv}, where \`${c.claude.command}\` is not found: every session the units start would fail (spawn_failed)`,
+        `nightshift systemd install --user USER again (it puts the CLI's folder on the units' PATH), or set claude.command in ${c.file} to the CLI's absolute path`));
+    } else out.push(ok('unit cli', `${unitFile} finds ${c.claude.command.includes('/') ? c.claude.command : path.join(dir, c.claude.command)}`));
+  }
+  const cli = c.sandbox === 'bwrap' ? resolveCommand(c.claude.command, env.PATH ?? '') : null;
+  const hidden = cli ? hiddenByWall(cli) : null;
+  if (hidden) out.push(fail('wall cli', hidden, `install Claude Code outside /tmp and set claude.command in ${c.file}`));
+  return out;
 }

@@ -18,9 +18,10 @@ import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from '../config/config-fallback.js';
 import { formatDuration } from '../config/duration.js';
 import { gitIn } from '../git/git-sync.js';
+import { headBranch } from '../git/refs.js';
 import { withoutCredentials } from '../../sessions/wall/git-credentials.js';
 import { lockOwner } from '../lock.js';
-import { accessCheck, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck, sessionUserCheck, toolsCheck } from './doctor-setup.js';
+import { accessCheck, cliReachChecks, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck, sessionUserCheck, toolsCheck } from './doctor-setup.js';
 import { ENV_FILE_NAME, type EnvFileResult } from '../config/env-file.js';
 import { accessFacts, accessAdvice } from '../file-access.js';
 import { boundsCheck, diskCheck } from './doctor-bounds.js';
@@ -218,7 +219,10 @@ async function vaultChecks(l: LenientConfig): Promise<Check[]> {
     return out;
   }
   const r = await git(['ls-remote', '--heads', c.git.remote]);
-  out.push(r.ok ? ok('remote', `${c.git.remote} reachable`) : fail('remote', `git ls-remote ${c.git.remote}: ${firstLine(r.stderr) || 'failed'}`, `check the network and credentials: git -C ${c.vault} ls-remote ${c.git.remote}`));
+  // An empty remote: the first session's push makes the branch, named here before it does.
+  const first = c.git.branch ?? headBranch(c.vault) ?? 'HEAD';
+  const empty = r.ok && !r.stdout.trim() ? ` and empty: the first session's push creates branch \`${first}\`${c.git.branch ? ' (git.branch)' : ` (the vault's HEAD; set git.branch in ${c.file} for another)`}` : '';
+  out.push(r.ok ? ok('remote', `${c.git.remote} reachable${empty}`) : fail('remote', `git ls-remote ${c.git.remote}: ${firstLine(r.stderr) || 'failed'}`, `check the network and credentials: git -C ${c.vault} ls-remote ${c.git.remote}`));
   return out;
 }
 
@@ -274,7 +278,7 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const agents = agentsCheck(l);
   const checks: Check[] = [
     configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile), agents.check,
-    permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
+    permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), ...cliReachChecks(c, deps.env, path.join(path.dirname(deps.timerFile ?? '/etc/systemd/system/nightshift.timer'), 'nightshift.service')), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
   ];
   const sessionUser = await sessionUserCheck(c, deps.uid ?? process.getuid?.() ?? -1, deps.env);
   if (sessionUser) checks.push(sessionUser);

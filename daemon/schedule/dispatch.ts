@@ -51,7 +51,10 @@ export function decide(
       return { agent: r.agent, rule: index, reason: `rule ${index} (${r.agent}) is due`, rules: verdicts };
     }
   }
-  return { agent: null, rule: null, reason: rules.length ? 'no rule is due' : 'no dispatch rules configured', rules: verdicts };
+  // A rule due but for its agent's hold: the skip names the hold and its end.
+  const held = verdicts.filter((v) => v.why.startsWith('held until')).map((v) => `rule ${v.index} (${v.agent}) is ${v.why}`);
+  const none = held.length ? `no rule is due: ${[...new Set(held)].join('; ')}` : 'no rule is due';
+  return { agent: null, rule: null, reason: rules.length ? none : 'no dispatch rules configured', rules: verdicts };
 }
 
 const heldWhy = (h: Hold | undefined) => (h ? `held until ${h.until}: ${h.reason}` : null);

@@ -6,6 +6,7 @@ import type { Ledger } from '../../budget/ledger.js';
 import type { Agent, BrokenAgent } from '../config/agents.js';
 import type { Config } from '../config/schema.js';
 import { decide, type Decision } from './dispatch.js';
+import { forecast, type Forecast } from './forecast.js';
 import { currentHolds } from './holds.js';
 
 export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = []): Decision & { holds: Record<string, Hold> } {
@@ -13,4 +14,20 @@ export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Dat
   const holds = currentHolds(config, ledger, at);
   const invalid = Object.fromEntries(broken.map((b) => [b.name, `${b.file}: ${b.problems[0] ?? 'invalid'}`]));
   return { ...decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits, holds, invalid), holds };
+}
+
+// The forecast (./forecast.ts) over this install's ledger: what the tick at `at` will really do,
+// and when each agent will really run.
+export function forecastOf(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = []): Forecast & { holds: Record<string, Hold> } {
+  const day = dayOf(at, config.budget.timezone);
+  const holds = currentHolds(config, ledger, at);
+  const b = config.budget;
+  const f = forecast({
+    now: at, timezone: b.timezone, rules: config.dispatch, history: ledger.history(day),
+    limits: Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }])), holds,
+    broken: Object.fromEntries(broken.map((x) => [x.name, `${x.file}: ${x.problems[0] ?? 'invalid'}`])),
+    today: ledger.dayTotals(day), budget: { maxSessionsPerDay: b.max_sessions_per_day, maxUsdPerDay: b.max_usd_per_day, maxUsdPerSession: b.max_usd_per_session, minSessionUsd: b.min_session_usd },
+    windows: ledger.windows(), windowLimit: b.max_window_utilization,
+  });
+  return { ...f, holds };
 }

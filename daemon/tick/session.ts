@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Ledger, OpenSession } from '../../budget/ledger.js';
 import { SessionMeter } from '../../budget/meter.js';
 import { canStart, type Limits } from '../../budget/policy.js';
+import { permissionCheck } from '../health/doctor-setup.js';
 import { reservationFor, type Reservation } from '../../budget/reservation.js';
 import { windowHold, windowsFrom } from '../../budget/windows.js';
 import { money } from '../../budget/money.js';
@@ -84,6 +85,10 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   if (!fs.existsSync(config.vault) || !fs.statSync(config.vault).isDirectory()) {
     throw new ConfigError(config.file, [`vault: Expected an existing directory, got \`${config.vault}\``]);
   }
+  // The CLI refuses bypassPermissions as root: unwalled (no session_user), root's session would be
+  // charged only to fail. Refused here, with doctor's fix. Walled, it runs as session_user.
+  const permission = permissionCheck(config, [agent], process.getuid?.() ?? -1, deps.env);
+  if (permission.status === 'fail') throw new ConfigError(config.file, [`claude.permission_mode: ${permission.detail}; fix: ${permission.fix}`]);
   const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal) : null;
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
   // Both wait on a child process, so they wait together.
@@ -148,7 +153,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   }
   deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${session.turns} turns${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
   // Discord, after the ledger and the commit; it never changes the result or the exit code.
-  await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session), projectFiles: projectFiles.length ? { files: projectFiles, loaded: config.claude.project_settings } : null }, deps);
+  await reportSession(config, { session, model: agent.model, git: vault ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session), projectFiles: projectFiles.length ? { files: projectFiles, loaded: config.claude.project_settings } : null }, deps);
   // The backoff beginning or ending is told once, on the session that made it so.
   const change = settledChange(config, ledger, agent.name);
   if (change) {

@@ -7,7 +7,8 @@ import { readAgents } from '../config/agents.js';
 import type { Config } from '../config/schema.js';
 import { VaultGit } from '../git/git-sync.js';
 import { lockOwner } from '../lock.js';
-import { explain } from '../schedule/explain.js';
+import { forecastOf } from '../schedule/explain.js';
+import type { Forecast } from '../schedule/forecast.js';
 import { currentHolds } from '../schedule/holds.js';
 import { windowHold } from '../../budget/windows.js';
 import { budgetReport } from './budget-report.js';
@@ -22,6 +23,12 @@ export function unpushedOf(config: Config): Promise<number | null> {
   return pending;
 }
 
+// status's `next`: the tick's decision, whether it starts, and each agent's next run.
+function nextOf(f: Forecast) {
+  const iso = (t: Date | null) => (t ? t.toISOString() : null);
+  return { ...f.tick.decision, agent: f.tick.agent, starts: f.tick.starts, reason: f.tick.reason, next_due: Object.fromEntries(Object.entries(f.agents).map(([a, t]) => [a, iso(t)])), why: f.why };
+}
+
 // `nightshift status --json`: one look at the host.
 export async function status(config: Config, ledger: Ledger, at: Date, unpushed: Promise<number | null> = unpushedOf(config)) {
   const { agents, broken } = readAgents(config);
@@ -29,7 +36,8 @@ export async function status(config: Config, ledger: Ledger, at: Date, unpushed:
     invalid_agents: broken,
     budget: budgetReport(config, ledger, dayOf(at, config.budget.timezone)),
     last_sessions: ledger.recent(5).map(toRecord),
-    next: explain(config, agents, ledger, at, broken),
+    // What the tick will really do (the budget and a usage window too), and when each agent runs.
+    next: nextOf(forecastOf(config, agents, ledger, at, broken)),
     holds: currentHolds(config, ledger, at),
     // A subscription's usage windows as replies last reported them, and whether they hold starts.
     windows: ledger.windows(),

@@ -12,7 +12,7 @@ import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import type { SessionMeter } from '../../budget/meter.js';
 import { credentialFrom, startApiProxy, type ApiProxy, type ApiProxyStats } from './api-proxy.js';
-import { bwrapArgs, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
+import { bwrapArgs, hiddenByWall, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
 import { giveToSession, openSessionsDir, outOfReach, reachProblems, sessionUserFor, type SessionUser } from './session-user.js';
 import { seccompProgram } from './seccomp.js';
 import { writeShellPrefix } from './landlock.js';
@@ -107,8 +107,11 @@ export function sessionUserOf(config: WallConfig, asSessionUser = true): Session
 export async function checkSandbox(config: WallConfig, env: NodeJS.ProcessEnv, asSessionUser = true, probe = sandboxProbe(config, env, asSessionUser)): Promise<void> {
   const problem = await probe;
   if (problem) throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${problem}. Install bubblewrap, or set \`sandbox: none\` to run sessions unwalled.`);
+  const cli = config.sandbox === 'bwrap' ? resolveCommand(config.claude.command, env.PATH ?? '') : null;
+  const hidden = cli ? hiddenByWall(cli) : null;
+  if (hidden) throw new SandboxUnavailableError(`Refused: claude.command: ${hidden}`);
   const user = sessionUserOf(config, asSessionUser);
-  const reach = user ? reachProblems(config, user, resolveCommand(config.claude.command, env.PATH ?? '')) : [];
+  const reach = user ? reachProblems(config, user, cli) : [];
   if (reach.length) throw new SandboxUnavailableError(`Refused: the session runs as session_user ${user!.name} (the supervisor is root), and ${reach.join('; ')}`);
 }
 

@@ -134,6 +134,13 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[], o: 
   ];
 }
 
+// Folders the wall puts one of its own over: a CLI whose real path lies there is not found inside
+// (bwrap: "execvp ...: No such file or directory"). Null: it is visible.
+export function hiddenByWall(real: string): string | null {
+  const over = ['/tmp', '/dev/shm'].find((d) => within(real, d));
+  return over ? `the CLI ${real} lies under ${over}, which the wall replaces with the session's own: the session could not start it (install it elsewhere, e.g. npm i -g, or under /opt)` : null;
+}
+
 // The absolute, symlink-free path of a command (a bare name is looked up on PATH), or null.
 export function resolveCommand(command: string, envPath: string): string | null {
   const candidates = command.includes('/') ? [command] : envPath.split(':').filter(Boolean).map((d) => path.join(d, command));

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { configYaml, fakeApiPerFile, ROOT, SESSION_USER, shareWithSession, tempDir, writeAgent, type Workspace } from '../helpers.js';
+import { CLAUDE, configYaml, fakeApiPerFile, ROOT, SESSION_USER, shareWithSession, tempDir, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -126,7 +126,8 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     const site = tempDir(t);
     fs.mkdirSync(path.join(site, 'prompts'));
     fs.writeFileSync(path.join(site, 'prompts', 'gardener.md'), 'tend\n');
-    fs.writeFileSync(path.join(site, 'nightshift.yaml'), 'vault: /srv/nightshift/vault\nstate_dir: /srv/nightshift/state\nlog_dir: /srv/nightshift/logs\n');
+    // The CLI by its absolute path: the units must be able to start it (install checks).
+    fs.writeFileSync(path.join(site, 'nightshift.yaml'), `vault: /srv/nightshift/vault\nstate_dir: /srv/nightshift/state\nlog_dir: /srv/nightshift/logs\nclaude:\n  command: ${CLAUDE}\n`);
     const units = path.join(site, 'units');
     const ran = await sh('nightshift', ['systemd', 'install', '--prefix', units, '--user', 'root'], { cwd: site, env: { ...env, NIGHTSHIFT_CONFIG: path.join(site, 'nightshift.yaml') } });
     assert.equal(ran.code, 0, ran.stderr);

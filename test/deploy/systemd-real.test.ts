@@ -48,12 +48,14 @@ describe('the units under a real systemd (systemd-nspawn)', () => {
   const show = async (unit: string, prop: string) => (await sh(['systemctl', 'show', '-p', prop, '--value', unit])).stdout.trim();
   const journal = async (args: string[]) => (await sh(['journalctl', '--no-pager', '-o', 'cat', ...args])).stdout;
   const rows = (): any[] => (fs.existsSync(path.join(site, 'state', 'ledger.db')) ? ledgerRows(site) : []);
-  // The site's config: the real CLI from the bound build, git off (no remote), Discord on loopback.
+  // The site's config: the real CLI from the bound build as a bare `claude`, found in a folder of the
+  // installing shell's PATH that systemd's own lacks (an nvm or --prefix install), git off (no
+  // remote), Discord on loopback.
   // `hooks: false` takes the guardrail hook away, so what stops the probe is the sandbox itself.
   const writeConfig = (agent: string, budget = '', hooks = true) =>
     fs.writeFileSync(path.join(site, 'nightshift.yaml'), [
       `vault: ${SITE}/vault`, `state_dir: ${SITE}/state`, `log_dir: ${SITE}/logs`, `agents_dir: ${SITE}/prompts`,
-      'claude:', `  command: ${OPT}/${path.relative(ROOT, CLAUDE)}`, '  model: sonnet', '  timeout: 90s', '  idle_timeout: 60s', '  kill_grace: 3s',
+      'claude:', '  command: claude', '  model: sonnet', '  timeout: 90s', '  idle_timeout: 60s', '  kill_grace: 3s',
       'budget:', '  max_sessions_per_day: 100', ...(budget ? [budget] : []),
       'git:', '  enabled: false', ...(hooks ? [] : ['hooks:', '  enabled: false']),
       'discord:', `  api_base: ${discord.apiBase}`,
@@ -105,10 +107,15 @@ describe('the units under a real systemd (systemd-nspawn)', () => {
     };
     own(site);
     fs.chownSync(path.join(site, 'nightshift.env'), 0, 0);
-    // The units, rendered and installed by the command itself, as an operator would.
-    const installed = await machine.run([NODE, BIN, 'systemd', 'install', '--user', 'nightshift', '--on-calendar', '*:*:0/5'], { env: { NIGHTSHIFT_CONFIG: `${SITE}/nightshift.yaml` } });
+    // The CLI's folder: a link into the bound build (dangling on the host, so made after the chown).
+    fs.mkdirSync(path.join(site, 'bin'));
+    fs.symlinkSync(`${OPT}/${path.relative(ROOT, CLAUDE)}`, path.join(site, 'bin', 'claude'));
+    // The units, rendered and installed by the command itself, as an operator would, from a shell
+    // whose PATH has the CLI's folder.
+    const installed = await machine.run([NODE, BIN, 'systemd', 'install', '--user', 'nightshift', '--on-calendar', '*:*:0/5'], { env: { NIGHTSHIFT_CONFIG: `${SITE}/nightshift.yaml`, PATH: `${SITE}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin` } });
     assert.equal(installed.code, 0, installed.stderr);
     assert.match(installed.stdout, /wrote \/etc\/systemd\/system\/nightshift\.service/);
+    assert.match(installed.stdout, /^Now run:\n  systemctl daemon-reload && systemctl enable --now nightshift\.timer nightshift-watch\.timer$/m);
     assert.doesNotMatch(installed.stderr, /warning/, 'a site under /srv draws no PrivateTmp warning');
     // Test timing only: no random delay, and the watch every few seconds too.
     const dropIns = `for t in nightshift nightshift-watch; do mkdir -p /etc/systemd/system/$t.timer.d; printf '${FAST.replace(/\n/g, '\\n')}' > /etc/systemd/system/$t.timer.d/test.conf; done; printf '[Timer]\\nOnCalendar=\\nOnCalendar=*:*:0/5\\n' >> /etc/systemd/system/nightshift-watch.timer.d/test.conf; systemctl daemon-reload`;
@@ -134,6 +141,10 @@ describe('the units under a real systemd (systemd-nspawn)', () => {
     assert.match(log, /"event":"session_end"[^\n]*"sandboxed":true/, log);
     // The session's own cgroup, in the subtree the unit delegates (Delegate=pids memory).
     assert.match(log, /"event":"bounds","mechanism":"cgroup2"/, log);
+    // The bare `claude` was found on the unit's Environment=PATH= (systemd's own lacks its folder),
+    // and the unit's lines carry SyslogIdentifier=nightshift.
+    assert.match(await show('nightshift.service', 'Environment'), new RegExp(`PATH=${SITE}/bin:`));
+    assert.match(await journal(['-t', 'nightshift', '-u', 'nightshift.service']), /"event":"session_end"/);
     // What the session's own tool saw, inside bwrap inside the unit. The unit's no-new-privileges
     // and seccomp filter reach into the sandbox (neither can be shed).
     assert.match(row.result, /NoNewPrivs:\s+1/, row.result);

@@ -4,8 +4,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { makeWritablePaths, UNIT_FILES } from '../../daemon/systemd.js';
-import { nightshift, ROOT, tempDir } from '../helpers.js';
+import { makeWritablePaths, SYSTEMD_DEFAULT_PATH, UNIT_FILES } from '../../daemon/systemd.js';
+import { CLAUDE, nightshift, ROOT, tempDir } from '../helpers.js';
 
 function verify(dir: string) {
   const files = fs.readdirSync(dir).filter((f) => /\.(service|timer)$/.test(f)).map((f) => path.join(dir, f));
@@ -17,7 +17,11 @@ async function rendered(t: any, extra: string[] = [], user = 'root') {
   fs.mkdirSync(path.join(dir, 'prompts'));
   fs.cpSync(path.join(ROOT, 'prompts'), path.join(dir, 'prompts'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'nightshift.yaml'), 'dispatch:\n  - agent: gardener\n    hours: [6]\n  - agent: researcher\n');
-  const env = { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
+  // claude.command is the default bare `claude`, found in a folder of this shell's PATH that
+  // systemd's own PATH lacks (as an nvm or --prefix install is).
+  fs.mkdirSync(path.join(dir, 'bin'));
+  fs.symlinkSync(CLAUDE, path.join(dir, 'bin', 'claude'));
+  const env = { PATH: `${path.join(dir, 'bin')}:${process.env.PATH}`, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
   const units = path.join(dir, 'units');
   const ran = await nightshift(['systemd', 'install', '--prefix', units, '--user', user, ...extra], env, dir);
   return { dir, units, ran, env };
@@ -48,6 +52,17 @@ describe('systemd units', () => {
     assert.match(watch, new RegExp(`WorkingDirectory=-${dir}\n`));
     assert.doesNotMatch(watch, /^OnFailure=/m);
     assert.match(fs.readFileSync(path.join(units, 'nightshift-watch.timer'), 'utf8'), /OnCalendar=\*-\*-\* \*:17:00\n[\s\S]*Unit=nightshift-watch\.service/);
+    // The units find the CLI where this shell did, and node for its #!/usr/bin/env node; each logs
+    // as nightshift (journalctl -t nightshift).
+    for (const name of ['nightshift.service', 'nightshift-daemon.service', 'nightshift-watch.service']) {
+      const unit = fs.readFileSync(path.join(units, name), 'utf8');
+      const expected = [...new Set([`${dir}/bin`, path.dirname(process.execPath), ...SYSTEMD_DEFAULT_PATH.split(':')])].join(':');
+      assert.ok(unit.split('\n').includes(`Environment=PATH=${expected}`), `${name}: ${/^Environment=PATH=.*$/m.exec(unit)?.[0]}`);
+    }
+    for (const name of names.filter((n) => n.endsWith('.service'))) assert.match(fs.readFileSync(path.join(units, name), 'utf8'), /^SyslogIdentifier=nightshift$/m, name);
+    // Units in a folder systemd does not read: the line copies them into place first.
+    assert.match(ran.stdout, new RegExp(`Staged in ${units}, which systemd does not read[^\n]*\n  install -m 0644 ${units}/nightshift\.service [^\n]* /etc/systemd/system/\n  systemctl daemon-reload && systemctl enable`));
+    assert.doesNotMatch(ran.stdout, /^Now run:/m);
     const alert = fs.readFileSync(path.join(units, 'nightshift-alert@.service'), 'utf8');
     assert.match(alert, /ExecStart=\S+ \S+ alert --unit %i --config /);
     assert.match(service, /OnFailure=nightshift-alert@%n\.service/);
@@ -66,7 +81,7 @@ describe('systemd units', () => {
     const { dir, env } = await rendered(t);
     const site = '/srv/nightshift-test-site-never-created';
     fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `vault: ${site}/vault\nstate_dir: ${site}/state\nlog_dir: ${dir}/logs\n`);
-    const ran = await nightshift(['systemd', 'print'], env, dir);
+    const ran = await nightshift(['systemd', 'print', '--user', 'nobody'], env, dir);
     assert.equal(ran.code, 0, ran.stderr);
     assert.doesNotMatch(ran.stderr, /warning: (vault|state_dir)/);
     assert.match(ran.stderr, /warning: log_dir /);
@@ -155,6 +170,43 @@ describe('systemd units', () => {
   test('its help names every unit it writes', async () => {
     const help = await nightshift(['systemd', '--help'], { PATH: process.env.PATH }, ROOT);
     for (const unit of UNIT_FILES) assert.match(help.stdout, new RegExp(`^ {2}${unit.replace(/[.@]/g, '\\$&')} `, 'm'), unit);
+  });
+
+  test('the units find a CLI only this shell\'s PATH has; one not found (or under /tmp) renders nothing, naming why', async (t) => {
+    const { dir, env } = await rendered(t);
+    const units = path.join(dir, 'again');
+    // Negative control: without the CLI's folder on PATH, as systemd's own PATH would be.
+    const lost = await nightshift(['systemd', 'install', '--prefix', units, '--user', 'nobody'], { ...env, PATH: process.env.PATH }, dir);
+    assert.equal(lost.code, 64, lost.stderr);
+    assert.match(lost.stderr, /claude\.command: `claude` is not on this shell's PATH .*so the units could not start it either/);
+    assert.equal(fs.existsSync(units), false, 'nothing written');
+    // A CLI whose real file lies under /tmp: PrivateTmp= hides it from the units.
+    const tmpCli = fs.mkdtempSync('/tmp/nightshift-cli-');
+    t.after(() => fs.rmSync(tmpCli, { recursive: true, force: true }));
+    fs.writeFileSync(path.join(tmpCli, 'claude'), '#!/bin/sh\necho 2.0.0\n', { mode: 0o755 });
+    const hidden = await nightshift(['systemd', 'print', '--user', 'nobody'], { ...env, PATH: `${tmpCli}:${process.env.PATH}` }, dir);
+    assert.equal(hidden.code, 64, hidden.stderr);
+    assert.match(hidden.stderr, /claude\.command: \/tmp\/nightshift-cli-\w+\/claude is under \/tmp or \/var\/tmp, which the units' PrivateTmp= hides/);
+  });
+
+  test('print, like install, requires --user: never a silent User=root', async (t) => {
+    const { dir, env } = await rendered(t);
+    const ran = await nightshift(['systemd', 'print'], env, dir);
+    assert.equal(ran.code, 64, ran.stderr);
+    assert.match(ran.stderr, /Expected --user NAME.*or --user root explicitly/);
+    assert.equal(ran.stdout, '');
+  });
+
+  test('--on-calendar that reaches no dispatch rule renders nothing, naming the rule, as doctor would', async (t) => {
+    const { dir, env } = await rendered(t);
+    // gardener runs at hour 6 (the budget's UTC): a timer at 07:00 and 19:00 never reaches it.
+    const never = await nightshift(['systemd', 'install', '--prefix', path.join(dir, 'u'), '--user', 'nobody', '--on-calendar', '*-*-* 07,19:00:00'], env, dir);
+    assert.equal(never.code, 64, never.stderr);
+    assert.match(never.stderr, /under --on-calendar \*-\*-\* 07,19:00:00 rule \[0\] gardener \(hours 6\) can never fire: ticks start only at hours 7,19/);
+    assert.equal(fs.existsSync(path.join(dir, 'u')), false);
+    // Negative control: a spec that reaches hour 6.
+    const good = await nightshift(['systemd', 'install', '--prefix', path.join(dir, 'u'), '--user', 'nobody', '--on-calendar', '*-*-* 06,19:00:00'], env, dir);
+    assert.equal(good.code, 0, good.stderr);
   });
 
   test('print renders the same units to stdout', async (t) => {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { startFakeDiscord } from '../fake-discord.js';
 import { spawn } from 'node:child_process';
 import { git, makeRepos, otherPushes, remoteFile, remoteLog } from '../git-helpers.js';
 import { configYaml, fakeApiPerFile, nightshift, processesMatching, startNightshift, waitFor, workspace, type Workspace, writeAgent } from '../helpers.js';
@@ -34,6 +35,20 @@ async function tickJson(ws: Workspace, env: NodeJS.ProcessEnv = {}) {
 }
 
 describe('git sync', () => {
+  test('git.enabled on a vault that is no repository: run and the Discord report say so, not "git sync off"', async (t) => {
+    const discord = await startFakeDiscord();
+    t.after(() => discord.close());
+    const ws = workspace(t, api.url, configYaml({ discord: { api_base: discord.apiBase } }));
+    writerAgent(ws, 'git-norepo', 'notes.md', 'agent line');
+    const ran = await nightshift(['run', 'writer'], { ...ws.env, DISCORD_WEBHOOK_URL: discord.webhookUrl }, ws.dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.stdout, /^git +not pulled, nothing committed, not pushed \(the vault is not a git work tree: git sync skipped \(set git\.enabled: false to silence this\)\)$/m);
+    await waitFor(() => discord.messages.length > 0, 10_000, 'the session report');
+    const field = discord.messages[0].body.embeds[0].fields.find((f: any) => f.name === 'Git').value;
+    assert.match(field, /the vault is not a git work tree/);
+    assert.notEqual(field, 'git sync off');
+  });
+
   test('a session\'s work is committed with its trailers and pushed', async (t) => {
     const ws = workspace(t, api.url, withDispatch());
     const repos = makeRepos(ws.dir, ws.vault);

@@ -47,7 +47,9 @@ describe('holds and backoff', () => {
     assert.ok(Math.abs((until - last) / 1000 - 7200) <= 1, `one base (2h) after the last failure: ${next.holds.flaky.until} vs ${ledgerRows(ws.dir).at(-1).ended_at}`);
     const tick = JSON.parse((await nightshift(['tick', '--json'], ws.env, ws.dir)).stdout);
     assert.equal(tick.action, 'skip');
-    assert.match(tick.reason, /no rule is due/);
+    // The skip names the hold and its end; next says the agent runs when it ends, not now.
+    assert.equal(tick.reason, `no rule is due: rule 0 (flaky) is held until ${next.holds.flaky.until}: backed off after 3 failures in a row (last: error)`);
+    assert.equal(next.next_due.flaky, new Date(until).toISOString());
     assert.equal(ledgerRows(ws.dir).length, 3, 'the tick started nothing');
   });
 });

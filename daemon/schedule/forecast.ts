@@ -1,0 +1,132 @@
+// What the ticks will really do: the tick's own steps (dispatch over the rules and holds, then the
+// day's budget and a usage window for the agent chosen) played forward over plain data, each start
+// counted as the next tick would see it. So an agent whose rule an earlier, always-due rule shadows,
+// a held agent and a day whose cap is reached get the time they will really run, or why not. Pure;
+// `next` and `status` show it. Ticks are taken at now and each hour's start (the default timer),
+// and where a hold, a min_interval or a usage window ends; each start is assumed to end ok and to
+// spend nothing more than what the ledger holds.
+import { dayOf } from '../../budget/day.js';
+import type { Hold } from '../../budget/holds.js';
+import { canStart, type DayTotals, type Limits } from '../../budget/policy.js';
+import { windowHold, type UsageWindow } from '../../budget/windows.js';
+import { decide, localTime, whyNot, type AgentHistory, type Decision, type Rule } from './dispatch.js';
+
+const HOUR = 3_600_000;
+const HORIZON_HOURS = 8 * 24;
+
+export type ForecastInput = {
+  now: Date;
+  timezone: string;
+  rules: Rule[];
+  // Today's (the budget day of `now`).
+  history: Record<string, AgentHistory>;
+  limits: Record<string, { maxRunsPerDay: number | null }>;
+  holds: Record<string, Hold>;
+  broken: Record<string, string>;
+  today: DayTotals;
+  budget: Omit<Limits, 'maxRunsPerDay'>;
+  windows: UsageWindow[];
+  windowLimit: number;
+};
+
+// One tick: whom dispatch chooses, and whether that agent starts.
+export type TickVerdict = { agent: string | null; rule: number | null; starts: boolean; reason: string; decision: Decision };
+
+export type Forecast = {
+  // The tick at `now`.
+  tick: TickVerdict;
+  // When each rule's agent, and each agent, first starts (null: not within 8 days).
+  rules: Array<Date | null>;
+  agents: Record<string, Date | null>;
+  // For an agent that never starts within 8 days, the first reason a tick passed it over.
+  why: Record<string, string>;
+};
+
+type Sim = { history: Record<string, AgentHistory>; totals: DayTotals };
+
+// Pure: one tick at `t` over the simulated day.
+export function tickAt(i: ForecastInput, s: Sim, t: Date): TickVerdict {
+  const holds = Object.fromEntries(Object.entries(i.holds).filter(([, h]) => Date.parse(h.until) > t.getTime()));
+  const decision = decide(t, i.timezone, i.rules, s.history, i.limits, holds, i.broken);
+  if (!decision.agent) return { agent: null, rule: null, starts: false, reason: decision.reason, decision };
+  const v = canStart(decision.agent, s.totals, { ...i.budget, maxRunsPerDay: i.limits[decision.agent]?.maxRunsPerDay ?? null });
+  const w = v.ok ? windowHold(i.windows, i.windowLimit, t) : null;
+  const blocked = !v.ok ? v.reason : w ? w.reason : null;
+  if (blocked) return { agent: decision.agent, rule: decision.rule, starts: false, reason: `${decision.reason}, but nothing starts: ${blocked}`, decision };
+  return { agent: decision.agent, rule: decision.rule, starts: true, reason: decision.reason, decision };
+}
+
+const emptyTotals = (): DayTotals => ({ sessions: 0, costUsd: 0, reservedUsd: 0, byAgent: {} });
+
+// Why a rule the tick did not start passed over its agent at `t`, when its own terms held.
+function passedOver(i: ForecastInput, s: Sim, t: Date, v: TickVerdict, index: number): string | null {
+  const r = i.rules[index];
+  if (v.rule === index) return v.starts ? null : v.reason.replace(/^.*, but nothing starts: /, '');
+  const seen = v.decision.rules.find((x) => x.index === index);
+  if (seen) return seen.why === 'due' ? null : /^(held until|the agent file is invalid)/.test(seen.why) ? seen.why : null;
+  // After the winner: never looked at. Due on its own terms, it is shadowed.
+  const { day, hour } = localTime(t, i.timezone);
+  const due = whyNot(r, day, hour, s.history[r.agent] ?? { today: 0, lastStartedAt: null }, i.limits[r.agent]?.maxRunsPerDay ?? null, t) === null;
+  return due && v.rule !== null ? `shadowed: rule [${v.rule}] ${i.rules[v.rule].agent} is due first at every tick` : null;
+}
+
+export function forecast(i: ForecastInput): Forecast {
+  const start = i.now.getTime();
+  const times = new Set<number>([start]);
+  const first = Math.floor(start / HOUR) * HOUR + HOUR;
+  for (let k = 0; k < HORIZON_HOURS; k++) times.add(first + k * HOUR);
+  const end = first + HORIZON_HOURS * HOUR;
+  const add = (ms: number) => {
+    if (ms > start && ms < end) times.add(ms);
+  };
+  for (const h of Object.values(i.holds)) add(Date.parse(h.until));
+  for (const w of i.windows) if (w.resets_at) add(Date.parse(w.resets_at));
+  for (const r of i.rules) {
+    const last = i.history[r.agent]?.lastStartedAt;
+    if (r.min_interval && last) add(last.getTime() + r.min_interval);
+  }
+  const s: Sim = { history: structuredClone(i.history), totals: structuredClone(i.today) };
+  let day = dayOf(i.now, i.timezone);
+  const rules: Array<Date | null> = i.rules.map(() => null);
+  const agents: Record<string, Date | null> = Object.fromEntries(i.rules.map((r) => [r.agent, null]));
+  const why: Record<string, string> = {};
+  let tick: TickVerdict | null = null;
+  const queue = [...times].sort((a, b) => a - b);
+  for (let k = 0; k < queue.length; k++) {
+    const t = new Date(queue[k]);
+    const d = dayOf(t, i.timezone);
+    if (d !== day) {
+      day = d;
+      s.totals = emptyTotals();
+      for (const h of Object.values(s.history)) h.today = 0;
+    }
+    const v = tickAt(i, s, t);
+    tick ??= v;
+    i.rules.forEach((r, index) => {
+      if (agents[r.agent] !== null || why[r.agent] !== undefined) return;
+      const because = passedOver(i, s, t, v, index);
+      if (because) why[r.agent] = because;
+    });
+    if (v.starts && v.agent !== null && v.rule !== null) {
+      rules[v.rule] ??= t;
+      agents[v.agent] ??= t;
+      const h = s.history[v.agent] ?? { today: 0, lastStartedAt: null };
+      s.history[v.agent] = { today: h.today + 1, lastStartedAt: t };
+      s.totals.sessions++;
+      const mine = s.totals.byAgent[v.agent] ?? { sessions: 0, costUsd: 0 };
+      s.totals.byAgent[v.agent] = { ...mine, sessions: mine.sessions + 1 };
+      // Its min_interval ends between hours: a tick then may start it again.
+      for (const r of i.rules) {
+        if (r.agent !== v.agent || !r.min_interval) continue;
+        const at = t.getTime() + r.min_interval;
+        if (at < end && !queue.includes(at)) {
+          const pos = queue.findIndex((x) => x > at);
+          queue.splice(pos === -1 ? queue.length : pos, 0, at);
+        }
+      }
+    }
+    if (Object.values(agents).every((a) => a !== null)) break;
+  }
+  for (const a of Object.keys(agents)) if (agents[a] !== null) delete why[a];
+  return { tick: tick!, rules, agents, why };
+}
