@@ -295,7 +295,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       },
       onLine: (line) => {
         if (keepInTranscript(line)) fs.writeSync(out, `${deps.redact(line)}\n`);
-        deps.live?.update({ turns: t.turns(), usd: t.estimatedCost(), lastTool: t.lastTool });
+        deps.live?.update({ turns: t.turns(), usd: t.estimatedCost(), lastTool: t.lastTool, retry: t.retry });
       },
       onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
       onCost: () => {
