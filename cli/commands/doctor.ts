@@ -7,6 +7,7 @@ export const help = `Usage: nightshift doctor [--json] [--fix] [--alert] [--conf
 
 Checks, each ok, WARN or FAIL with a one-line fix: config, env (the env file: its mode, its lines),
 credential (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, from the environment or the env file),
+api (the key is tried once on the API's token counter, which is not billed: a refused key fails),
 agents, permission (as root the CLI refuses bypassPermissions for agents without allowed_tools),
 cli (claude --version), sandbox (a real bwrap sandbox starts), access (state_dir, log_dir, the vault,
 the ledger and the memory database are writable by this user: else who owns them and the chown),

@@ -23,6 +23,7 @@ import { lockOwner } from '../lock.js';
 import { accessCheck, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck, sessionUserCheck, toolsCheck } from './doctor-setup.js';
 import { ENV_FILE_NAME, type EnvFileResult } from '../config/env-file.js';
 import { accessFacts, accessAdvice } from '../file-access.js';
+import { apiCheck } from './api-check.js';
 
 export type Check = CheckFacts;
 export type DoctorDeps = {
@@ -272,9 +273,14 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const envFile = deps.envFile?.file ?? path.join(c.dir, ENV_FILE_NAME);
   const agents = agentsCheck(l);
   const checks: Check[] = [
-    configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile), agents.check,
-    permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
+    configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile),
   ];
+  // The key itself, once: a refused one fails here, before a session retries it for minutes.
+  const api = await apiCheck(deps.env, deps.env.ANTHROPIC_BASE_URL || c.claude.api_base, envFile, PROBE_MS);
+  if (api) checks.push(api);
+  checks.push(
+    agents.check, permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
+  );
   const sessionUser = await sessionUserCheck(c, deps.uid ?? process.getuid?.() ?? -1, deps.env);
   if (sessionUser) checks.push(sessionUser);
   const ledger = ledgerCheck(l);

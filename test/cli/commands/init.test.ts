@@ -14,7 +14,7 @@ function envWithClaude(dir: string): NodeJS.ProcessEnv {
   fs.symlinkSync(CLAUDE, path.join(bin, 'claude'));
   const home = path.join(dir, 'home');
   fs.mkdirSync(home, { recursive: true });
-  return { PATH: `${bin}:${process.env.PATH}`, HOME: home, CLAUDE_CONFIG_DIR: path.join(home, '.claude'), DISABLE_AUTOUPDATER: '1' };
+  return { PATH: `${bin}:${process.env.PATH}`, HOME: home, CLAUDE_CONFIG_DIR: path.join(home, '.claude'), DISABLE_AUTOUPDATER: '1', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
 }
 
 describe('nightshift init', () => {

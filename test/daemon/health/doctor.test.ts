@@ -12,6 +12,7 @@ import { checkSandbox } from '../../../sessions/wall/guest.js';
 import { bwrapHint } from '../../../sessions/wall/sandbox.js';
 import { Outbox, outboxFile } from '../../../report/outbox.js';
 import { startFakeDiscord, type FakeDiscord } from '../../fake-discord.js';
+import { startFakeApi, type FakeApi } from '../../fake-api.js';
 import { git, makeRepos } from '../../git-helpers.js';
 import { CLAUDE, configYaml, nightshift, SANDBOX, SESSION_USER, tempDir, workspace, writeAgent, type Workspace } from '../../helpers.js';
 
@@ -119,18 +120,21 @@ function addSession(ws: Workspace, outcome: string, endedAgoMs: number, n: numbe
 
 describe('nightshift doctor', () => {
   let discord: FakeDiscord;
+  let api: FakeApi;
   before(async () => {
     discord = await startFakeDiscord();
+    api = await startFakeApi();
   });
   after(async () => {
     await discord.close();
+    await api.close();
   });
 
   const yaml = (extra: { claude?: Record<string, unknown>; top?: string } = {}) => configYaml({ claude: { command: CLAUDE, ...extra.claude }, discord: { api_base: discord.apiBase, timeout: '5s' }, top: extra.top });
 
   // A healthy install: a vault cloned from its remote, an agent, the real CLI, an ok session an hour ago.
   function healthy(t: TestContext): Workspace {
-    const ws = workspace(t, 'http://127.0.0.1:9', yaml());
+    const ws = workspace(t, api.url, yaml());
     makeRepos(ws.dir, ws.vault);
     writeAgent(ws, 'gardener', 'SCENARIO=text');
     addSession(ws, 'ok', H, 0);
@@ -159,7 +163,7 @@ describe('nightshift doctor', () => {
     // Where bwrap cannot run, the workspace runs `sandbox: none`, which the doctor warns of.
     assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok').map((c: any) => `${c.name} ${c.status}`), SANDBOX === 'bwrap' ? [] : ['sandbox warn']);
     assert.deepEqual(out.checks.map((c: any) => c.name), [
-      'config', 'env', 'credential', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
+      'config', 'env', 'credential', 'api', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
     ]);
     assert.equal(out.alert, null);
     assert.equal(discord.messages.length, 0);
@@ -170,6 +174,7 @@ describe('nightshift doctor', () => {
   // Each way to break an install, and the check that must name it.
   const breakages: Array<[string, string, (ws: Workspace) => void]> = [
     ['config', 'an invalid field', (ws) => fs.writeFileSync(ws.config, `${yaml()}budget:\n  max_usd_per_day: lots\n`)],
+    ['api', 'a key the API refuses', (ws) => void (ws.env.ANTHROPIC_API_KEY = 'sk-ant-refused')],
     ['agents', 'an invalid agent file', (ws) => fs.writeFileSync(path.join(ws.prompts, 'broken.md'), '---\nmax_turns: many\n---\nhi\n')],
     ['cli', 'a claude command that does not exist', (ws) => fs.writeFileSync(ws.config, yaml({ claude: { command: '/nonexistent/claude' } }))],
     ['ledger', 'a corrupt ledger', (ws) => fs.writeFileSync(path.join(ws.state, 'ledger.db'), 'this is not a database '.repeat(500))],
