@@ -27,14 +27,15 @@ function open(file: string, io: HealthIo): { l: LenientConfig; logger: Logger; p
     logger = createLogger(base);
     problems.push(`log_dir ${l.config.log_dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} (logging to stderr only)`);
   }
-  if (problems.length) logger.warn({ event: 'config_fallback', problems }, `could not read all of the config; using defaults for the rest: ${problems.join('; ')}`);
+  if (l.unreadable) logger.warn({ event: 'config_fallback', problems }, `${l.unreadable}: the checks that need it are skipped: ${problems.join('; ')}`);
+  else if (problems.length) logger.warn({ event: 'config_fallback', problems }, `could not read all of the config; using defaults for the rest: ${problems.join('; ')}`);
   return { l, logger, problems };
 }
 
 const deliveryLine = (d: Delivery) =>
   !d.configured ? 'not sent: DISCORD_WEBHOOK_URL is not set' : d.sent && !d.pending ? 'sent' : d.queued || d.pending ? `queued (${d.pending} waiting in the outbox)` : `not sent: ${d.error ?? 'already queued before'}`;
 
-const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
+const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' } as const;
 
 export async function doctorCommand(file: string, flags: { json?: boolean; alert?: boolean; fix?: boolean }, io: HealthIo): Promise<number> {
   const { l, logger } = open(file, io);
@@ -48,7 +49,7 @@ export async function doctorCommand(file: string, flags: { json?: boolean; alert
   await deliver(null, reportSettings(l.config), deps);
   const checks = await runDoctor(l, deps);
   const failing = checks.filter((c) => c.status === 'fail');
-  for (const c of checks) if (c.status !== 'ok') logger[c.status === 'fail' ? 'error' : 'warn']({ event: 'doctor_check', check: c.name, status: c.status, detail: c.detail, fix: c.fix }, `doctor: ${c.name}: ${c.detail}`);
+  for (const c of checks) if (c.status === 'fail' || c.status === 'warn') logger[c.status === 'fail' ? 'error' : 'warn']({ event: 'doctor_check', check: c.name, status: c.status, detail: c.detail, fix: c.fix }, `doctor: ${c.name}: ${c.detail}`);
   logger.info({ event: 'doctor', failing: failing.length, warnings: checks.filter((c) => c.status === 'warn').length }, `doctor: ${failing.length} failing`);
   let alert: string | null = null;
   if (flags.alert && failing.length) {

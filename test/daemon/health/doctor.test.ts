@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { Ledger } from '../../../budget/ledger.js';
 import { salvage } from '../../../daemon/config/config-fallback.js';
-import { failuresCheck, lockCheck, networkChecks, sandboxCheck, silenceCheck } from '../../../daemon/health/doctor.js';
+import { failuresCheck, lockCheck, NEEDS_CONFIG, networkChecks, sandboxCheck, silenceCheck } from '../../../daemon/health/doctor.js';
 import { SandboxUnavailableError } from '../../../daemon/errors.js';
 import { checkSandbox } from '../../../sessions/wall/guest.js';
 import { bwrapHint } from '../../../sessions/wall/sandbox.js';
@@ -241,6 +241,21 @@ describe('nightshift doctor', () => {
     assert.equal(second.ran.code, 0);
     assert.equal(discord.messages.length, 1);
     assert.match(discord.messages[0].body.embeds[0].fields[0].name, /✗ discord/);
+  });
+
+  test('with broken YAML, the checks that need the config are skipped, not failed from the defaults', async (t) => {
+    const ws = healthy(t);
+    fs.writeFileSync(ws.config, `${yaml()}budget:\n  max_usd_per_day: [1\n`);
+    const { ran, out } = await doctor(ws);
+    assert.equal(ran.code, 1);
+    assert.deepEqual(out.checks.filter((c: any) => c.status === 'fail').map((c: any) => c.name), ['config'], JSON.stringify(out.checks, null, 1));
+    assert.match(out.checks[0].detail, /the checks that need the config are skipped/);
+    const skipped = out.checks.filter((c: any) => c.status === 'skip');
+    assert.deepEqual(skipped.map((c: any) => c.name), [...NEEDS_CONFIG]);
+    for (const c of skipped) assert.equal(c.detail, 'skipped: config unreadable');
+    const text = await nightshift(['doctor'], ws.env, ws.dir);
+    assert.match(text.stdout, /^skip {2}remote|^skip {2}vault/m);
+    assert.doesNotMatch(text.stdout, /^FAIL {2}(vault|remote|discord)/m);
   });
 
   test('a missing config is reported, not fatal', async (t) => {
