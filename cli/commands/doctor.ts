@@ -27,7 +27,9 @@ Exits 1 when a check fails, else 0.`;
 export const stage = 'env';
 export const lenientEnvFile = true;
 
-export async function run({ configFile, flags, io, env, envFile, journal }: EnvContext): Promise<number> {
+export async function run({ configFile, flags, io, env, envFile, journal, deps }: EnvContext): Promise<number> {
   const { doctorCommand } = await import('./health.js');
-  return doctorCommand(configFile, flags, { out: io.out, redact: io.redact, env, envFile, now: () => new Date(), level: logLevel(env.NIGHTSHIFT_LOG_LEVEL).level, journal });
+  // At a terminal, short human log lines, as every other command writes them (cli/main.ts).
+  const human = deps.stderrIsTTY && !journal && !flags.json ? { color: !env.NO_COLOR } : undefined;
+  return doctorCommand(configFile, flags, { out: io.out, redact: io.redact, env, envFile, now: () => new Date(), level: logLevel(env.NIGHTSHIFT_LOG_LEVEL).level, journal, human });
 }

@@ -13,12 +13,12 @@ import { EXIT, UsageError } from '../../daemon/errors.js';
 import { applyFixes } from '../../daemon/health/doctor-setup.js';
 import { readableByOthers, type EnvFileResult } from '../../daemon/config/env-file.js';
 
-export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean };
+export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean; human?: { color: boolean } };
 
 function open(file: string, io: HealthIo): { l: LenientConfig; logger: Logger; problems: string[] } {
   const l = loadConfigLenient(file);
   const problems = [...l.problems];
-  const base = { redact: io.redact, timezone: l.config.budget.timezone, level: io.level, journal: io.journal };
+  const base = { redact: io.redact, timezone: l.config.budget.timezone, level: io.level, journal: io.journal, human: io.human };
   let logger: Logger;
   try {
     // No config file at all: no log folder is made beside where it should have been.
