@@ -113,7 +113,7 @@ export function networkChecks(agents: Pick<Agent, 'name' | 'network' | 'file'>[]
 
 function configCheck(l: LenientConfig): Check {
   if (!l.problems.length) return ok('config', l.config.file);
-  return fail('config', `${l.problems.length} problem(s): ${l.problems.slice(0, 3).join('; ')}${l.problems.length > 3 ? '; ...' : ''} (${l.unreadable ? 'the checks that need the config are skipped' : 'using defaults for what could not be read'})`, `fix ${l.config.file}, then run nightshift doctor again`);
+  return fail('config', `${l.problems.length} problem(s): ${l.problems.slice(0, 3).map((p) => p.split('\n')[0]).join('; ')}${l.problems.length > 3 ? '; ...' : ''} (${l.unreadable ? 'the checks that need the config are skipped' : 'using defaults for what could not be read'})`, `fix ${l.config.file}, then run nightshift doctor again`);
 }
 
 // The checks that read a path or a setting from the config: with none readable, the defaults would
