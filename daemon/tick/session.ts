@@ -1,6 +1,7 @@
 // A chosen session, from the budget's verdict to its report: git pull, the sandboxed guest, the
 // CLI under its watchdogs, the settle, capture and grading, git commit/push, Discord. Loaded by
 // ./supervise.ts only once a session is chosen.
+import { counted } from '../words.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -139,7 +140,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
       deps.logger.error({ event: 'git_error', err }, `git: ${git.error}`);
     }
   }
-  deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${session.turns} turns${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
+  deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${counted(session.turns, 'turn')}${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
   // Discord, after the ledger and the commit; it never changes the result or the exit code.
   await reportSession(config, { session, model: agent.model, git: vault && inRepo ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session), projectFiles: projectFiles.length ? { files: projectFiles, loaded: config.claude.project_settings } : null }, deps);
   // The backoff beginning or ending is told once, on the session that made it so.
