@@ -2,6 +2,7 @@
 // CLI under its watchdogs, the settle, capture and grading, git commit/push, Discord. Loaded by
 // ./supervise.ts only once a session is chosen.
 import { counted } from '../words.js';
+import { giveToFolderOwner } from '../file-access.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -196,7 +197,8 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   const log = deps.logger.child({ sessionId: id, agent: agent.name });
   const transcript = path.join(config.log_dir, 'transcripts', `${id}.jsonl`);
   // Before the charge: a log dir that cannot be made refuses the start, nothing counted.
-  fs.mkdirSync(path.dirname(transcript), { recursive: true });
+  const madeDir = fs.mkdirSync(path.dirname(transcript), { recursive: true });
+  if (madeDir) [madeDir, path.dirname(transcript)].forEach((d) => giveToFolderOwner(d));
   const me = readProc(process.pid);
   const open: OpenSession = {
     id, agent: agent.name, day, started_at: startedAt.toISOString(), transcript, model: agent.model,
@@ -269,6 +271,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       null,
     ));
     const out = (fd = fs.openSync(transcript, 'a'));
+    giveToFolderOwner(transcript, out);
     const g = (guest = await guestReady);
     ledger.setMemory(id, guest.memory ? 'served' : 'unavailable');
     log.info({ event: 'sandbox', sandboxed: guest.sandboxed }, guest.sandboxed ? 'session sandboxed (bwrap)' : `session not sandboxed (sandbox: ${config.sandbox})`);
