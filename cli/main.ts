@@ -40,6 +40,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   state: () => import('./commands/state.js'),
   anneal: () => import('./commands/anneal.js'),
   hook: () => import('./commands/hook.js'),
+  rehearse: () => import('./commands/rehearse.js'),
 };
 
 // Runs a command; returns the exit code. Never calls process.exit itself.
