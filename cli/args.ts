@@ -9,12 +9,13 @@ export type Flags = {
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
   source?: string; category?: string; tags?: string; speaker?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
   agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
-  'environment-file'?: string; remote?: string; fix?: boolean;
+  'environment-file'?: string; remote?: string; fix?: boolean; port?: string;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string;
 };
 
 const OPTIONS = {
   config: { type: 'string' },
+  port: { type: 'string' },
   json: { type: 'boolean' },
   force: { type: 'boolean' },
   date: { type: 'string' },
@@ -71,6 +72,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   mcp: ['config', 'environment-file'],
   state: ['config', 'environment-file', 'json', 'agent'],
   anneal: ['config', 'environment-file', 'json', 'agent'],
+  rehearse: ['port'],
   hook: ['config'],
   init: ['remote'],
 };

@@ -43,6 +43,7 @@ Commands:
   state [--agent NAME] the session state a session of NAME would start with now
   anneal [--agent NAME] the anneal log: each ANNEAL: pass (symptom, cause, fix, test) sessions recorded
   hook pre-tool-use    the guardrail as a Claude Code command hook (payload on stdin)
+  rehearse [--port N]  serve the loopback API imitation; prints the URL and key for nightshift.env
 
 Global options:
   --config PATH        config file (else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml)

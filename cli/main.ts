@@ -40,6 +40,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   state: () => import('./commands/state.js'),
   anneal: () => import('./commands/anneal.js'),
   hook: () => import('./commands/hook.js'),
+  rehearse: () => import('./commands/rehearse.js'),
 };
 
 // Runs a command; returns the exit code. Never calls process.exit itself.
@@ -56,6 +57,8 @@ export async function main(deps: MainDeps): Promise<number> {
     stdoutIsTTY: !!deps.stdoutIsTTY,
   };
   let logger: Logger | null = null;
+  // The logger writes human lines to this terminal: a refusal is one of them, not a second copy.
+  let humanLogger = false;
   try {
     const { command, positionals, flags } = parse(deps.argv);
     if (flags.version) return io.out(version()), EXIT.OK;
@@ -87,11 +90,16 @@ export async function main(deps: MainDeps): Promise<number> {
       human: tty ? { color: !deps.env.NO_COLOR, live } : undefined,
     });
     io.live = live;
+    humanLogger = tty;
     if (level.warning) logger.warn({ event: 'bad_log_level' }, level.warning);
     if (envFile?.problems.length) logger.warn({ event: 'env_file_lines', file: envFile.file, problems: envFile.problems }, `${envFile.file}: lines skipped: ${envFile.problems.join('; ')}`);
     return await cmd.run({ ...withEnv, config, logger });
   } catch (err) {
     if (err instanceof NightshiftError) {
+      if (err.exitCode === EXIT.REFUSED && logger && humanLogger) {
+        logger.warn({ event: 'refused', code: err.code }, err.message);
+        return err.exitCode;
+      }
       deps.stderr(prefixLines(`${terminalText(redact(err instanceof ConfigError ? err.message : `nightshift: ${err.message}`), { block: true })}\n`, err.exitCode === EXIT.REFUSED ? 4 : 3, journal));
       if (err.exitCode === EXIT.REFUSED) logger?.warn({ event: 'refused', code: err.code }, err.message);
       if (err.exitCode === EXIT.INTERNAL) logger?.error({ event: 'internal_error', err }, err.message);

@@ -115,3 +115,18 @@ export function errnoAccessProblem(err: unknown, what: string): string | null {
   if (!e || (e.code !== 'EACCES' && e.code !== 'EPERM') || typeof e.path !== 'string') return null;
   return accessProblem(e.path, what);
 }
+
+// Root writing into a folder another user owns (the service user's log_dir, when the operator runs
+// `nightshift run` as root): what it makes there is given to that folder's owner, so the units,
+// running as that user, can still append to today's log. Best effort: a failure changes nothing.
+export function giveToFolderOwner(p: string, fd?: number): void {
+  if (process.getuid?.() !== 0) return;
+  try {
+    const dir = fs.statSync(path.dirname(p));
+    if (dir.uid === 0) return;
+    if (fd === undefined) fs.chownSync(p, dir.uid, dir.gid);
+    else fs.fchownSync(fd, dir.uid, dir.gid);
+  } catch {
+    // the file stays root's; doctor's access check names it
+  }
+}

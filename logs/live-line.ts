@@ -4,7 +4,12 @@
 import { money } from '../budget/money.js';
 import { terminalText } from './terminal-text.js';
 
-export type LiveState = { agent: string; startedAt: number; turns: number; usd: number; lastTool: string | null };
+export type LiveState = { agent: string; startedAt: number; turns: number; usd: number; lastTool: string | null; retry?: { attempt: number; max: number; status: number | null } | null };
+
+// Pure: the CLI retrying the API, as the line shows it (a refused key retries for minutes).
+export function retryText(r: LiveState['retry']): string {
+  return r ? `  API retry ${r.attempt}/${r.max}${r.status ? ` (${r.status})` : ''}` : '';
+}
 
 const CLEAR = '\r\x1b[2K';
 
@@ -17,7 +22,7 @@ function elapsed(ms: number): string {
 // Pure: the text of the line at `now`, cut to `columns` so it never wraps. The tool's name is
 // the session's word: shown escaped, never acted on.
 export function liveText(s: LiveState, now: number, columns = 80): string {
-  const text = `▶ ${terminalText(s.agent)}  ${elapsed(now - s.startedAt)}  ${s.turns} turn${s.turns === 1 ? '' : 's'}  ${money(s.usd)}${s.lastTool ? `  last: ${terminalText(s.lastTool)}` : ''}`;
+  const text = `▶ ${terminalText(s.agent)}  ${elapsed(now - s.startedAt)}  ${s.turns} turn${s.turns === 1 ? '' : 's'}  ${money(s.usd)}${retryText(s.retry)}${s.lastTool ? `  last: ${terminalText(s.lastTool)}` : ''}`;
   return [...text].length > columns - 1 ? `${[...text].slice(0, Math.max(10, columns - 2)).join('')}…` : text;
 }
 

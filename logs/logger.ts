@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { dayOf } from '../budget/day.js';
+import { giveToFolderOwner } from '../daemon/file-access.js';
 import type { Redactor } from './redact.js';
 import { withPriority } from './journal.js';
 import { humanLine } from './human.js';
@@ -42,7 +43,8 @@ export class DailyFileSink implements Sink {
   private day: string | null = null;
   private fd: number | null = null;
   constructor(private readonly logDir: string, private readonly timezone: string, private readonly now: () => Date = () => new Date()) {
-    fs.mkdirSync(logDir, { recursive: true });
+    const made = fs.mkdirSync(logDir, { recursive: true });
+    if (made) giveToFolderOwner(made);
   }
 
   // A full disk must not turn a log line into a crash that leaves a session unsettled: the line
@@ -54,7 +56,9 @@ export class DailyFileSink implements Sink {
       if (day !== this.day || this.fd === null) {
         if (this.fd !== null) fs.closeSync(this.fd);
         this.fd = null;
-        this.fd = fs.openSync(path.join(this.logDir, `${day}.log`), 'a');
+        const file = path.join(this.logDir, `${day}.log`);
+        this.fd = fs.openSync(file, 'a');
+        giveToFolderOwner(file, this.fd);
         this.day = day;
       }
       fs.writeSync(this.fd, line);

@@ -155,9 +155,10 @@ export function dreamReport(d: DreamFacts, o: { redact: Redactor; host?: string;
   return { key: `dream:${d.id}`, kind: 'dream', embed: finish(embed, o.redact) };
 }
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+// skip: not checked, because what it needs (the config) could not be read.
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 export type CheckFacts = { name: string; status: CheckStatus; detail: string; fix: string | null };
-const MARK: Record<CheckStatus, string> = { ok: '✓', warn: '!', fail: '✗' };
+const MARK: Record<CheckStatus, string> = { ok: '✓', warn: '!', fail: '✗', skip: '–' };
 
 // A doctor run: failing checks first, then warnings; passing ones are only counted.
 // `key`: a report the outbox sends once (the same standing fact), instead of one per run.

@@ -7,6 +7,7 @@ export const help = `Usage: nightshift doctor [--json] [--fix] [--alert] [--conf
 
 Checks, each ok, WARN or FAIL with a one-line fix: config, env (the env file: its mode, its lines),
 credential (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, from the environment or the env file),
+api (the key is tried once on the API's token counter, which is not billed: a refused key fails),
 agents, permission (as root the CLI refuses bypassPermissions for agents without allowed_tools),
 cli (claude --version), unit cli (the installed nightshift.service finds it on its own PATH), wall
 cli (the CLI is not under /tmp, which the wall hides), sandbox (a real bwrap sandbox starts), access (state_dir, log_dir, the vault,
@@ -27,7 +28,9 @@ Exits 1 when a check fails, else 0.`;
 export const stage = 'env';
 export const lenientEnvFile = true;
 
-export async function run({ configFile, flags, io, env, envFile, journal }: EnvContext): Promise<number> {
+export async function run({ configFile, flags, io, env, envFile, journal, deps }: EnvContext): Promise<number> {
   const { doctorCommand } = await import('./health.js');
-  return doctorCommand(configFile, flags, { out: io.out, redact: io.redact, env, envFile, now: () => new Date(), level: logLevel(env.NIGHTSHIFT_LOG_LEVEL).level, journal });
+  // At a terminal, short human log lines, as every other command writes them (cli/main.ts).
+  const human = deps.stderrIsTTY && !journal && !flags.json ? { color: !env.NO_COLOR } : undefined;
+  return doctorCommand(configFile, flags, { out: io.out, redact: io.redact, env, envFile, now: () => new Date(), level: logLevel(env.NIGHTSHIFT_LOG_LEVEL).level, journal, human });
 }

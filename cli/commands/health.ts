@@ -14,12 +14,12 @@ import { EXIT, UsageError } from '../../daemon/errors.js';
 import { applyFixes } from '../../daemon/health/doctor-setup.js';
 import { readableByOthers, type EnvFileResult } from '../../daemon/config/env-file.js';
 
-export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean };
+export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean; human?: { color: boolean } };
 
 function open(file: string, io: HealthIo): { l: LenientConfig; logger: Logger; problems: string[] } {
   const l = loadConfigLenient(file);
   const problems = [...l.problems];
-  const base = { redact: io.redact, timezone: l.config.budget.timezone, level: io.level, journal: io.journal };
+  const base = { redact: io.redact, timezone: l.config.budget.timezone, level: io.level, journal: io.journal, human: io.human };
   let logger: Logger;
   try {
     // No config file at all: no log folder is made beside where it should have been.
@@ -28,14 +28,15 @@ function open(file: string, io: HealthIo): { l: LenientConfig; logger: Logger; p
     logger = createLogger(base);
     problems.push(`log_dir ${l.config.log_dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} (logging to stderr only)`);
   }
-  if (problems.length) logger.warn({ event: 'config_fallback', problems }, `could not read all of the config; using defaults for the rest: ${problems.join('; ')}`);
+  if (l.unreadable) logger.warn({ event: 'config_fallback', problems }, `${l.unreadable}: the checks that need it are skipped: ${problems.join('; ')}`);
+  else if (problems.length) logger.warn({ event: 'config_fallback', problems }, `could not read all of the config; using defaults for the rest: ${problems.join('; ')}`);
   return { l, logger, problems };
 }
 
 const deliveryLine = (d: Delivery) =>
   !d.configured ? 'not sent: DISCORD_WEBHOOK_URL is not set' : d.sent && !d.pending ? 'sent' : d.queued || d.pending ? `queued (${d.pending} waiting in the outbox)` : `not sent: ${d.error ?? 'already queued before'}`;
 
-const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL' } as const;
+const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' } as const;
 
 // Pure: a timer that reaches no rule is a standing fact of the config, not an event: while it is
 // all that fails, the watch reports it once (the outbox dedupes on the key), not every hour.
@@ -56,7 +57,7 @@ export async function doctorCommand(file: string, flags: { json?: boolean; alert
   await deliver(null, reportSettings(l.config), deps);
   const checks = await runDoctor(l, deps);
   const failing = checks.filter((c) => c.status === 'fail');
-  for (const c of checks) if (c.status !== 'ok') logger[c.status === 'fail' ? 'error' : 'warn']({ event: 'doctor_check', check: c.name, status: c.status, detail: c.detail, fix: c.fix }, `doctor: ${c.name}: ${c.detail}`);
+  for (const c of checks) if (c.status === 'fail' || c.status === 'warn') logger[c.status === 'fail' ? 'error' : 'warn']({ event: 'doctor_check', check: c.name, status: c.status, detail: c.detail, fix: c.fix }, `doctor: ${c.name}: ${c.detail}`);
   logger.info({ event: 'doctor', failing: failing.length, warnings: checks.filter((c) => c.status === 'warn').length }, `doctor: ${failing.length} failing`);
   let alert: string | null = null;
   if (flags.alert && failing.length) {

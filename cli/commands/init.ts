@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CONFIG_DEFAULT_FILE, DEFAULTS } from '../../daemon/config/defaults.js';
 import { ENV_FILE_NAME } from '../../daemon/config/env-file.js';
-import { EXIT, PermissionError, UsageError } from '../../daemon/errors.js';
+import { EXIT, NightshiftError, PermissionError, UsageError } from '../../daemon/errors.js';
 import { accessProblem } from '../../daemon/file-access.js';
 import { headBranch, refSha } from '../../daemon/git/refs.js';
 import { ROOT } from '../../daemon/systemd.js';
@@ -76,6 +76,12 @@ export const INIT_ENV = `# Secrets for nightshift: read by every nightshift comm
 # GEMINI_API_KEY=
 `;
 
+// The site could not be made (the clone failed): exit 1, and nothing is left behind.
+export class InitFailedError extends NightshiftError {
+  override readonly code = 'INIT_FAILED';
+  override readonly exitCode = EXIT.FAILED;
+}
+
 type InitIo = { out: (t: string) => void; cwd: string; env: NodeJS.ProcessEnv };
 
 const shell = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
@@ -83,8 +89,10 @@ const shell = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/
 export async function initCommand(positionals: string[], flags: { remote?: string }, io: InitIo): Promise<number> {
   if (positionals.length > 1) throw new UsageError(`Expected \`nightshift init [DIR] [--remote URL]\`, got ${positionals.length} arguments`);
   const dir = path.resolve(io.cwd, positionals[0] ?? '.');
+  // The first folder this made (undefined: it was there), to take back when the clone fails.
+  let madeDir: string | undefined;
   try {
-    fs.mkdirSync(dir, { recursive: true });
+    madeDir = fs.mkdirSync(dir, { recursive: true });
   } catch (err) {
     // A folder in one of the system's (/srv): made for the user, never a chown of /srv itself.
     const denied = ['EACCES', 'EPERM'].includes((err as NodeJS.ErrnoException).code ?? '') ? accessProblem(dir, 'site', { folder: true }) : null;
@@ -94,6 +102,34 @@ export async function initCommand(positionals: string[], flags: { remote?: strin
   const made: string[] = [];
   const kept: string[] = [];
   const warnings: string[] = [];
+  // The vault first: a clone that fails (a wrong URL, no credentials) must leave no half site.
+  const vault = path.join(dir, 'vault');
+  if (fs.existsSync(vault)) kept.push(vault);
+  else {
+    const args = flags.remote ? ['clone', '--quiet', flags.remote, vault] : ['init', '--quiet', vault];
+    const r = spawnSync('git', args, { encoding: 'utf8', env: { ...io.env, GIT_TERMINAL_PROMPT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    if (r.status !== 0) {
+      // Nothing else is made yet: take back the folder a failed clone leaves, and the site's own.
+      fs.rmSync(vault, { recursive: true, force: true });
+      if (madeDir) fs.rmSync(madeDir, { recursive: true, force: true });
+      throw new InitFailedError(`git ${args[0]} ${flags.remote ?? ''} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()}. Nothing was left behind; fix the URL or the credentials and run init again.`);
+    }
+    made.push(`${vault} (${flags.remote ? `a clone of ${flags.remote}` : 'a new git repository'})`);
+    // An empty remote: the clone's branch is unborn, and the first session's push creates it.
+    const head = headBranch(vault);
+    if (flags.remote && head && !refSha(vault, `refs/heads/${head}`)) warnings.push(`note: ${flags.remote} is empty: the first session's push creates branch \`${head}\` there (set git.branch in ${CONFIG_DEFAULT_FILE} for another)`);
+    // Run as root, the site's supervisor will be root: its sessions run as session_user, who
+    // writes this vault by its group.
+    if (process.getuid?.() === 0) {
+      const u = ensureSessionUser({ session_user: DEFAULTS.session_user }, { make: true, pathEnv: io.env.PATH });
+      made.push(...u.made);
+      warnings.push(...u.warnings);
+      if (u.user) {
+        shareWithGroup(vault, u.user.gid);
+        made.push(`gave ${vault} to group ${u.user.name} (setgid): root's sessions run as it and write there`);
+      }
+    }
+  }
   // `wx`: never over a file that exists, even one made meanwhile.
   const write = (file: string, text: string, mode = 0o644) => {
     try {
@@ -113,31 +149,6 @@ export async function initCommand(positionals: string[], flags: { remote?: strin
     const p = path.join(dir, sub);
     if (fs.existsSync(p)) kept.push(p);
     else (fs.mkdirSync(p, { mode }), made.push(p));
-  }
-  const vault = path.join(dir, 'vault');
-  if (fs.existsSync(vault)) kept.push(vault);
-  else {
-    const args = flags.remote ? ['clone', '--quiet', flags.remote, vault] : ['init', '--quiet', vault];
-    const r = spawnSync('git', args, { encoding: 'utf8', env: { ...io.env, GIT_TERMINAL_PROMPT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
-    if (r.status !== 0) {
-      io.out([...made.map((f) => `made  ${f}`), ...kept.map((f) => `kept  ${f} (exists)`)].join('\n'));
-      throw new UsageError(`git ${args[0]} ${flags.remote ?? ''} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()}`);
-    }
-    made.push(`${vault} (${flags.remote ? `a clone of ${flags.remote}` : 'a new git repository'})`);
-    // An empty remote: the clone's branch is unborn, and the first session's push creates it.
-    const head = headBranch(vault);
-    if (flags.remote && head && !refSha(vault, `refs/heads/${head}`)) warnings.push(`note: ${flags.remote} is empty: the first session's push creates branch \`${head}\` there (set git.branch in ${CONFIG_DEFAULT_FILE} for another)`);
-    // Run as root, the site's supervisor will be root: its sessions run as session_user, who
-    // writes this vault by its group.
-    if (process.getuid?.() === 0) {
-      const u = ensureSessionUser({ session_user: DEFAULTS.session_user }, { make: true, pathEnv: io.env.PATH });
-      made.push(...u.made);
-      warnings.push(...u.warnings);
-      if (u.user) {
-        shareWithGroup(vault, u.user.gid);
-        made.push(`gave ${vault} to group ${u.user.name} (setgid): root's sessions run as it and write there`);
-      }
-    }
   }
   const here = dir === io.cwd;
   const conf = here ? '' : ` --config ${shell(config)}`;

@@ -10,6 +10,8 @@ conversation (as \`show --transcript\`). -f follows: new lines as they come (the
 to the next day's file at midnight) until Ctrl-C; a session is followed until it ends.`;
 
 export const stage = 'full';
+// A reader: what it logs (a Ctrl-C) must not land in the log it follows.
+export const noLogFile = true;
 
 export async function run({ config, positionals, flags, io, logger, deps }: FullContext): Promise<number> {
   const { logsCommand } = await import('./logs-view.js');

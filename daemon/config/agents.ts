@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { formatIssuePath } from './config.js';
+import { issueLines, yamlMessage } from './issues.js';
 import { duration, network, toolSet, type Config } from './schema.js';
 import type { NetworkPolicy } from '../../sessions/wall/egress-policy.js';
 import { didYouMean } from '../suggest.js';
@@ -83,11 +83,11 @@ export function parseAgent(name: string, file: string, text: string, config: Con
     try {
       raw = parseYaml(data) ?? {};
     } catch (err) {
-      throw new ConfigError(file, [`front matter: ${(err as Error).message.split('\n')[0]}`], { cause: err, what: 'agent file' });
+      throw new ConfigError(file, [`front matter: ${yamlMessage((err as Error).message)}`], { cause: err, what: 'agent file' });
     }
   }
   const parsed = AgentSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(file, parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`), { what: 'agent file' });
+  if (!parsed.success) throw new ConfigError(file, issueLines(parsed.error.issues, raw, AgentSchema), { what: 'agent file' });
   const prompt = body.trim();
   if (!prompt) throw new ConfigError(file, ['(body): Expected a prompt after the front matter, got nothing'], { what: 'agent file' });
   const a = parsed.data;

@@ -7,7 +7,9 @@ import { loadConfig, validateConfig } from './config.js';
 import { ConfigSchema, type Config } from './schema.js';
 import { ConfigError } from '../errors.js';
 
-export type LenientConfig = { config: Config; problems: string[]; exact: boolean };
+// `unreadable`: no setting could be read at all (no file, or not YAML): the defaults stand in for
+// every path, so a check built on them would report what is not there.
+export type LenientConfig = { config: Config; problems: string[]; exact: boolean; unreadable?: string | null };
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -38,18 +40,20 @@ export function loadConfigLenient(file: string): LenientConfig {
     if (!(err instanceof ConfigError)) throw err;
     const problems = err.problems.map((p) => `${err.file}: ${p}`);
     let data: unknown = null;
+    let unreadable: string | null = null;
     try {
       const doc = parseDocument(fs.readFileSync(file, 'utf8'));
       if (!doc.errors.length) data = doc.toJS();
-    } catch {
-      // unreadable: defaults only
+      if (doc.errors.length || (data !== null && !isPlainObject(data))) unreadable = 'config unreadable';
+    } catch (e) {
+      unreadable = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no config file' : 'config unreadable';
     }
     const kept = salvage(data);
     const PATHS = ['vault', 'state_dir', 'log_dir', 'agents_dir', 'discord', 'alerts'];
     const pathsOnly = Object.fromEntries(Object.entries(kept).filter(([k]) => PATHS.includes(k)));
     for (const attempt of [kept, pathsOnly, {}]) {
       const r = validateConfig(attempt, file);
-      if (r.config) return { config: r.config, problems, exact: false };
+      if (r.config) return { config: r.config, problems, exact: false, unreadable };
     }
     throw err;
   }

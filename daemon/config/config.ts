@@ -8,20 +8,18 @@ import { ConfigError } from '../errors.js';
 import { crossFieldProblems, unknownDispatchAgents } from './rules.js';
 import { agentNames } from './agent-names.js';
 import { ConfigSchema, show, type Config } from './schema.js';
+import { issueLines, yamlMessage } from './issues.js';
 // Where the config comes from: --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml.
 export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
   return path.resolve(cwd, flag ?? env[CONFIG_ENV] ?? CONFIG_DEFAULT_FILE);
 }
 
-export function formatIssuePath(p: PropertyKey[]): string {
-  return p.length ? p.map((x) => (typeof x === 'number' ? `[${x}]` : String(x))).join('.').replace(/\.\[/g, '[') : '(top level)';
-}
 
 // Pure: validates parsed YAML; returns the config or the problems.
 export function validateConfig(data: unknown, file: string): { config: Config; problems?: undefined } | { config?: undefined; problems: string[] } {
   const parsed = ConfigSchema.safeParse(data ?? {});
   if (!parsed.success) {
-    return { problems: parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`) };
+    return { problems: issueLines(parsed.error.issues, data, ConfigSchema) };
   }
   const dir = path.dirname(file);
   const c = parsed.data;
@@ -57,7 +55,8 @@ export function loadConfig(file: string): Config {
   }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length) {
-    throw new ConfigError(file, doc.errors.map((e) => `YAML: ${e.message.split('\n')[0]}`));
+    // The library's own message keeps its snippet of the line and the caret under the column.
+    throw new ConfigError(file, doc.errors.map((e) => `YAML: ${yamlMessage(e.message)}`));
   }
   const data = doc.toJS();
   if (data !== null && data !== undefined && (typeof data !== 'object' || Array.isArray(data))) {

@@ -25,6 +25,7 @@ import { accessCheck, cliReachChecks, credentialCheck, envCheck, installedTimer,
 import { ENV_FILE_NAME, type EnvFileResult } from '../config/env-file.js';
 import { accessFacts, accessAdvice } from '../file-access.js';
 import { boundsCheck, diskCheck } from './doctor-bounds.js';
+import { apiCheck } from './api-check.js';
 
 export type Check = CheckFacts;
 export type DoctorDeps = {
@@ -114,8 +115,13 @@ export function networkChecks(agents: Pick<Agent, 'name' | 'network' | 'file'>[]
 
 function configCheck(l: LenientConfig): Check {
   if (!l.problems.length) return ok('config', l.config.file);
-  return fail('config', `${l.problems.length} problem(s): ${l.problems.slice(0, 3).join('; ')}${l.problems.length > 3 ? '; ...' : ''} (using defaults for what could not be read)`, `fix ${l.config.file}, then run nightshift doctor again`);
+  return fail('config', `${l.problems.length} problem(s): ${l.problems.slice(0, 3).map((p) => p.split('\n')[0]).join('; ')}${l.problems.length > 3 ? '; ...' : ''} (${l.unreadable ? 'the checks that need the config are skipped' : 'using defaults for what could not be read'})`, `fix ${l.config.file}, then run nightshift doctor again`);
 }
+
+// The checks that read a path or a setting from the config: with none readable, the defaults would
+// make them report what is not there (no remote, Discord unreachable), so they are skipped.
+export const NEEDS_CONFIG = ['api', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures'] as const;
+const skipped = (name: string, why: string): Check => ({ name, status: 'skip', detail: `skipped: ${why}`, fix: null });
 
 function agentsCheck(l: LenientConfig): { check: Check; agents: Agent[] } {
   try {
@@ -275,11 +281,17 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const c = l.config;
   const now = deps.now();
   const envFile = deps.envFile?.file ?? path.join(c.dir, ENV_FILE_NAME);
-  const agents = agentsCheck(l);
   const checks: Check[] = [
-    configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile), agents.check,
-    permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), ...cliReachChecks(c, deps.env, path.join(path.dirname(deps.timerFile ?? '/etc/systemd/system/nightshift.timer'), 'nightshift.service')), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
+    configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile),
   ];
+  if (l.unreadable) return [...checks, ...NEEDS_CONFIG.map((n) => skipped(n, l.unreadable!))];
+  const agents = agentsCheck(l);
+  // The key itself, once: a refused one fails here, before a session retries it for minutes.
+  const api = await apiCheck(deps.env, deps.env.ANTHROPIC_BASE_URL || c.claude.api_base, envFile, PROBE_MS);
+  if (api) checks.push(api);
+  checks.push(
+    agents.check, permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), ...cliReachChecks(c, deps.env, path.join(path.dirname(deps.timerFile ?? '/etc/systemd/system/nightshift.timer'), 'nightshift.service')), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
+  );
   const sessionUser = await sessionUserCheck(c, deps.uid ?? process.getuid?.() ?? -1, deps.env);
   if (sessionUser) checks.push(sessionUser);
   checks.push(boundsCheck(c, deps.env), diskCheck(c));

@@ -17,7 +17,7 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
     deps.logger.warn({ event: 'held_run_by_hand', agent: agent.name, until: hold.until, kind: hold.kind }, `${agent.name} is held until ${hold.until} (${hold.reason}): running it anyway, by hand`);
     return { agent, reason: `run by hand while held until ${hold.until}` };
   };
-  const r = await supervise(config, choose, options, deps);
+  const r = await supervise(config, choose, { ...options, refuse: true }, deps);
   if (r.action === 'skip') {
     if (r.limit === 'lock' || r.limit === 'stopped') throw new LockedError(`Refused: ${r.reason}`);
     throw new BudgetExhaustedError(r.limit ?? 'unknown', `Refused: ${r.reason} (use --force to run anyway)`);

@@ -1,6 +1,8 @@
 // A chosen session, from the budget's verdict to its report: git pull, the sandboxed guest, the
 // CLI under its watchdogs, the settle, capture and grading, git commit/push, Discord. Loaded by
 // ./supervise.ts only once a session is chosen.
+import { counted } from '../words.js';
+import { giveToFolderOwner } from '../file-access.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -151,7 +153,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
       deps.logger.error({ event: 'git_error', err }, `git: ${git.error}`);
     }
   }
-  deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${session.turns} turns${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
+  deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${counted(session.turns, 'turn')}${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
   // Discord, after the ledger and the commit; it never changes the result or the exit code.
   await reportSession(config, { session, model: agent.model, git: vault ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session), projectFiles: projectFiles.length ? { files: projectFiles, loaded: config.claude.project_settings } : null }, deps);
   // The backoff beginning or ending is told once, on the session that made it so.
@@ -217,7 +219,8 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   const log = deps.logger.child({ sessionId: id, agent: agent.name });
   const transcript = path.join(config.log_dir, 'transcripts', `${id}.jsonl`);
   // Before the charge: a log dir that cannot be made refuses the start, nothing counted.
-  fs.mkdirSync(path.dirname(transcript), { recursive: true });
+  const madeDir = fs.mkdirSync(path.dirname(transcript), { recursive: true });
+  if (madeDir) [madeDir, path.dirname(transcript)].forEach((d) => giveToFolderOwner(d));
   const me = readProc(process.pid);
   const open: OpenSession = {
     id, agent: agent.name, day, started_at: startedAt.toISOString(), transcript, model: agent.model,
@@ -294,6 +297,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       null,
     ));
     const out = (fd = fs.openSync(transcript, 'a'));
+    giveToFolderOwner(transcript, out);
     const g = (guest = await guestReady);
     ledger.setMemory(id, guest.memory ? 'served' : 'unavailable');
     log.info({ event: 'sandbox', sandboxed: guest.sandboxed }, guest.sandboxed ? 'session sandboxed (bwrap)' : `session not sandboxed (sandbox: ${config.sandbox})`);
@@ -326,7 +330,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       },
       onLine: (line) => {
         if (keepInTranscript(line)) fs.writeSync(out, `${deps.redact(line)}\n`);
-        deps.live?.update({ turns: t.turns(), usd: t.estimatedCost(), lastTool: t.lastTool });
+        deps.live?.update({ turns: t.turns(), usd: t.estimatedCost(), lastTool: t.lastTool, retry: t.retry });
       },
       onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
       onCost: () => {

@@ -27,12 +27,13 @@ import type { Choice, RunDeps, SuperviseResult } from './types.js';
 export async function supervise(
   config: Config,
   choose: (ledger: Ledger, now: Date, day: string) => Choice | Promise<Choice>,
-  options: { force: boolean },
+  // refuse: the caller turns a skip into a refusal (run), which is logged once, as the refusal.
+  options: { force: boolean; refuse?: boolean },
   deps: RunDeps,
 ): Promise<SuperviseResult> {
   const git = emptyGitReport();
   const skip = (reason: string, limit: string | null = null): SuperviseResult => {
-    deps.logger.info({ event: 'skipped', reason, limit }, `skipped: ${reason}`);
+    deps.logger[options.refuse ? 'debug' : 'info']({ event: 'skipped', reason, limit }, `skipped: ${reason}`);
     return { action: 'skip', reason, limit, session: null, git };
   };
   if (deps.signal?.aborted) return skip(`stop requested (${String(deps.signal.reason)}) before the session started`, 'stopped');

@@ -7,6 +7,8 @@
 // markers are used. Read from the transcript the supervisor already wrote (redacted). Never throws:
 // the session's count and commit do not depend on it.
 import fs from 'node:fs';
+import { money } from '../../budget/money.js';
+import { counted } from '../../daemon/words.js';
 import readline from 'node:readline';
 import type { Config } from '../../daemon/config/schema.js';
 import { describeError, geminiModels, geminiSettingsFrom } from '../../memory/gemini-client.js';
@@ -48,10 +50,11 @@ export type SessionOutcome = { id: string; agent: string; outcome: string; turns
 
 // Pure: the short record of how the session went.
 export function resultRecord(s: SessionOutcome): Extracted {
-  const what = (s.outcome === 'ok' ? s.result : (s.error ?? s.result)) ?? '';
+  // Only the session's own words: a page it quoted (fenced, indented, `>`) is not carried on.
+  const what = ownWords((s.outcome === 'ok' ? s.result : (s.error ?? s.result)) ?? '');
   const clipped = what.replace(/\s+/g, ' ').trim().slice(0, 300);
   return {
-    text: `Session ${s.id} of ${s.agent} ended ${s.outcome} after ${s.turns} turns ($${s.cost_usd.toFixed(4)})${clipped ? `: ${clipped}` : ''}`,
+    text: `Session ${s.id} of ${s.agent} ended ${s.outcome} after ${counted(s.turns, 'turn')} (${money(s.cost_usd)})${clipped ? `: ${clipped}` : ''}`,
     category: 'observation',
     salience: s.outcome === 'ok' ? 0.3 : 0.5,
     tags: ['session-result', s.agent, s.outcome],

@@ -2,6 +2,7 @@
 // `<vault>/.nightshift/session-state.md` (kept out of the vault's commits through
 // `.git/info/exclude`, never the user's .gitignore) and beside the transcript. Never throws: a
 // session without its state still runs, and the reason is logged.
+import { giveToFolderOwner } from '../../daemon/file-access.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Ledger } from '../../budget/ledger.js';
@@ -91,6 +92,7 @@ export async function prepareSessionState(i: SessionStateInput): Promise<Rendere
     fs.writeFileSync(tmp, `${state.text}\n`, { flag: 'wx' });
     fs.renameSync(tmp, path.join(dir, STATE_FILE));
     fs.writeFileSync(stateBesideTranscript(i.transcript), `${state.text}\n`);
+    giveToFolderOwner(stateBesideTranscript(i.transcript));
     i.logger.info({ event: 'session_state', chars: state.chars, max_chars: state.maxChars, cut: state.cut }, `session state: ${state.chars} chars${state.cut.length ? `, cut: ${state.cut.map((c) => c.section).join(', ')}` : ''}`);
     return state;
   } catch (err) {

@@ -1,6 +1,8 @@
 // The session state, rendered: pure, from plain data (sessions/state/state-data.ts gathers it). Bounded by
 // `state.max_chars`; a section that is cut says so and by how much, and those notices are never
 // themselves cut (down to the smallest bound the config allows, 500).
+import { ownWords } from '../capture/markers.js';
+import { counted } from '../../daemon/words.js';
 
 // A section's data, or why there is none (the learning layer has not landed, the store is
 // unusable, the vault is not a git repo ...).
@@ -236,8 +238,10 @@ export function stateSections(d: StateData): Section[] {
       ? unavailable(d.sessions.why)
       : d.sessions.items.length
         ? d.sessions.items.map((x) => {
-            const what = x.outcome === 'ok' ? x.result : (x.error ?? x.result);
-            return `- ${x.started_at} ${x.agent}: ${x.outcome}, ${x.turns} turns, ${money(x.cost_usd)}${what ? `: ${quoted(what, 200)}` : ''}`;
+            // What capture would not take (fenced, indented, `>` quoted) is not carried here either.
+            const raw = x.outcome === 'ok' ? x.result : (x.error ?? x.result);
+            const what = raw && ownWords(raw).trim();
+            return `- ${x.started_at} ${x.agent}: ${x.outcome}, ${counted(x.turns, 'turn')}, ${money(x.cost_usd)}${what ? `: ${quoted(what, 200)}` : ''}`;
           })
         : ['- none yet'],
   });

@@ -35,6 +35,8 @@ export class StreamTracker {
   // The last tool the model called (for the live line) and the API's last rate-limit word.
   lastTool: string | null = null;
   rateLimit: RateLimitInfo | null = null;
+  // The CLI retrying an API call (its `api_retry` line), until a call starts answering again.
+  retry: { attempt: number; max: number; status: number | null } | null = null;
   private readonly detector: LoopDetector;
   // Usage from stream_event message_start/message_delta: totals of finished calls plus the one
   // in flight, kept as running sums so each event costs O(1) however long the session.
@@ -79,6 +81,8 @@ export class StreamTracker {
         if (msg.subtype === 'init') {
           this.claudeSessionId = typeof msg.session_id === 'string' ? msg.session_id : null;
           if (typeof msg.model === 'string') this.model = msg.model;
+        } else if (msg.subtype === 'api_retry') {
+          this.retry = { attempt: n(msg.attempt), max: n(msg.max_retries), status: typeof msg.error_status === 'number' ? msg.error_status : null };
         }
         break;
       case 'stream_event': {
@@ -90,6 +94,7 @@ export class StreamTracker {
           }
           this.current = usageOf(ev.message?.usage);
           this.apiCalls++;
+          this.retry = null;
           out.push({ type: 'cost', usd: this.estimatedCost() });
         } else if (ev.type === 'message_delta' && this.current) {
           // message_delta carries the cumulative output count for this call.

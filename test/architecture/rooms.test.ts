@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { ROOT, tempDir } from '../helpers.js';
 import { moduleGraph } from './module-graph.js';
 
-const BELOW = ['daemon', 'sessions', 'budget', 'logs', 'memory', 'report'];
+const BELOW = ['daemon', 'sessions', 'budget', 'logs', 'memory', 'report', 'rehearsal'];
 
 // Every import from a module under one of `below` into `cli/`, as `from -> to` relative to `root`.
 export function upwardImports(root: string, below: string[]): string[] {
@@ -35,4 +35,19 @@ test('negative control: a static and a dynamic import from below into cli/ are f
   fs.writeFileSync(path.join(dir, 'daemon', 'tick.js'), "export const tick = () => import('../cli/main.js');\n");
   fs.writeFileSync(path.join(dir, 'memory', 'store.js'), "import {\n  main,\n} from '../cli/main.js';\nexport const store = 1;\n");
   assert.deepEqual(upwardImports(dir, BELOW), ['daemon/tick.js -> cli/main.js', 'memory/store.js -> cli/main.js']);
+});
+
+// What ships (npm pack leaves dist/test out) cannot import the tests: `rehearse` serves an
+// imitation that lives with the runtime (rehearsal/), not one from test/.
+test('no shipped module imports from test/', () => {
+  const dist = path.join(ROOT, 'dist');
+  const graph = moduleGraph(dist, ['bench', 'bundle', 'node_modules']);
+  const room = (f: string) => path.relative(dist, f).split(path.sep)[0];
+  const found: string[] = [];
+  for (const [from, deps] of graph) {
+    if (room(from) === 'test') continue;
+    for (const to of deps) if (room(to) === 'test') found.push(`${path.relative(dist, from)} -> ${path.relative(dist, to)}`);
+  }
+  assert.ok(graph.size > 50, `the graph holds the modules (${graph.size})`);
+  assert.deepEqual(found, []);
 });

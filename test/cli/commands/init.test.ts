@@ -14,7 +14,7 @@ function envWithClaude(dir: string): NodeJS.ProcessEnv {
   fs.symlinkSync(CLAUDE, path.join(bin, 'claude'));
   const home = path.join(dir, 'home');
   fs.mkdirSync(home, { recursive: true });
-  return { PATH: `${bin}:${process.env.PATH}`, HOME: home, CLAUDE_CONFIG_DIR: path.join(home, '.claude'), DISABLE_AUTOUPDATER: '1' };
+  return { PATH: `${bin}:${process.env.PATH}`, HOME: home, CLAUDE_CONFIG_DIR: path.join(home, '.claude'), DISABLE_AUTOUPDATER: '1', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
 }
 
 describe('nightshift init', () => {
@@ -87,7 +87,14 @@ describe('nightshift init', () => {
     assert.equal(git(path.join(dir, 'site', 'vault'), 'remote', 'get-url', 'origin'), remote);
     assert.match(fs.readFileSync(path.join(dir, 'site', 'nightshift.yaml'), 'utf8'), /^ {2}enabled: true/m);
     const bad = await nightshift(['init', 'other', '--remote', path.join(dir, 'nowhere.git')], { PATH: process.env.PATH, HOME: dir }, dir);
-    assert.equal(bad.code, 64);
-    assert.match(bad.stderr, /git clone .*nowhere\.git failed/);
+    assert.equal(bad.code, 1, 'a failed clone is a failure (exit 1), not a usage error');
+    assert.match(bad.stderr, /git clone .*nowhere\.git failed: .*Nothing was left behind/);
+    assert.equal(fs.existsSync(path.join(dir, 'other')), false, 'no half site: the folder init made is gone');
+    // Into a folder that was there: it is left as it was, with nothing of init's in it.
+    fs.mkdirSync(path.join(dir, 'mine'));
+    fs.writeFileSync(path.join(dir, 'mine', 'notes.txt'), 'mine');
+    const into = await nightshift(['init', 'mine', '--remote', path.join(dir, 'nowhere.git')], { PATH: process.env.PATH, HOME: dir }, dir);
+    assert.equal(into.code, 1);
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'mine')), ['notes.txt']);
   });
 });

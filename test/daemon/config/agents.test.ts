@@ -59,7 +59,7 @@ describe('agents', () => {
       return true;
     });
     assert.throws(() => parseAgent('x', '/p/x.md', '---\ntimeout: later\n---\nhi', config), /timeout: Expected a duration/);
-    assert.throws(() => parseAgent('x', '/p/x.md', '---\nmodle: opus\n---\nhi', config), /Unrecognized key: "modle"/);
+    assert.throws(() => parseAgent('x', '/p/x.md', '---\nmodle: opus\n---\nhi', config), /modle: not a setting here\. Did you mean `model`\?/);
     assert.throws(() => parseAgent('x', '/p/x.md', '---\ndescription: only\n---\n\n', config), /Expected a prompt/);
   });
 

@@ -13,7 +13,7 @@ function site(t: TestContext, envText: string, mode = 0o600) {
   fs.writeFileSync(path.join(dir, 'nightshift.yaml'), 'sandbox: none\nvault: ./vault\ndiscord:\n  api_base: http://127.0.0.1:9/api\n  timeout: 2s\n');
   fs.writeFileSync(path.join(dir, 'nightshift.env'), envText, { mode });
   fs.chmodSync(path.join(dir, 'nightshift.env'), mode);
-  return { dir, env: { PATH: process.env.PATH, HOME: dir, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') } as NodeJS.ProcessEnv };
+  return { dir, env: { PATH: process.env.PATH, HOME: dir, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' } as NodeJS.ProcessEnv };
 }
 
 async function doctorChecks(dir: string, env: NodeJS.ProcessEnv, args: string[] = []) {

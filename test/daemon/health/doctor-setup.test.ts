@@ -23,7 +23,7 @@ function site(t: TestContext, yaml = '', agentFront = 'allowed_tools: [Read]\n')
   fs.mkdirSync(path.join(dir, 'vault'));
   fs.writeFileSync(path.join(dir, 'prompts', 'gardener.md'), `---\n${agentFront}---\nTend the notes.\n`);
   fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `sandbox: none\ngit:\n  enabled: false\ndiscord:\n  api_base: http://127.0.0.1:9/api\n  timeout: 2s\n${yaml}`);
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: dir, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), ANTHROPIC_API_KEY: 'test-key-doctor' };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: dir, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), ANTHROPIC_API_KEY: 'test-key-doctor', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
   return { dir, env };
 }
 

@@ -6,12 +6,13 @@ import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { Ledger } from '../../../budget/ledger.js';
 import { salvage } from '../../../daemon/config/config-fallback.js';
-import { failuresCheck, lockCheck, networkChecks, sandboxCheck, silenceCheck } from '../../../daemon/health/doctor.js';
+import { failuresCheck, lockCheck, NEEDS_CONFIG, networkChecks, sandboxCheck, silenceCheck } from '../../../daemon/health/doctor.js';
 import { SandboxUnavailableError } from '../../../daemon/errors.js';
 import { checkSandbox } from '../../../sessions/wall/guest.js';
 import { bwrapHint } from '../../../sessions/wall/sandbox.js';
 import { Outbox, outboxFile } from '../../../report/outbox.js';
 import { startFakeDiscord, type FakeDiscord } from '../../fake-discord.js';
+import { startFakeApi, type FakeApi } from '../../fake-api.js';
 import { git, makeRepos } from '../../git-helpers.js';
 import { CLAUDE, configYaml, nightshift, SANDBOX, SESSION_USER, tempDir, workspace, writeAgent, type Workspace } from '../../helpers.js';
 
@@ -119,18 +120,21 @@ function addSession(ws: Workspace, outcome: string, endedAgoMs: number, n: numbe
 
 describe('nightshift doctor', () => {
   let discord: FakeDiscord;
+  let api: FakeApi;
   before(async () => {
     discord = await startFakeDiscord();
+    api = await startFakeApi();
   });
   after(async () => {
     await discord.close();
+    await api.close();
   });
 
   const yaml = (extra: { claude?: Record<string, unknown>; top?: string } = {}) => configYaml({ claude: { command: CLAUDE, ...extra.claude }, discord: { api_base: discord.apiBase, timeout: '5s' }, top: extra.top });
 
   // A healthy install: a vault cloned from its remote, an agent, the real CLI, an ok session an hour ago.
   function healthy(t: TestContext): Workspace {
-    const ws = workspace(t, 'http://127.0.0.1:9', yaml());
+    const ws = workspace(t, api.url, yaml());
     makeRepos(ws.dir, ws.vault);
     writeAgent(ws, 'gardener', 'SCENARIO=text');
     addSession(ws, 'ok', H, 0);
@@ -159,7 +163,7 @@ describe('nightshift doctor', () => {
     // Where bwrap cannot run, the workspace runs `sandbox: none`, which the doctor warns of.
     assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok').map((c: any) => `${c.name} ${c.status}`), SANDBOX === 'bwrap' ? [] : ['sandbox warn']);
     assert.deepEqual(out.checks.map((c: any) => c.name), [
-      'config', 'env', 'credential', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'bounds', 'disk', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
+      'config', 'env', 'credential', 'api', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'bounds', 'disk', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
     ]);
     assert.equal(out.alert, null);
     assert.equal(discord.messages.length, 0);
@@ -170,6 +174,7 @@ describe('nightshift doctor', () => {
   // Each way to break an install, and the check that must name it.
   const breakages: Array<[string, string, (ws: Workspace) => void]> = [
     ['config', 'an invalid field', (ws) => fs.writeFileSync(ws.config, `${yaml()}budget:\n  max_usd_per_day: lots\n`)],
+    ['api', 'a key the API refuses', (ws) => void (ws.env.ANTHROPIC_API_KEY = 'sk-ant-refused')],
     ['agents', 'an invalid agent file', (ws) => fs.writeFileSync(path.join(ws.prompts, 'broken.md'), '---\nmax_turns: many\n---\nhi\n')],
     ['cli', 'a claude command that does not exist', (ws) => fs.writeFileSync(ws.config, yaml({ claude: { command: '/nonexistent/claude' } }))],
     ['ledger', 'a corrupt ledger', (ws) => fs.writeFileSync(path.join(ws.state, 'ledger.db'), 'this is not a database '.repeat(500))],
@@ -237,6 +242,21 @@ describe('nightshift doctor', () => {
     assert.equal(second.ran.code, 0);
     assert.equal(discord.messages.length, 1);
     assert.match(discord.messages[0].body.embeds[0].fields[0].name, /✗ discord/);
+  });
+
+  test('with broken YAML, the checks that need the config are skipped, not failed from the defaults', async (t) => {
+    const ws = healthy(t);
+    fs.writeFileSync(ws.config, `${yaml()}budget:\n  max_usd_per_day: [1\n`);
+    const { ran, out } = await doctor(ws);
+    assert.equal(ran.code, 1);
+    assert.deepEqual(out.checks.filter((c: any) => c.status === 'fail').map((c: any) => c.name), ['config'], JSON.stringify(out.checks, null, 1));
+    assert.match(out.checks[0].detail, /the checks that need the config are skipped/);
+    const skipped = out.checks.filter((c: any) => c.status === 'skip');
+    assert.deepEqual(skipped.map((c: any) => c.name), [...NEEDS_CONFIG]);
+    for (const c of skipped) assert.equal(c.detail, 'skipped: config unreadable');
+    const text = await nightshift(['doctor'], ws.env, ws.dir);
+    assert.match(text.stdout, /^skip {2}remote|^skip {2}vault/m);
+    assert.doesNotMatch(text.stdout, /^FAIL {2}(vault|remote|discord)/m);
   });
 
   test('a missing config is reported, not fatal', async (t) => {

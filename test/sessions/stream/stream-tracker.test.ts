@@ -156,3 +156,14 @@ describe('line splitter', () => {
     assert.deepEqual(out, [['tail', true], ['ok', false]]);
   });
 });
+
+test('the CLI retrying the API shows on the live line, and a call that answers clears it', async () => {
+  const { liveText } = await import('../../../logs/live-line.js');
+  const t = replay('stream-api-error-429-retries.jsonl');
+  assert.deepEqual(t.retry, { attempt: 2, max: 2, status: 429 });
+  const line = liveText({ agent: 'gardener', startedAt: 0, turns: 0, usd: 0, lastTool: null, retry: t.retry }, 5000, 200);
+  assert.match(line, /API retry 2\/2 \(429\)/);
+  t.feed({ type: 'stream_event', event: { type: 'message_start', message: { usage: { input_tokens: 1 } } } });
+  assert.equal(t.retry, null);
+  assert.doesNotMatch(liveText({ agent: 'gardener', startedAt: 0, turns: 1, usd: 0, lastTool: null, retry: t.retry }, 5000, 200), /retry/);
+});
