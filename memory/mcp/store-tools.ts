@@ -25,12 +25,14 @@ const category = z.enum(CATEGORIES);
 const edgeType = z.enum(EDGE_TYPES);
 
 const ObserveIn = z.strictObject({
-  text: z.string().trim().min(1).max(MAX_TEXT).describe('The claim, in one or two sentences that stand on their own.'),
+  text: z.string().trim().min(1).max(MAX_TEXT).describe('One claim that stands on its own.'),
   source: z.string().min(1).max(500).optional().describe('Where it came from (a session id, a URL, a file). Defaults to this session.'),
   salience: z.number().min(0).max(1).optional().describe('How much it matters, 0..1.'),
   tags: z.array(z.string().min(1).max(100)).max(50).optional().describe('Short labels.'),
-  category: category.optional().describe('What kind of memory it is.'),
+  category: category.optional().describe('Its kind.'),
   speaker: z.string().min(1).max(80).optional().describe('Who said it; default this agent.'),
+  valid_from: z.string().min(1).max(64).optional().describe('Holds since (ISO-8601).'),
+  shared: z.boolean().optional().describe('For every agent.'),
 });
 const ObserveOut = z.object({
   observation_id: z.number().int(),
@@ -47,6 +49,7 @@ const QueryIn = z.strictObject({
   query: z.string().trim().min(1).max(MAX_TEXT).describe('A question or keywords.'),
   limit: z.number().int().min(1).max(100).optional().describe('Default 10.'),
   include_faded: z.boolean().optional().describe('Also faded and superseded ones, labelled.'),
+  as_of: z.string().min(1).max(64).optional().describe('ISO-8601: what held then.'),
 });
 const Result = z.object({
   id: z.number().int(),
@@ -138,13 +141,13 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
       name: 'observe',
       title: 'Remember an observation',
       description:
-        'Remember one self-contained claim for later sessions: a close match is merged, a related one linked; returns the memory id.',
+        'Remember one claim for later sessions: a close match is merged, a related one linked; returns its id.',
       input: opts.trustSource ? ObserveIn : ObserveInClaimed,
       output: ObserveOut,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       async run(a: z.output<typeof ObserveIn>) {
         const { source, tags } = attribute(a.source, a.tags, opts);
-        const input: ObserveInput = { text: a.text, source, salience: a.salience, tags, category: a.category, speaker: a.speaker ?? opts.speaker ?? null };
+        const input: ObserveInput = { text: a.text, source, salience: a.salience, tags, category: a.category, speaker: a.speaker ?? opts.speaker ?? null, valid_from: a.valid_from ?? null, shared: a.shared ?? false };
         const r = await store.observe(input, opts.actor);
         if (r.decision !== 'merge') setImmediate(() => opts.afterObserve?.({ id: r.memory_id, text: a.text }));
         return { structured: { observation_id: r.observation_id, memory_id: r.memory_id, decision: r.decision, prediction_error: r.prediction_error, linked_to: r.linked_to } };
@@ -159,7 +162,7 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
       output: QueryOut,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
       async run(a: z.output<typeof QueryIn>) {
-        const results = await store.query(a.query, { limit: a.limit ?? 10, include_faded: a.include_faded ?? false });
+        const results = await store.query(a.query, { limit: a.limit ?? 10, include_faded: a.include_faded ?? false, as_of: a.as_of ?? null });
         return { structured: { results: results.map(toResult) } };
       },
     },
