@@ -24,6 +24,7 @@ export type ObserveInput = {
   speaker?: string | null; // who said or wrote it: `operator`, an agent, a person in an imported conversation
   valid_from?: string | null; // ISO-8601: since when it holds; default created_at, else now
   shared?: boolean; // every agent's, not only the writing agent's (an operator's write always is)
+  scope?: string | null; // whose it is, set by the operator (an import of an export); an agent's view refuses it
 };
 
 export type GateDecision = 'merge' | 'link' | 'novel';

@@ -3,7 +3,6 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { AGENT_NAME } from '../../daemon/config/agents.js';
 import type { Config } from '../../daemon/config/schema.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import type { Logger } from '../../logs/logger.js';
@@ -13,6 +12,7 @@ import { runMcpServer } from '../../memory/mcp/mcp-stdio.js';
 import { serveStore } from '../../memory/mcp/served-store.js';
 import { toResult } from '../../memory/mcp/server.js';
 import { openMemoryStore, refusal } from '../../memory/open.js';
+import { AGENT } from '../../memory/store/scope.js';
 // Opening the store lives in memory/open.ts; these names stay importable from here for the CLI's callers.
 export { MemoryDbError, MemoryRefusedError, openMemoryStore } from '../../memory/open.js';
 import type { MemoryStore } from '../../memory/store.js';
@@ -57,7 +57,7 @@ function timeOf(v: string | undefined, flag: string): string | null {
 
 // An agent's name as agents are named (its sessions' view of the store, memory/store/scope.ts).
 function agentOf(name: string): string {
-  if (!AGENT_NAME.test(name)) throw new UsageError(`Expected --agent to be an agent's name (${AGENT_NAME}), got \`${name}\``);
+  if (!AGENT.test(name)) throw new UsageError(`Expected --agent to be an agent's name (a-z, 0-9, - and _), got \`${name}\``);
   return name;
 }
 
@@ -163,6 +163,7 @@ async function recall(config: Config, idText: string, flags: MemoryFlags, io: Me
       `salience    ${m.salience.toFixed(2)}   confidence ${m.confidence.toFixed(2)}   accessed ${m.access_count}x`,
       `tags        ${m.tags.join(', ') || '-'}`,
       `created     ${m.created_at}   updated ${m.updated_at}`,
+      `holds       from ${m.valid_from}${m.valid_to ? ` to ${m.valid_to}` : ''}   ${m.scope === null ? 'shared' : `${m.scope}'s own`}`,
       `sources     ${m.sources.join(', ') || '-'}`,
       ...m.edges.map((e) => `edge        ${e.direction === 'out' ? `-${e.type}-> #${e.to}` : `<-${e.type}- #${e.to}`}  (weight ${e.weight.toFixed(2)})`),
     ].join('\n'));

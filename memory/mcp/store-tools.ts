@@ -75,6 +75,9 @@ const RecallOut = z.object({
   updated_at: z.string(),
   faded: z.boolean(),
   superseded_by: z.number().int().nullable(),
+  valid_from: z.string().describe('Since when it holds'),
+  valid_to: z.string().nullable().describe('Until when, once superseded'),
+  shared: z.boolean().describe('Every agent\'s, or only its writer\'s'),
   sources: z.array(z.string()),
   edges: z.array(z.object({ type: edgeType, to: z.number().int(), weight: z.number(), direction: z.enum(['out', 'in']) })),
   retrievability: z.number().describe('FSRS-6 probability of recall now, 0..1'),
@@ -119,7 +122,8 @@ export function toResult(r: QueryResult): z.output<typeof Result> {
 function toRecord(m: MemoryRecord): z.output<typeof RecallOut> {
   return {
     id: m.id, text: m.text, category: m.category, salience: m.salience, confidence: m.confidence, access_count: m.access_count, tags: m.tags,
-    created_at: m.created_at, updated_at: m.updated_at, faded: m.faded, superseded_by: m.superseded_by, sources: m.sources,
+    created_at: m.created_at, updated_at: m.updated_at, faded: m.faded, superseded_by: m.superseded_by,
+    valid_from: m.valid_from, valid_to: m.valid_to, shared: m.scope === null, sources: m.sources,
     edges: m.edges.map((e) => ({ type: e.type, to: e.to, weight: e.weight, direction: e.direction })),
     retrievability: m.retrievability, due: m.due,
   };

@@ -1,6 +1,7 @@
 // What every write checks before it touches SQL: ids, fractions, actors, text hygiene, and one
 // observation normalised. Pure; each throws MemoryError INVALID naming the field.
 import { cleanSpeaker } from '../text/speaker.js';
+import { checkAgent } from './scope.js';
 import { fieldsProblem } from '../text/text-hygiene.js';
 import { CATEGORIES, MemoryError, SURFACES, type Actor, type Category, type MemoryRecord, type ObserveInput } from '../types.js';
 
@@ -11,7 +12,7 @@ export type MemoryRow = Pick<MemoryRecord, 'id' | 'text' | 'category' | 'salienc
 };
 
 // One observation after `validate`: what the gate and the tables see.
-export type Clean = { text: string; source: string | null; created_at: string | null; salience: number; tags: string[]; category: Category; speaker: string | null; valid_from: string | null; shared: boolean };
+export type Clean = { text: string; source: string | null; created_at: string | null; salience: number; tags: string[]; category: Category; speaker: string | null; valid_from: string | null; shared: boolean; scope?: string | null };
 
 const MAX_TEXT = 20_000;
 
@@ -48,7 +49,7 @@ export function checkText(fields: Record<string, unknown>): void {
 // Checks and normalises one input; throws MemoryError INVALID with a message naming the field.
 export function validate(input: ObserveInput): Clean {
   if (!input || typeof input !== 'object') throw new MemoryError('INVALID', `Expected an observation object, got ${JSON.stringify(input)}`);
-  const { text, source, created_at, salience, tags, category, speaker, valid_from, shared } = input;
+  const { text, source, created_at, salience, tags, category, speaker, valid_from, shared, scope } = input;
   if (typeof text !== 'string' || !text.trim()) throw new MemoryError('INVALID', `Expected \`text\` to be a non-empty string, got ${JSON.stringify(text)}`);
   if (text.length > MAX_TEXT) throw new MemoryError('INVALID', `Expected \`text\` of at most ${MAX_TEXT} characters, got ${text.length}`);
   if (source !== undefined && source !== null && typeof source !== 'string') throw new MemoryError('INVALID', `Expected \`source\` to be a string, got ${JSON.stringify(source)}`);
@@ -63,7 +64,7 @@ export function validate(input: ObserveInput): Clean {
   if (speaker !== undefined && speaker !== null && typeof speaker !== 'string') throw new MemoryError('INVALID', `Expected \`speaker\` to be a string, got ${JSON.stringify(speaker)}`);
   checkText({ text, source, tags, speaker });
   // NFKC: what SQLite stores is what is hashed and indexed (full-width letters would never match a query).
-  return { text: text.normalize('NFKC').trim(), source: source ?? null, created_at: at, salience: salience ?? 0.5, tags: tags ?? [], category: category ?? 'observation', speaker: cleanSpeaker(speaker), valid_from: from, shared: shared ?? false };
+  return { text: text.normalize('NFKC').trim(), source: source ?? null, created_at: at, salience: salience ?? 0.5, tags: tags ?? [], category: category ?? 'observation', speaker: cleanSpeaker(speaker), valid_from: from, shared: shared ?? false, ...(scope !== undefined ? { scope: checkAgent(scope) } : {}) };
 }
 
 // An optional time as the store keeps it (UTC ISO-8601, so that times compare as strings).

@@ -107,9 +107,11 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
   if (decision === 'merge' && near!.lexical < s.thresholds.link) decision = 'link';
   // Predictions and threads are events of their own: never folded into an older memory.
   if (decision === 'merge' && opts.noMerge) decision = 'link';
-  // A shared claim is never folded into one agent's private memory (it would stay private).
-  const scope = writeScope(s.agent, clean.shared);
-  if (decision === 'merge' && scope === null && near!.scope !== null) decision = 'link';
+  // Whose it is; only the operator's view places a memory in a scope by name (an import).
+  if (clean.scope !== undefined && s.agent !== null) throw new MemoryError('INVALID', `Expected no \`scope\` from ${s.agent}'s view: its writes are its own, or shared`);
+  const scope = clean.scope !== undefined ? clean.scope : writeScope(s.agent, clean.shared);
+  // Never folded into a private memory of another scope (a shared claim would stay private).
+  if (decision === 'merge' && near!.scope !== null && near!.scope !== scope) decision = 'link';
   const validFrom = clean.valid_from ?? at;
   let memoryId: number;
   let before: MemoryRow | null = null;

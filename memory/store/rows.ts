@@ -8,7 +8,7 @@ import type { StoreCore } from './core.js';
 import { sourcesOf } from './search.js';
 
 // An import line (the same shape `exportAll` writes).
-export type ExportLine = { text: string; source?: string | null; created_at?: string; valid_from?: string; tags?: string[]; category?: Category };
+export type ExportLine = { text: string; source?: string | null; created_at?: string; valid_from?: string; scope?: string; tags?: string[]; category?: Category };
 
 /** One memory with its sources and edges. Throws MemoryError NOT_FOUND. */
 export function recall(s: StoreCore, id: number): MemoryRecord {
@@ -26,11 +26,12 @@ export function recall(s: StoreCore, id: number): MemoryRecord {
 /** Import lines for every observation (oldest first), so `observeMany` can rebuild the store elsewhere. */
 export function* exportAll(s: StoreCore): Iterable<ExportLine> {
   const rows = s.stmt(
-    `SELECT o.text, o.source, o.created_at, m.tags, m.category, m.valid_from FROM observations o JOIN memories m ON m.id = o.memory_id ORDER BY o.id`,
-  ).iterate() as Iterable<{ text: string; source: string | null; created_at: string; tags: string; category: Category; valid_from: string | null }>;
+    `SELECT o.text, o.source, o.created_at, m.tags, m.category, m.valid_from, m.scope FROM observations o JOIN memories m ON m.id = o.memory_id WHERE ${s.seen('m')} ORDER BY o.id`,
+  ).iterate() as Iterable<{ text: string; source: string | null; created_at: string; tags: string; category: Category; valid_from: string | null; scope: string | null }>;
   for (const r of rows) {
     const line: ExportLine = { text: r.text, created_at: r.created_at, category: r.category };
     if (r.valid_from !== null && r.valid_from !== r.created_at) line.valid_from = r.valid_from;
+    if (r.scope !== null) line.scope = r.scope;
     if (r.source !== null) line.source = r.source;
     const tags = JSON.parse(r.tags) as string[];
     if (tags.length) line.tags = tags;

@@ -6,12 +6,13 @@ import { MemoryError } from '../types.js';
 
 const sqlString = (x: string) => `'${x.replace(/'/g, "''")}'`;
 
-// Agent names as config allows them (daemon/config/schema.ts), with room to spare.
-const AGENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+// Agent names as their files may be named (daemon/config/agents.ts AGENT_NAME; the store does not
+// load the config's modules).
+export const AGENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 export function checkAgent(agent: string | null): string | null {
   if (agent === null) return null;
-  if (typeof agent !== 'string' || !AGENT.test(agent)) throw new MemoryError('INVALID', `Expected an agent name (letters, digits, . _ -), got ${JSON.stringify(agent)}`);
+  if (typeof agent !== 'string' || !AGENT.test(agent)) throw new MemoryError('INVALID', `Expected an agent's name (a-z, 0-9, - and _), got ${JSON.stringify(agent)}`);
   return agent;
 }
 

@@ -15,6 +15,7 @@ import { viewOf } from '../../../memory/store/scope.js';
 import { StateView } from '../../../memory/store/state-view.js';
 import { MemoryStore } from '../../../memory/store.js';
 import { MemoryError, type Actor } from '../../../memory/types.js';
+import { parseImportLine } from '../../../memory/text/jsonl.js';
 import { applyLeft } from '../../../sessions/capture/capture.js';
 import { gatherState } from '../../../sessions/state/state-data.js';
 import { configYaml, nightshift, tempDir } from '../../helpers.js';
@@ -234,4 +235,24 @@ test('`memory query --agent NAME` shows what that agent may see; without it the 
   const bad = await nightshift(['memory', 'query', 'x', '--agent', 'No Such'], env, dir);
   assert.equal(bad.code, 64, bad.stderr);
   assert.match(bad.stderr, /--agent/);
+});
+
+test('export and import keep whose a memory is; only the operator places a memory in a scope by name', async (t) => {
+  const { file, ids } = await seeded(t);
+  const op = MemoryStore.open(file);
+  t.after(() => op.close());
+  const lines = [...op.exportAll()];
+  assert.equal(lines.find((l) => l.text === PRIVATE_TEXT)?.scope, 'alpha');
+  assert.equal(lines.find((l) => l.text.startsWith('Everyone: the VPN'))?.scope, undefined);
+  // What an agent's view exports is what it sees.
+  assert.ok(![...op.as('beta').exportAll()].some((l) => l.text.includes(WORD)));
+  const copy = MemoryStore.open(path.join(tempDir(t), 'memory.db'));
+  t.after(() => copy.close());
+  const r = await copy.observeMany(lines.map((l) => parseImportLine(JSON.stringify({ ...l, source: l.source ?? 'x' })))
+    .map((p) => (assert.ok(p?.ok), p.input)), { surface: 'import', sessionId: null });
+  const privateCopy = (r.find((x, i) => lines[i].text === PRIVATE_TEXT) as { memory_id: number }).memory_id;
+  assert.equal(copy.recall(privateCopy).scope, 'alpha');
+  assert.ok(!(await copy.as('beta').query(`${WORD} depot key`)).some((x) => x.id === privateCopy));
+  await assert.rejects(async () => op.as('beta').observe({ text: 'A note placed in another scope', scope: 'alpha' }, MCP), /scope/);
+  assert.equal(parseImportLine(JSON.stringify({ text: 'x', source: 'y', scope: 'Not An Agent' }))?.ok, false);
 });
