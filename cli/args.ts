@@ -8,6 +8,7 @@ export type Flags = {
   config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
   source?: string; category?: string; tags?: string; speaker?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
+  'valid-from'?: string; 'as-of'?: string;
   agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
   'environment-file'?: string; remote?: string; fix?: boolean; port?: string;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string;
@@ -32,6 +33,8 @@ const OPTIONS = {
   speaker: { type: 'string' },
   explain: { type: 'boolean' },
   'include-faded': { type: 'boolean' },
+  'valid-from': { type: 'string' },
+  'as-of': { type: 'string' },
   confidence: { type: 'string' },
   note: { type: 'string' },
   due: { type: 'string' },
@@ -68,7 +71,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   systemd: ['config', 'environment-file', 'user', 'on-calendar', 'prefix'],
   alert: ['config', 'environment-file', 'unit'],
   doctor: ['config', 'environment-file', 'json', 'alert', 'fix'],
-  memory: ['config', 'environment-file', 'json', 'limit', 'source', 'category', 'tags', 'speaker', 'explain', 'include-faded', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
+  memory: ['config', 'environment-file', 'json', 'limit', 'source', 'category', 'tags', 'speaker', 'explain', 'include-faded', 'valid-from', 'as-of', 'agent', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
   mcp: ['config', 'environment-file'],
   state: ['config', 'environment-file', 'json', 'agent'],
   anneal: ['config', 'environment-file', 'json', 'agent'],

@@ -8,6 +8,7 @@ import { makeEmbedder, type EmbedderConfig } from './embeddings/embedders.js';
 import type { GeminiConfig } from './gemini-client.js';
 import { makeQueryExpander } from './recall/hyde.js';
 import { memoryDbPath } from './store/db-path.js';
+import { viewOf } from './store/scope.js';
 import { MemoryStore } from './store.js';
 import { MemoryError } from './types.js';
 
@@ -36,11 +37,12 @@ export function refusal(err: unknown): never {
 }
 
 // Opens the store at `memory.db` with the configured embedder; a refused file is a MemoryDbError.
-export async function openMemoryStore(config: Config, env: NodeJS.ProcessEnv, logger: Logger): Promise<MemoryStore> {
+// `agent`: a session's agent, whose view it is under `memory.scope: agent` (memory/store/scope.ts).
+export async function openMemoryStore(config: Config, env: NodeJS.ProcessEnv, logger: Logger, agent: string | null = null): Promise<MemoryStore> {
   try {
     const embedder = makeEmbedder(config as EmbedderConfig, env, logger);
     const expandQuery = embedder ? makeQueryExpander(config as GeminiConfig, env, logger) : null;
-    return await MemoryStore.open(memoryDbPath(config), { embedder, logger, now: () => new Date(), thresholds: config.memory.gate, weights: config.memory.recall, learning: config.memory.learning, expandQuery, forgetSimilarity: config.memory.forget_similarity });
+    return await MemoryStore.open(memoryDbPath(config), { embedder, logger, now: () => new Date(), thresholds: config.memory.gate, weights: config.memory.recall, learning: config.memory.learning, expandQuery, forgetSimilarity: config.memory.forget_similarity, agent: viewOf(config, agent) });
   } catch (err) {
     return refusal(err);
   }

@@ -44,19 +44,27 @@ type Ops = { [K in keyof typeof OPS]: Bound<(typeof OPS)[K]> };
 export type MemoryStore = Ops & {
   readonly file: string;
   readonly learning: LearningSettings;
+  // Whose view this is (memory/store/scope.ts): an agent's, or null, the operator's.
+  readonly agent: string | null;
+  // The same open store as `agent` sees it (null: the operator); closing it leaves the store open.
+  as(agent: string | null): MemoryStore;
   close(): void;
 };
+
+function bind(core: StoreCore, close: () => void): MemoryStore {
+  const ops = Object.fromEntries(Object.entries(OPS).map(([name, fn]) => [name, (...args: unknown[]) => (fn as (c: StoreCore, ...a: unknown[]) => unknown)(core, ...args)])) as Ops;
+  const store: MemoryStore = { ...ops, file: core.file, learning: core.learning, agent: core.agent, as: (agent) => bind(core.as(agent), () => {}), close };
+  // Not part of the interface: tests reach the connection and the backfill as they reached the
+  // old class's private members.
+  Object.defineProperties(store, { db: { value: core.db }, backfillCards: { value: () => backfillCards(core) } });
+  return store;
+}
 
 export const MemoryStore = {
   /** Opens (or creates) the store at `file`. Throws MemoryError CORRUPT or FOREIGN, naming the file, for a file that is not ours; it is never overwritten. */
   open(file: string, opts: StoreOptions = {}): MemoryStore {
     const core = StoreCore.open(file, opts, backfillCards);
-    const ops = Object.fromEntries(Object.entries(OPS).map(([name, fn]) => [name, (...args: unknown[]) => (fn as (c: StoreCore, ...a: unknown[]) => unknown)(core, ...args)])) as Ops;
-    const store: MemoryStore = { ...ops, file: core.file, learning: core.learning, close: () => core.close() };
-    // Not part of the interface: tests reach the connection and the backfill as they reached the
-    // old class's private members.
-    Object.defineProperties(store, { db: { value: core.db }, backfillCards: { value: () => backfillCards(core) } });
-    return store;
+    return bind(core, () => core.close());
   },
   schemaVersion: SCHEMA_VERSION,
 };

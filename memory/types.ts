@@ -22,6 +22,9 @@ export type ObserveInput = {
   tags?: string[];
   category?: Category;
   speaker?: string | null; // who said or wrote it: `operator`, an agent, a person in an imported conversation
+  valid_from?: string | null; // ISO-8601: since when it holds; default created_at, else now
+  shared?: boolean; // every agent's, not only the writing agent's (an operator's write always is)
+  scope?: string | null; // whose it is, set by the operator (an import of an export); an agent's view refuses it
 };
 
 export type GateDecision = 'merge' | 'link' | 'novel';
@@ -38,6 +41,7 @@ export type QueryOptions = {
   limit?: number; // default 10
   include_faded?: boolean; // faded and superseded come back only when asked, labelled
   explain?: boolean;
+  as_of?: string | null; // ISO-8601: what held then (begun by then, not yet superseded)
 };
 
 export type ScoreParts = { lexical: number; vector: number; fused: number; activation: number; recency: number; salience: number };
@@ -65,6 +69,9 @@ export type MemoryRecord = {
   updated_at: string;
   faded: boolean;
   superseded_by: number | null;
+  valid_from: string; // since when it holds
+  valid_to: string | null; // until when: set when it is superseded
+  scope: string | null; // the agent whose it is; null: shared
   sources: string[];
   edges: Array<{ type: EdgeType; to: number; weight: number; direction: 'out' | 'in' }>;
   retrievability: number; // FSRS-6, 0..1, now

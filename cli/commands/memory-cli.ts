@@ -12,6 +12,7 @@ import { runMcpServer } from '../../memory/mcp/mcp-stdio.js';
 import { serveStore } from '../../memory/mcp/served-store.js';
 import { toResult } from '../../memory/mcp/server.js';
 import { openMemoryStore, refusal } from '../../memory/open.js';
+import { AGENT } from '../../memory/store/scope.js';
 // Opening the store lives in memory/open.ts; these names stay importable from here for the CLI's callers.
 export { MemoryDbError, MemoryRefusedError, openMemoryStore } from '../../memory/open.js';
 import type { MemoryStore } from '../../memory/store.js';
@@ -25,8 +26,9 @@ export type McpIo = { stdin: Readable; stdout: Writable; env: NodeJS.ProcessEnv;
 const CLI_ACTOR: Actor = { surface: 'cli', sessionId: null };
 const IMPORT_ACTOR: Actor = { surface: 'import', sessionId: null };
 
-export async function withStore<T>(config: Config, io: MemoryIo, fn: (s: MemoryStore) => Promise<T>): Promise<T> {
-  const store = await openMemoryStore(config, io.env, io.logger);
+// `agent`: the store as that agent's sessions see it (memory/store/scope.ts); unset, all of it.
+export async function withStore<T>(config: Config, io: MemoryIo, fn: (s: MemoryStore) => Promise<T>, agent: string | null = null): Promise<T> {
+  const store = await openMemoryStore(config, io.env, io.logger, agent);
   try {
     return await fn(store).catch(refusal);
   } finally {
@@ -46,16 +48,29 @@ function limitOf(flags: MemoryFlags): number {
   return n;
 }
 
+function timeOf(v: string | undefined, flag: string): string | null {
+  if (v === undefined) return null;
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) throw new UsageError(`Expected --${flag} to be an ISO-8601 time (2026-03-01 or 2026-03-01T09:00:00Z), got \`${v}\``);
+  return new Date(ms).toISOString();
+}
+
+// An agent's name as agents are named (its sessions' view of the store, memory/store/scope.ts).
+function agentOf(name: string): string {
+  if (!AGENT.test(name)) throw new UsageError(`Expected --agent to be an agent's name (a-z, 0-9, - and _), got \`${name}\``);
+  return name;
+}
+
 function categoryOf(flags: MemoryFlags): Category | undefined {
   if (flags.category === undefined) return undefined;
   if (!CATEGORIES.includes(flags.category as Category)) throw new UsageError(`Expected --category to be one of ${CATEGORIES.join(', ')}, got \`${flags.category}\``);
   return flags.category as Category;
 }
 
-const FLAG_KEYS: Array<keyof MemoryFlags> = ['json', 'limit', 'explain', 'include-faded', 'source', 'category', 'tags', 'speaker'];
+const FLAG_KEYS: Array<keyof MemoryFlags> = ['json', 'limit', 'explain', 'include-faded', 'source', 'category', 'tags', 'speaker', 'valid-from', 'as-of', 'agent'];
 const SUB_FLAGS: Record<string, Array<keyof MemoryFlags>> = {
-  observe: ['json', 'source', 'category', 'tags', 'speaker'],
-  query: ['json', 'limit', 'explain', 'include-faded'],
+  observe: ['json', 'source', 'category', 'tags', 'speaker', 'valid-from'],
+  query: ['json', 'limit', 'explain', 'include-faded', 'as-of', 'agent'],
   recall: ['json'],
   stats: ['json'],
   import: ['json'],
@@ -107,6 +122,7 @@ async function observe(config: Config, text: string, flags: MemoryFlags, io: Mem
     text,
     source: flags.source ?? 'cli',
     speaker: flags.speaker ?? 'operator',
+    valid_from: timeOf(flags['valid-from'], 'valid-from'),
     category: categoryOf(flags),
     tags: flags.tags === undefined ? undefined : flags.tags.split(',').map((t) => t.trim()).filter(Boolean),
   };
@@ -126,7 +142,9 @@ function queryLine(r: QueryResult): string {
 
 async function query(config: Config, text: string, flags: MemoryFlags, io: MemoryIo): Promise<number> {
   const limit = limitOf(flags);
-  const results = await withStore(config, io, async (s) => s.query(text, { limit, include_faded: !!flags['include-faded'], explain: !!flags.explain }));
+  const asOf = timeOf(flags['as-of'], 'as-of');
+  const agent = flags.agent === undefined ? null : agentOf(flags.agent);
+  const results = await withStore(config, io, async (s) => s.query(text, { limit, include_faded: !!flags['include-faded'], explain: !!flags.explain, as_of: asOf }), agent);
   // The same array the MCP `query` tool returns (plus `explain` when asked for).
   if (flags.json) io.out(JSON.stringify(results.map((r) => (flags.explain && r.explain ? { ...toResult(r), explain: r.explain } : toResult(r)))));
   else io.out(results.length ? results.map(queryLine).join('\n') : 'no memories match');
@@ -145,6 +163,7 @@ async function recall(config: Config, idText: string, flags: MemoryFlags, io: Me
       `salience    ${m.salience.toFixed(2)}   confidence ${m.confidence.toFixed(2)}   accessed ${m.access_count}x`,
       `tags        ${m.tags.join(', ') || '-'}`,
       `created     ${m.created_at}   updated ${m.updated_at}`,
+      `holds       from ${m.valid_from}${m.valid_to ? ` to ${m.valid_to}` : ''}   ${m.scope === null ? 'shared' : `${m.scope}'s own`}`,
       `sources     ${m.sources.join(', ') || '-'}`,
       ...m.edges.map((e) => `edge        ${e.direction === 'out' ? `-${e.type}-> #${e.to}` : `<-${e.type}- #${e.to}`}  (weight ${e.weight.toFixed(2)})`),
     ].join('\n'));

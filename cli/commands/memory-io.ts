@@ -4,6 +4,7 @@ import type { Logger } from '../../logs/logger.js';
 
 export type MemoryFlags = {
   json?: boolean; limit?: string; explain?: boolean; 'include-faded'?: boolean; source?: string; category?: string; tags?: string; speaker?: string;
+  'valid-from'?: string; 'as-of'?: string; agent?: string;
 };
 
 export type MemoryIo = {

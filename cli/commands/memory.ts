@@ -7,14 +7,17 @@ export const help = `Usage: nightshift memory <command> [--json] [--config PATH]
 The memory store at memory.db (default <state_dir>/memory.db). Every change is written to its
 audit log with surface "cli" (or "import").
 
-  observe TEXT [--source S] [--category C] [--tags a,b] [--speaker NAME]
+  observe TEXT [--source S] [--category C] [--tags a,b] [--speaker NAME] [--valid-from ISO]
         one observation through the prediction-error gate: merged into a close memory, a new
         memory linked to a related one, or a new memory. Source defaults to "cli", speaker to
-        "operator".
+        "operator"; --valid-from: since when it holds (default now). The operator's memories are
+        shared: every agent's sessions see them.
         --json: {observation_id, memory_id, decision, prediction_error, linked_to}
-  query TEXT [--limit N] [--explain] [--include-faded]
+  query TEXT [--limit N] [--explain] [--include-faded] [--as-of ISO] [--agent NAME]
         best matches first (default 10). --include-faded adds faded and superseded memories,
-        labelled; --explain shows each score's parts.
+        labelled; --explain shows each score's parts. --as-of: what held then (superseded
+        later counts as current, begun later never comes back). --agent: only what that agent's
+        sessions see (its own and the shared memories; all under memory.scope: shared).
         --json: [{id, text, category, score, sources, faded, superseded}] (the MCP query
         tool's results; with --explain each also has explain: {lexical, vector, fused,
         activation, recency, salience})
@@ -23,9 +26,11 @@ audit log with surface "cli" (or "import").
   stats
         counts by kind and category, the embedding model. --json: the same as an object
   import FILE|-
-        JSONL, one observation per line: {"text", "source", "created_at"?, "tags"?, "category"?,
-        "salience"?} (other fields are ignored). Goes through the same gate as observe, in
-        order; lines with the same created_at one after another are linked as "follows".
+        JSONL, one observation per line: {"text", "source", "created_at"?, "valid_from"?, "scope"?,
+        "tags"?, "category"?, "salience"?} (other fields are ignored; scope: the agent whose it is,
+        else shared). Goes through the same gate as
+        observe, in order; lines with the same created_at one after another are linked as
+        "follows".
         A bad line is reported on stderr as FILE:LINE: field: message and skipped; the good
         lines are kept. Progress on stderr when it is a terminal. Exits 1 if any line was bad
         or refused (a forgotten claim). --json: {file, lines, observed, merge, link, novel,

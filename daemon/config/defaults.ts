@@ -48,6 +48,9 @@ export const DEFAULTS = {
   backoff: { after_failures: 3, base: '1h', max: '24h', rate_limit: '15m' },
   memory: {
     db: 'memory.db', // inside state_dir
+    // Whose memories (memory/store/scope.ts): agent (a session reads its agent's and the shared
+    // ones, writes its agent's) or shared (every session reads and writes all, as before).
+    scope: 'agent',
     embeddings: 'auto', // the offline vector arm: auto (= none, as measured), none, use
     dream_after: 200, // observations since the last dream
     dream_every: '24h', // since the last dream (with anything new observed)

@@ -137,6 +137,8 @@ const R = DEFAULTS.memory.recall;
 const MemorySchema = z
   .strictObject({
     db: nonEmpty.optional(),
+    // Whose memories a session reads and writes (memory/store/scope.ts).
+    scope: z.enum(['agent', 'shared'], { error: 'Expected one of `agent`, `shared`' }).default(DEFAULTS.memory.scope),
     // The offline vector arm (memory/embedders.ts); Gemini takes over whenever GEMINI_API_KEY is set.
     embeddings: z.enum(['auto', 'none', 'use'], { error: 'Expected one of `auto`, `none`, `use`' }).default(DEFAULTS.memory.embeddings),
     // Memory pressure that makes a tick with nothing due dream instead (memory/pressure.ts).

@@ -456,7 +456,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     // FSRS grades from what the session did with memory, the injected state's memories included
     // (ignored ones are graded Hard); never fails the session (it logs instead).
     await import('../../memory/learning/session-grading.js')
-      .then((m) => m.gradeSessionMemory(config, { id, outcome, transcript }, log, deps.now, state?.injected ?? []))
+      .then((m) => m.gradeSessionMemory(config, { id, outcome, transcript }, log, deps.now, state?.injected ?? [], agent.name))
       .catch((err) => log.warn({ event: 'grading_failed', err }, `memory grading failed: ${(err as Error).message}`));
   }
   if (internal) throw internal;

@@ -43,7 +43,7 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
   const since = store.lastDream()?.last_observation_id ?? 0;
   const upTo = store.lastObservationId();
   const phases = {} as Record<PhaseName, PhaseReport>;
-  let recent: Array<{ id: number; text: string; salience: number }> = [];
+  let recent: Array<{ id: number; text: string; salience: number; scope: string | null }> = [];
   let clusters: number[][] = [];
 
   const run = async (name: PhaseName, fn: () => Promise<Record<string, unknown>> | Record<string, unknown>) => {
@@ -127,8 +127,11 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
 
 // Connected groups of recent memories: close in words (Dice over the gate's candidates) or linked
 // by relates_to/supports edges. Groups of at least three, capped in size, biggest first.
-function clusterRecent(store: MemoryStore, recent: Array<{ id: number; text: string }>, min: number): number[][] {
+// Only memories of one scope make a cluster: an abstraction over one agent's private memory and
+// another's (or a shared one) would carry its words where they may not go.
+function clusterRecent(store: MemoryStore, recent: Array<{ id: number; text: string; scope: string | null }>, min: number): number[][] {
   const inRecent = new Set(recent.map((m) => m.id));
+  const scopeOf = new Map(recent.map((m) => [m.id, m.scope]));
   const parent = new Map<number, number>(recent.map((m) => [m.id, m.id]));
   const find = (x: number): number => {
     let r = x;
@@ -141,6 +144,7 @@ function clusterRecent(store: MemoryStore, recent: Array<{ id: number; text: str
     return r;
   };
   const union = (a: number, b: number) => {
+    if (scopeOf.get(a) !== scopeOf.get(b)) return;
     const ra = find(a);
     const rb = find(b);
     if (ra !== rb) parent.set(Math.max(ra, rb), Math.min(ra, rb));

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { memoryDbPath } from '../store/db-path.js';
 import { usageFromTranscript } from './grading.js';
 import { MemoryStore } from '../store.js';
+import { viewOf } from '../store/scope.js';
 
 type Log = { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 
@@ -11,19 +12,21 @@ export type GradedSession = { graded: Array<{ id: number; grade: string }>; reca
 
 /** Grades the memories a finished session recalled, was shown and used; null (logged) when it could not. */
 export async function gradeSessionMemory(
-  config: { state_dir: string; memory?: { db?: string | null } },
+  config: { state_dir: string; memory?: { db?: string | null; scope?: 'agent' | 'shared' } },
   session: { id: string; outcome: string; transcript: string | null },
   logger: Log,
   now: () => Date = () => new Date(),
   // The memories session-state injected into the prompt: ignored ones are graded Hard.
   injected: Array<{ id: number; text: string }> = [],
+  // The session's agent: only what its view holds is graded.
+  agent: string | null = null,
 ): Promise<GradedSession> {
   try {
     const file = memoryDbPath(config);
     if (!session.transcript || !fs.existsSync(session.transcript) || !fs.existsSync(file)) return null;
     const use = usageFromTranscript(fs.readFileSync(session.transcript, 'utf8').split('\n'), injected);
     if (!use.recalledIds.length && !use.surfacedIds.length && !use.injectedIds.length) return { graded: [], recalled: 0, surfaced: 0, used: 0 };
-    const store = MemoryStore.open(file, { now });
+    const store = MemoryStore.open(file, { now, agent: viewOf(config, agent) });
     try {
       const graded = store.gradeSession({ sessionId: session.id, outcome: session.outcome, ...use });
       const r = { graded, recalled: use.recalledIds.length, surfaced: use.surfacedIds.length, used: use.usedIds.length };

@@ -16,7 +16,7 @@ export function claimTag(claim: string): string {
 
 // The `source` argument of a session's own server.
 export const CLAIMED_SOURCE = z.string().min(1).max(500).optional()
-  .describe(`Who told you, if someone else did. Kept as a "${CLAIM_PREFIX.trim()}" tag; the source of the memory is always this session.`);
+  .describe(`Who told you, kept as a "${CLAIM_PREFIX.trim()}" tag; the source is always this session.`);
 
 export type SourcePolicy = {
   // True (the operator's own clients): a given source is the source. False: `defaultSource` always is.

@@ -16,7 +16,7 @@ export { toResult } from './store-tools.js';
 export const SERVER_NAME = 'nightshift_memory';
 
 export const INSTRUCTIONS =
-  'Long-term memory shared by every nightshift session. Query it before you start on something; ' +
+  'Long-term memory across nightshift sessions. Query it before you start on something; ' +
   'observe what you learn that a later session would want (one self-contained claim per call). Results name their sources.';
 
 // What the tools need from the store; `MemoryStore` satisfies it (sync or async methods alike).

@@ -26,7 +26,8 @@ export type SessionMemory = {
 export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv, logger: Logger, sessionId: string, version: string, listen: Listen | null = null, agent: string | null = null): Promise<SessionMemory> {
   let store: MemoryStore;
   try {
-    store = await openMemoryStore(config, env, logger);
+    // The agent is the supervisor's word (the session's own config), never the session's.
+    store = await openMemoryStore(config, env, logger, agent);
   } catch (err) {
     throw new MemoryDbError(`Cannot open the memory store for session ${sessionId}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
   }

@@ -25,12 +25,14 @@ const category = z.enum(CATEGORIES);
 const edgeType = z.enum(EDGE_TYPES);
 
 const ObserveIn = z.strictObject({
-  text: z.string().trim().min(1).max(MAX_TEXT).describe('The claim, in one or two sentences that stand on their own.'),
+  text: z.string().trim().min(1).max(MAX_TEXT).describe('One claim that stands on its own.'),
   source: z.string().min(1).max(500).optional().describe('Where it came from (a session id, a URL, a file). Defaults to this session.'),
   salience: z.number().min(0).max(1).optional().describe('How much it matters, 0..1.'),
   tags: z.array(z.string().min(1).max(100)).max(50).optional().describe('Short labels.'),
-  category: category.optional().describe('What kind of memory it is.'),
+  category: category.optional().describe('Its kind.'),
   speaker: z.string().min(1).max(80).optional().describe('Who said it; default this agent.'),
+  valid_from: z.string().min(1).max(64).optional().describe('Holds since (ISO-8601).'),
+  shared: z.boolean().optional().describe('For every agent.'),
 });
 const ObserveOut = z.object({
   observation_id: z.number().int(),
@@ -47,6 +49,7 @@ const QueryIn = z.strictObject({
   query: z.string().trim().min(1).max(MAX_TEXT).describe('A question or keywords.'),
   limit: z.number().int().min(1).max(100).optional().describe('Default 10.'),
   include_faded: z.boolean().optional().describe('Also faded and superseded ones, labelled.'),
+  as_of: z.string().min(1).max(64).optional().describe('ISO-8601: what held then.'),
 });
 const Result = z.object({
   id: z.number().int(),
@@ -72,6 +75,9 @@ const RecallOut = z.object({
   updated_at: z.string(),
   faded: z.boolean(),
   superseded_by: z.number().int().nullable(),
+  valid_from: z.string().describe('Since when it holds'),
+  valid_to: z.string().nullable().describe('Until when, once superseded'),
+  shared: z.boolean().describe('Every agent\'s, or only its writer\'s'),
   sources: z.array(z.string()),
   edges: z.array(z.object({ type: edgeType, to: z.number().int(), weight: z.number(), direction: z.enum(['out', 'in']) })),
   retrievability: z.number().describe('FSRS-6 probability of recall now, 0..1'),
@@ -116,7 +122,8 @@ export function toResult(r: QueryResult): z.output<typeof Result> {
 function toRecord(m: MemoryRecord): z.output<typeof RecallOut> {
   return {
     id: m.id, text: m.text, category: m.category, salience: m.salience, confidence: m.confidence, access_count: m.access_count, tags: m.tags,
-    created_at: m.created_at, updated_at: m.updated_at, faded: m.faded, superseded_by: m.superseded_by, sources: m.sources,
+    created_at: m.created_at, updated_at: m.updated_at, faded: m.faded, superseded_by: m.superseded_by,
+    valid_from: m.valid_from, valid_to: m.valid_to, shared: m.scope === null, sources: m.sources,
     edges: m.edges.map((e) => ({ type: e.type, to: e.to, weight: e.weight, direction: e.direction })),
     retrievability: m.retrievability, due: m.due,
   };
@@ -138,13 +145,13 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
       name: 'observe',
       title: 'Remember an observation',
       description:
-        'Remember one self-contained claim for later sessions: a close match is merged, a related one linked; returns the memory id.',
+        'Remember one claim for later sessions: a close match is merged, a related one linked; returns its id.',
       input: opts.trustSource ? ObserveIn : ObserveInClaimed,
       output: ObserveOut,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       async run(a: z.output<typeof ObserveIn>) {
         const { source, tags } = attribute(a.source, a.tags, opts);
-        const input: ObserveInput = { text: a.text, source, salience: a.salience, tags, category: a.category, speaker: a.speaker ?? opts.speaker ?? null };
+        const input: ObserveInput = { text: a.text, source, salience: a.salience, tags, category: a.category, speaker: a.speaker ?? opts.speaker ?? null, valid_from: a.valid_from ?? null, shared: a.shared ?? false };
         const r = await store.observe(input, opts.actor);
         if (r.decision !== 'merge') setImmediate(() => opts.afterObserve?.({ id: r.memory_id, text: a.text }));
         return { structured: { observation_id: r.observation_id, memory_id: r.memory_id, decision: r.decision, prediction_error: r.prediction_error, linked_to: r.linked_to } };
@@ -159,7 +166,7 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
       output: QueryOut,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
       async run(a: z.output<typeof QueryIn>) {
-        const results = await store.query(a.query, { limit: a.limit ?? 10, include_faded: a.include_faded ?? false });
+        const results = await store.query(a.query, { limit: a.limit ?? 10, include_faded: a.include_faded ?? false, as_of: a.as_of ?? null });
         return { structured: { results: results.map(toResult) } };
       },
     },

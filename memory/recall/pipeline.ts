@@ -19,7 +19,8 @@ export type RecallSource = {
   lexical(q: string, depth: number): { memories: Array<{ id: number; s: number }>; evidence: Array<{ id: number; s: number }> };
   vectorTop(qvec: Float32Array, depth: number): Array<{ id: number; score: number }>;
   edgesAround(ids: number[]): Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>;
-  states(ids: number[]): Array<{ id: number; salience: number; updated_at: string; faded: number; superseded_by: number | null; speaker: string | null }>;
+  // Only memories the query may return (its view's; with `as_of`, begun by then).
+  states(ids: number[]): Array<{ id: number; salience: number; updated_at: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null }>;
   // The speakers the store knows (memory/text/speaker.ts), to find those a query names.
   speakers(): string[];
   texts(ids: number[]): Array<{ id: number; text: string; category: Category; faded: number; superseded_by: number | null }>;
@@ -63,8 +64,12 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
   const cands: Candidate[] = [];
   const states = src.states([...candidateIds]);
   const elsewhere = w.speaker > 0 ? saidElsewhere(src, text, states) : new Set<number>();
+  const asOf = opts.as_of ?? null;
+  const superseded = new Set<number>();
   for (const r of states) {
-    if (!opts.include_faded && (r.faded || r.superseded_by !== null)) continue;
+    // As of a time, what was superseded by then; what came later is left to the store (never returned).
+    if (r.superseded_by !== null && (asOf === null || r.valid_to === null || r.valid_to <= asOf)) superseded.add(r.id);
+    if (!opts.include_faded && (r.faded || superseded.has(r.id))) continue;
     cands.push({
       id: r.id,
       lexical: lexical.get(r.id) ?? 0,
@@ -81,7 +86,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
   const byId = new Map(src.texts(ranked.map((r) => r.id)).map((r) => [r.id, r]));
   return ranked.map((r) => {
     const m = byId.get(r.id)!;
-    const out: QueryResult = { id: r.id, text: m.text, category: m.category, score: round(r.score, 6), sources: sources.get(r.id) ?? [], faded: !!m.faded, superseded: m.superseded_by !== null };
+    const out: QueryResult = { id: r.id, text: m.text, category: m.category, score: round(r.score, 6), sources: sources.get(r.id) ?? [], faded: !!m.faded, superseded: superseded.has(r.id) };
     if (opts.explain) out.explain = Object.fromEntries(Object.entries(r.parts).map(([k, v]) => [k, round(v as number, 6)])) as QueryResult['explain'];
     return out;
   });

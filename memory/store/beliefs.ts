@@ -58,7 +58,7 @@ export function topBeliefs(s: StoreCore, n = 10): BeliefRecord[] {
   const at = s.now();
   const rows = s.stmt(
     `SELECT id, text, confidence, salience, stability, last_review, created_at FROM memories
-     WHERE category = 'belief' AND faded = 0 AND superseded_by IS NULL ORDER BY confidence DESC, salience DESC, id LIMIT ?`,
+     WHERE category = 'belief' AND faded = 0 AND superseded_by IS NULL AND ${s.seen()} ORDER BY confidence DESC, salience DESC, id LIMIT ?`,
   ).all(n) as Array<{ id: number; text: string; confidence: number; salience: number; stability: number; last_review: string | null; created_at: string }>;
   return rows.map((r) => ({ id: r.id, text: r.text, confidence: r.confidence, salience: r.salience, retrievability: round(retrievabilityAt(r, at, r.created_at)) }));
 }

@@ -56,14 +56,17 @@ export function review(s: StoreCore, id: number, grade: GradeName, actor: Actor)
   checkActor(actor);
   checkId(id);
   if (!GRADES.includes(grade)) throw new MemoryError('INVALID', `Expected grade to be one of ${GRADES.join(', ')}, got ${JSON.stringify(grade)}`);
-  return s.write(() => applyGrade(s, id, grade, 'manual', actor, s.now(), true))();
+  return s.write(() => {
+    s.row(id);
+    return applyGrade(s, id, grade, 'manual', actor, s.now(), true);
+  })();
 }
 
 /** Overdue memories (FSRS due time passed), most overdue first: what session-state may bring back. */
 export function overdue(s: StoreCore, at: Date = s.now(), n = 10): OverdueRecord[] {
   const rows = s.stmt(
     `SELECT id, text, category, salience, due, stability, last_review, created_at FROM memories
-     WHERE due <= ? AND faded = 0 AND superseded_by IS NULL ORDER BY due, id LIMIT ?`,
+     WHERE due <= ? AND faded = 0 AND superseded_by IS NULL AND ${s.seen()} ORDER BY due, id LIMIT ?`,
   ).all(at.toISOString(), n) as Array<{ id: number; text: string; category: Category; salience: number; due: string; stability: number; last_review: string | null; created_at: string }>;
   return rows.map((r) => ({ id: r.id, text: r.text, category: r.category, salience: r.salience, retrievability: round(retrievabilityAt(r, at, r.created_at)), due: r.due }));
 }

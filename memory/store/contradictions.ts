@@ -75,7 +75,9 @@ export function dismissCandidate(s: StoreCore, x: number, y: number, actor?: Act
 
 /** Contradiction candidates, newest first. */
 export function contradictionCandidates(s: StoreCore, status: ContradictionCandidate['status'] | null = 'candidate', limit = 100): ContradictionCandidate[] {
+  // Both memories this view's to see, or the pair is not there for it.
+  const both = `EXISTS (SELECT 1 FROM memories m WHERE m.id = c.a AND ${s.seen('m')}) AND EXISTS (SELECT 1 FROM memories m WHERE m.id = c.b AND ${s.seen('m')})`;
   return (status
-    ? s.stmt('SELECT * FROM contradiction_candidates WHERE status = ? ORDER BY id DESC LIMIT ?').all(status, limit)
-    : s.stmt('SELECT * FROM contradiction_candidates ORDER BY id DESC LIMIT ?').all(limit)) as ContradictionCandidate[];
+    ? s.stmt(`SELECT c.* FROM contradiction_candidates c WHERE c.status = ? AND ${both} ORDER BY c.id DESC LIMIT ?`).all(status, limit)
+    : s.stmt(`SELECT c.* FROM contradiction_candidates c WHERE ${both} ORDER BY c.id DESC LIMIT ?`).all(limit)) as ContradictionCandidate[];
 }

@@ -12,6 +12,7 @@ import { MemoryError, type Actor, type Category, type EdgeType, type Embedder } 
 import type { MemoryRow } from './checks.js';
 import { DEFAULT_LEARNING, DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, type LearningSettings, type Logger, type StoreOptions } from './options.js';
 import { nextId, openDatabase } from './schema.js';
+import { checkAgent, seenSql } from './scope.js';
 import { Tombstones } from './tombstones.js';
 import { VectorIndex, fromBlob, toBlob } from './vectors.js';
 
@@ -27,13 +28,29 @@ export class StoreCore {
   readonly expandQuery: ((query: string) => Promise<string>) | null;
   readonly tombstones: Tombstones;
   private readonly transactionMode: 'immediate' | 'deferred';
-  // Observation count and per-term document frequency, cached (memory/store/search.ts).
-  docs = -1;
+  // Whose view this is (memory/store/scope.ts): an agent reads its own and the shared memories and
+  // writes its own; null, the operator, reads all and writes shared.
+  readonly agent: string | null = null;
+  // Observation count and per-term document frequency, cached (memory/store/search.ts); one set of
+  // counts for every view of the connection (`as`).
+  private readonly counts = { docs: -1, lastEmbedded: 0 };
   readonly dfCache = new Map<string, { df: number; docs: number }>();
+  get docs(): number {
+    return this.counts.docs;
+  }
+  set docs(n: number) {
+    this.counts.docs = n;
+  }
   // Where `reembed` left off.
-  lastEmbedded = 0;
+  get lastEmbedded(): number {
+    return this.counts.lastEmbedded;
+  }
+  set lastEmbedded(n: number) {
+    this.counts.lastEmbedded = n;
+  }
 
   private constructor(readonly db: Database.Database, readonly file: string, opts: StoreOptions) {
+    this.agent = checkAgent(opts.agent ?? null);
     this.embedder = opts.embedder ?? null;
     this.thresholds = { ...DEFAULT_THRESHOLDS, ...opts.thresholds };
     const bad = checkThresholds(this.thresholds);
@@ -60,6 +77,18 @@ export class StoreCore {
       db.close();
       throw err;
     }
+  }
+
+  // The same connection, statements, index and counts, seen as `agent` sees them (null: the operator).
+  as(agent: string | null): StoreCore {
+    const view = Object.create(this) as StoreCore;
+    Object.defineProperty(view, 'agent', { value: checkAgent(agent), enumerable: true });
+    return view;
+  }
+
+  // SQL that holds for the rows of `alias` this view may see: its agent's and the shared ones.
+  seen(alias = 'memories'): string {
+    return seenSql(this.agent, alias);
   }
 
   private loadVectors(): void {
@@ -103,7 +132,8 @@ export class StoreCore {
   }
 
   row(id: number): MemoryRow {
-    const r = this.stmt('SELECT id, text, category, salience, confidence, access_count, tags, created_at, updated_at, faded, superseded_by FROM memories WHERE id = ?').get(id) as MemoryRow | undefined;
+    // Another agent's private memory is not there for this view.
+    const r = this.stmt(`SELECT id, text, category, salience, confidence, access_count, tags, created_at, updated_at, faded, superseded_by, valid_from, valid_to, scope FROM memories WHERE id = ? AND ${this.seen()}`).get(id) as MemoryRow | undefined;
     if (!r) throw new MemoryError('NOT_FOUND', `No memory with id ${id}`);
     return r;
   }
@@ -116,13 +146,14 @@ export class StoreCore {
   }
 
   // A new memory row with its first FSRS card (observing is its first learning; no grade recorded).
-  insertMemory(text: string, category: Category, salience: number, tags: string[], at: string, confidence = 0.5, derived = false, confirmed = true): number {
+  // `validFrom`: when what it says began to hold (default `at`); `scope`: its agent, null shared.
+  insertMemory(text: string, category: Category, salience: number, tags: string[], at: string, confidence = 0.5, derived = false, confirmed = true, o: { validFrom?: string | null; scope?: string | null } = {}): number {
     const c = initialCard(at);
     return Number(
       this.stmt(
-        `INSERT INTO memories (id, text, category, salience, confidence, tags, created_at, updated_at, due, stability, difficulty, elapsed_days, scheduled_days, reps, lapses, state, last_review, derived, confirmed)
-         VALUES (${nextId('memories')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(text, category, salience, confidence, JSON.stringify(tags), at, at, c.due, c.stability, c.difficulty, c.elapsed_days, c.scheduled_days, c.reps, c.lapses, c.state, c.last_review, derived ? 1 : 0, confirmed ? 1 : 0).lastInsertRowid,
+        `INSERT INTO memories (id, text, category, salience, confidence, tags, created_at, updated_at, due, stability, difficulty, elapsed_days, scheduled_days, reps, lapses, state, last_review, derived, confirmed, valid_from, scope)
+         VALUES (${nextId('memories')}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(text, category, salience, confidence, JSON.stringify(tags), at, at, c.due, c.stability, c.difficulty, c.elapsed_days, c.scheduled_days, c.reps, c.lapses, c.state, c.last_review, derived ? 1 : 0, confirmed ? 1 : 0, o.validFrom ?? at, o.scope ?? null).lastInsertRowid,
     );
   }
 

@@ -30,11 +30,11 @@ export function lastObservationId(s: StoreCore): number {
 }
 
 /** Active memories that observations after `sinceObservationId` went to, newest first, at most `limit`. */
-export function recentMemories(s: StoreCore, sinceObservationId: number, limit: number): Array<{ id: number; text: string; salience: number; category: Category }> {
+export function recentMemories(s: StoreCore, sinceObservationId: number, limit: number): Array<{ id: number; text: string; salience: number; category: Category; scope: string | null }> {
   return s.stmt(
-    `SELECT m.id, m.text, m.salience, m.category FROM memories m WHERE m.faded = 0 AND m.superseded_by IS NULL
+    `SELECT m.id, m.text, m.salience, m.category, m.scope FROM memories m WHERE m.faded = 0 AND m.superseded_by IS NULL AND ${s.seen('m')}
      AND m.id IN (SELECT memory_id FROM observations WHERE id > ?) ORDER BY m.id DESC LIMIT ?`,
-  ).all(sinceObservationId, limit) as Array<{ id: number; text: string; salience: number; category: Category }>;
+  ).all(sinceObservationId, limit) as Array<{ id: number; text: string; salience: number; category: Category; scope: string | null }>;
 }
 
 /** Edges whose two ends are both in `memoryIds` (of the given types). */
@@ -55,7 +55,7 @@ export function hasAbstraction(s: StoreCore, memberIds: number[]): boolean {
   return !!r && r.n * 2 >= memberIds.length;
 }
 
-/** A new `insight` memory that abstracts `memberIds` (an `abstracts` edge to each); not through the gate: it is derived, not observed. */
+/** A new `insight` memory that abstracts `memberIds` (an `abstracts` edge to each); not through the gate: it is derived, not observed. Its members are of one scope, and so is it. */
 export async function addAbstraction(s: StoreCore, text: string, memberIds: number[], actor: Actor): Promise<number> {
   checkActor(actor);
   if (typeof text !== 'string' || !text.trim()) throw new MemoryError('INVALID', 'Expected the abstraction as a non-empty string');
@@ -65,8 +65,11 @@ export async function addAbstraction(s: StoreCore, text: string, memberIds: numb
   return s.write(() => {
     s.tombstones.refuse([['text', text]]);
     const members = memberIds.map((m) => s.row(m));
+    const scopes = new Set(members.map((m) => m.scope));
+    if (scopes.size > 1) throw new MemoryError('INVALID', `Expected the members of an abstraction to be of one scope, got ${[...scopes].map((x) => x ?? 'shared').join(', ')}`);
     const salience = round(members.reduce((sum, m) => sum + m.salience, 0) / Math.max(1, members.length));
-    const id = s.insertMemory(text.trim(), 'insight', salience, [], s.iso(), 0.5, true, confirmedAtCreation(actor));
+    const validFrom = members.map((m) => m.valid_from).filter(Boolean).sort()[0] ?? null;
+    const id = s.insertMemory(text.trim(), 'insight', salience, [], s.iso(), 0.5, true, confirmedAtCreation(actor), { validFrom, scope: members[0]?.scope ?? null });
     s.putVector(id, vec);
     for (const m of memberIds) s.upsertEdge(id, m, 'abstracts', ABSTRACT_EDGE_WEIGHT);
     s.audit(actor, 'abstract', `memory:${id}`, null, { members: memberIds });

@@ -27,7 +27,7 @@ export function linkRareTerms(s: StoreCore, id: number, text: string, at: string
     `SELECT m.id, m.created_at,
             EXISTS (SELECT 1 FROM observations o WHERE o.memory_id = m.id AND o.session_id = ?) AS same_session,
             (SELECT count(*) FROM edges e WHERE e.type = 'shares' AND (e.from_id = m.id OR e.to_id = m.id)) AS links
-       FROM memories m WHERE m.id IN (SELECT value FROM json_each(?)) AND m.faded = 0 AND m.superseded_by IS NULL`,
+       FROM memories m WHERE m.id IN (SELECT value FROM json_each(?)) AND m.faded = 0 AND m.superseded_by IS NULL AND ${s.seen('m')}`,
   ).all(sessionId, JSON.stringify([...score.keys()])) as Array<{ id: number; created_at: string; same_session: number; links: number }>;
   const picked = rows
     .filter((r) => r.created_at !== at && !r.same_session && r.links < o.cap)

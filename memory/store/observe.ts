@@ -11,6 +11,7 @@ import { heuristicCandidates } from './contradictions.js';
 import type { StoreCore } from './core.js';
 import { linkRareTerms } from './links.js';
 import { nextId } from './schema.js';
+import { sees, writeScope } from './scope.js';
 import { candidateTerms, gateCandidates } from './search.js';
 import { observationFields } from './tombstones.js';
 
@@ -106,6 +107,12 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
   if (decision === 'merge' && near!.lexical < s.thresholds.link) decision = 'link';
   // Predictions and threads are events of their own: never folded into an older memory.
   if (decision === 'merge' && opts.noMerge) decision = 'link';
+  // Whose it is; only the operator's view places a memory in a scope by name (an import).
+  if (clean.scope !== undefined && s.agent !== null) throw new MemoryError('INVALID', `Expected no \`scope\` from ${s.agent}'s view: its writes are its own, or shared`);
+  const scope = clean.scope !== undefined ? clean.scope : writeScope(s.agent, clean.shared);
+  // Never folded into a private memory of another scope (a shared claim would stay private).
+  if (decision === 'merge' && near!.scope !== null && near!.scope !== scope) decision = 'link';
+  const validFrom = clean.valid_from ?? at;
   let memoryId: number;
   let before: MemoryRow | null = null;
   let graded: GradeName | null = null;
@@ -115,12 +122,13 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
     const tags = JSON.stringify([...new Set([...JSON.parse(before.tags), ...clean.tags])]);
     // Seen again: salience climbs toward 1, and the memory is as recent as its newest evidence.
     const salience = Math.min(1, Math.max(before.salience, clean.salience) + 0.1 * (1 - before.salience));
-    s.stmt('UPDATE memories SET salience = ?, access_count = access_count + 1, tags = ?, updated_at = max(updated_at, ?) WHERE id = ?').run(salience, tags, at, memoryId);
+    // It has held since its earliest evidence says.
+    s.stmt('UPDATE memories SET salience = ?, access_count = access_count + 1, tags = ?, updated_at = max(updated_at, ?), valid_from = min(coalesce(valid_from, ?), ?) WHERE id = ?').run(salience, tags, at, validFrom, validFrom, memoryId);
     // Confirmed by new evidence: an Easy review (docs/memory.md).
     applyGrade(s, memoryId, 'easy', 'confirmed', actor, new Date(at));
     graded = 'easy';
   } else {
-    memoryId = s.insertMemory(clean.text, clean.category, clean.salience, clean.tags, at, 0.5, false, confirmedAtCreation(actor));
+    memoryId = s.insertMemory(clean.text, clean.category, clean.salience, clean.tags, at, 0.5, false, confirmedAtCreation(actor), { validFrom, scope });
     s.putVector(memoryId, vec);
     if (clean.speaker) {
       s.stmt('UPDATE memories SET speaker = ? WHERE id = ?').run(clean.speaker, memoryId);
@@ -149,30 +157,32 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
   // A new claim that says the opposite of a close memory is recorded as a candidate, never applied.
   const candidates = decision === 'merge' ? [] : heuristicCandidates(s, memoryId, clean.text, neighbours);
   s.audit(actor, 'observe', `memory:${memoryId}`, before && publicRow(before), {
-    ...result, source: clean.source, follows, ...(clean.speaker ? { speaker: clean.speaker } : {}), ...(shares.length ? { shares } : {}), ...(graded ? { graded } : {}), ...(candidates.length ? { contradiction_candidates: candidates } : {}),
+    ...result, source: clean.source, follows, ...(clean.speaker ? { speaker: clean.speaker } : {}), ...(decision !== 'merge' ? { valid_from: validFrom, scope } : {}), ...(shares.length ? { shares } : {}), ...(graded ? { graded } : {}), ...(candidates.length ? { contradiction_candidates: candidates } : {}),
   });
   return result;
 }
 
 // The closest active memory: Dice over words among the BM25 candidates, and cosine (same model)
 // when there is a vector; the better of the two. `lexical` is the words' agreement with it.
-function nearest(s: StoreCore, text: string, vec: Float32Array | null, neighbours?: Array<{ id: number; text: string; lexical: number }>): { id: number; similarity: number; lexical: number } | null {
-  let best: { id: number; similarity: number; lexical: number } | null = null;
-  const consider = (id: number, similarity: number, lexical: number) => {
-    if (!best || similarity > best.similarity || (similarity === best.similarity && id < best.id)) best = { id, similarity, lexical };
+// Only memories this view may see are candidates (scope.ts): another agent's are never merge targets.
+type Near = { id: number; similarity: number; lexical: number; scope: string | null };
+function nearest(s: StoreCore, text: string, vec: Float32Array | null, neighbours?: Array<{ id: number; text: string; lexical: number }>): Near | null {
+  let best: Near | null = null;
+  const consider = (id: number, similarity: number, lexical: number, scope: string | null) => {
+    if (!best || similarity > best.similarity || (similarity === best.similarity && id < best.id)) best = { id, similarity, lexical, scope };
   };
   const words = tokens(text);
   const lexical = new Map<number, number>();
   for (const r of gateCandidates(s, candidateTerms(text))) {
     const d = dice(words, tokens(r.text));
     lexical.set(r.id, d);
-    consider(r.id, d, d);
+    consider(r.id, d, d, r.scope);
     neighbours?.push({ id: r.id, text: r.text, lexical: d });
   }
   if (vec && s.vectors?.size) {
     for (const hit of s.vectors.top(vec, 3)) {
-      const r = s.stmt('SELECT text, faded, superseded_by FROM memories WHERE id = ?').get(hit.id) as { text: string; faded: number; superseded_by: number | null } | undefined;
-      if (r && !r.faded && r.superseded_by === null) consider(hit.id, Math.max(0, hit.score), lexical.get(hit.id) ?? dice(words, tokens(r.text)));
+      const r = s.stmt('SELECT text, faded, superseded_by, scope FROM memories WHERE id = ?').get(hit.id) as { text: string; faded: number; superseded_by: number | null; scope: string | null } | undefined;
+      if (r && !r.faded && r.superseded_by === null && sees(s.agent, r.scope)) consider(hit.id, Math.max(0, hit.score), lexical.get(hit.id) ?? dice(words, tokens(r.text)), r.scope);
     }
   }
   return best;

@@ -21,6 +21,8 @@ export type StoreOptions = {
   transactionMode?: 'immediate' | 'deferred';
   // Config `memory.forget_similarity`: a text this close to a forgotten one is refused.
   forgetSimilarity?: number;
+  // Whose view (memory/store/scope.ts): a session's agent under `memory.scope: agent`; unset, the operator's.
+  agent?: string | null;
 };
 
 // The learning layer's knobs (config `memory.learning`): wander's jump rate, and what dream fades.

@@ -35,7 +35,7 @@ export function resolvePrediction(s: StoreCore, id: number, outcome: PredictionO
   checkText({ note });
   return s.write(() => {
     s.tombstones.refuse([['note', note]]);
-    const p = s.stmt('SELECT confidence, outcome, resolved_at FROM predictions WHERE memory_id = ?').get(id) as { confidence: number; outcome: string | null; resolved_at: string | null } | undefined;
+    const p = s.stmt(`SELECT p.confidence, p.outcome, p.resolved_at FROM predictions p JOIN memories m ON m.id = p.memory_id WHERE p.memory_id = ? AND ${s.seen('m')}`).get(id) as { confidence: number; outcome: string | null; resolved_at: string | null } | undefined;
     if (!p) throw new MemoryError('NOT_FOUND', `Memory ${id} is not a prediction (make one with \`predict\`)`);
     if (p.resolved_at) throw new MemoryError('INVALID', `Prediction ${id} was already resolved (${p.outcome}) on ${p.resolved_at}`);
     const surprise = round(Math.abs(actual - p.confidence));
@@ -52,6 +52,6 @@ export function resolvePrediction(s: StoreCore, id: number, outcome: PredictionO
 export function surprisesSince(s: StoreCore, iso: string, n = 10): SurpriseRecord[] {
   return s.stmt(
     `SELECT m.id, m.text, p.confidence, p.outcome, p.surprise, p.resolved_at, p.note FROM predictions p JOIN memories m ON m.id = p.memory_id
-     WHERE p.resolved_at >= ? ORDER BY p.surprise DESC, p.resolved_at DESC LIMIT ?`,
+     WHERE p.resolved_at >= ? AND ${s.seen('m')} ORDER BY p.surprise DESC, p.resolved_at DESC LIMIT ?`,
   ).all(iso, n) as SurpriseRecord[];
 }

@@ -8,27 +8,30 @@ import type { StoreCore } from './core.js';
 import { sourcesOf } from './search.js';
 
 // An import line (the same shape `exportAll` writes).
-export type ExportLine = { text: string; source?: string | null; created_at?: string; tags?: string[]; category?: Category };
+export type ExportLine = { text: string; source?: string | null; created_at?: string; valid_from?: string; scope?: string; tags?: string[]; category?: Category };
 
 /** One memory with its sources and edges. Throws MemoryError NOT_FOUND. */
 export function recall(s: StoreCore, id: number): MemoryRecord {
   if (!Number.isInteger(id)) throw new MemoryError('INVALID', `Expected a memory id (a whole number), got ${JSON.stringify(id)}`);
   const r = s.row(id);
+  // Edges to memories this view may not see are not there for it.
   const edges = (s.stmt(
-    `SELECT type, to_id AS other, weight, 'out' AS direction FROM edges WHERE from_id = ?
-     UNION ALL SELECT type, from_id AS other, weight, 'in' AS direction FROM edges WHERE to_id = ? ORDER BY 2`,
+    `SELECT e.type, e.to_id AS other, e.weight, 'out' AS direction FROM edges e JOIN memories m ON m.id = e.to_id WHERE e.from_id = ? AND ${s.seen('m')}
+     UNION ALL SELECT e.type, e.from_id AS other, e.weight, 'in' AS direction FROM edges e JOIN memories m ON m.id = e.from_id WHERE e.to_id = ? AND ${s.seen('m')} ORDER BY 2`,
   ).all(id, id) as Array<{ type: EdgeType; other: number; weight: number; direction: 'out' | 'in' }>).map((e) => ({ type: e.type, to: e.other, weight: e.weight, direction: e.direction }));
   const c = card(s, id);
-  return { ...publicRow(r), sources: sourcesOf(s, [id]).get(id) ?? [], edges, retrievability: round(retrievabilityAt(c, s.now(), c.created_at)), due: c.due };
+  return { ...publicRow(r), valid_from: r.valid_from ?? r.created_at, sources: sourcesOf(s, [id]).get(id) ?? [], edges, retrievability: round(retrievabilityAt(c, s.now(), c.created_at)), due: c.due };
 }
 
 /** Import lines for every observation (oldest first), so `observeMany` can rebuild the store elsewhere. */
 export function* exportAll(s: StoreCore): Iterable<ExportLine> {
   const rows = s.stmt(
-    `SELECT o.text, o.source, o.created_at, m.tags, m.category FROM observations o JOIN memories m ON m.id = o.memory_id ORDER BY o.id`,
-  ).iterate() as Iterable<{ text: string; source: string | null; created_at: string; tags: string; category: Category }>;
+    `SELECT o.text, o.source, o.created_at, m.tags, m.category, m.valid_from, m.scope FROM observations o JOIN memories m ON m.id = o.memory_id WHERE ${s.seen('m')} ORDER BY o.id`,
+  ).iterate() as Iterable<{ text: string; source: string | null; created_at: string; tags: string; category: Category; valid_from: string | null; scope: string | null }>;
   for (const r of rows) {
     const line: ExportLine = { text: r.text, created_at: r.created_at, category: r.category };
+    if (r.valid_from !== null && r.valid_from !== r.created_at) line.valid_from = r.valid_from;
+    if (r.scope !== null) line.scope = r.scope;
     if (r.source !== null) line.source = r.source;
     const tags = JSON.parse(r.tags) as string[];
     if (tags.length) line.tags = tags;
@@ -71,17 +74,21 @@ export function fade(s: StoreCore, id: number, actor: Actor, faded = true): void
   })();
 }
 
-/** `newer` replaces `older`: older gets superseded_by and a `supersedes` edge points at it. */
+/**
+ * `newer` replaces `older`: older gets superseded_by and a `supersedes` edge points at it. Older
+ * held until newer began (valid_to: newer's valid_from, never before older's own).
+ */
 export function supersede(s: StoreCore, older: number, newer: number, actor: Actor): void {
   checkActor(actor);
   if (older === newer) throw new MemoryError('INVALID', `Expected two different memories, got ${older} twice`);
   s.write(() => {
     const before = s.row(older);
-    s.row(newer);
-    s.stmt('UPDATE memories SET superseded_by = ? WHERE id = ?').run(newer, older);
+    const after = s.row(newer);
+    const validTo = [before.valid_from, after.valid_from].sort()[1];
+    s.stmt('UPDATE memories SET superseded_by = ?, valid_to = ? WHERE id = ?').run(newer, validTo, older);
     s.upsertEdge(newer, older, 'supersedes', 1);
     const graded = applyGrade(s, older, 'again', 'superseded', actor, s.now());
-    s.audit(actor, 'supersede', `memory:${older}`, { superseded_by: before.superseded_by }, { superseded_by: newer, graded: graded.grade });
+    s.audit(actor, 'supersede', `memory:${older}`, { superseded_by: before.superseded_by, valid_to: before.valid_to }, { superseded_by: newer, valid_to: validTo, graded: graded.grade });
   })();
 }
 

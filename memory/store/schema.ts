@@ -232,6 +232,18 @@ export const MIGRATIONS: string[] = [
    WHERE type = 'table' AND name = 'edges';
   PRAGMA writable_schema = OFF;
   `,
+  // 9: when it held and whose it is (memory/store/scope.ts). valid_from: since when what a memory
+  // says holds, from its first observation's time (an import's conversation date); valid_to: until
+  // the memory that superseded it began. scope: the agent whose it is, null shared; every memory
+  // written before is shared, as every session saw it.
+  `
+  ALTER TABLE memories ADD COLUMN valid_from TEXT;
+  ALTER TABLE memories ADD COLUMN valid_to TEXT;
+  ALTER TABLE memories ADD COLUMN scope TEXT;
+  UPDATE memories SET valid_from = coalesce((SELECT min(o.created_at) FROM observations o WHERE o.memory_id = memories.id), created_at);
+  UPDATE memories SET valid_to = (SELECT max(n.valid_from, memories.valid_from) FROM memories n WHERE n.id = memories.superseded_by) WHERE superseded_by IS NOT NULL;
+  CREATE INDEX memories_scope ON memories (scope) WHERE scope IS NOT NULL;
+  `,
 ];
 // Migrations that edit the schema's own text need SQLite's defensive mode off for their run.
 const UNSAFE_MIGRATIONS = new Set([6, 7]);

@@ -3,7 +3,7 @@
 import { rankMemories, type RecallSource } from '../recall/pipeline.js';
 import { contentTerms, dice, ftsQuery, tokens } from '../text/text.js';
 import { MemoryError, type Category, type EdgeType, type QueryOptions, type QueryResult } from '../types.js';
-import { ids, round } from './checks.js';
+import { ids, isoOf, round } from './checks.js';
 import type { StoreCore } from './core.js';
 
 export const GATE_CANDIDATES = 8;
@@ -24,7 +24,7 @@ export function selective(s: StoreCore, terms: string[], max: number, common: nu
 // Memories that could be near-duplicates: a near-duplicate shares the rarest words, so those
 // are searched, by BM25 while they are rare enough to score cheaply; when even the rarest word
 // is common, the newest memories holding it (FTS5 walks rowids without scoring).
-export function gateCandidates(s: StoreCore, terms: string[]): Array<{ id: number; text: string }> {
+export function gateCandidates(s: StoreCore, terms: string[]): Array<{ id: number; text: string; scope: string | null }> {
   if (!terms.length) return [];
   const ranked = selective(s, terms, GATE_TERMS, 1).map((t) => ({ t, df: s.df(t) }));
   const pick: string[] = [];
@@ -34,16 +34,16 @@ export function gateCandidates(s: StoreCore, terms: string[]): Array<{ id: numbe
     pick.push(x.t);
     cost += x.df;
   }
-  const active = 'm.faded = 0 AND m.superseded_by IS NULL';
+  const active = `m.faded = 0 AND m.superseded_by IS NULL AND ${s.seen('m')}`;
   if (cost <= GATE_SCORE_BUDGET) {
     return s.stmt(
-      `SELECT m.id, m.text FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND ${active} ORDER BY f.rank LIMIT ${GATE_CANDIDATES}`,
-    ).all(ftsQuery(pick)) as Array<{ id: number; text: string }>;
+      `SELECT m.id, m.text, m.scope FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND ${active} ORDER BY f.rank LIMIT ${GATE_CANDIDATES}`,
+    ).all(ftsQuery(pick)) as Array<{ id: number; text: string; scope: string | null }>;
   }
   return s.stmt(
-    `SELECT m.id, m.text FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ${GATE_RECENT}) f
+    `SELECT m.id, m.text, m.scope FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ${GATE_RECENT}) f
      JOIN memories m ON m.id = f.rowid WHERE ${active}`,
-  ).all(ftsQuery(pick)) as Array<{ id: number; text: string }>;
+  ).all(ftsQuery(pick)) as Array<{ id: number; text: string; scope: string | null }>;
 }
 
 // The gate's candidate terms for a text: its content words, else its first distinct words.
@@ -78,33 +78,63 @@ export function sourcesOf(s: StoreCore, memoryIds: number[]): Map<number, string
   return out;
 }
 
-// The pipeline's reads, over this store.
-function recallSource(s: StoreCore): RecallSource {
+// The rows of memories `m` a query may return: this view's (scope.ts) and, as of a time, those
+// begun by then. Null when every row may (the operator's query of now): its SQL stays as it was.
+function within(s: StoreCore, asOf: string | null): { sql: string; args: string[] } | null {
+  if (s.agent === null && asOf === null) return null;
+  return { sql: asOf === null ? s.seen('m') : `${s.seen('m')} AND m.valid_from <= ?`, args: asOf === null ? [] : [asOf] };
+}
+
+// The pipeline's reads, over this store, for a query as of `asOf` (null: now).
+function recallSource(s: StoreCore, asOf: string | null): RecallSource {
+  const w = within(s, asOf);
+  const keep = (rows: Array<{ id: number; score: number }>) => {
+    if (!w || !rows.length) return rows;
+    const ok = new Set(s.stmt(`SELECT id FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w.sql}`).pluck().all(ids(rows.map((r) => r.id)), ...w.args) as number[]);
+    return rows.filter((r) => ok.has(r.id));
+  };
   return {
     weights: s.weights,
     now: s.now(),
     selective: (terms, max, common) => selective(s, terms, max, common),
-    lexical: (q, depth) => ({
-      memories: s.stmt(`SELECT rowid AS id, -rank AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ${depth}`).all(q) as Array<{ id: number; s: number }>,
-      evidence: s.stmt(
-        `SELECT o.memory_id AS id, -f.rank AS s FROM observations_fts f JOIN observations o ON o.id = f.rowid
-         WHERE observations_fts MATCH ? ORDER BY f.rank LIMIT ${depth}`,
-      ).all(q) as Array<{ id: number; s: number }>,
-    }),
-    vectorTop: (qvec, depth) => s.vectors?.top(qvec, depth) ?? [],
+    lexical: (q, depth) =>
+      w
+        ? {
+            memories: s.stmt(`SELECT f.rowid AS id, -f.rank AS s FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND ${w.sql} ORDER BY f.rank LIMIT ${depth}`).all(q, ...w.args) as Array<{ id: number; s: number }>,
+            evidence: s.stmt(
+              `SELECT o.memory_id AS id, -f.rank AS s FROM observations_fts f JOIN observations o ON o.id = f.rowid JOIN memories m ON m.id = o.memory_id
+               WHERE observations_fts MATCH ? AND ${w.sql} ORDER BY f.rank LIMIT ${depth}`,
+            ).all(q, ...w.args) as Array<{ id: number; s: number }>,
+          }
+        : {
+            memories: s.stmt(`SELECT rowid AS id, -rank AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ${depth}`).all(q) as Array<{ id: number; s: number }>,
+            evidence: s.stmt(
+              `SELECT o.memory_id AS id, -f.rank AS s FROM observations_fts f JOIN observations o ON o.id = f.rowid
+               WHERE observations_fts MATCH ? ORDER BY f.rank LIMIT ${depth}`,
+            ).all(q) as Array<{ id: number; s: number }>,
+          },
+    vectorTop: (qvec, depth) => keep(s.vectors?.top(qvec, depth) ?? []),
+    // The walk never steps onto a memory this query may not return.
     edgesAround: (frontier) =>
-      s.stmt(
-        `SELECT from_id, to_id, type, weight FROM edges WHERE from_id IN (SELECT value FROM json_each(?))
-         UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(?))`,
-      ).all(ids(frontier), ids(frontier)) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
+      (w
+        ? s.stmt(
+            `SELECT e.from_id, e.to_id, e.type, e.weight FROM edges e JOIN memories m ON m.id = e.to_id WHERE e.from_id IN (SELECT value FROM json_each(?)) AND ${w.sql}
+             UNION ALL SELECT e.from_id, e.to_id, e.type, e.weight FROM edges e JOIN memories m ON m.id = e.from_id WHERE e.to_id IN (SELECT value FROM json_each(?)) AND ${w.sql}`,
+          ).all(ids(frontier), ...w.args, ids(frontier), ...w.args)
+        : s.stmt(
+            `SELECT from_id, to_id, type, weight FROM edges WHERE from_id IN (SELECT value FROM json_each(?))
+             UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(?))`,
+          ).all(ids(frontier), ids(frontier))) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
     states: (memoryIds) =>
-      s.stmt(`SELECT id, salience, updated_at, faded, superseded_by, speaker FROM memories WHERE id IN (SELECT value FROM json_each(?))`).all(ids(memoryIds)) as Array<{
+      s.stmt(`SELECT id, salience, updated_at, faded, superseded_by, speaker, valid_from, valid_to FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w?.sql ?? '1'}`).all(ids(memoryIds), ...(w?.args ?? [])) as Array<{
         id: number;
         salience: number;
         updated_at: string;
         faded: number;
         superseded_by: number | null;
         speaker: string | null;
+        valid_from: string;
+        valid_to: string | null;
       }>,
     speakers: () => s.stmt('SELECT name FROM speakers').pluck().all() as string[],
     texts: (memoryIds) =>
@@ -126,5 +156,6 @@ export async function query(s: StoreCore, text: string, opts: QueryOptions = {})
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new MemoryError('INVALID', `Expected limit to be a whole number from 1 to 1000, got ${limit}`);
   const vectorText = s.vectors?.size && text.trim() && s.expandQuery ? await s.expandQuery(text) : text;
   const [qvec] = s.vectors?.size && text.trim() ? await s.embed([vectorText], 'query') : [null];
-  return rankMemories(recallSource(s), text, qvec ?? null, { ...opts, limit });
+  const asOf = isoOf(opts.as_of, 'as_of');
+  return rankMemories(recallSource(s, asOf), text, qvec ?? null, { ...opts, limit, as_of: asOf });
 }

@@ -20,7 +20,8 @@ export function gradeSession(s: StoreCore, use: SessionUse): Array<{ id: number;
     const seen = new Set([...use.recalledIds, ...(use.surfacedIds ?? []), ...(use.injectedIds ?? [])]);
     const shown = new Set([...(use.surfacedIds ?? []), ...(use.injectedIds ?? [])]);
     const out: Array<{ id: number; grade: GradeName }> = [];
-    const exists = s.stmt('SELECT 1 FROM memories WHERE id = ?').pluck();
+    // Only what this session's view holds: an id it names of another agent's memory is not graded.
+    const exists = s.stmt(`SELECT 1 FROM memories WHERE id = ? AND ${s.seen()}`).pluck();
     for (const id of [...new Set([...seen, ...used])].sort((a, b) => a - b)) {
       if (!Number.isInteger(id) || !exists.get(id)) continue;
       const grade: GradeName | null = used.has(id) && seen.has(id) ? 'good' : shown.has(id) ? 'hard' : null;

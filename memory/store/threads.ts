@@ -33,7 +33,7 @@ export function resolveThread(s: StoreCore, id: number, resolution: string | nul
 }
 
 function thread(s: StoreCore, id: number): ThreadRecord {
-  const r = s.stmt('SELECT m.id, m.text, t.status, t.solo, t.opened_at, t.resolved_at, t.resolution FROM threads t JOIN memories m ON m.id = t.memory_id WHERE t.memory_id = ?').get(id) as
+  const r = s.stmt(`SELECT m.id, m.text, t.status, t.solo, t.opened_at, t.resolved_at, t.resolution FROM threads t JOIN memories m ON m.id = t.memory_id WHERE t.memory_id = ? AND ${s.seen('m')}`).get(id) as
     | (Omit<ThreadRecord, 'solo'> & { solo: number })
     | undefined;
   if (!r) throw new MemoryError('NOT_FOUND', `Memory ${id} is not a thread (open one with threads action "open")`);
@@ -42,12 +42,12 @@ function thread(s: StoreCore, id: number): ThreadRecord {
 
 /** Threads, newest first: `open` true/false filters by status, `solo` by the solo flag. */
 export function threads(s: StoreCore, filter: { open?: boolean; solo?: boolean; limit?: number } = {}): ThreadRecord[] {
-  const where: string[] = [];
+  const where: string[] = [s.seen('m')];
   if (filter.open !== undefined) where.push(filter.open ? "t.status = 'open'" : "t.status = 'resolved'");
   if (filter.solo !== undefined) where.push(filter.solo ? 't.solo = 1' : 't.solo = 0');
   const rows = s.stmt(
     `SELECT m.id, m.text, t.status, t.solo, t.opened_at, t.resolved_at, t.resolution FROM threads t JOIN memories m ON m.id = t.memory_id
-     ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY t.opened_at DESC, m.id DESC LIMIT ?`,
+     WHERE ${where.join(' AND ')} ORDER BY t.opened_at DESC, m.id DESC LIMIT ?`,
   ).all(filter.limit ?? 100) as Array<Omit<ThreadRecord, 'solo'> & { solo: number }>;
   return rows.map((r) => ({ ...r, solo: !!r.solo }));
 }

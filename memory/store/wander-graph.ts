@@ -13,7 +13,8 @@ export function wander(s: StoreCore, opts: { steps?: number; seed?: number; jump
   if (!Number.isInteger(seed) || seed < 0) throw new MemoryError('INVALID', `Expected seed to be a whole number of 0 or more, got ${JSON.stringify(seed)}`);
   const jumpRate = opts.jumpRate ?? s.learning.wander_jump;
   const at = s.now();
-  const active = 'faded = 0 AND superseded_by IS NULL';
+  // Only what this view may see: another agent's private memories are neither stops nor bridges.
+  const active = `faded = 0 AND superseded_by IS NULL AND ${s.seen()}`;
   const count = (s.stmt(`SELECT count(*) AS n FROM memories WHERE ${active}`).get() as { n: number }).n;
   const overdue = s.stmt(`SELECT id FROM memories WHERE due <= ? AND ${active} ORDER BY id LIMIT 10000`).pluck().all(at.toISOString()) as number[];
   const rCache = new Map<number, number>();
@@ -30,7 +31,7 @@ export function wander(s: StoreCore, opts: { steps?: number; seed?: number; jump
       s.stmt(
         `SELECT e.other AS "to", max(e.weight) AS weight FROM (
            SELECT to_id AS other, weight FROM edges WHERE from_id = ? UNION ALL SELECT from_id AS other, weight FROM edges WHERE to_id = ?
-         ) e JOIN memories m ON m.id = e.other WHERE m.faded = 0 AND m.superseded_by IS NULL GROUP BY e.other ORDER BY e.other`,
+         ) e JOIN memories m ON m.id = e.other WHERE m.faded = 0 AND m.superseded_by IS NULL AND ${s.seen('m')} GROUP BY e.other ORDER BY e.other`,
       ).all(id, id) as Array<{ to: number; weight: number }>,
     overdue,
   };

@@ -1,4 +1,5 @@
 // The JSONL line formats of `nightshift memory import` and `export`. Pure: a line in, a verdict out.
+import { AGENT } from '../store/scope.js';
 import { transcriptSpeaker } from './speaker.js';
 import { fieldsProblem } from './text-hygiene.js';
 import { CATEGORIES, type Category, type ObserveInput } from '../types.js';
@@ -8,7 +9,7 @@ export type ParsedLine = { ok: true; input: ObserveInput } | { ok: false; field:
 
 const show = (v: unknown) => (v === undefined ? 'nothing' : `\`${JSON.stringify(v)?.slice(0, 60)}\` (${Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v})`);
 
-// One import line: {"text", "source", "created_at"?, "tags"?, "category"?, "salience"?, "speaker"?};
+// One import line: {"text", "source", "created_at"?, "valid_from"?, "scope"? (an agent's own), "tags"?, "category"?, "salience"?, "speaker"?};
 // other fields are ignored, so an export (or another tool's dump) imports as it is. Without a
 // `speaker`, a transcript line's `Name: ` opening names it. Blank lines: null.
 export function parseImportLine(line: string): ParsedLine | null {
@@ -31,6 +32,15 @@ export function parseImportLine(line: string): ParsedLine | null {
     const t = typeof o.created_at === 'string' ? Date.parse(o.created_at) : NaN;
     if (Number.isNaN(t)) return { ok: false, field: 'created_at', message: `Expected \`created_at\` to be an ISO-8601 time, got ${show(o.created_at)}` };
     input.created_at = new Date(t).toISOString();
+  }
+  if (o.valid_from !== undefined && o.valid_from !== null) {
+    const t = typeof o.valid_from === 'string' ? Date.parse(o.valid_from) : NaN;
+    if (Number.isNaN(t)) return { ok: false, field: 'valid_from', message: `Expected \`valid_from\` to be an ISO-8601 time, got ${show(o.valid_from)}` };
+    input.valid_from = new Date(t).toISOString();
+  }
+  if (o.scope !== undefined && o.scope !== null) {
+    if (typeof o.scope !== 'string' || !AGENT.test(o.scope)) return { ok: false, field: 'scope', message: `Expected \`scope\` to be an agent's name, got ${show(o.scope)}` };
+    input.scope = o.scope;
   }
   if (o.tags !== undefined && o.tags !== null) {
     if (!Array.isArray(o.tags) || !o.tags.every((t) => typeof t === 'string')) return { ok: false, field: 'tags', message: `Expected \`tags\` to be an array of strings, got ${show(o.tags)}` };

@@ -13,6 +13,7 @@ import readline from 'node:readline';
 import type { Config } from '../../daemon/config/schema.js';
 import { describeError, geminiModels, geminiSettingsFrom } from '../../memory/gemini-client.js';
 import type { MemoryStore } from '../../memory/store.js';
+import { viewOf } from '../../memory/store/scope.js';
 import { cleanDerived } from '../../memory/text/text-hygiene.js';
 import { spoolDir } from '../../memory/store/spool.js';
 import { storeOrSpool } from './capture-spool.js';
@@ -199,8 +200,10 @@ async function resolveThread(store: MemoryStore, text: string, actor: Actor): Pr
 
 
 // One record into the store; throws MemoryError for a refusal, anything else when the store failed.
-export async function applyLeft(store: MemoryStore, r: LeftRecord): Promise<'stored' | 'resolved' | 'none'> {
+export async function applyLeft(all: MemoryStore, r: LeftRecord): Promise<'stored' | 'resolved' | 'none'> {
   const actor: Actor = { surface: 'session', sessionId: r.session };
+  // Merged only into what the session's agent may see, and written as its agent's.
+  const store = all.as(r.agent ?? null);
   if (r.kind === 'resolve') {
     // Only by id, and only a thread a session may take: anything else is refused, never guessed.
     const refusal = await resolveThread(store, r.text, actor);
@@ -243,11 +246,12 @@ export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null
       }
     }
     const session = i.session.id;
+    const agent = viewOf(i.config, i.session.agent);
     const records: LeftRecord[] = [
       ...[...items, ...passes, ...(reachedModel(i.session) ? [resultRecord({ ...i.session, result: i.session.result && i.redact(i.session.result), error: i.session.error && i.redact(i.session.error) })] : [])].map(
-        (item) => ({ session, kind: 'store' as const, item: { ...item, text: cleanDerived(item.text) } }),
+        (item) => ({ session, agent, kind: 'store' as const, item: { ...item, text: cleanDerived(item.text) } }),
       ),
-      ...markers.filter((m) => m.kind === 'RESOLVED').map((m) => ({ session, kind: 'resolve' as const, text: cleanDerived(m.text) })),
+      ...markers.filter((m) => m.kind === 'RESOLVED').map((m) => ({ session, agent, kind: 'resolve' as const, text: cleanDerived(m.text) })),
     ];
     // A store that is locked or unavailable: the rest goes to the spool, stored by the next start.
     const r = await storeOrSpool(records, { open: i.openStore, apply: applyLeft, dir: spoolDir(i.config.state_dir), now: i.now ?? (() => new Date()) });

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { StateView } from '../../memory/store/state-view.js';
 import { MemoryStore } from '../../memory/store.js';
+import { viewOf } from '../../memory/store/scope.js';
 import type { Avail, StateData, StateGit } from './state.js';
 import { DEFAULTS } from '../../daemon/config/defaults.js';
 import { passFromRow, type AnnealPass } from './anneal.js';
@@ -113,7 +114,7 @@ function gatherAttention(i: GatherInput, mine: AttentionRow[]): StateData['atten
   const agent = i.agent?.name ?? null;
   let passes: AnnealPass[] = [];
   try {
-    passes = agent ? readPasses(memoryDbPath(i.config)).filter((p) => p.agent === agent) : [];
+    passes = agent ? readPasses(memoryDbPath(i.config), viewOf(i.config, agent)).filter((p) => p.agent === agent) : [];
   } catch {
     passes = [];
   }
@@ -122,8 +123,8 @@ function gatherAttention(i: GatherInput, mine: AttentionRow[]): StateData['atten
 }
 
 // The anneal log from the store, read-only; [] when there is no store yet.
-export function readPasses(file: string): AnnealPass[] {
-  const view = StateView.open(file);
+export function readPasses(file: string, agent: string | null = null): AnnealPass[] {
+  const view = StateView.open(file, agent);
   if (!view) return [];
   try {
     return view.annealPasses().map(passFromRow);
@@ -149,9 +150,11 @@ async function gatherMemory(i: GatherInput, since: string | null, seedText: stri
   }
   let store: MemoryStore;
   let view: StateView | null;
+  // The session's agent's view (memory/store/scope.ts): its own memories and the shared ones.
+  const agent = viewOf(i.config, i.agent?.name ?? null);
   try {
-    store = MemoryStore.open(file, { now: () => i.now });
-    view = StateView.open(file);
+    store = MemoryStore.open(file, { now: () => i.now, agent });
+    view = StateView.open(file, agent);
   } catch (err) {
     const w = `the memory store cannot be read: ${why(err)}`;
     return { identity: fail(w), threads: fail(w), surprises: fail(w), contradictions: fail(w), overdue: fail(w), wander: fail(w) };

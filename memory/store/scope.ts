@@ -1,0 +1,40 @@
+// Whose memory it is. Each memory is its agent's (scope = the agent's name) or shared (null). A
+// view of the store is an agent's, reading its own and the shared memories, or the operator's
+// (agent null), reading all. The agent of a session's view is set by the supervisor when it opens
+// the store, never by anything the session sends.
+import { MemoryError } from '../types.js';
+
+const sqlString = (x: string) => `'${x.replace(/'/g, "''")}'`;
+
+// Agent names as their files may be named (daemon/config/agents.ts AGENT_NAME; the store does not
+// load the config's modules).
+export const AGENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export function checkAgent(agent: string | null): string | null {
+  if (agent === null) return null;
+  if (typeof agent !== 'string' || !AGENT.test(agent)) throw new MemoryError('INVALID', `Expected an agent's name (a-z, 0-9, - and _), got ${JSON.stringify(agent)}`);
+  return agent;
+}
+
+// SQL over `alias` that holds for the memories `agent` may see; the operator's view sees all. The
+// name is a literal, not a parameter, so every statement keeps its arguments (and its cache entry
+// is the view's own).
+export function seenSql(agent: string | null, alias: string): string {
+  return agent === null ? '1' : `(${alias}.scope IS NULL OR ${alias}.scope = ${sqlString(agent)})`;
+}
+
+// The same decision over a row already read.
+export function sees(agent: string | null, scope: string | null): boolean {
+  return agent === null || scope === null || scope === agent;
+}
+
+// Whose view a session of `agent` gets: its agent's, or under `memory.scope: shared` (agents that
+// are roles of one identity) the whole store, as before scopes. Null agent: the operator's.
+export function viewOf(config: { memory?: { scope?: 'agent' | 'shared' } }, agent: string | null): string | null {
+  return agent !== null && (config.memory?.scope ?? 'agent') === 'agent' ? agent : null;
+}
+
+// Where a write of this view goes: shared when asked, or when the view is the operator's.
+export function writeScope(agent: string | null, shared: boolean): string | null {
+  return shared ? null : agent;
+}
