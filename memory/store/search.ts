@@ -92,11 +92,12 @@ function recallSource(s: StoreCore): RecallSource {
       ).all(q) as Array<{ id: number; s: number }>,
     }),
     vectorTop: (qvec, depth) => s.vectors?.top(qvec, depth) ?? [],
-    edgesAround: (frontier) =>
+    // The walk's one read of the graph: where a filter on what a walk may reach would go.
+    edgesAround: (frontier, shares) =>
       s.stmt(
-        `SELECT from_id, to_id, type, weight FROM edges WHERE from_id IN (SELECT value FROM json_each(?))
-         UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(?))`,
-      ).all(ids(frontier), ids(frontier)) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
+        `SELECT from_id, to_id, type, weight FROM edges WHERE from_id IN (SELECT value FROM json_each(@f)) AND (@shares OR type != 'shares')
+         UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(@f)) AND (@shares OR type != 'shares')`,
+      ).all({ f: ids(frontier), shares: shares ? 1 : 0 }) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
     states: (memoryIds) =>
       s.stmt(`SELECT id, salience, updated_at, faded, superseded_by, speaker FROM memories WHERE id IN (SELECT value FROM json_each(?))`).all(ids(memoryIds)) as Array<{
         id: number;
