@@ -37,16 +37,17 @@ export function linkRareTerms(s: StoreCore, id: number, text: string, at: string
   }
   if (!score.size) return [];
   const hits = [...score].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, o.cap * CANDIDATES_PER_LINK).map(([x]) => x);
+  // Each check an index lookup (an OR inside the correlated subquery scanned the edges).
   const rows = s.stmt(
     `SELECT m.id, m.created_at,
             EXISTS (SELECT 1 FROM observations o WHERE o.memory_id = m.id AND o.session_id = @session) AS same_session,
-            (SELECT count(*) FROM edges e WHERE e.type = 'shares' AND e.from_id = m.id) + (SELECT count(*) FROM edges e WHERE e.type = 'shares' AND e.to_id = m.id) AS links,
-            EXISTS (SELECT 1 FROM edges e WHERE e.type = 'shares' AND ((e.from_id = m.id AND e.to_id = @id) OR (e.from_id = @id AND e.to_id = m.id))) AS linked
+            (SELECT count(*) FROM edges e WHERE e.type = 'shares' AND e.from_id = m.id) + (SELECT count(*) FROM edges e WHERE e.type = 'shares' AND e.to_id = m.id) AS links
        FROM memories m WHERE m.id IN (SELECT value FROM json_each(@hits)) AND m.faded = 0 AND m.superseded_by IS NULL`,
-  ).all({ session: sessionId, hits: ids(hits), id }) as Array<{ id: number; created_at: string; same_session: number; links: number; linked: number }>;
+  ).all({ session: sessionId, hits: ids(hits) }) as Array<{ id: number; created_at: string; same_session: number; links: number }>;
+  const linked = new Set(s.stmt(`SELECT to_id FROM edges WHERE type = 'shares' AND from_id = ? UNION SELECT from_id FROM edges WHERE type = 'shares' AND to_id = ?`).pluck().all(id, id) as number[]);
   const order = new Map(hits.map((h, i) => [h, i]));
   const picked = rows
-    .filter((r) => r.created_at !== at && !r.same_session && r.links < o.cap && !r.linked)
+    .filter((r) => r.created_at !== at && !r.same_session && r.links < o.cap && !linked.has(r.id))
     .sort((a, b) => order.get(a.id)! - order.get(b.id)!)
     .slice(0, room)
     .map((r) => r.id);
