@@ -41,7 +41,7 @@ const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const latency = (xs: number[]): Latency => ({ calls: xs.length, p50_ms: round(percentile(xs, 0.5)), p95_ms: round(percentile(xs, 0.95)) });
 
 // Deterministic text: a Zipf-ish vocabulary of made-up words, so postings look like prose.
-class Corpus {
+export class Corpus {
   private readonly rand: () => number;
   private readonly words: string[];
   constructor(seed = 7, vocabulary = 20_000) {

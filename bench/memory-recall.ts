@@ -3,16 +3,18 @@
 // 1-4 question queried with limit 20, the results' sources (first occurrence) scored against the
 // evidence at depth 1/5/10/20, overall and by category. Beside it, in the same run: the README's
 // anchor (a plain FTS5 BM25 table with one row per turn), the lexical arm alone, and the full
-// pipeline with each of the speaker prior and the rare-word links switched off (the ablations).
+// pipeline with each of the speaker prior and the rare-word links switched off once (the ablations);
+// and the links' price in query and observe time at 10k memories (linkLatency).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { MemoryStore, type StoreOptions } from '../memory/store.js';
+import { DEFAULT_WEIGHTS, MemoryStore, type StoreOptions } from '../memory/store.js';
 import { parseImportLine } from '../memory/text/jsonl.js';
 import { contentTerms, ftsQuery } from '../memory/text/text.js';
 import type { ObserveInput } from '../memory/types.js';
+import { Corpus, percentile } from './memory-mcp.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LOCOMO_DEV = path.resolve(ROOT, '..', 'shared', 'data', 'locomo-dev');
@@ -21,7 +23,7 @@ const DEPTHS = [1, 5, 10, 20] as const;
 type Turn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
 type Qa = { question: string; evidence?: string[]; category: number };
 export type Recall = { questions: number; at: Record<(typeof DEPTHS)[number], number>; by_category: Record<string, { questions: number; at: Record<(typeof DEPTHS)[number], number> }> };
-export type RecallReport = { conversations: string[]; anchor: Recall; lexical: Recall; full: Recall; no_speaker: Recall; with_links: Recall };
+export type RecallReport = { conversations: string[]; anchor: Recall; lexical: Recall; full: Recall; no_speaker: Recall; no_links: Recall };
 // LoCoMo's categories 1-4 (category 5, adversarial, is skipped).
 const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
 
@@ -119,12 +121,11 @@ export async function memoryRecall(opts: { dataDir?: string; full?: StoreOptions
   const files = opts.files ?? fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
   const anchor = new Scores();
   const full = opts.full ?? {};
-  const variants: Array<{ name: 'full' | 'lexical' | 'no_speaker' | 'with_links'; options: StoreOptions; scores: Scores }> = [
+  const variants: Array<{ name: 'full' | 'lexical' | 'no_speaker' | 'no_links'; options: StoreOptions; scores: Scores }> = [
     { name: 'full', options: full, scores: new Scores() },
     { name: 'lexical', options: { ...opts.lexical, weights: { activation: 0, vector: 0, ...opts.lexical?.weights } }, scores: new Scores() },
     { name: 'no_speaker', options: { ...full, weights: { ...full.weights, speaker: 0 } }, scores: new Scores() },
-    // Off by default: +2 points @10 on dev, at 2.6x the query and 3.7x the observe time at 10k.
-    { name: 'with_links', options: { ...full, weights: { link_cap: 5, ...full.weights } }, scores: new Scores() },
+    { name: 'no_links', options: { ...full, weights: { ...full.weights, link_cap: 0 } }, scores: new Scores() },
   ];
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-recall-'));
   try {
@@ -164,7 +165,7 @@ export function formatRecall(r: RecallReport): string {
     ['store, lexical arm alone', r.lexical],
     ['store, full pipeline', r.full],
     ['full, speaker prior off', r.no_speaker],
-    ['full, with rare-word links (cap 5)', r.with_links],
+    ['full, rare-word links off', r.no_links],
   ];
   const cats = Object.keys(r.full.by_category);
   return [
@@ -180,10 +181,65 @@ export function formatRecall(r: RecallReport): string {
   ].join('\n');
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const r = await memoryRecall();
-  if (r) {
-    console.log(formatRecall(r));
-    if (process.argv.includes('--json')) console.log(JSON.stringify(r));
+// The links' price: in-process query and observe p50 on a store of `n` generated prose-like
+// memories in sessions of 50 (each its own conversation time, so links can form), with the links
+// off and at the default cap, built from the same lines and asked the same queries.
+export type LinkLatencyRow = { name: string; link_cap: number; memories: number; shares: number; import_ms: number; query_p50_ms: number; query_p95_ms: number; observe_p50_ms: number; observe_p95_ms: number };
+export async function linkLatency(opts: { n?: number; calls?: number; variants?: Array<{ name: string; options: StoreOptions }> } = {}): Promise<LinkLatencyRow[]> {
+  const n = opts.n ?? 10_000;
+  const calls = opts.calls ?? 300;
+  const corpus = new Corpus(11);
+  const lines: ObserveInput[] = Array.from({ length: n }, (_, i) => ({ text: corpus.sentence(), source: `l${i}`, created_at: new Date(Date.UTC(2024, 0, 1) + Math.floor(i / 50) * 86_400_000).toISOString() }));
+  const queries = Array.from({ length: calls + 20 }, () => corpus.queryFor(corpus.pick(lines).text));
+  const fresh = Array.from({ length: calls + 20 }, () => corpus.sentence());
+  const variants = opts.variants ?? [
+    { name: 'links off', options: { weights: { link_cap: 0 } } },
+    { name: 'links on (default)', options: {} },
+  ];
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-links-'));
+  const out: LinkLatencyRow[] = [];
+  const ms = (xs: number[], p: number) => +percentile(xs, p).toFixed(2);
+  try {
+    for (const [k, v] of variants.entries()) {
+      const store = MemoryStore.open(path.join(tmp, `${k}.db`), v.options);
+      try {
+        const t0 = performance.now();
+        await store.observeMany(lines, { surface: 'import' });
+        const import_ms = Math.round(performance.now() - t0);
+        const q: number[] = [];
+        for (const [i, text] of queries.entries()) {
+          const t = performance.now();
+          await store.query(text, { limit: 10 });
+          if (i >= 20) q.push(performance.now() - t);
+        }
+        const o: number[] = [];
+        for (const [i, text] of fresh.entries()) {
+          const t = performance.now();
+          await store.observe({ text }, { surface: 'mcp', sessionId: `live-${Math.floor(i / 10)}` });
+          if (i >= 20) o.push(performance.now() - t);
+        }
+        const db = (store as unknown as { db: Database.Database }).db;
+        const shares = (db.prepare("SELECT count(*) AS n FROM edges WHERE type = 'shares'").get() as { n: number }).n;
+        out.push({ name: v.name, link_cap: v.options.weights?.link_cap ?? DEFAULT_WEIGHTS.link_cap, memories: n, shares, import_ms, query_p50_ms: ms(q, 0.5), query_p95_ms: ms(q, 0.95), observe_p50_ms: ms(o, 0.5), observe_p95_ms: ms(o, 0.95) });
+      } finally {
+        store.close();
+      }
+    }
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
+  return out;
+}
+
+export function formatLinkLatency(rows: LinkLatencyRow[]): string {
+  return [
+    `links at ${rows[0]?.memories ?? 0} memories (in process; load ${os.loadavg()[0].toFixed(2)}):`,
+    ...rows.map((r) => `  ${r.name.padEnd(22)} query p50 ${r.query_p50_ms.toFixed(2)} ms (p95 ${r.query_p95_ms.toFixed(2)}), observe p50 ${r.observe_p50_ms.toFixed(2)} ms (p95 ${r.observe_p95_ms.toFixed(2)}), ${r.shares} shares edges, import ${r.import_ms} ms`),
+  ].join('\n');
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const r = process.argv.includes('--latency-only') ? null : await memoryRecall();
+  if (r) console.log(formatRecall(r));
+  if (!process.argv.includes('--recall-only')) console.log(formatLinkLatency(await linkLatency()));
 }

@@ -296,5 +296,6 @@ if (!only || only === 'memory-import') report.memory_import = (await import('./m
 if (!only || only === 'meter') report.meter = await (await import('./meter.js')).meterBench(Number(process.env.BENCH_RUNS) || 200);
 if (!only || only === 'hooks') report.hooks = await (await import('./hooks.js')).hooksBench();
 if (!only || only === 'dream') report.dream = await (await import('./dream.js')).dreamBenchAll();
+if (!only || only === 'mcp-start') report.mcp_start = await (await import('./mcp-start.js')).mcpStartBench();
 if (!only || only === 'tokens') report.tokens = await (await import('./tokens.js')).tokensBench();
 if (process.argv.includes('--json')) console.log(JSON.stringify(report));

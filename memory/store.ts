@@ -3,7 +3,8 @@
 //   observe.ts (the gate's write path), search.ts (the query's reads; memory/recall/ ranks them),
 //   rows.ts (one memory, link, fade, supersede, export, audit), cards.ts and session-grades.ts
 //   (FSRS), beliefs.ts, contradictions.ts, predictions.ts, threads.ts (and anneal), wander-graph.ts,
-//   forget.ts (tombstones, delete for good), dream-rows.ts (what a dream reads and writes), stats.ts.
+//   forget.ts (tombstones, delete for good), dream-rows.ts (what a dream reads and writes), links.ts
+//   (rare-word links, and the dream's backfill of them), stats.ts.
 // `MemoryStore.open` binds each function to the core, so `store.believe(input, actor)` is
 // `believe(core, input, actor)`; nothing here restates a method. A new verb is a function in its
 // concern's file plus its name in OPS below.
@@ -15,6 +16,7 @@ import { believe, confirm, topBeliefs } from './store/beliefs.js';
 import { contradict, contradictionCandidates, dismissCandidate, recordCandidate } from './store/contradictions.js';
 import { addAbstraction, dreamPressure, edgesAmong, fadeWeak, hasAbstraction, lastDream, lastObservationId, recentMemories, recordDream } from './store/dream-rows.js';
 import { deleteForever, derivedFrom, forget, isForgotten, tombstone } from './store/forget.js';
+import { backfillLinks, linksThrough } from './store/links.js';
 import { observe, observeMany } from './store/observe.js';
 import { predict, resolvePrediction, surprisesSince } from './store/predictions.js';
 import { auditLog, exportAll, fade, hasObservation, link, recall, supersede } from './store/rows.js';
@@ -35,6 +37,7 @@ const OPS = {
   predict, resolvePrediction, surprisesSince, openThread, resolveThread, threads, recordAnneal, wander,
   tombstone, forget, deleteForever, isForgotten, derivedFrom,
   lastDream, dreamPressure, lastObservationId, recentMemories, edgesAmong, hasAbstraction, addAbstraction, fadeWeak, recordDream,
+  linksThrough, backfillLinks,
 };
 
 // A function over the core, as a method of the store: the core argument bound.

@@ -1,7 +1,8 @@
 // Dream: consolidation between sessions. Phases run in order, each timed and fault-isolated (a
 // phase that throws is logged and reported `ok: false`; the others still run):
 // cluster recent observations -> abstract clusters (`abstracts` edges) -> contradiction candidates
-// -> FSRS schedule report -> fade the weak -> rebuild indices -> one metrics row.
+// -> rare-word links for memories observed before them (a bounded batch) -> FSRS schedule report
+// -> fade the weak -> rebuild indices -> one metrics row.
 import type { GeminiCheck } from '../learning/contradiction.js';
 import { checkContradictions } from '../learning/contradiction-check.js';
 import { describeError, type GeminiModels } from '../gemini-client.js';
@@ -10,7 +11,7 @@ import { contentTerms, dice, tokens } from '../text/text.js';
 import { cleanDerived } from '../text/text-hygiene.js';
 import type { Actor } from '../types.js';
 
-export const PHASES = ['cluster', 'abstract', 'contradictions', 'schedule', 'fade', 'reindex', 'metrics'] as const;
+export const PHASES = ['cluster', 'abstract', 'contradictions', 'links', 'schedule', 'fade', 'reindex', 'metrics'] as const;
 export type PhaseName = (typeof PHASES)[number];
 export type PhaseReport = { ok: boolean; ms: number; error?: string; [count: string]: unknown };
 export type DreamReport = { duration_ms: number; phases: Record<PhaseName, PhaseReport> };
@@ -24,6 +25,7 @@ export type DreamOptions = {
   recentLimit?: number; // memories a dream looks at (the newest touched since the last dream)
   maxClusters?: number; // abstractions per dream
   clusterMin?: number; // Dice above which two recent memories belong together
+  linkBatch?: number; // memories a dream offers their rare-word links (those observed before the links, oldest first)
   fade?: { retrievability: number; salience: number };
   now?: () => number; // for timing
   // Test seam: the named phase throws before it does anything.
@@ -32,7 +34,7 @@ export type DreamOptions = {
   signal?: AbortSignal;
 };
 
-const DEFAULTS = { recentLimit: 2000, maxClusters: 100, clusterMin: 0.35, minCluster: 3, maxClusterSize: 50 };
+const DEFAULTS = { linkBatch: 2000, recentLimit: 2000, maxClusters: 100, clusterMin: 0.35, minCluster: 3, maxClusterSize: 50 };
 
 /** Runs a dream over `store`; never throws for a failing phase (it is reported). */
 export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promise<DreamReport> {
@@ -105,6 +107,9 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
   await run('contradictions', () =>
     checkContradictions(store, recent.map((m) => ({ id: m.id, text: m.text })), { actor, gemini: opts.gemini as GeminiCheck | null, logger: opts.logger, event: 'dream_gemini_fallback', signal: opts.signal }),
   );
+
+  // An old store catches up a batch a dream; `through` (in the metrics row) is where the next starts.
+  await run('links', () => store.backfillLinks(store.linksThrough(), opts.linkBatch ?? DEFAULTS.linkBatch));
 
   await run('schedule', () => store.scheduleReport());
 

@@ -18,8 +18,9 @@ export type RecallSource = {
   // BM25 hits (higher is better) of memories' own text and of their evidence, each at most `depth`.
   lexical(q: string, depth: number): { memories: Array<{ id: number; s: number }>; evidence: Array<{ id: number; s: number }> };
   vectorTop(qvec: Float32Array, depth: number): Array<{ id: number; score: number }>;
-  edgesAround(ids: number[]): Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>;
-  // Only memories the query may return (its view's; with `as_of`, begun by then).
+  // The edges with an end in `ids`; `shares` edges only when asked. Only memories the query may
+  // return (its view's; with `as_of`, begun by then).
+  edgesAround(ids: number[], shares: boolean): Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>;
   states(ids: number[]): Array<{ id: number; salience: number; updated_at: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null }>;
   // The speakers the store knows (memory/text/speaker.ts), to find those a query names.
   speakers(): string[];
@@ -106,14 +107,17 @@ function saidElsewhere(src: RecallSource, query: string, states: Array<{ id: num
   return out;
 }
 
-// The edges around `start`, out to `hops` hops, both directions.
+// The edges around `start`, out to `hops` hops, both directions. Rare-word links (`shares`) are
+// walked one hop from the seeds only, and what they reach is not walked on: a linked memory
+// joins the candidates, its own neighbourhood does not (walked like any edge, at 5 links a
+// memory, they took a query at 10k from 1.7 to 6.1 ms; walked so, 2.5 against 2.0 in one run).
 function adjacency(src: RecallSource, start: Iterable<number>, hops: number): Adjacency {
   const adj: Adjacency = new Map();
   let frontier = [...start];
   const loaded = new Set<number>();
   for (let h = 0; h < hops && frontier.length; h++) {
     for (const id of frontier) loaded.add(id);
-    const rows = src.edgesAround(frontier);
+    const rows = src.edgesAround(frontier, h === 0);
     const next = new Set<number>();
     const seen = new Set<string>();
     for (const e of rows) {
@@ -123,7 +127,7 @@ function adjacency(src: RecallSource, start: Iterable<number>, hops: number): Ad
       const add = (a: number, b: number) => {
         if (!adj.has(a)) adj.set(a, []);
         if (!adj.get(a)!.some((x) => x.to === b && x.type === e.type)) adj.get(a)!.push({ to: b, weight: e.weight, type: e.type });
-        if (!loaded.has(b)) next.add(b);
+        if (!loaded.has(b) && e.type !== 'shares') next.add(b);
       };
       add(e.from_id, e.to_id);
       add(e.to_id, e.from_id);

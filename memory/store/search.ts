@@ -114,17 +114,17 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
             ).all(q) as Array<{ id: number; s: number }>,
           },
     vectorTop: (qvec, depth) => keep(s.vectors?.top(qvec, depth) ?? []),
-    // The walk never steps onto a memory this query may not return.
-    edgesAround: (frontier) =>
+    // The walk's one read of the graph; it never steps onto a memory this query may not return.
+    edgesAround: (frontier, shares) =>
       (w
         ? s.stmt(
-            `SELECT e.from_id, e.to_id, e.type, e.weight FROM edges e JOIN memories m ON m.id = e.to_id WHERE e.from_id IN (SELECT value FROM json_each(?)) AND ${w.sql}
-             UNION ALL SELECT e.from_id, e.to_id, e.type, e.weight FROM edges e JOIN memories m ON m.id = e.from_id WHERE e.to_id IN (SELECT value FROM json_each(?)) AND ${w.sql}`,
-          ).all(ids(frontier), ...w.args, ids(frontier), ...w.args)
+            `SELECT e.from_id, e.to_id, e.type, e.weight FROM edges e JOIN memories m ON m.id = e.to_id WHERE e.from_id IN (SELECT value FROM json_each(?)) AND (? OR e.type != 'shares') AND ${w.sql}
+             UNION ALL SELECT e.from_id, e.to_id, e.type, e.weight FROM edges e JOIN memories m ON m.id = e.from_id WHERE e.to_id IN (SELECT value FROM json_each(?)) AND (? OR e.type != 'shares') AND ${w.sql}`,
+          ).all(ids(frontier), shares ? 1 : 0, ...w.args, ids(frontier), shares ? 1 : 0, ...w.args)
         : s.stmt(
-            `SELECT from_id, to_id, type, weight FROM edges WHERE from_id IN (SELECT value FROM json_each(?))
-             UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(?))`,
-          ).all(ids(frontier), ids(frontier))) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
+            `SELECT from_id, to_id, type, weight FROM edges WHERE from_id IN (SELECT value FROM json_each(@f)) AND (@shares OR type != 'shares')
+             UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(@f)) AND (@shares OR type != 'shares')`,
+          ).all({ f: ids(frontier), shares: shares ? 1 : 0 })) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
     states: (memoryIds) =>
       s.stmt(`SELECT id, salience, updated_at, faded, superseded_by, speaker, valid_from, valid_to FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w?.sql ?? '1'}`).all(ids(memoryIds), ...(w?.args ?? [])) as Array<{
         id: number;

@@ -142,7 +142,7 @@ test('a stop request skips the phases not yet run, so a dream under the tick nev
   const r = await dream(s, { signal: stop.signal, onPhase: (p) => p === 'contradictions' && stop.abort('SIGTERM') });
   assert.equal(r.phases.cluster.ok, true);
   assert.equal(r.phases.abstract.ok, true);
-  for (const p of ['contradictions', 'schedule', 'fade', 'reindex', 'metrics'] as const) {
+  for (const p of ['contradictions', 'links', 'schedule', 'fade', 'reindex', 'metrics'] as const) {
     assert.equal(r.phases[p].ok, false);
     assert.match(String(r.phases[p].error), /skipped: stop requested \(SIGTERM\)/);
   }

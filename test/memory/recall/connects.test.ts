@@ -69,7 +69,7 @@ test('a query naming a speaker prefers what that speaker said or what is about t
 test('on a LoCoMo dev conversation the speaker prior and the rare-word links each lift recall@10; switched off, lower', { skip: NO_DATA }, async () => {
   const r = (await memoryRecall({ files: ['26.json'] }))!;
   assert.ok(r.full.at[10] > r.no_speaker.at[10], `Expected the speaker prior to lift @10: ${r.full.at[10]} vs off ${r.no_speaker.at[10]}`);
-  assert.ok(r.with_links.at[20] > r.full.at[20], `Expected the links to lift @20: ${r.with_links.at[20]} vs off ${r.full.at[20]}`);
+  assert.ok(r.full.at[10] > r.no_links.at[10], `Expected the links to lift @10: ${r.full.at[10]} vs off ${r.no_links.at[10]}`);
 });
 
 test('rare-word links are made at observe, across sessions only', async (t) => {
@@ -111,6 +111,67 @@ test('a rare-word link carries a quarter of what a follows edge does, and a drea
   assert.deepEqual((sharesOf(s, b.memory_id)).map((e) => e.to), [a.memory_id]);
   await dream(s);
   assert.deepEqual((sharesOf(s, b.memory_id)).map((e) => e.to), [a.memory_id]);
+});
+
+test('a rare-word link is walked one hop: what it reaches is a candidate, the neighbours of that are not; through another edge type they are', async (t) => {
+  const run = async (type: 'shares' | 'relates_to') => {
+    const s = open(t);
+    await s.observeMany(filler(50), IMPORT);
+    const seed = await s.observe({ text: 'the heron nested by the weir', created_at: '2024-03-01T10:00:00.000Z' }, IMPORT);
+    const linked = await s.observe({ text: 'a grey wader stood in the shallows', created_at: '2024-04-01T10:00:00.000Z' }, IMPORT);
+    const beyond = await s.observe({ text: 'then it rained all afternoon', created_at: '2024-04-01T10:00:00.000Z' }, IMPORT);
+    s.link(linked.memory_id, beyond.memory_id, 'follows', 1, { surface: 'cli' });
+    s.link(seed.memory_id, linked.memory_id, type, 1, { surface: 'cli' });
+    return (await s.query('heron weir', { limit: 20 })).map((r) => r.id).filter((id) => id !== seed.memory_id);
+  };
+  const ids = await run('shares');
+  assert.equal(ids.length, 1, `Expected only the linked memory besides the seed, got ${ids.join(', ')}`);
+  const control = await run('relates_to');
+  assert.equal(control.length, 2, `the negative control: a relates_to edge is walked on to the next hop, got ${control.join(', ')}`);
+});
+
+test('the dream gives an old store its rare-word links in bounded batches; with the links off it adds none', async (t) => {
+  const dir = tempDir(t);
+  const lines = [
+    ...filler(300),
+    { text: 'we visited the Wenceslas observatory', source: 'w1', created_at: '2024-03-01T10:00:00.000Z' },
+    { text: 'a postcard from the Wenceslas observatory arrived', source: 'w2', created_at: '2024-05-01T10:00:00.000Z' },
+  ];
+  const build = async (file: string) => {
+    const old = MemoryStore.open(file, { weights: { link_cap: 0 } });
+    await old.observeMany(lines, IMPORT);
+    old.close();
+  };
+  const shares = (s: MemoryStore) => (s as unknown as { db: { prepare(q: string): { get(): { n: number } } } }).db.prepare("SELECT count(*) AS n FROM edges WHERE type = 'shares'").get().n;
+  const idOf = async (s: MemoryStore, src: string) => (await s.query('Wenceslas observatory')).find((r) => r.sources.includes(src))!.id;
+
+  const offFile = path.join(dir, 'off.db');
+  await build(offFile);
+  const off = MemoryStore.open(offFile, { weights: { link_cap: 0 } });
+  t.after(() => off.close());
+  const r0 = await dream(off, { linkBatch: 100 });
+  assert.deepEqual([r0.phases.links.memories, r0.phases.links.through, shares(off)], [0, 0, 0], 'links off: nothing offered, nothing made');
+
+  const file = path.join(dir, 'on.db');
+  await build(file);
+  const s = MemoryStore.open(file);
+  t.after(() => s.close());
+  assert.equal(shares(s), 0, 'the fixture: a store observed with the links off');
+  const through: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const r = await dream(s, { linkBatch: 100 });
+    assert.ok((r.phases.links.memories as number) <= 100, `a dream offers at most its batch, got ${r.phases.links.memories}`);
+    through.push(r.phases.links.through as number);
+    if (r.phases.links.remaining === 0) break;
+  }
+  assert.equal(through.length, 4, `Expected 302 memories in four batches of 100, got ${through.join(', ')}`);
+  assert.ok(through.every((x, i) => i === 0 || x > through[i - 1]), `each dream starts where the last stopped: ${through.join(', ')}`);
+  const [w1, w2] = [await idOf(s, 'w1'), await idOf(s, 'w2')];
+  assert.ok(s.recall(w2).edges.some((e) => e.type === 'shares' && e.to === w1), 'the two observatory memories are linked');
+  const after = shares(s);
+  assert.ok(after > 0);
+  await dream(s, { linkBatch: 100 });
+  assert.equal(shares(s), after, 'a caught-up store gains nothing from another dream');
 });
 
 test('a store of schema 7 migrates: rows keep their data, speakers start null, the new edge type is accepted', async (t) => {
