@@ -293,7 +293,13 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       }
       // Each Bash command in a Landlock domain of its own: no tool reaches the memory or the
       // descriptors of the CLI, the bridge or bwrap's pid 1. The operator's own value never applies.
-      if (i.domain !== false) env.CLAUDE_CODE_SHELL_PREFIX = writeShellPrefix(dir, perl!);
+      if (i.domain !== false) {
+        try {
+          env.CLAUDE_CODE_SHELL_PREFIX = writeShellPrefix(dir, perl!);
+        } catch (err) {
+          throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${(err as Error).message}`);
+        }
+      }
       else delete env.CLAUDE_CODE_SHELL_PREFIX;
       const inner = bridged(perl!, routes, cli, args);
       // Last, once every file and socket is in place: the folder is the session user's.
