@@ -8,7 +8,6 @@ import type { Config } from '../../daemon/config/schema.js';
 import { checkCalendar } from '../../daemon/schedule/calendar.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits, SYSTEM_UNIT_DIRS, unitPath } from '../../daemon/systemd.js';
-import { calendarReach } from '../../daemon/health/doctor-setup.js';
 import path from 'node:path';
 import type { FullContext } from '../context.js';
 import { ensureSessionUser, sessionUserWarnings, shareWithGroup } from '../../daemon/session-user-setup.js';
@@ -48,6 +47,7 @@ export async function systemdCommand(config: Config, positionals: string[], flag
   const spec = flags['on-calendar'];
   if (spec !== undefined && !problems.length) {
     // As doctor checks daemon.schedule: a timer that never reaches a rule stops it silently.
+    const { calendarReach } = await import('../../daemon/health/doctor-setup.js');
     const reach = calendarReach(config, `--on-calendar ${spec}`, [spec], io.env.PATH);
     problems.push(...reach.never.map((l) => `${l}: give --on-calendar a spec that reaches it (hourly reaches every rule), or change the rule in ${config.file}`));
   }
