@@ -47,7 +47,6 @@ export async function systemdCommand(config: Config, positionals: string[], flag
   const spec = flags['on-calendar'];
   if (spec !== undefined && !problems.length) {
     // As doctor checks daemon.schedule: a timer that never reaches a rule stops it silently.
-    // doctor-setup reads the agents (yaml, zod): loaded only here, not for --help.
     const { calendarReach } = await import('../../daemon/health/doctor-setup.js');
     const reach = calendarReach(config, `--on-calendar ${spec}`, [spec], io.env.PATH);
     problems.push(...reach.never.map((l) => `${l}: give --on-calendar a spec that reaches it (hourly reaches every rule), or change the rule in ${config.file}`));
