@@ -11,6 +11,9 @@ export type LinkSettings = { cap: number; rare: number }; // rare: a term in at 
 // Candidates looked at per link wanted: enough that those of the same session or already at the
 // cap can be passed over.
 const CANDIDATES_PER_LINK = 4;
+// A word more memories than this hold links none of them, whatever the store's size: it bounds
+// the postings an observe reads (12 words of 1% of 100k would be 12,000 rows).
+const MAX_HOLDERS = 200;
 
 // The `shares` edges of memory `id` (its first observation at `at`, in session `sessionId`):
 // the memories holding its rare words, each scored by the IDF of the words it shares, the best
@@ -24,7 +27,7 @@ export function linkRareTerms(s: StoreCore, id: number, text: string, at: string
   const room = o.cap - countLinks(s, id);
   if (room < 1) return [];
   const docs = Math.max(1, s.docCount());
-  const maxDf = Math.max(1, Math.floor(docs * o.rare));
+  const maxDf = Math.min(MAX_HOLDERS, Math.max(1, Math.floor(docs * o.rare)));
   const find = s.stmt(`SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ${maxDf + 2}`).pluck();
   const score = new Map<number, number>();
   for (const t of contentTerms(text)) {
@@ -40,7 +43,7 @@ export function linkRareTerms(s: StoreCore, id: number, text: string, at: string
   // Each check an index lookup (an OR inside the correlated subquery scanned the edges).
   const rows = s.stmt(
     `SELECT m.id, m.created_at,
-            EXISTS (SELECT 1 FROM observations o WHERE o.memory_id = m.id AND o.session_id = @session) AS same_session,
+            EXISTS (SELECT 1 FROM observations o WHERE o.memory_id = m.id AND +o.session_id = @session) AS same_session,
             (SELECT count(*) FROM edges e WHERE e.type = 'shares' AND e.from_id = m.id) + (SELECT count(*) FROM edges e WHERE e.type = 'shares' AND e.to_id = m.id) AS links
        FROM memories m WHERE m.id IN (SELECT value FROM json_each(@hits)) AND m.faded = 0 AND m.superseded_by IS NULL AND ${s.seen('m')}`,
   ).all({ session: sessionId, hits: ids(hits) }) as Array<{ id: number; created_at: string; same_session: number; links: number }>;
