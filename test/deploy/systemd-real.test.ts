@@ -175,6 +175,26 @@ describe('the units under a real systemd (systemd-nspawn)', () => {
     await waitFor(() => discord.messages.some((m) => JSON.stringify(m.body).includes(row.id)), 20_000, 'the session report on Discord');
   });
 
+  test('negative control: the same unit with systemd\'s own PATH cannot start the bare `claude` (spawn_failed)', { skip }, async () => {
+    const dropIn = '/etc/systemd/system/nightshift.service.d/path.conf';
+    const set = await sh(['sh', '-c', `mkdir -p ${path.dirname(dropIn)} && printf '[Service]\\nEnvironment=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\\n' > ${dropIn} && systemctl daemon-reload`]);
+    assert.equal(set.code, 0, set.stderr);
+    try {
+      const had = rows().length;
+      const alerted = await invocation();
+      const started = await sh(['systemctl', 'start', 'nightshift.service'], 150_000);
+      assert.notEqual(started.code, 0, 'the unit failed');
+      const row = rows().at(-1);
+      assert.equal(rows().length, had + 1);
+      assert.equal(row.outcome, 'spawn_failed', JSON.stringify(row));
+      assert.match(row.error, /cannot start `claude`: not found \(claude\.command\)/);
+      // Its alert runs to the end before the next test counts alerts.
+      await settled(ALERT, alerted);
+    } finally {
+      await sh(['sh', '-c', `rm -f ${dropIn} && systemctl daemon-reload`]);
+    }
+  });
+
   test('a failed session fails the unit, fires the alert unit, and shows in journalctl -p warning', { skip }, async () => {
     writeConfig('failing');
     const before = await invocation();
