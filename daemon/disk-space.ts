@@ -51,6 +51,12 @@ export function diskFullReason(low: LowDisk[], min: number): string {
   return low.map((d) => `the disk of ${d.what.join(', ')} (${d.path}) has ${formatSize(d.free)} free of ${formatSize(d.total)}, below limits.disk_free (${formatSize(min)})`).join('; ');
 }
 
+// Why no session may start or go on for lack of room (limits.disk_free), or null.
+export function diskProblem(c: Pick<Config, 'vault' | 'state_dir' | 'log_dir' | 'limits'>): string | null {
+  const low = lowDisks(diskFacts(c), c.limits.disk_free);
+  return low.length ? diskFullReason(low, c.limits.disk_free) : null;
+}
+
 // Whether an error is a full disk's: ENOSPC from the kernel, SQLITE_FULL from the ledger or store.
 export function isDiskFull(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;

@@ -9,8 +9,11 @@ import type { CheckFacts } from '../../report/embed.js';
 
 // A cgroup, or rlimits (weaker: said so), or nothing (a warning, with the fix).
 export function boundsCheck(c: Pick<Config, 'limits'>, env: NodeJS.ProcessEnv): CheckFacts {
-  const plan = planBounds(boundsFacts(env.PATH ?? ''), { pids: c.limits.pids, memory: c.limits.memory });
-  const detail = describePlan(plan);
+  const facts = boundsFacts(env.PATH ?? '');
+  const plan = planBounds(facts, { pids: c.limits.pids, memory: c.limits.memory });
+  // What a start from here gets; the tick's and the daemon's units delegate a subtree of their own.
+  const fromUnits = plan.mechanism !== 'cgroup2' && plan.mechanism !== 'cgroup1' && facts.v2?.controllers.includes('pids') ? ' (a start from here; the tick\'s and the daemon\'s units delegate a cgroup v2 subtree, Delegate=pids memory, and there each session gets a cgroup)' : '';
+  const detail = `${describePlan(plan)}${fromUnits}`;
   if (plan.mechanism === 'none' && !/are off$/.test(plan.why)) {
     return { name: 'bounds', status: 'warn', detail, fix: 'install util-linux (prlimit), or run nightshift from its unit (Delegate=pids memory), or as root on cgroup v1' };
   }

@@ -17,7 +17,7 @@ import type { Redactor } from '../../logs/redact.js';
 import { claudeArgs } from '../../sessions/run/command.js';
 import { checkSandbox, prepareGuest, type Guest } from '../../sessions/wall/guest.js';
 import { checkedByProxy, classify, type Outcome } from '../../sessions/run/outcome.js';
-import { diskFacts, diskFullReason, isDiskFull, lowDisks, type LowDisk } from '../disk-space.js';
+import { diskFacts, diskFullReason, diskProblem, isDiskFull, lowDisks, type LowDisk } from '../disk-space.js';
 import { resetTime } from '../../sessions/stream/rate-limit.js';
 import { readProc } from '../../sessions/run/process-tree.js';
 import { runClaude } from '../../sessions/run/runner.js';
@@ -318,10 +318,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       tracker: t,
       signal: deps.signal,
       fail: guest.hooks?.dead,
-      disk: () => {
-        const low = lowDisks(diskFacts(config), config.limits.disk_free);
-        return low.length ? diskFullReason(low, config.limits.disk_free) : null;
-      },
+      disk: () => diskProblem(config),
       redact: deps.redact,
       subreaper: deps.subreaper ?? !guest.sandboxed,
       onSpawn: (pid) => {

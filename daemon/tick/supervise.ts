@@ -12,7 +12,7 @@ import { sandboxProbe } from '../../sessions/wall/sandbox.js';
 import { sweepSessionDirs } from '../../sessions/wall/session-dirs.js';
 import type { Config } from '../config/schema.js';
 import { DiskFullError, EXIT } from '../errors.js';
-import { diskFacts, diskFullReason, lowDisks } from '../disk-space.js';
+import { diskProblem } from '../disk-space.js';
 import { emptyGitReport } from '../git/git-sync.js';
 import { acquireLock, lockOwner } from '../lock.js';
 import { followUpAbandoned } from './abandoned.js';
@@ -38,8 +38,8 @@ export async function supervise(
   };
   if (deps.signal?.aborted) return skip(`stop requested (${String(deps.signal.reason)}) before the session started`, 'stopped');
   // Before the first write of ours (the lock itself is one): a full disk refuses the start, said.
-  const low = lowDisks(diskFacts(config), config.limits.disk_free);
-  if (low.length) throw new DiskFullError(`Refused: ${diskFullReason(low, config.limits.disk_free)}: no session starts until there is room (see nightshift doctor)`);
+  const full = diskProblem(config);
+  if (full) throw new DiskFullError(`Refused: ${full}: no session starts until there is room (see nightshift doctor)`);
   const runLock = await acquireLock(path.join(config.state_dir, 'run'), { timeoutMs: 0, purpose: 'session', logger: deps.logger, signal: deps.signal });
   if (!runLock) {
     const owner = lockOwner(path.join(config.state_dir, 'run'));

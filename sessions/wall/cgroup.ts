@@ -218,7 +218,8 @@ async function emptyAndRemove(dir: string): Promise<void> {
       // an older kernel: killed one by one below
     }
   }
-  for (let i = 0; i < 50; i++) {
+  // The kernel frees a cell a few ms after its last process: short waits, 1 s at most.
+  for (let i = 0; i < 200; i++) {
     for (const p of procsIn(dir)) {
       try {
         process.kill(p, 'SIGKILL');
@@ -232,9 +233,9 @@ async function emptyAndRemove(dir: string): Promise<void> {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return;
-      if (code !== 'EBUSY' || i === 49) throw err;
+      if (code !== 'EBUSY' || i === 199) throw err;
     }
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 5));
   }
 }
 

@@ -139,8 +139,10 @@ describe('the units under a real systemd (systemd-nspawn)', () => {
     assert.equal(row?.outcome, 'ok', `${JSON.stringify(rows())}\n${log}`);
     assert.equal(row.agent, 'worker');
     assert.match(log, /"event":"session_end"[^\n]*"sandboxed":true/, log);
-    // The session's own cgroup, in the subtree the unit delegates (Delegate=pids memory).
-    assert.match(log, /"event":"bounds","mechanism":"cgroup2"/, log);
+    // Under a cgroup v2 systemd, the session's own cgroup in the subtree the unit delegates
+    // (Delegate=pids memory); in a container on a cgroup v1 host (read-only there), rlimits.
+    const unified = (await sh(['stat', '-fc', '%T', '/sys/fs/cgroup'])).stdout.trim() === 'cgroup2fs';
+    assert.match(log, new RegExp(`"event":"bounds","mechanism":"${unified ? 'cgroup2' : 'rlimit'}"`), log);
     // The bare `claude` was found on the unit's Environment=PATH= (systemd's own lacks its folder),
     // and the unit's lines carry SyslogIdentifier=nightshift.
     assert.match(await show('nightshift.service', 'Environment'), new RegExp(`PATH=${SITE}/bin:`));
@@ -338,8 +340,10 @@ describe('the units for --user root under a real systemd (systemd-nspawn)', () =
     const [row] = ledgerRows(site);
     assert.equal(row?.outcome, 'ok', `${JSON.stringify(row)}\n${log}`);
     assert.match(log, /"event":"session_end"[^\n]*"sandboxed":true/, log);
-    // The session's own cgroup, in the subtree the unit delegates (Delegate=pids memory).
-    assert.match(log, /"event":"bounds","mechanism":"cgroup2"/, log);
+    // Under a cgroup v2 systemd, the session's own cgroup in the subtree the unit delegates
+    // (Delegate=pids memory); in a container on a cgroup v1 host (read-only there), rlimits.
+    const unified = (await sh(['stat', '-fc', '%T', '/sys/fs/cgroup'])).stdout.trim() === 'cgroup2fs';
+    assert.match(log, new RegExp(`"event":"bounds","mechanism":"${unified ? 'cgroup2' : 'rlimit'}"`), log);
     const uid = Number((await sh(['id', '-u', DEFAULT_SESSION_USER])).stdout.trim());
     const gid = Number((await sh(['id', '-g', DEFAULT_SESSION_USER])).stdout.trim());
     assert.match(row.result, new RegExp(`uid ${uid} groups ${gid}\\b`), row.result);

@@ -1,7 +1,7 @@
 // What a walled session can neither read nor exhaust (issue 26, points 3 and 4), end to end with
 // the real CLI, each with the control that shows the harm: the push token in the vault's
-// .git/config, an env file named with --environment-file outside the config's folder, and a
-// private /tmp past limits.tmp.
+// .git/config, an env file named with --environment-file outside the config's folder, a
+// private /tmp past limits.tmp, a fork bomb past limits.pids and a memory hog past limits.memory.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { boundReached, counter, describePlan, planBounds, rlimitArgs, type BoundsFacts } from '../../../sessions/wall/bounds.js';
 import { cgroupDirs, cgroupMounts, openCell } from '../../../sessions/wall/cgroup.js';
-import { SESSION_USER, tempDir } from '../../helpers.js';
+import { tempDir } from '../../helpers.js';
 
 const wanted = { pids: 512, memory: 2 * 1024 ** 3 };
 const facts = (o: Partial<BoundsFacts> = {}): BoundsFacts => ({ v2: null, v1: {}, prlimit: '/usr/bin/prlimit', ...o });
@@ -92,19 +92,33 @@ describe('the cgroup files', () => {
   });
 });
 
-// Where no cgroup can be had: prlimit's RLIMIT_NPROC counts the session user's processes. A small
-// bomb (60 sleeps, each counted in a file) run as that user stops short of 20; without the wrap
-// (the control) it reaches all 60.
-test('rlimits bound a small fork bomb of the session user where no cgroup can be had; unwrapped it reaches all', { skip: SESSION_USER ? false : 'needs root and the session user' }, (t) => {
+// Where no cgroup can be had: prlimit's RLIMIT_NPROC counts the processes of the session's user. A
+// small bomb (60 sleeps, each counted in a file) run as a uid of its own (no other process of it
+// runs, so the count is the bomb's alone) stops short of 20; without the wrap (the control) it
+// reaches all 60.
+const LONE_UID = 64_000 + Math.floor(Math.random() * 1000);
+// The bomb's sleeps outlive a shell that could not fork: each ended by its pid, found by its uid.
+function endUid(uid: number): void {
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (new RegExp(`^Uid:\\s+${uid}\\s`, 'm').test(fs.readFileSync(`/proc/${name}/status`, 'utf8'))) process.kill(Number(name), 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+test('rlimits bound a small fork bomb of one user where no cgroup can be had; unwrapped it reaches all', { skip: process.getuid?.() === 0 ? false : 'needs root to run as a uid of its own' }, (t) => {
   const dir = tempDir(t).replace(/^\/tmp\//, '/var/tmp/');
   fs.mkdirSync(dir, { recursive: true });
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  fs.chownSync(dir, SESSION_USER!.uid, SESSION_USER!.gid);
+  fs.chownSync(dir, LONE_UID, LONE_UID);
   const bomb = 'n=0; p=""; while [ $n -lt 60 ]; do sleep 30 > /dev/null 2>&1 & p="$p $!"; n=$((n+1)); echo $n > count; done; kill $p; wait';
   const run = (bounded: boolean) => {
     const cell = openCell(planBounds(facts({ prlimit: '/usr/bin/prlimit' }), { pids: 20, memory: 'off' }), 'rlimit-test');
     const { command, args } = bounded ? cell.wrap('/bin/sh', ['-c', bomb]) : { command: '/bin/sh', args: ['-c', bomb] };
-    spawnSync(command, args, { cwd: dir, uid: SESSION_USER!.uid, gid: SESSION_USER!.gid, timeout: 20_000, stdio: 'ignore' });
+    spawnSync(command, args, { cwd: dir, uid: LONE_UID, gid: LONE_UID, timeout: 20_000, stdio: 'ignore' });
+    endUid(LONE_UID);
     return Number(fs.readFileSync(path.join(dir, 'count'), 'utf8'));
   };
   const bounded = run(true);
