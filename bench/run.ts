@@ -280,7 +280,7 @@ if (!only || only === 'tick' || only === 'status') await commandStartup();
 if (!only || only === 'startup') report.startup = (await import('./startup.js')).startupBench();
 if (!only || only === 'seccomp') await seccompStart();
 if (!only || only === 'wall') report.wall = await (await import('./wall.js')).wallBench(Number(process.env.BENCH_RUNS) || 8);
-if (!only || only === 'wall-parts') report.wall_parts = await (await import('./wall-parts.js')).wallBench(Number(process.env.BENCH_RUNS) || 30);
+if (!only || only === 'wall-parts') report.wall_parts = await (await import('./wall-parts.js')).wallPartsBench(Number(process.env.BENCH_RUNS) || 30);
 if (!only || only === 'supervisor') await supervisorOverhead(Number(process.env.BENCH_RUNS) || 10);
 if (!only || only === 'embeddings') report.embeddings = await (await import('./embeddings.js')).embeddingsBench();
 if (!only || only === 'memory-mcp') report.memory_mcp = await (await import('./memory-mcp.js')).memoryMcpBench();

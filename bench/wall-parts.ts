@@ -17,7 +17,7 @@ import { cellFor } from '../sessions/wall/cgroup.js';
 import { BWRAP, SESSION_USER } from '../test/helpers.js';
 import { median } from './timing.js';
 
-export async function wallBench(runs = 30): Promise<Record<string, unknown> | null> {
+export async function wallPartsBench(runs = 30): Promise<Record<string, unknown> | null> {
   if (!BWRAP) {
     console.log('wall parts: skipped (bwrap cannot make a sandbox here)');
     return null;

@@ -116,6 +116,9 @@ export async function boot(binds: Bind[], log: (line: string) => void = () => {}
     const args = [
       '-q', '-D', root, '--volatile=overlay', '--register=no', '--keep-unit', '--console=passive', '-M', name,
       ...binds.map((b) => `--bind${b.readOnly ? '-ro' : ''}=${b.from}:${b.to}`),
+      // nspawn's own seccomp allowlist (systemd 252) lacks Landlock, which a host's systemd lacks
+      // not: without it the units' walled sessions are refused here for the container's sake.
+      '--system-call-filter=landlock_create_ruleset landlock_add_rule landlock_restrict_self',
       '-b',
     ];
     // The shell moves itself into the container's own cgroups, then becomes nspawn, in a mount

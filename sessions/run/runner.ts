@@ -269,6 +269,10 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   else if (gated && !wrapped && !stopReason && (result.exitCode === 127 || result.exitCode === 126) && /^nightshift-gate: \d+: exec: /m.test(stderrRaw)) {
     spawnError = spawnMessage(Object.assign(new Error(''), { code: result.exitCode === 127 ? 'ENOENT' : 'EACCES' }), o.command);
   }
+  // Under rlimits prlimit execs the command: its failing to is the same never-started.
+  else if (!stopReason && (result.exitCode === 127 || result.exitCode === 126) && PRLIMIT_EXEC_RE.test(stderrRaw)) {
+    spawnError = spawnMessage(Object.assign(new Error(''), { code: result.exitCode === 127 ? 'ENOENT' : 'EACCES' }), PRLIMIT_EXEC_RE.exec(stderrRaw)![1]);
+  }
   return {
     stopReason,
     stopDetail,
@@ -298,6 +302,8 @@ function innerPid(root: number, command: string): number | null {
 }
 
 const errnoName = (n: number) => (n === 2 ? 'ENOENT' : n === 13 ? 'EACCES' : `errno ${n}`);
+
+const PRLIMIT_EXEC_RE = /^prlimit: failed to execute (.+?): /m;
 
 function spawnMessage(err: NodeJS.ErrnoException, command: string): string {
   if (err.code === 'ENOENT') return `cannot start \`${command}\`: not found (claude.command)`;

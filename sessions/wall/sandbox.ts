@@ -208,7 +208,8 @@ export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?
     return `bwrap cannot be started as the session's user (uid ${as.uid}): ${r.error.message} (a root supervisor hands each session to session_user: it must keep CAP_SETUID and CAP_SETGID, as the units \`nightshift systemd install --user root\` renders do)`;
   }
   const wall = PREFIX_FAILED_RE.exec(r.stderr ?? '');
-  if (wall) return `the session's Landlock domain cannot be made here: ${wall[1]} (Landlock needs CONFIG_SECURITY_LANDLOCK and \`landlock\` in the kernel's lsm= list)`;
+  // EPERM is a seccomp filter refusing the calls (a unit's SystemCallFilter=); else the kernel lacks it.
+  if (wall) return `the session's Landlock domain cannot be made here: ${wall[1]} (${/errno 1\b/.test(wall[1]) ? "a seccomp filter refuses it: the unit's SystemCallFilter= must allow landlock_create_ruleset landlock_add_rule landlock_restrict_self, as the units nightshift renders do" : "Landlock needs CONFIG_SECURITY_LANDLOCK and `landlock` in the kernel's lsm= list"})`;
   const why = (r.stderr || r.error?.message || (r.signal ? `killed by ${r.signal}` : '')).trim().split('\n').slice(-1)[0];
   return `bwrap cannot create a sandbox here: ${why || `exit ${r.exitCode}`} (${bwrapHint(why)})`;
 }

@@ -50,3 +50,17 @@ test('a command the gate cannot exec is still a spawn failure', { skip: NO_CGROU
     await cell.close();
   }
 });
+
+test('under rlimits a command prlimit cannot exec is a spawn failure too, naming the command', { skip: facts.prlimit ? false : 'no prlimit here' }, async () => {
+  const plan = { mechanism: 'rlimit' as const, prlimit: facts.prlimit!, wanted: { pids: 64, memory: 'off' as const }, why: 'test' };
+  const o = base('/nonexistent/claude', []);
+  const cell = openCell(plan, o.sessionId);
+  const w = cell.wrap(o.command, o.args);
+  assert.equal(w.command, facts.prlimit, 'wrapped in prlimit');
+  const r = await runClaude({ ...o, ...w });
+  assert.match(r.spawnError ?? '', /cannot start `\/nonexistent\/claude`: not found/);
+  // Control: a command that starts and fails is the command's own exit, not a spawn failure.
+  const ran = await runClaude({ ...o, ...cell.wrap('/bin/sh', ['-c', 'echo "prlimit: nope" >&2; exit 127']) });
+  assert.equal(ran.spawnError, null);
+  assert.equal(ran.exitCode, 127);
+});
