@@ -14,6 +14,8 @@ import { BWRAP, claudeTestEnv, configYaml, nightshift, SESSION_USER, shareWithSe
 const api = await startFakeApi();
 const discord = await startFakeDiscord();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-demo-'));
+// The demo cleans up after itself unless asked to keep its workspace.
+const KEEP = process.env.NIGHTSHIFT_DEMO_KEEP === '1';
 const say = (title: string, body: string) => process.stdout.write(`\n== ${title} ==\n${body.trimEnd()}\n`);
 try {
   fs.mkdirSync(path.join(dir, 'prompts'));
@@ -63,9 +65,12 @@ try {
   say('session state the next session starts with (nightshift state --agent demo)', state.stdout || state.stderr);
   const embed = discord.messages.at(-1)?.body?.embeds?.[0];
   say('Discord report (received by the loopback Discord)', embed ? [embed.title, embed.description ?? '', ...(embed.fields ?? []).map((f: { name: string; value: string }) => `${f.name}: ${f.value}`)].join('\n') : 'none received');
-  process.stdout.write(`\nTry: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} node dist/cli/bin.js status\n`);
+  process.stdout.write(KEEP
+    ? `\nKept (NIGHTSHIFT_DEMO_KEEP=1). Try: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} node dist/cli/bin.js status\n`
+    : `\nThe workspace ${dir} is removed now (NIGHTSHIFT_DEMO_KEEP=1 npm run demo keeps it to look around).\n`);
   process.exitCode = ran.code ?? 1;
 } finally {
   await api.close();
   await discord.close();
+  if (!KEEP) fs.rmSync(dir, { recursive: true, force: true });
 }
