@@ -8,6 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFakeApi } from './fake-api.js';
 import { startFakeDiscord } from './fake-discord.js';
+import { money } from '../budget/money.js';
+import { counted } from '../daemon/words.js';
 import { git, makeRepos } from './git-helpers.js';
 import { BWRAP, claudeTestEnv, configYaml, nightshift, SESSION_USER, shareWithSession } from './helpers.js';
 
@@ -51,7 +53,7 @@ try {
   const day = r.started_at.slice(0, 10);
   say('session', [
     `outcome     ${r.outcome} (exit ${ran.code})`,
-    `cost        $${r.cost_usd.toFixed(4)}${r.cost_estimated ? ' (estimated)' : ''}, ${r.turns} turns, ${r.duration_ms} ms`,
+    `cost        ${money(r.cost_usd)}${r.cost_estimated ? ' (estimated)' : ''}, ${counted(r.turns, 'turn')}, ${r.duration_ms} ms`,
     `result      ${r.result}`,
     `sandbox     ${BWRAP ? 'bwrap' : 'none'}`,
     `vault file  ${path.join(dir, 'vault', 'hello.md')}`,
