@@ -2,7 +2,7 @@
 // day (never more than its ceiling); before each API call the proxy fits the call's worst case
 // into what is left of that reservation by lowering `max_tokens`, so the day's cap holds to within
 // one request's input (the one quantity estimated rather than bounded).
-import { money } from './money.js';
+import { exactMoney, money } from './money.js';
 import type { Price } from './pricing.js';
 
 export type ReservationLimits = { maxUsdPerDay: number; maxUsdPerSession: number; minSessionUsd: number };
@@ -63,7 +63,7 @@ export function fitCall(plan: CallPlan, leftUsd: number): Fit {
   const room = Math.floor((leftUsd - input) / perOutput + 1e-6);
   const floor = plan.thinkingBudget !== null ? MIN_THINKING_TOKENS + 1 : MIN_MAX_TOKENS;
   if (room < floor) {
-    return { action: 'refuse', reason: `the session's budget reservation has ${money(Math.max(0, leftUsd))} left, and this call's worst case (${money(input)} of input for ${plan.bodyBytes} bytes, then ${floor} output tokens) is ${money(worst(floor))}` };
+    return { action: 'refuse', reason: `the session's budget reservation has ${exactMoney(Math.max(0, leftUsd))} left, and this call's worst case (${exactMoney(input)} of input for ${plan.bodyBytes} bytes, then ${floor} output tokens) is ${exactMoney(worst(floor))}` };
   }
   const thinkingBudget = plan.thinkingBudget !== null && plan.thinkingBudget >= room ? room - 1 : plan.thinkingBudget;
   return { action: 'forward', maxTokens: room, thinkingBudget, worstUsd: worst(room) };

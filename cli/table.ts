@@ -23,3 +23,12 @@ export function localStamp(iso: string, timezone: string): string {
   const p = Object.fromEntries(f.formatToParts(new Date(iso)).map((x) => [x.type, x.value]));
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
 }
+
+// The one time form of the screens: local time in budget.timezone with its zone's label,
+// `2026-12-01 10:04 CET` (the ISO instant stays in --json).
+export function zoneStamp(iso: string, timezone: string): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const zone = new Intl.DateTimeFormat('en-US', { timeZone: timezone, timeZoneName: 'short' }).formatToParts(at).find((x) => x.type === 'timeZoneName')?.value ?? timezone;
+  return `${localStamp(iso, timezone)} ${zone}`;
+}

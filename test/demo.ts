@@ -8,12 +8,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFakeApi } from './fake-api.js';
 import { startFakeDiscord } from './fake-discord.js';
+import { money } from '../budget/money.js';
+import { counted } from '../daemon/words.js';
 import { git, makeRepos } from './git-helpers.js';
 import { BWRAP, claudeTestEnv, configYaml, nightshift, SESSION_USER, shareWithSession } from './helpers.js';
 
 const api = await startFakeApi();
 const discord = await startFakeDiscord();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-demo-'));
+// The demo cleans up after itself unless asked to keep its workspace.
+const KEEP = process.env.NIGHTSHIFT_DEMO_KEEP === '1';
 const say = (title: string, body: string) => process.stdout.write(`\n== ${title} ==\n${body.trimEnd()}\n`);
 try {
   fs.mkdirSync(path.join(dir, 'prompts'));
@@ -49,7 +53,7 @@ try {
   const day = r.started_at.slice(0, 10);
   say('session', [
     `outcome     ${r.outcome} (exit ${ran.code})`,
-    `cost        $${r.cost_usd.toFixed(4)}${r.cost_estimated ? ' (estimated)' : ''}, ${r.turns} turns, ${r.duration_ms} ms`,
+    `cost        ${money(r.cost_usd)}${r.cost_estimated ? ' (estimated)' : ''}, ${counted(r.turns, 'turn')}, ${r.duration_ms} ms`,
     `result      ${r.result}`,
     `sandbox     ${BWRAP ? 'bwrap' : 'none'}`,
     `vault file  ${path.join(dir, 'vault', 'hello.md')}`,
@@ -63,9 +67,12 @@ try {
   say('session state the next session starts with (nightshift state --agent demo)', state.stdout || state.stderr);
   const embed = discord.messages.at(-1)?.body?.embeds?.[0];
   say('Discord report (received by the loopback Discord)', embed ? [embed.title, embed.description ?? '', ...(embed.fields ?? []).map((f: { name: string; value: string }) => `${f.name}: ${f.value}`)].join('\n') : 'none received');
-  process.stdout.write(`\nTry: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} node dist/cli/bin.js status\n`);
+  process.stdout.write(KEEP
+    ? `\nKept (NIGHTSHIFT_DEMO_KEEP=1). Try: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} node dist/cli/bin.js status\n`
+    : `\nThe workspace ${dir} is removed now (NIGHTSHIFT_DEMO_KEEP=1 npm run demo keeps it to look around).\n`);
   process.exitCode = ran.code ?? 1;
 } finally {
   await api.close();
   await discord.close();
+  if (!KEEP) fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -11,7 +11,7 @@ import { parseDuration } from '../../daemon/config/duration.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import { toRecord, type SessionRecord } from '../../daemon/tick/session-record.js';
 import { didYouMean } from '../../daemon/suggest.js';
-import { localStamp, shortDuration, table } from '../table.js';
+import { shortDuration, table, zoneStamp } from '../table.js';
 import { renderTranscript } from '../transcript-view.js';
 import { withLedger } from '../with-ledger.js';
 import type { FullContext } from '../context.js';
@@ -42,7 +42,7 @@ export function parseSince(value: string, now: Date, timezone: string): Date {
 export function sessionsTable(rows: SessionRecord[], timezone: string): string {
   const head = ['START', 'AGENT', 'OUTCOME', 'COST', 'TURNS', 'DURATION', 'ID'];
   const body = rows.map((r) => [
-    localStamp(r.started_at, timezone), r.agent, r.outcome, `${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`, String(r.turns), shortDuration(r.duration_ms), r.id,
+    zoneStamp(r.started_at, timezone), r.agent, r.outcome, `${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`, String(r.turns), shortDuration(r.duration_ms), r.id,
   ].map((c) => terminalText(c)));
   return table([head, ...body], [3, 4, 5]);
 }

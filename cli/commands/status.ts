@@ -5,6 +5,8 @@ import { EXIT } from '../../daemon/errors.js';
 import type { LockOwner } from '../../daemon/lock.js';
 import type { FullContext } from '../context.js';
 import { withLedger } from '../with-ledger.js';
+import { shortDuration, table, zoneStamp } from '../table.js';
+import { counted } from '../../daemon/words.js';
 
 export const help = `Usage: nightshift status [--json] [--config PATH]
 
@@ -22,21 +24,24 @@ export async function run({ config, flags, io, logger }: FullContext): Promise<n
   const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, unpushed));
   if (flags.json) io.out(JSON.stringify(s));
   else {
-    const age = s.last_ok_at ? `${Math.round((now.getTime() - Date.parse(s.last_ok_at)) / 3_600_000)}h ago (${s.last_ok_at})` : 'never';
-    const lock = (l: LockOwner | null) => (l ? `held by pid ${l.pid} since ${l.since}` : 'free');
-    io.out([
-      `budget    ${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of ${money(s.budget.max_usd)} (${s.budget.date})`,
-      `next      ${s.next.starts ? s.next.agent : 'nothing'} (${s.next.reason})`,
-      ...windowLines(s.windows, config.budget.max_window_utilization).map((l) => `window    ${l}`),
-      ...(s.window_hold ? [`held      every agent: ${s.window_hold.reason}`] : []),
-      ...Object.entries(s.holds).map(([agent, h]) => `held      ${agent} until ${h.until}: ${h.reason}`),
-      ...s.invalid_agents.map((b) => `invalid   ${b.name}: ${b.file}: ${b.problems.join('; ')} (skipped by the tick)`),
-      `last ok   ${age}`,
-      `run lock  ${lock(s.locks.run)}`,
-      `git lock  ${lock(s.locks.git)}`,
-      `unpushed  ${s.unpushed ?? 'n/a'}`,
-      ...s.last_sessions.map((r) => `  ${r.id}  ${r.outcome.padEnd(12)} ${money(r.cost_usd)}${r.memory === 'unavailable' ? '  (no memory tools)' : ''}`),
-    ].join('\n'));
+    const tz = config.budget.timezone;
+    const at = (iso: string) => zoneStamp(iso, tz);
+    const age = s.last_ok_at ? `${shortDuration(Math.max(0, now.getTime() - Date.parse(s.last_ok_at)))} ago (${at(s.last_ok_at)})` : 'never';
+    const lock = (l: LockOwner | null) => (l ? `held by pid ${l.pid} since ${at(l.since)}` : 'free');
+    const rows: string[][] = [
+      ['budget', `${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of ${money(s.budget.max_usd)} (${s.budget.date})`],
+      ['next', `${s.next.starts ? s.next.agent : 'nothing'} (${s.next.reason})`],
+      ...windowLines(s.windows, config.budget.max_window_utilization).map((l) => ['window', l]),
+      ...(s.window_hold ? [['held', `every agent: ${s.window_hold.reason}`]] : []),
+      ...Object.entries(s.holds).map(([agent, h]) => ['held', `${agent} until ${at(h.until)}: ${h.reason}`]),
+      ...s.invalid_agents.map((b) => ['invalid', `${b.name}: ${b.file}: ${b.problems.join('; ')} (skipped by the tick)`]),
+      ['last ok', age],
+      ['run lock', lock(s.locks.run)],
+      ['git lock', lock(s.locks.git)],
+      ['unpushed', String(s.unpushed ?? 'n/a')],
+    ];
+    const sessions = s.last_sessions.map((r) => [at(r.started_at), r.agent, r.outcome, money(r.cost_usd), counted(r.turns, 'turn'), r.id, r.memory === 'unavailable' ? '(no memory tools)' : '']);
+    io.out([table(rows), ...(sessions.length ? ['', 'last sessions', table(sessions, [3])] : [])].join('\n'));
   }
   return EXIT.OK;
 }

@@ -3,6 +3,7 @@
 // themselves cut (down to the smallest bound the config allows, 500).
 import { ownWords } from '../capture/markers.js';
 import { counted } from '../../daemon/words.js';
+import { money } from '../../budget/money.js';
 
 // A section's data, or why there is none (the learning layer has not landed, the store is
 // unusable, the vault is not a git repo ...).
@@ -89,7 +90,6 @@ const clip = (s: string, n = ITEM_MAX) => {
 // Text from memory, past sessions or the vault, as a quoted string: clipped to one line, then
 // JSON-escaped, so no quote, backslash or control character can end the quote or start a heading.
 export const quoted = (s: string, n = ITEM_MAX) => JSON.stringify(clip(s, n));
-const money = (n: number) => `$${n.toFixed(2)}`;
 const unavailable = (why: string) => [`(${why})`];
 
 const passText = (p: StateAttentionPass) => `symptom: ${p.symptom ?? '(none)'} | cause: ${p.cause ?? '(none)'} | fix: ${p.fix ?? '(none)'} | test: ${p.test ?? '(none)'}`;

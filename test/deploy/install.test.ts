@@ -69,6 +69,28 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     assert.deepEqual(stray, []);
   });
 
+  test('the README states the tarball\'s size as npm pack makes it', () => {
+    const said = /install of the ([\d.]+) MB tarball/.exec(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
+    assert.ok(said, 'the README names the tarball size');
+    const mb = fs.statSync(tarball).size / 1e6;
+    assert.ok(Math.abs(mb - Number(said[1])) <= 0.15 * mb, `README says ${said[1]} MB, the tarball is ${mb.toFixed(2)} MB`);
+  });
+
+  test('the installed rehearse serves the API imitation (nothing it needs is left in test/)', async () => {
+    const child = execFile(path.join(prefix, 'bin', 'nightshift'), ['rehearse'], { env });
+    let out = '';
+    child.stdout!.on('data', (c) => (out += c));
+    const end = Date.now() + 20_000;
+    while (!/^ANTHROPIC_API_KEY=/m.test(out) && Date.now() < end && child.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+    const url = /^ANTHROPIC_BASE_URL=(\S+)$/m.exec(out)?.[1];
+    const key = /^ANTHROPIC_API_KEY=(\S+)$/m.exec(out)?.[1];
+    assert.ok(url && key, out);
+    const r = await fetch(`${url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'x-api-key': key!, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
+    assert.equal(r.status, 200);
+    child.kill('SIGINT');
+    await new Promise((r) => child.on('close', r));
+  });
+
   test('the install holds runtime dependencies only', async () => {
     const has = (name: string) => fs.existsSync(path.join(installed(), 'node_modules', name));
     for (const dev of ['typescript', '@anthropic-ai/claude-code', '@modelcontextprotocol/server-memory']) assert.ok(!has(dev), `devDependency ${dev} installed`);

@@ -22,7 +22,7 @@ describe('holds and backoff', () => {
     assert.match(next.rules[0].why, /^held until \S+Z: rate limited \(no reset time given: backoff after 1 rate-limited session\(s\)\)$/);
     assert.equal(next.holds.limited.kind, 'rate_limited');
     const status = await nightshift(['status'], ws.env, ws.dir);
-    assert.match(status.stdout, /^held {6}limited until \S+Z: rate limited/m);
+    assert.match(status.stdout, /^held {6}limited until \d{4}-\d\d-\d\d \d\d:\d\d \S+: rate limited/m);
     const tick = JSON.parse((await nightshift(['tick', '--json'], ws.env, ws.dir)).stdout);
     assert.equal(tick.session.agent, 'other', 'the tick skipped the held agent');
     const byHand = await runJson(ws, 'limited');

@@ -51,7 +51,7 @@ describe('the meter with the real CLI', () => {
     assert.ok(row.cli_cost_usd < truth - 0.05, `the CLI's own count ${row.cli_cost_usd} misses the calls around it (${truth})`);
     assert.match(logsOf(ws), /"event":"cost_disagreement"/);
     const shown = await nightshift(['show', record.id], ws.env, ws.dir);
-    assert.match(shown.stdout, new RegExp(`cost +\\$${truth.toFixed(4).replace('.', '\\.')} metered, \\$${row.cli_cost_usd.toFixed(4).replace('.', '\\.')} by the CLI's count`));
+    assert.match(shown.stdout, new RegExp(`cost +\\$${truth.toFixed(2).replace('.', '\\.')} metered, \\$${row.cli_cost_usd.toFixed(2).replace('.', '\\.')} by the CLI's count`));
   });
 
   test('a stream whose cost the CLI reports low (message_delta restating a lower input count, which the CLI believes) does not lower the ledger\'s cost: the meter\'s wins', { timeout: 120_000 }, async (t) => {

@@ -50,8 +50,8 @@ describe('the terminal', () => {
     const lines = all.stdout.trimEnd().split('\n');
     assert.match(lines[0], /^START\s+AGENT\s+OUTCOME\s+COST\s+TURNS\s+DURATION\s+ID$/);
     const cells = (l: string) => l.split(/ {2,}/);
-    assert.deepEqual(cells(lines[1]), ['2026-11-30 10:00', 'gardener', 'rate_limited', '$0.0090', '2', '1m 05s', 's-new']);
-    assert.deepEqual(cells(lines[2]), ['2026-11-20 10:00', 'researcher', 'error', '$1.50', '12', '1m 05s', 's-mid']);
+    assert.deepEqual(cells(lines[1]), ['2026-11-30 10:00 UTC', 'gardener', 'rate_limited', '$0.01', '2', '1m 05s', 's-new']);
+    assert.deepEqual(cells(lines[2]), ['2026-11-20 10:00 UTC', 'researcher', 'error', '$1.50', '12', '1m 05s', 's-mid']);
     // Aligned: the left columns start, and the number columns end, at the same place on every line.
     for (const word of ['AGENT', 'OUTCOME', 'ID']) {
       const at = lines[0].indexOf(word);
@@ -71,7 +71,7 @@ describe('the terminal', () => {
     assert.match(badOutcome.stderr, /Did you mean `rate_limited`\?/);
   });
 
-  test('money prints as money: a float sum is $0.0135 in text and 0.0135 in JSON', async (t) => {
+  test('money prints as money: a float sum is $0.01 in text (cents, as beside $20.00) and 0.0135 in JSON', async (t) => {
     const ws = workspace(t, api.url);
     writeAgent(ws, 'a', 'SCENARIO=text');
     const today = dayOf(new Date(), 'UTC');
@@ -79,7 +79,7 @@ describe('the terminal', () => {
     seed(ws, { id: 'm1', agent: 'a', outcome: 'ok', cost: 0.0045, started: `${today}T00:00:01.000Z` });
     seed(ws, { id: 'm2', agent: 'a', outcome: 'ok', cost: 0.009, started: `${today}T00:00:02.000Z` });
     const text = await nightshift(['budget'], ws.env, ws.dir);
-    assert.match(text.stdout, /spent {5}\$0\.0135 of \$20\.00/);
+    assert.match(text.stdout, /spent {5}\$0\.01 of \$20\.00/);
     const json = await nightshift(['budget', '--json'], ws.env, ws.dir);
     assert.ok(json.stdout.includes('"cost_usd":0.0135,'), json.stdout);
     assert.ok(!/0\.01350000/.test(json.stdout + text.stdout));
@@ -97,7 +97,7 @@ describe('the terminal', () => {
     const rows = chart.stdout.trimEnd().split('\n');
     // SPENT, RESERVED (`-`: nothing held by a running session), the bar.
     assert.match(rows[2], /^2026-11-28\s+1\/12\s+\$10\.00\s+-\s+█{10}$/, 'half of the $20 day: 10 of 20 cells');
-    assert.match(rows[3], /^2026-11-29\s+0\/12\s+\$0\.0000\s+-$/);
+    assert.match(rows[3], /^2026-11-29\s+0\/12\s+\$0\.00\s+-$/);
     assert.match(rows[4], /^2026-11-30\s+1\/12\s+\$5\.00\s+-\s+█{5}$/);
     const json = JSON.parse((await nightshift(['budget', '--days', '3', '--date', '2026-11-30', '--json'], ws.env, ws.dir)).stdout);
     assert.deepEqual(json.days.map((d: any) => [d.date, d.sessions, d.cost_usd]), [['2026-11-28', 1, 10], ['2026-11-29', 0, 0], ['2026-11-30', 1, 5]]);
@@ -115,7 +115,7 @@ describe('the terminal', () => {
     assert.match(shown.stdout, /── started: model /);
     assert.match(shown.stdout, /\n {2}→ Bash \{"command":"echo hi"/);
     assert.match(shown.stdout, /\n {2}← hi\n/);
-    assert.match(shown.stdout, /── result: ok, \$0\.0150, 2 turns\nTool said: "hi"\. Done\./);
+    assert.match(shown.stdout, /── result: ok, \$0\.01, 2 turns\nTool said: "hi"\. Done\./);
     assert.ok(!shown.stdout.includes('"type":'), 'no raw JSON');
     // logs ID shows the same conversation.
     const logs = await nightshift(['logs', 'tr1'], ws.env, ws.dir);
@@ -148,7 +148,7 @@ describe('the terminal', () => {
     const tty = await inPty(['run', 'a'], ws);
     assert.equal(tty.code, 0, tty.out);
     assert.match(tty.out, /^\d\d:\d\d:\d\d info {2}session \S+ started/m);
-    assert.match(tty.out, /▶ a {2}\d+s {2}\d+ turns? {2}\$\d\.\d{4}/, 'the live line');
+    assert.match(tty.out, /▶ a {2}\d+s {2}\d+ turns? {2}(\$\d\.\d\d|<\$0\.01)/, 'the live line');
     assert.ok(!tty.out.includes('{"level":'), `JSON on the terminal:\n${tty.out}`);
     assert.match(tty.out, /outcome {3}ok/);
     // Negative control: the same command into a pipe keeps pino's JSON and draws no live line.

@@ -22,7 +22,7 @@ test('a session embed carries every field the operator reads (inline snapshot)',
       fields: [
         { name: 'Outcome', value: 'ok', inline: true },
         { name: 'Model', value: 'sonnet', inline: true },
-        { name: 'Cost', value: '$0.0123', inline: true },
+        { name: 'Cost', value: '$0.01', inline: true },
         { name: 'Turns', value: '4', inline: true },
         { name: 'Duration', value: '1m 23s', inline: true },
         { name: 'Budget today', value: '3/12 sessions, $1.50 of $20.00 (2026-03-01)', inline: true },
@@ -54,7 +54,7 @@ for (const [outcome, color] of outcomes) {
 
 test('an estimated cost is marked, and git states read plainly', () => {
   const e = (g: Parameters<typeof sessionReport>[1], est = false) => sessionReport({ ...base, cost_estimated: est }, g, today, { redact: noRedact }).embed;
-  assert.equal(e(git, true).fields.find((f) => f.name === 'Cost')!.value, '~$0.0123 (estimated)');
+  assert.equal(e(git, true).fields.find((f) => f.name === 'Cost')!.value, '~$0.01 (estimated)');
   const cases: Array<[Parameters<typeof sessionReport>[1], string]> = [
     [null, 'git sync off'],
     [{ committed: true, pushed: false, branch: null, error: 'push failed (kept locally, the next tick pushes it): fatal: unreachable' }, 'committed, not pushed (push failed (kept locally, the next tick pushes it): fatal: unreachable)'],

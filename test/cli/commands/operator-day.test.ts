@@ -138,3 +138,31 @@ test('an empty remote: init --remote and doctor name the branch the first sessio
   assert.equal(other.code, 0, other.stderr);
   assert.doesNotMatch(other.stdout, /is empty/);
 });
+
+test('status: one time form with its zone, "12m ago" not "0h ago", "1 turn", cents, aligned columns', async (t) => {
+  const { Ledger } = await import('../../../budget/ledger.js');
+  const ws = workspace(t, 'http://127.0.0.1:9', configYaml({ budget: { timezone: 'Europe/Berlin' } }));
+  writeAgent(ws, 'gardener', 'SCENARIO=text');
+  const started = new Date(Date.now() - 13 * 60_000);
+  const l = Ledger.open(path.join(ws.state, 'ledger.db'));
+  for (const [id, turns, cost] of [['s-one', 1, 0.0135], ['s-two', 12, 1.5]] as const) {
+    const open = { id, agent: 'gardener', day: started.toISOString().slice(0, 10), started_at: started.toISOString(), transcript: null, model: 'sonnet', supervisor_pid: null, supervisor_start: null };
+    l.open(open);
+    l.settle(open, { outcome: 'ok', ended_at: new Date(started.getTime() + 60_000).toISOString(), duration_ms: 60_000, cost_usd: cost, cost_estimated: false, turns, exit_code: 0, result: null, error: null, input_tokens: 0, output_tokens: 0 });
+  }
+  l.close();
+  const r = await (await import('../../helpers.js')).nightshift(['status'], ws.env, ws.dir);
+  assert.equal(r.code, 0, r.stderr);
+  const out = r.stdout;
+  assert.match(out, /^last ok +12m \d\ds ago \(\d{4}-\d\d-\d\d \d\d:\d\d (CET|CEST|GMT\+1|GMT\+2)\)$/m, out);
+  assert.doesNotMatch(out, /\b0h ago|\d{4}-\d\d-\d\dT\d\d:/, 'no hours rounded to 0, no ISO instant');
+  assert.match(out, /\$\d+\.\d\d of \$20\.00/, 'the day in cents beside the limit');
+  assert.doesNotMatch(out, /\$\d+\.\d{3}/, 'never four places');
+  assert.match(out, / 1 turn /);
+  assert.match(out, / 12 turns /);
+  // Aligned: every value of the top block starts at one column.
+  const top = out.split('\n\n')[0].split('\n');
+  assert.equal(new Set(top.map((line) => /^\S+(?: \S+)? +/.exec(line)![0].length)).size, 1, out);
+  const rows = out.split('\n').filter((line) => /s-(one|two)/.test(line));
+  assert.equal(new Set(rows.map((line) => line.indexOf('s-'))).size, 1, out);
+});

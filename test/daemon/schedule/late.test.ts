@@ -25,7 +25,7 @@ describe('late runs and backoff reports', () => {
     assert.equal(late.embed.title, 'a: ok (late)');
     assert.ok(late.embed.fields.some((f) => f.name === 'Late'));
     assert.equal(sessionReport(s, null, day, { redact: id }).embed.title, 'a: ok');
-    assert.ok(late.embed.fields.some((f) => f.value.startsWith('$0.0135')), 'money as money');
+    assert.ok(late.embed.fields.some((f) => f.value.startsWith('$0.01')), 'money as money');
   });
 
   test('backoff start and recovery each make one report with its own key', () => {
