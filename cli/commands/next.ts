@@ -2,6 +2,7 @@
 import { EXIT, UsageError } from '../../daemon/errors.js';
 import type { FullContext } from '../context.js';
 import { withLedger } from '../with-ledger.js';
+import { zoneStamp } from '../table.js';
 
 export const help = `Usage: nightshift next [--at ISO-TIME] [--json] [--config PATH]
 
@@ -20,11 +21,6 @@ answer; an agent that will not run says why.
          (an agent no rule names is null)`;
 
 export const stage = 'full';
-
-// `2026-12-01 14:00` in the time zone (the budget's: the one rules are written in).
-function localStamp(t: Date, timezone: string): string {
-  return new Intl.DateTimeFormat('sv-SE', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(t);
-}
 
 const roughly = (ms: number) => {
   const m = Math.ceil(ms / 60_000);
@@ -52,11 +48,11 @@ export async function run({ config, flags, io, logger }: FullContext): Promise<n
     const lines = [d.starts ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
     for (const l of windowLines(windows, config.budget.max_window_utilization)) lines.push(`  window ${l}`);
     for (const r of d.decision.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
-    for (const [agent, h] of Object.entries(f.holds)) if (!d.decision.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${h.until} (${h.reason})`);
-    lines.push(`will run (${tz}):`);
+    for (const [agent, h] of Object.entries(f.holds)) if (!d.decision.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${zoneStamp(h.until, tz)} (${h.reason})`);
+    lines.push('will run:');
     for (const a of agents) {
       const t = f.agents[a.name];
-      const when = t === undefined ? 'no dispatch rule (run it with nightshift run)' : t === null ? `not within 8 days${f.why[a.name] ? `: ${f.why[a.name]}` : ''}` : t.getTime() === at.getTime() ? 'now' : `${localStamp(t, tz)} (in ${roughly(t.getTime() - at.getTime())})`;
+      const when = t === undefined ? 'no dispatch rule (run it with nightshift run)' : t === null ? `not within 8 days${f.why[a.name] ? `: ${f.why[a.name]}` : ''}` : t.getTime() === at.getTime() ? 'now' : `${zoneStamp(t.toISOString(), tz)} (in ${roughly(t.getTime() - at.getTime())})`;
       lines.push(`  ${a.name.padEnd(16)} ${when}`);
     }
     io.out(lines.join('\n'));

@@ -98,7 +98,7 @@ test('`next` and `status` with the day\'s cap reached: nothing starts now, the a
   const next = await nightshift(['next'], ws.env, ws.dir);
   assert.equal(next.code, 0, next.stderr);
   assert.match(next.stdout, /^next: nothing \(rule 0 \(gardener\) is due, but nothing starts: budget\.max_sessions_per_day reached: 1 of 1 sessions today\)$/m);
-  assert.match(next.stdout, new RegExp(`^  gardener +${new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)} 00:00 \\(in `, 'm'));
+  assert.match(next.stdout, new RegExp(`^  gardener +${new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)} 00:00 UTC \\(in `, 'm'), 'the one time form: local, with its zone label');
   assert.doesNotMatch(next.stdout, / now$/m);
   const json = JSON.parse((await nightshift(['next', '--json'], ws.env, ws.dir)).stdout);
   assert.equal(json.starts, false);
