@@ -210,14 +210,14 @@ export class VaultGit {
       // An empty remote (or one without this branch yet): nothing to pull; the first push makes it.
       if (/couldn't find remote ref/i.test(p.stderr)) {
         this.log.info({ event: 'git_pull_nothing', branch }, `git: ${this.config.git.remote} has no branch ${branch} yet: nothing to pull (the first push creates it)`);
-        return null;
+        return undefined; // nothing failed, nothing was pulled
       }
       await this.localGit(['rebase', '--abort']);
       return `pull failed (working on the local state; a conflict is saved on a branch after the session): ${lastLine(p.stderr)}`;
     });
     if (!r.held) report.error = this.signal?.aborted ? 'stop requested: pull skipped' : 'git lock not obtained in time: pull skipped';
     else if (r.value === null) report.pulled = true;
-    else report.error = r.value;
+    else if (r.value !== undefined) report.error = r.value;
     if (report.error) this.log.warn({ event: 'git_pull', error: report.error }, `git: ${report.error}`);
   }
 

@@ -25,6 +25,7 @@ test('an empty remote: no pull failure, no push (and no "push failed") without a
   const before = emptyGitReport();
   await vg.pull(before);
   assert.equal(before.error, null, JSON.stringify(before));
+  assert.equal(before.pulled, false, 'nothing was there to pull: the report does not say pulled');
   // The session wrote nothing.
   const idle = emptyGitReport();
   await vg.commitAndPush(session, (x) => x, idle);
