@@ -7,10 +7,13 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { loadConfig } from '../../../daemon/config/config.js';
+import { Ledger } from '../../../budget/ledger.js';
+import { loadConfig, validateConfig } from '../../../daemon/config/config.js';
 import { createLogger } from '../../../logs/logger.js';
 import { serveSessionMemory } from '../../../memory/mcp/session-server.js';
 import { MemoryStore } from '../../../memory/store.js';
+import { gatherState } from '../../../sessions/state/state-data.js';
+import { renderState } from '../../../sessions/state/state.js';
 import { configYaml, tempDir } from '../../helpers.js';
 
 const WORD = 'QUARTZWREN';
@@ -105,4 +108,27 @@ test("beta's stats count none of alpha's private memories, threads, predictions 
   const off = await (await session('shared', 'S-beta-2', 'beta'))('stats', {});
   assert.equal(off.memories, op.stats().memories);
   assert.equal(off.threads_open, 1);
+});
+
+test("beta's session state names alpha's last session, never its result or error (alpha's private memory holds them); alpha's own and the scope-off control show them", async (t) => {
+  const dir = tempDir(t, 'nightshift-scope-state-');
+  const mk = (scope: 'agent' | 'shared') => validateConfig({ state_dir: './state', git: { enabled: false }, memory: { scope } }, path.join(dir, 'nightshift.yaml')).config!;
+  fs.mkdirSync(mk('agent').state_dir, { recursive: true });
+  const ledger = Ledger.open(path.join(dir, 'ledger.db'));
+  t.after(() => ledger.close());
+  const NOW = new Date('2026-03-02T10:00:00Z');
+  const ran = (id: string, outcome: string, result: string | null, error: string | null) => {
+    const open = { id, agent: 'alpha', day: '2026-03-02', started_at: new Date(NOW.getTime() - 3_600_000).toISOString(), transcript: null, model: 'sonnet', supervisor_pid: 1, supervisor_start: null };
+    ledger.open(open);
+    ledger.settle(open, { outcome, ended_at: NOW.toISOString(), duration_ms: 1000, cost_usd: 0.25, cost_estimated: false, turns: 4, exit_code: 0, result, error, input_tokens: 1, output_tokens: 1 });
+  };
+  ran('S-alpha-ok', 'ok', `Rotated the ${WORD} depot key; the new code is 9137`, null);
+  ran('S-alpha-err', 'error', null, `${WORD} gate refused code 4411`);
+  const state = async (scope: 'agent' | 'shared', name: string) =>
+    renderState(await gatherState({ config: mk(scope), agent: { name, maxRunsPerDay: null }, sessionId: null, unattended: true, ledger, now: NOW, redact: (x) => x }), 12_000).text;
+  const beta = await state('agent', 'beta');
+  assert.doesNotMatch(beta, new RegExp(WORD));
+  assert.match(beta, /alpha: ok, 4 turns/, 'that alpha ran is still shown');
+  assert.match(await state('agent', 'alpha'), new RegExp(`${WORD} depot key`), 'its own agent sees its words');
+  assert.match(await state('shared', 'beta'), new RegExp(`${WORD} depot key`), 'control: scope off');
 });
