@@ -53,8 +53,13 @@ test("a private near-duplicate of a shared memory is never folded into it: beta'
   const alpha = await session('agent', 'S-alpha-1', 'alpha');
   const mine = await alpha('observe', { text: `${SHARED} ${WORD}`, source: SECRET_SOURCE });
 
+  // A belief is observed through the same gate: alpha's is its own, the shared memory keeps its kind.
+  assert.notEqual((await alpha('believe', { text: `${SHARED} for sure`, confidence: 0.95 })).id, shared);
   const beta = await session('agent', 'S-beta-1', 'beta');
   assert.deepEqual((await beta('query', { query: WORD, include_faded: true })).results, []);
+  const kept = await beta('recall', { id: shared });
+  assert.equal(kept.category, 'observation');
+  assert.equal(kept.confidence, 0.5);
   assert.deepEqual((await beta('query', { query: 'secret runbook alpha example' })).results.filter((r: any) => r.id !== shared), []);
   const rec = await beta('recall', { id: shared });
   assert.doesNotMatch(JSON.stringify(rec), /alpha/);
