@@ -110,8 +110,9 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
   // Whose it is; only the operator's view places a memory in a scope by name (an import).
   if (clean.scope !== undefined && s.agent !== null) throw new MemoryError('INVALID', `Expected no \`scope\` from ${s.agent}'s view: its writes are its own, or shared`);
   const scope = clean.scope !== undefined ? clean.scope : writeScope(s.agent, clean.shared);
-  // Never folded into a private memory of another scope (a shared claim would stay private).
-  if (decision === 'merge' && near!.scope !== null && near!.scope !== scope) decision = 'link';
+  // Never folded into a memory of another scope: into a private one a shared claim would stay
+  // private; into a shared one a private claim's words, source and tags would be everyone's.
+  if (decision === 'merge' && near!.scope !== scope) decision = 'link';
   const validFrom = clean.valid_from ?? at;
   let memoryId: number;
   let before: MemoryRow | null = null;

@@ -5,19 +5,25 @@ import { backfillCards } from './cards.js';
 import { round } from './checks.js';
 import type { StoreCore } from './core.js';
 
+// An agent's view counts only what it may see (scope.ts): another agent's memories, threads or
+// predictions would show as numbers that move when that agent writes. The operator's counts all.
 export function stats(s: StoreCore): MemoryStats {
   const one = (sql: string, ...args: unknown[]) => (s.stmt(sql).get(...args) as { n: number }).n;
-  const by = s.stmt('SELECT category, count(*) AS n FROM memories GROUP BY category').all() as Array<{ category: Category; n: number }>;
+  const m = s.seen('m');
+  const by = s.stmt(`SELECT category, count(*) AS n FROM memories m WHERE ${m} GROUP BY category`).all() as Array<{ category: Category; n: number }>;
+  const all = s.agent === null;
   return {
-    memories: one('SELECT count(*) AS n FROM memories'),
-    observations: one('SELECT count(*) AS n FROM observations'),
-    edges: one('SELECT count(*) AS n FROM edges'),
-    faded: one('SELECT count(*) AS n FROM memories WHERE faded = 1'),
-    superseded: one('SELECT count(*) AS n FROM memories WHERE superseded_by IS NOT NULL'),
+    memories: one(`SELECT count(*) AS n FROM memories m WHERE ${m}`),
+    observations: all ? one('SELECT count(*) AS n FROM observations') : one(`SELECT count(*) AS n FROM observations o JOIN memories m ON m.id = o.memory_id WHERE ${m}`),
+    edges: all
+      ? one('SELECT count(*) AS n FROM edges')
+      : one(`SELECT count(*) AS n FROM edges e JOIN memories m ON m.id = e.from_id JOIN memories t ON t.id = e.to_id WHERE ${m} AND ${s.seen('t')}`),
+    faded: one(`SELECT count(*) AS n FROM memories m WHERE faded = 1 AND ${m}`),
+    superseded: one(`SELECT count(*) AS n FROM memories m WHERE superseded_by IS NOT NULL AND ${m}`),
     tombstones: one('SELECT count(*) AS n FROM tombstones'),
     by_category: Object.fromEntries(by.map((r) => [r.category, r.n])),
     embedding_model: s.embedder?.model ?? null,
-    embedded: s.vectors ? s.vectors.size : 0,
+    embedded: !s.vectors ? 0 : all ? s.vectors.size : one(`SELECT count(*) AS n FROM embeddings e JOIN memories m ON m.id = e.memory_id WHERE e.model = ? AND ${m}`, s.vectors.model),
     schema_version: s.db.pragma('user_version', { simple: true }) as number,
     file: s.file,
     ...learningStats(s),
@@ -26,23 +32,26 @@ export function stats(s: StoreCore): MemoryStats {
 
 function learningStats(s: StoreCore): Pick<MemoryStats, 'retrievability' | 'overdue' | 'reviews' | 'threads_open' | 'predictions_open' | 'contradiction_candidates'> {
   const one = (sql: string, ...args: unknown[]) => (s.stmt(sql).get(...args) as { n: number }).n;
+  const m = s.seen('m');
   const at = s.now();
   let sum = 0;
   let n = 0;
   let low = 0;
-  for (const r of s.stmt('SELECT stability, last_review, created_at FROM memories WHERE faded = 0 AND superseded_by IS NULL').iterate() as Iterable<{ stability: number; last_review: string | null; created_at: string }>) {
+  for (const r of s.stmt(`SELECT stability, last_review, created_at FROM memories m WHERE faded = 0 AND superseded_by IS NULL AND ${m}`).iterate() as Iterable<{ stability: number; last_review: string | null; created_at: string }>) {
     const x = retrievabilityAt(r, at, r.created_at);
     sum += x;
     n++;
     if (x < 0.5) low++;
   }
+  const of = (table: string, where: string) => one(`SELECT count(*) AS n FROM ${table} x JOIN memories m ON m.id = x.memory_id WHERE ${where} AND ${m}`);
+  const seenBoth = `EXISTS (SELECT 1 FROM memories m WHERE m.id = c.a AND ${m}) AND EXISTS (SELECT 1 FROM memories m WHERE m.id = c.b AND ${m})`;
   return {
     retrievability: { mean: n ? round(sum / n) : 0, below_half: low },
-    overdue: one('SELECT count(*) AS n FROM memories WHERE due <= ? AND faded = 0 AND superseded_by IS NULL', at.toISOString()),
-    reviews: one('SELECT count(*) AS n FROM reviews'),
-    threads_open: one("SELECT count(*) AS n FROM threads WHERE status = 'open'"),
-    predictions_open: one('SELECT count(*) AS n FROM predictions WHERE resolved_at IS NULL'),
-    contradiction_candidates: one("SELECT count(*) AS n FROM contradiction_candidates WHERE status = 'candidate'"),
+    overdue: one(`SELECT count(*) AS n FROM memories m WHERE due <= ? AND faded = 0 AND superseded_by IS NULL AND ${m}`, at.toISOString()),
+    reviews: s.agent === null ? one('SELECT count(*) AS n FROM reviews') : of('reviews', '1'),
+    threads_open: of('threads', "x.status = 'open'"),
+    predictions_open: of('predictions', 'x.resolved_at IS NULL'),
+    contradiction_candidates: one(`SELECT count(*) AS n FROM contradiction_candidates c WHERE c.status = 'candidate' AND ${seenBoth}`),
   };
 }
 

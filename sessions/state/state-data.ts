@@ -60,11 +60,15 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
     mine = agent
       ? recent.filter((r) => r.agent === agent).map((r) => ({ id: r.id, outcome: r.status === 'running' ? 'running' : (r.outcome ?? 'error'), error: r.error, started_at: r.started_at, transcript: r.transcript, status: r.status }))
       : [];
+    // Another agent's result and error are its own words, kept in its private memory
+    // (sessions/capture resultRecord): under scopes only that it ran, and how it ended, are shown.
+    const view = viewOf(config, agent);
+    const words = (r: { agent: string }) => view === null || r.agent === view;
     sessions = {
       ok: true,
       items: recent.slice(0, STATE_LIMITS.sessions).map((r) => ({
         id: r.id, agent: r.agent, outcome: r.status === 'running' ? 'running' : (r.outcome ?? 'error'), started_at: r.started_at,
-        cost_usd: r.cost_usd, turns: r.turns, result: r.result, error: r.error,
+        cost_usd: r.cost_usd, turns: r.turns, result: words(r) ? r.result : null, error: words(r) ? r.error : null,
       })),
     };
     lastOkAt = ledger.lastOkAt();

@@ -124,7 +124,9 @@ describe('session state', () => {
     has('The link checker will find fewer than ten broken links (predicted with confidence 0.90: wrong; it found 40)');
     has(`contradiction: #${ids.claimA}`);
     has(/- wander 1 \(via start\): /);
-    has('researcher: loop, 4 turns, $0.25: "repeat: Bash echo x5"');
+    // Another agent's session: that it ran and how it ended, never its words (test/memory/store/scope-attack.test.ts).
+    has(/researcher: loop, 4 turns, \$0\.25\n/);
+    assert.doesNotMatch(text, /repeat: Bash echo x5/);
     has('gardener: ok, 4 turns, $0.25: "Tidied three notes"');
     has('branch: main');
     has(/last commit: "[0-9a-f]+ first note/);
