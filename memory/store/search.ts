@@ -85,6 +85,10 @@ function within(s: StoreCore, asOf: string | null): { sql: string; args: string[
   return { sql: asOf === null ? s.seen('m') : `${s.seen('m')} AND m.valid_from <= ?`, args: asOf === null ? [] : [asOf] };
 }
 
+// As of a time, a memory's evidence is what was observed of it by then: its first observation
+// (whose time may be a valid_from given for the past) and those recorded no later.
+const EVIDENCE_THEN = ' AND (o.created_at <= ? OR o.id = (SELECT min(o2.id) FROM observations o2 WHERE o2.memory_id = o.memory_id))';
+
 // The pipeline's reads, over this store, for a query as of `asOf` (null: now).
 function recallSource(s: StoreCore, asOf: string | null): RecallSource {
   const w = within(s, asOf);
@@ -103,8 +107,8 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
             memories: s.stmt(`SELECT f.rowid AS id, -f.rank AS s FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND ${w.sql} ORDER BY f.rank LIMIT ${depth}`).all(q, ...w.args) as Array<{ id: number; s: number }>,
             evidence: s.stmt(
               `SELECT o.memory_id AS id, -f.rank AS s FROM observations_fts f JOIN observations o ON o.id = f.rowid JOIN memories m ON m.id = o.memory_id
-               WHERE observations_fts MATCH ? AND ${w.sql} ORDER BY f.rank LIMIT ${depth}`,
-            ).all(q, ...w.args) as Array<{ id: number; s: number }>,
+               WHERE observations_fts MATCH ? AND ${w.sql}${asOf === null ? '' : EVIDENCE_THEN} ORDER BY f.rank LIMIT ${depth}`,
+            ).all(q, ...w.args, ...(asOf === null ? [] : [asOf])) as Array<{ id: number; s: number }>,
           }
         : {
             memories: s.stmt(`SELECT rowid AS id, -rank AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ${depth}`).all(q) as Array<{ id: number; s: number }>,

@@ -138,11 +138,10 @@ test("beta's session state names alpha's last session, never its result or error
   assert.match(await state('shared', 'beta'), new RegExp(`${WORD} depot key`), 'control: scope off');
 });
 
-// Found, not fixed: an observation merged into a memory later is its evidence at every time, so a
-// query as of before it was made finds the memory by the later words alone (and lists the later
-// source). Observations carry no valid time of their own (only created_at, the record time), so
-// cutting them at as_of is the lead's call: as known then, or as held then.
-test('as of a time, a memory is not found by words only a later observation of it holds', { skip: 'fails now: observations have no valid time of their own (the lead decides)' }, async (t) => {
+// An observation merged into a memory later was its evidence at every time, so a query as of before
+// it was made found the memory by the later words alone. As of a time, evidence is what was
+// observed by then (the first observation always: it is the memory's beginning).
+test('as of a time, a memory is not found by words only a later observation of it holds', async (t) => {
   let now = new Date('2025-01-01T00:00:00Z');
   const s = MemoryStore.open(path.join(tempDir(t), 'memory.db'), { now: () => now });
   t.after(() => s.close());
@@ -152,4 +151,5 @@ test('as of a time, a memory is not found by words only a later observation of i
   assert.equal((await s.observe({ text: `${text} ZEPHYRQUILL`, source: 'S-2027' }, { surface: 'cli' })).memory_id, first);
   assert.ok((await s.query('ZEPHYRQUILL')).some((r) => r.id === first), 'control: now it is found by the later word');
   assert.deepEqual(await s.query('ZEPHYRQUILL', { as_of: '2026-01-01T00:00:00Z' }), []);
+  assert.ok((await s.query('lighthouse rsync', { as_of: '2026-01-01T00:00:00Z' })).some((r) => r.id === first), 'its own words of then still find it');
 });
