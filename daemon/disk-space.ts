@@ -6,7 +6,14 @@ import path from 'node:path';
 import type { Config } from './config/schema.js';
 import { formatSize } from './config/size.js';
 
-export type DiskFact = { what: string; path: string; dev: number; free: number; total: number };
+// `files`, `filesFree`: the disk's inodes (0 where the file system does not count them, btrfs).
+export type DiskFact = { what: string; path: string; dev: number; free: number; total: number; files?: number; filesFree?: number };
+
+// A disk with bytes to spare but no inodes refuses every new file as one out of bytes does (many
+// small files a session made): below this many free, it counts as full, whenever limits.disk_free
+// is on.
+export const MIN_FREE_FILES = 1024;
+const filesLow = (f: { files?: number; filesFree?: number }) => (f.files ?? 0) > 0 && (f.filesFree ?? Infinity) < MIN_FREE_FILES;
 
 // The nearest folder that exists: a state_dir not made yet lies on its parent's disk.
 function existing(p: string): string {
@@ -22,7 +29,7 @@ export function diskFacts(c: Pick<Config, 'vault' | 'state_dir' | 'log_dir'>): D
     try {
       const at = existing(p);
       const s = fs.statfsSync(at);
-      out.push({ what, path: p, dev: fs.statSync(at).dev, free: s.bavail * s.bsize, total: s.blocks * s.bsize });
+      out.push({ what, path: p, dev: fs.statSync(at).dev, free: s.bavail * s.bsize, total: s.blocks * s.bsize, files: s.files, filesFree: s.ffree });
     } catch {
       // unreadable: the access checks say why
     }
@@ -30,7 +37,7 @@ export function diskFacts(c: Pick<Config, 'vault' | 'state_dir' | 'log_dir'>): D
   return out;
 }
 
-export type LowDisk = { what: string[]; path: string; free: number; total: number };
+export type LowDisk = { what: string[]; path: string; free: number; total: number; files?: number; filesFree?: number };
 
 // Pure: the disks below `min` free, one entry per disk (the folders on it named together). A
 // `min` of 0 turns the check off.
@@ -38,17 +45,19 @@ export function lowDisks(facts: DiskFact[], min: number): LowDisk[] {
   if (min <= 0) return [];
   const byDev = new Map<number, LowDisk>();
   for (const f of facts) {
-    if (f.free >= min) continue;
+    if (f.free >= min && !filesLow(f)) continue;
     const d = byDev.get(f.dev);
     if (d) d.what.push(f.what);
-    else byDev.set(f.dev, { what: [f.what], path: f.path, free: f.free, total: f.total });
+    else byDev.set(f.dev, { what: [f.what], path: f.path, free: f.free, total: f.total, ...(filesLow(f) ? { files: f.files, filesFree: f.filesFree } : {}) });
   }
   return [...byDev.values()];
 }
 
 // Pure: one line that says which disk, how full, and the limit.
 export function diskFullReason(low: LowDisk[], min: number): string {
-  return low.map((d) => `the disk of ${d.what.join(', ')} (${d.path}) has ${formatSize(d.free)} free of ${formatSize(d.total)}, below limits.disk_free (${formatSize(min)})`).join('; ');
+  return low.map((d) => d.free < min
+    ? `the disk of ${d.what.join(', ')} (${d.path}) has ${formatSize(d.free)} free of ${formatSize(d.total)}, below limits.disk_free (${formatSize(min)})`
+    : `the disk of ${d.what.join(', ')} (${d.path}) has ${d.filesFree} of ${d.files} files (inodes) free, below the ${MIN_FREE_FILES} nightshift keeps free`).join('; ');
 }
 
 // Why no session may start or go on for lack of room (limits.disk_free), or null.

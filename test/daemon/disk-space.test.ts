@@ -2,7 +2,7 @@
 // that left one full (daemon/tick/session.ts diskFullEnding): pure over plain facts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { diskFacts, diskFullReason, isDiskFull, lowDisks, type DiskFact } from '../../daemon/disk-space.js';
+import { MIN_FREE_FILES, diskFacts, diskFullReason, isDiskFull, lowDisks, type DiskFact } from '../../daemon/disk-space.js';
 import { diskFullEnding } from '../../daemon/tick/session.js';
 import { classify } from '../../sessions/run/outcome.js';
 
@@ -14,6 +14,16 @@ describe('lowDisks', () => {
     const low = lowDisks([fact('vault', 1, 2 * M), fact('state_dir', 1, 2 * M), fact('log_dir', 2, 80 * M)], 64 * M);
     assert.deepEqual(low, [{ what: ['vault', 'state_dir'], path: '/vault', free: 2 * M, total: 100 * M }]);
     assert.equal(diskFullReason(low, 64 * M), 'the disk of vault, state_dir (/vault) has 2M free of 100M, below limits.disk_free (64M)');
+  });
+
+  test('a disk with bytes to spare but its inodes nearly gone is low, said as such; one that counts no inodes (btrfs) is not', () => {
+    const few = { ...fact('vault', 1, 80 * M), files: 4000, filesFree: MIN_FREE_FILES - 1 };
+    const low = lowDisks([few], 64 * M);
+    assert.equal(low.length, 1);
+    assert.equal(diskFullReason(low, 64 * M), `the disk of vault (/vault) has ${MIN_FREE_FILES - 1} of 4000 files (inodes) free, below the ${MIN_FREE_FILES} nightshift keeps free`);
+    assert.deepEqual(lowDisks([{ ...few, filesFree: MIN_FREE_FILES }], 64 * M), [], 'enough inodes left: no finding');
+    assert.deepEqual(lowDisks([{ ...few, files: 0, filesFree: 0 }], 64 * M), [], 'no inode count at all');
+    assert.deepEqual(lowDisks([few], 0), [], 'limits.disk_free: 0 turns this off too');
   });
 
   test('room on every disk, or a limit of 0, is no finding', () => {
