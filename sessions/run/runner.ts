@@ -209,7 +209,10 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   if (o.fail?.aborted) onFail();
   else o.fail?.addEventListener('abort', onFail, { once: true });
 
+  // Whether the command wrote anything at all: one that never started wrote nothing.
+  let wroteLines = false;
   const onLine = (line: string, truncated: boolean) => {
+    wroteLines = true;
     // A line cut for length may begin mid-secret: it is counted, never written.
     if (truncated) {
       o.tracker.garbage++;
@@ -266,11 +269,12 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   if (!stopReason && execFailed) spawnError = spawnMessage(Object.assign(new Error(''), { code: errnoName(Number(execFailed[1])) }), o.command);
   else if (result.error && result.exitCode === null && result.signal === null && !stopReason) spawnError = spawnMessage(result.error, o.command);
   // The gate's exec failed (sh says so, 127 or 126): the command never started.
-  else if (gated && !wrapped && !stopReason && (result.exitCode === 127 || result.exitCode === 126) && /^nightshift-gate: \d+: exec: /m.test(stderrRaw)) {
+  // Only with no line written: the session's own stderr could say the same words.
+  else if (gated && !wrapped && !stopReason && !wroteLines && (result.exitCode === 127 || result.exitCode === 126) && /^nightshift-gate: \d+: exec: /m.test(stderrRaw)) {
     spawnError = spawnMessage(Object.assign(new Error(''), { code: result.exitCode === 127 ? 'ENOENT' : 'EACCES' }), o.command);
   }
   // Under rlimits prlimit execs the command: its failing to is the same never-started.
-  else if (!stopReason && (result.exitCode === 127 || result.exitCode === 126) && PRLIMIT_EXEC_RE.test(stderrRaw)) {
+  else if (!stopReason && !wroteLines && (result.exitCode === 127 || result.exitCode === 126) && PRLIMIT_EXEC_RE.test(stderrRaw)) {
     spawnError = spawnMessage(Object.assign(new Error(''), { code: result.exitCode === 127 ? 'ENOENT' : 'EACCES' }), PRLIMIT_EXEC_RE.exec(stderrRaw)![1]);
   }
   return {

@@ -63,4 +63,7 @@ test('under rlimits a command prlimit cannot exec is a spawn failure too, naming
   const ran = await runClaude({ ...o, ...cell.wrap('/bin/sh', ['-c', 'echo "prlimit: nope" >&2; exit 127']) });
   assert.equal(ran.spawnError, null);
   assert.equal(ran.exitCode, 127);
+  // A command that ran and wrote its stream cannot pass for one that never started by saying so.
+  const said = await runClaude({ ...o, ...cell.wrap('/bin/sh', ['-c', 'echo "{}"; echo "prlimit: failed to execute claude: No such file or directory" >&2; exit 127']) });
+  assert.equal(said.spawnError, null);
 });
