@@ -14,6 +14,9 @@ import { DEFAULT_SESSION_USER, vaultFix, type SessionUser } from '../sessions/wa
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
 export const CLAUDE = path.join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
+// This shell's PATH without any folder that holds a `claude` (npm test puts node_modules/.bin first):
+// what a machine without the CLI on its PATH would have.
+export const PATH_WITHOUT_CLAUDE = (process.env.PATH ?? '').split(':').filter((d) => d && !fs.existsSync(path.join(d, 'claude'))).join(':');
 export const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 
 export function tempDir(t: TestContext | null, prefix = 'nightshift-'): string {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { makeWritablePaths, SYSTEMD_DEFAULT_PATH, UNIT_FILES } from '../../daemon/systemd.js';
-import { CLAUDE, nightshift, ROOT, tempDir } from '../helpers.js';
+import { CLAUDE, nightshift, PATH_WITHOUT_CLAUDE, ROOT, tempDir } from '../helpers.js';
 
 function verify(dir: string) {
   const files = fs.readdirSync(dir).filter((f) => /\.(service|timer)$/.test(f)).map((f) => path.join(dir, f));
@@ -21,7 +21,7 @@ async function rendered(t: any, extra: string[] = [], user = 'root') {
   // systemd's own PATH lacks (as an nvm or --prefix install is).
   fs.mkdirSync(path.join(dir, 'bin'));
   fs.symlinkSync(CLAUDE, path.join(dir, 'bin', 'claude'));
-  const env = { PATH: `${path.join(dir, 'bin')}:${process.env.PATH}`, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
+  const env = { PATH: `${path.join(dir, 'bin')}:${PATH_WITHOUT_CLAUDE}`, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
   const units = path.join(dir, 'units');
   const ran = await nightshift(['systemd', 'install', '--prefix', units, '--user', user, ...extra], env, dir);
   return { dir, units, ran, env };
@@ -176,7 +176,7 @@ describe('systemd units', () => {
     const { dir, env } = await rendered(t);
     const units = path.join(dir, 'again');
     // Negative control: without the CLI's folder on PATH, as systemd's own PATH would be.
-    const lost = await nightshift(['systemd', 'install', '--prefix', units, '--user', 'nobody'], { ...env, PATH: process.env.PATH }, dir);
+    const lost = await nightshift(['systemd', 'install', '--prefix', units, '--user', 'nobody'], { ...env, PATH: PATH_WITHOUT_CLAUDE }, dir);
     assert.equal(lost.code, 64, lost.stderr);
     assert.match(lost.stderr, /claude\.command: `claude` is not on this shell's PATH .*so the units could not start it either/);
     assert.equal(fs.existsSync(units), false, 'nothing written');
@@ -184,7 +184,7 @@ describe('systemd units', () => {
     const tmpCli = fs.mkdtempSync('/tmp/nightshift-cli-');
     t.after(() => fs.rmSync(tmpCli, { recursive: true, force: true }));
     fs.writeFileSync(path.join(tmpCli, 'claude'), '#!/bin/sh\necho 2.0.0\n', { mode: 0o755 });
-    const hidden = await nightshift(['systemd', 'print', '--user', 'nobody'], { ...env, PATH: `${tmpCli}:${process.env.PATH}` }, dir);
+    const hidden = await nightshift(['systemd', 'print', '--user', 'nobody'], { ...env, PATH: `${tmpCli}:${PATH_WITHOUT_CLAUDE}` }, dir);
     assert.equal(hidden.code, 64, hidden.stderr);
     assert.match(hidden.stderr, /claude\.command: \/tmp\/nightshift-cli-\w+\/claude is under \/tmp or \/var\/tmp, which the units' PrivateTmp= hides/);
   });
