@@ -134,9 +134,11 @@ describe('a supervisor killed mid-session', () => {
     // in bwrap it often wins. This test is about our own write, so the wall is left out.
     const ws = workspace(t, api.url, configYaml({ top: 'sandbox: none\n' }));
     t.after(() => processesMatching('sleep 635').forEach((p) => process.kill(p.pid, 'SIGKILL')));
-    writeAgent(ws, 'flooder', 'SCENARIO=flood SLEEP=635 SIZE=600000', { allowed_tools: ['Bash'] });
-    // `ulimit -f 256`: no file of ours may grow past 128 KiB (sh counts 512-byte blocks).
-    const child = spawn('sh', ['-c', `ulimit -f 256; exec "$0" "$@"`, process.execPath, path.join(FIXTURES, '..', '..', 'dist', 'cli', 'bin.js'), 'run', 'flooder', '--json'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    writeAgent(ws, 'flooder', 'SCENARIO=flood SLEEP=635 SIZE=1200000', { allowed_tools: ['Bash'] });
+    // `ulimit -f 2048`: no file of ours may grow past 1 MiB (sh counts 512-byte blocks): room for
+    // the ledger and the memory store with their WALs (a fresh memory store is ~160 KiB), none for
+    // the flood's 1.2 MB line.
+    const child = spawn('sh', ['-c', `ulimit -f 2048; exec "$0" "$@"`, process.execPath, path.join(FIXTURES, '..', '..', 'dist', 'cli', 'bin.js'), 'run', 'flooder', '--json'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     t.after(() => child.kill('SIGKILL'));
     let stdout = '';
     let stderr = '';
