@@ -13,7 +13,6 @@ const DAY_MS = 86_400_000;
 export type RecallSource = {
   weights: RankWeights;
   now: Date; // the clock's now; a query as of a time counts every age from that time instead
-
   // The `max` rarest of `terms`, the common ones dropped while rarer ones remain.
   selective(terms: string[], max: number, common: number): string[];
   // BM25 hits (higher is better) of memories' own text and of their evidence, each at most `depth`.

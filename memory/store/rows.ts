@@ -65,7 +65,8 @@ export function link(s: StoreCore, from: number, to: number, type: EdgeType, wei
     ).run(from, to, type, weight, s.iso());
     const edge = { from, to, type, weight };
     s.audit(actor, 'link', `memory:${from}`, before ? { ...edge, weight: before.weight } : null, edge);
-    if (type === 'supersedes') endValidity(s, target, source, actor);
+    // Idempotent as the tool says: the same supersession again only sets the weight.
+    if (type === 'supersedes' && target.superseded_by !== from) endValidity(s, target, source, actor);
     return edge;
   })();
 }

@@ -306,8 +306,9 @@ test("an agent's `supersedes` link on its own memory ends its validity when the 
   assert.ok(r.edges.some((e) => e.type === 'supersedes' && e.to === newer && e.weight === 0.7 && e.direction === 'in'));
   assert.deepEqual((await alpha.query(FERRY_Q)).map((r) => r.id), [newer]);
   assert.deepEqual((await alpha.query(FERRY_Q, { as_of: '2025-06-01' })).map((r) => r.id), [older], 'it held before the newer began');
+  alpha.link(newer, older, 'supersedes', 0.7, MCP);
   const audit = op.auditLog().filter((a) => a.target === `memory:${older}` && a.action === 'supersede');
-  assert.equal(audit.length, 1);
+  assert.equal(audit.length, 1, 'linked again: the same supersession, not a second one');
   assert.equal(audit[0].session_id, MCP.sessionId);
 });
 
