@@ -11,7 +11,7 @@ export type Flags = {
   'valid-from'?: string; 'as-of'?: string;
   agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
   'environment-file'?: string; remote?: string; fix?: boolean; port?: string;
-  confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string;
+  confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string; weight?: string;
 };
 
 const OPTIONS = {
@@ -42,6 +42,7 @@ const OPTIONS = {
   seed: { type: 'string' },
   steps: { type: 'string' },
   approve: { type: 'string' },
+  weight: { type: 'string' },
   agent: { type: 'string' },
   outcome: { type: 'string' },
   since: { type: 'string' },
@@ -71,7 +72,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   systemd: ['config', 'environment-file', 'user', 'on-calendar', 'prefix'],
   alert: ['config', 'environment-file', 'unit'],
   doctor: ['config', 'environment-file', 'json', 'alert', 'fix'],
-  memory: ['config', 'environment-file', 'json', 'limit', 'source', 'category', 'tags', 'speaker', 'explain', 'include-faded', 'valid-from', 'as-of', 'agent', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
+  memory: ['config', 'environment-file', 'json', 'limit', 'source', 'category', 'tags', 'speaker', 'explain', 'include-faded', 'valid-from', 'as-of', 'agent', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve', 'weight'],
   mcp: ['config', 'environment-file'],
   state: ['config', 'environment-file', 'json', 'agent'],
   anneal: ['config', 'environment-file', 'json', 'agent'],

@@ -1,4 +1,4 @@
-// `nightshift memory believe|confirm|contradict|predict|resolve|review|threads|wander|dream|forget`.
+// `nightshift memory believe|confirm|contradict|link|predict|resolve|review|threads|wander|dream|forget`.
 // memory/cli.ts dispatches here. Forget is the one way to delete for good, and only with a code a
 // human reads from the dry run.
 import { createHash } from 'node:crypto';
@@ -9,7 +9,8 @@ import { PHASES } from '../../memory/dream/dream.js';
 import { dreamWithConfig } from '../../memory/dream/dream-run.js';
 import type { MemoryFlags, MemoryIo } from './memory-io.js';
 import type { MemoryStore } from '../../memory/store.js';
-import type { Actor, GradeName, PredictionOutcome } from '../../memory/types.js';
+import { DEFAULT_LINK_WEIGHT } from '../../memory/mcp/store-tools.js';
+import type { Actor, EdgeType, GradeName, PredictionOutcome } from '../../memory/types.js';
 import { redactStateFiles, stateCopies } from '../../memory/store/forget-redact.js';
 
 // A forget approval that does not match the dry run (wrong code, other ids, another day): exit 77
@@ -19,13 +20,14 @@ export class ForgetRefusedError extends NightshiftError {
   override readonly exitCode = 77;
 }
 
-export const LEARNING_SUBS = ['believe', 'confirm', 'contradict', 'predict', 'resolve', 'review', 'threads', 'wander', 'dream', 'forget'] as const;
-export type LearningFlags = MemoryFlags & { confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string };
+export const LEARNING_SUBS = ['believe', 'confirm', 'contradict', 'link', 'predict', 'resolve', 'review', 'threads', 'wander', 'dream', 'forget'] as const;
+export type LearningFlags = MemoryFlags & { confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string; weight?: string };
 
 export const LEARNING_FLAGS: Record<(typeof LEARNING_SUBS)[number], string[]> = {
   believe: ['json', 'source', 'confidence'],
   confirm: ['json'],
   contradict: ['json', 'note'],
+  link: ['json', 'weight'],
   predict: ['json', 'confidence', 'due'],
   resolve: ['json', 'note'],
   review: ['json'],
@@ -87,6 +89,13 @@ export async function learningCommand(config: Config, sub: (typeof LEARNING_SUBS
       need(2, 'contradict ID OTHER_ID [--note TEXT]');
       const r = await withStore(config, io, async (s) => s.contradict(idOf(args[0]), idOf(args[1], 'OTHER_ID'), flags.note ?? null, CLI_ACTOR));
       out(r, `#${r.other_id} contradicts #${r.id}; its confidence is now ${r.confidence}`);
+      return EXIT.OK;
+    }
+    case 'link': {
+      need(3, 'link FROM TO TYPE [--weight 0..1]');
+      const weight = fractionOf(flags.weight, 'weight') ?? DEFAULT_LINK_WEIGHT;
+      const r = await withStore(config, io, async (s) => s.link(idOf(args[0], 'FROM'), idOf(args[1], 'TO'), args[2] as EdgeType, weight, CLI_ACTOR));
+      out(r, `#${r.from} ${r.type} #${r.to} (weight ${r.weight})${r.type === 'supersedes' ? `; #${r.to} is superseded` : ''}`);
       return EXIT.OK;
     }
     case 'predict': {

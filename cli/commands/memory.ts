@@ -42,6 +42,9 @@ audit log with surface "cli" (or "import").
         joins the state's Identity (a session's own claims wait for this or for use in a later
         session that ended ok)
   contradict ID OTHER_ID [--note TEXT]                link the two as contradicting; lowers confidence
+  link FROM TO TYPE [--weight 0..1]                   a typed edge (supports, relates_to, ...; weight
+        default 0.5); FROM supersedes TO also ends TO's validity (valid_to: when FROM began), for
+        every agent, shared memories too. --json: {from, to, type, weight}
   predict TEXT [--confidence 0..1] [--due ISO]        a prediction. --json: {id}
   resolve ID correct|partly|wrong [--note TEXT]       resolve a prediction. --json: {id, surprise}
   review ID again|hard|good|easy                      grade a memory by hand (FSRS-6)

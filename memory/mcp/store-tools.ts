@@ -17,7 +17,7 @@ export type StoreToolStore = {
   stats(): Promise<MemoryStats> | MemoryStats;
 };
 
-const DEFAULT_LINK_WEIGHT = 0.5;
+export const DEFAULT_LINK_WEIGHT = 0.5;
 const MAX_TEXT = 20_000;
 
 const id = z.number().int().positive();
@@ -185,7 +185,7 @@ export function storeTools(store: StoreToolStore, opts: ToolOptions): Tool[] {
       name: 'link',
       title: 'Link two memories',
       description:
-        'Record a typed relation from one memory to another; linking the same pair and type again updates its weight.',
+        'Record a typed relation from one memory to another (again: a new weight); `from supersedes to` also ends `to`\'s validity, which a session may do only to its own memories.',
       input: LinkIn,
       output: LinkOut,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

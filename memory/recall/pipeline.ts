@@ -12,7 +12,7 @@ const DAY_MS = 86_400_000;
 // The reads ranking needs, each a plain list.
 export type RecallSource = {
   weights: RankWeights;
-  now: Date;
+  now: Date; // the clock's now; a query as of a time counts every age from that time instead
   // The `max` rarest of `terms`, the common ones dropped while rarer ones remain.
   selective(terms: string[], max: number, common: number): string[];
   // BM25 hits (higher is better) of memories' own text and of their evidence, each at most `depth`.
@@ -21,7 +21,8 @@ export type RecallSource = {
   // The edges with an end in `ids`; `shares` edges only when asked. Only memories the query may
   // return (its view's; with `as_of`, begun by then).
   edgesAround(ids: number[], shares: boolean): Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>;
-  states(ids: number[]): Array<{ id: number; salience: number; updated_at: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null }>;
+  // `last_seen`: its newest evidence (as of the query's time, what was observed by then).
+  states(ids: number[]): Array<{ id: number; salience: number; last_seen: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null }>;
   // The speakers the store knows (memory/text/speaker.ts), to find those a query names.
   speakers(): string[];
   texts(ids: number[]): Array<{ id: number; text: string; category: Category; faded: number; superseded_by: number | null }>;
@@ -61,11 +62,12 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
   const activation = w.activation && w.hops > 0 ? spreadActivation(seeds, adjacency(src, seeds.keys(), w.hops), w) : new Map<number, number>();
 
   const candidateIds = new Set([...fused.keys(), ...activation.keys()]);
-  const nowMs = src.now.getTime();
+  const asOf = opts.as_of ?? null;
+  // Ages as of the query's time: as of then, "recent" is recent then.
+  const refMs = asOf !== null ? Date.parse(asOf) : src.now.getTime();
   const cands: Candidate[] = [];
   const states = src.states([...candidateIds]);
   const elsewhere = w.speaker > 0 ? saidElsewhere(src, text, states) : new Set<number>();
-  const asOf = opts.as_of ?? null;
   const superseded = new Set<number>();
   for (const r of states) {
     // As of a time, what was superseded by then; what came later is left to the store (never returned).
@@ -77,7 +79,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
       vector: vector.get(r.id) ?? 0,
       fused: fused.get(r.id) ?? 0,
       activation: activation.get(r.id) ?? 0,
-      ageDays: (nowMs - Date.parse(r.updated_at)) / DAY_MS,
+      ageDays: (refMs - Date.parse(r.last_seen)) / DAY_MS,
       salience: r.salience,
       elsewhere: elsewhere.has(r.id),
     });

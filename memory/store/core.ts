@@ -28,6 +28,7 @@ export class StoreCore {
   readonly expandQuery: ((query: string) => Promise<string>) | null;
   readonly tombstones: Tombstones;
   private readonly transactionMode: 'immediate' | 'deferred';
+  readonly crossScopeSupersede: boolean;
   // Whose view this is (memory/store/scope.ts): an agent reads its own and the shared memories and
   // writes its own; null, the operator, reads all and writes shared.
   readonly agent: string | null = null;
@@ -61,6 +62,7 @@ export class StoreCore {
     this.learning = { ...DEFAULT_LEARNING, ...opts.learning };
     this.expandQuery = opts.expandQuery ?? null;
     this.transactionMode = opts.transactionMode ?? 'immediate';
+    this.crossScopeSupersede = opts.crossScopeSupersede ?? false;
     this.tombstones = new Tombstones(db, opts.forgetSimilarity ?? DEFAULTS.memory.forget_similarity);
     this.vectors = this.embedder ? new VectorIndex(this.embedder.model, this.embedder.dim) : null;
   }

@@ -19,6 +19,8 @@ export type StoreOptions = {
   expandQuery?: ((query: string) => Promise<string>) | null;
   // Test-only: `deferred` shows, as a negative control, the lost writes IMMEDIATE prevents.
   transactionMode?: 'immediate' | 'deferred';
+  // Test-only: true shows, as a negative control, what a supersession across scopes would hide.
+  crossScopeSupersede?: boolean;
   // Config `memory.forget_similarity`: a text this close to a forgotten one is refused.
   forgetSimilarity?: number;
   // Whose view (memory/store/scope.ts): a session's agent under `memory.scope: agent`; unset, the operator's.

@@ -3,8 +3,9 @@
 import { retrievability as retrievabilityAt } from '../learning/fsrs.js';
 import { EDGE_TYPES, MemoryError, type Actor, type Category, type EdgeType, type MemoryRecord } from '../types.js';
 import { applyGrade, card } from './cards.js';
-import { checkActor, publicRow, round } from './checks.js';
+import { checkActor, publicRow, round, type MemoryRow } from './checks.js';
 import type { StoreCore } from './core.js';
+import { supersedeProblem } from './scope.js';
 import { sourcesOf } from './search.js';
 
 // An import line (the same shape `exportAll` writes).
@@ -44,15 +45,19 @@ export function hasObservation(s: StoreCore, sessionId: string, text: string): b
   return !!s.stmt('SELECT 1 FROM observations WHERE session_id = ? AND text = ? LIMIT 1').get(sessionId, String(text).normalize('NFKC').trim());
 }
 
-/** A typed, weighted edge between two memories (weight 0..1; an existing edge takes the new weight). */
+/**
+ * A typed, weighted edge between two memories (weight 0..1; an existing edge takes the new weight).
+ * `from supersedes to` is a supersession (see `supersede`), refused where this view may not make one.
+ */
 export function link(s: StoreCore, from: number, to: number, type: EdgeType, weight: number, actor: Actor): { from: number; to: number; type: EdgeType; weight: number } {
   checkActor(actor);
   if (!EDGE_TYPES.includes(type)) throw new MemoryError('INVALID', `Expected an edge type (${EDGE_TYPES.join(', ')}), got ${JSON.stringify(type)}`);
   if (typeof weight !== 'number' || !(weight >= 0 && weight <= 1)) throw new MemoryError('INVALID', `Expected weight between 0 and 1, got ${JSON.stringify(weight)}`);
   if (from === to) throw new MemoryError('INVALID', `Expected two different memories, got ${from} twice`);
   return s.write(() => {
-    s.row(from);
-    s.row(to);
+    const source = s.row(from);
+    const target = s.row(to);
+    if (type === 'supersedes') mayReplace(s, target, source);
     const before = s.stmt('SELECT weight FROM edges WHERE from_id = ? AND to_id = ? AND type = ?').get(from, to, type) as { weight: number } | undefined;
     s.stmt(
       `INSERT INTO edges (from_id, to_id, type, weight, created_at) VALUES (?, ?, ?, ?, ?)
@@ -60,6 +65,8 @@ export function link(s: StoreCore, from: number, to: number, type: EdgeType, wei
     ).run(from, to, type, weight, s.iso());
     const edge = { from, to, type, weight };
     s.audit(actor, 'link', `memory:${from}`, before ? { ...edge, weight: before.weight } : null, edge);
+    // Idempotent as the tool says: the same supersession again only sets the weight.
+    if (type === 'supersedes' && target.superseded_by !== from) endValidity(s, target, source, actor);
     return edge;
   })();
 }
@@ -76,7 +83,9 @@ export function fade(s: StoreCore, id: number, actor: Actor, faded = true): void
 
 /**
  * `newer` replaces `older`: older gets superseded_by and a `supersedes` edge points at it. Older
- * held until newer began (valid_to: newer's valid_from, never before older's own).
+ * held until newer began (valid_to: newer's valid_from, never before older's own). An agent's
+ * view may supersede only its own memories, and only by one every reader of the older sees
+ * (scope.ts supersedeProblem); the operator's, any. Throws MemoryError PERMISSION or INVALID.
  */
 export function supersede(s: StoreCore, older: number, newer: number, actor: Actor): void {
   checkActor(actor);
@@ -84,12 +93,23 @@ export function supersede(s: StoreCore, older: number, newer: number, actor: Act
   s.write(() => {
     const before = s.row(older);
     const after = s.row(newer);
-    const validTo = [before.valid_from, after.valid_from].sort()[1];
-    s.stmt('UPDATE memories SET superseded_by = ?, valid_to = ? WHERE id = ?').run(newer, validTo, older);
+    mayReplace(s, before, after);
     s.upsertEdge(newer, older, 'supersedes', 1);
-    const graded = applyGrade(s, older, 'again', 'superseded', actor, s.now());
-    s.audit(actor, 'supersede', `memory:${older}`, { superseded_by: before.superseded_by, valid_to: before.valid_to }, { superseded_by: newer, valid_to: validTo, graded: graded.grade });
+    endValidity(s, before, after, actor);
   })();
+}
+
+function mayReplace(s: StoreCore, older: MemoryRow, newer: MemoryRow): void {
+  const problem = s.crossScopeSupersede ? null : supersedeProblem(s.agent, older, newer);
+  if (problem) throw new MemoryError(problem.code, problem.message);
+}
+
+// Inside a transaction: `older` (as read before) held until `newer` began; graded Again.
+function endValidity(s: StoreCore, older: MemoryRow, newer: MemoryRow, actor: Actor): void {
+  const validTo = [older.valid_from, newer.valid_from].sort()[1];
+  s.stmt('UPDATE memories SET superseded_by = ?, valid_to = ? WHERE id = ?').run(newer.id, validTo, older.id);
+  const graded = applyGrade(s, older.id, 'again', 'superseded', actor, s.now());
+  s.audit(actor, 'supersede', `memory:${older.id}`, { superseded_by: older.superseded_by, valid_to: older.valid_to }, { superseded_by: newer.id, valid_to: validTo, graded: graded.grade });
 }
 
 /** The audit rows, oldest first (for `stats`-style reports and tests). */

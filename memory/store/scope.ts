@@ -38,3 +38,17 @@ export function viewOf(config: { memory?: { scope?: 'agent' | 'shared' } }, agen
 export function writeScope(agent: string | null, shared: boolean): string | null {
   return shared ? null : agent;
 }
+
+// Why `agent`'s view may not end the validity of memory `older` by `newer` (null: it may). A
+// supersession changes what every reader of the older memory sees, so the view must own it (a
+// session its agent's own; the operator all), and everyone who sees the older must see the newer.
+export function supersedeProblem(agent: string | null, older: { id: number; scope: string | null }, newer: { id: number; scope: string | null }): { code: 'PERMISSION' | 'INVALID'; message: string } | null {
+  const whose = (scope: string | null) => (scope === null ? 'shared' : `${scope}'s own`);
+  if (agent !== null && older.scope !== agent) {
+    return { code: 'PERMISSION', message: `#${older.id} is shared: superseding it would change what every agent sees, so only the operator may; link it \`contradicts\` or \`relates_to\` instead` };
+  }
+  if (newer.scope !== null && newer.scope !== older.scope) {
+    return { code: 'INVALID', message: `Expected a newer memory everyone who sees #${older.id} (${whose(older.scope)}) sees, got #${newer.id} (${whose(newer.scope)})` };
+  }
+  return null;
+}

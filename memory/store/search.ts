@@ -89,6 +89,10 @@ function within(s: StoreCore, asOf: string | null): { sql: string; args: string[
 // (whose time may be a valid_from given for the past) and those recorded no later.
 const EVIDENCE_THEN = ' AND (o.created_at <= ? OR o.id = (SELECT min(o2.id) FROM observations o2 WHERE o2.memory_id = o.memory_id))';
 
+// As of a time, when a memory was last seen then: its newest observation by then, or when it
+// began to hold if that is later (updated_at counts evidence, reviews and fades of every time since).
+const LAST_SEEN_THEN = 'max(m.valid_from, coalesce((SELECT max(o.created_at) FROM observations o WHERE o.memory_id = m.id AND o.created_at <= ?), m.valid_from))';
+
 // The pipeline's reads, over this store, for a query as of `asOf` (null: now).
 function recallSource(s: StoreCore, asOf: string | null): RecallSource {
   const w = within(s, asOf);
@@ -130,10 +134,14 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
              UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(@f)) AND (@shares OR type != 'shares')`,
           ).all({ f: ids(frontier), shares: shares ? 1 : 0 })) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
     states: (memoryIds) =>
-      s.stmt(`SELECT id, salience, updated_at, faded, superseded_by, speaker, valid_from, valid_to FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w?.sql ?? '1'}`).all(ids(memoryIds), ...(w?.args ?? [])) as Array<{
+      s.stmt(`SELECT id, salience, ${asOf === null ? 'updated_at' : LAST_SEEN_THEN} AS last_seen, faded, superseded_by, speaker, valid_from, valid_to FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w?.sql ?? '1'}`).all(
+        ...(asOf === null ? [] : [asOf]),
+        ids(memoryIds),
+        ...(w?.args ?? []),
+      ) as Array<{
         id: number;
         salience: number;
-        updated_at: string;
+        last_seen: string;
         faded: number;
         superseded_by: number | null;
         speaker: string | null;

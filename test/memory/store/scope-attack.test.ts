@@ -153,3 +153,27 @@ test('as of a time, a memory is not found by words only a later observation of i
   assert.deepEqual(await s.query('ZEPHYRQUILL', { as_of: '2026-01-01T00:00:00Z' }), []);
   assert.ok((await s.query('lighthouse rsync', { as_of: '2026-01-01T00:00:00Z' })).some((r) => r.id === first), 'its own words of then still find it');
 });
+
+test("alpha's session cannot supersede a shared memory over MCP: refused, beta still finds it now and as of later; with the scope off beta loses it", async (t) => {
+  const FACT = 'The harbour ferry to the island leaves from pier two';
+  const NEWER = 'The harbour ferry to the island now leaves from pier nine';
+  const attempt = async (scope: 'agent' | 'shared') => {
+    const { session } = site(t);
+    const beta0 = await session(scope, 'S-beta-0', 'beta');
+    const shared = (await beta0('observe', { text: FACT, valid_from: '2025-01-01T00:00:00Z', shared: true })).memory_id;
+    const alpha = await session(scope, 'S-alpha-1', 'alpha');
+    const mine = (await alpha('observe', { text: NEWER, valid_from: '2026-01-01T00:00:00Z' })).memory_id;
+    const linked = await alpha('link', { from: mine, to: shared, type: 'supersedes' }).then(() => true, (e: Error) => e);
+    const beta = await session(scope, 'S-beta-1', 'beta');
+    const found = async (args: Record<string, unknown>) => (await beta('query', { query: 'harbour ferry island pier', ...args })).results.some((r: any) => r.id === shared);
+    return { linked, now: await found({}), later: await found({ as_of: '2026-06-01T00:00:00Z' }), record: await beta('recall', { id: shared }) };
+  };
+  const scoped = await attempt('agent');
+  assert.ok(scoped.linked instanceof Error);
+  assert.match(scoped.linked.message, /PERMISSION: #\d+ is shared: superseding it would change what every agent sees/);
+  assert.deepEqual([scoped.now, scoped.later, scoped.record.superseded_by, scoped.record.valid_to], [true, true, null, null]);
+  // Control: where the scope is off, the same call ends the shared fact for beta.
+  const off = await attempt('shared');
+  assert.equal(off.linked, true);
+  assert.deepEqual([off.now, off.later, off.record.valid_to], [false, false, '2026-01-01T00:00:00.000Z']);
+});

@@ -256,3 +256,121 @@ test('export and import keep whose a memory is; only the operator places a memor
   await assert.rejects(async () => op.as('beta').observe({ text: 'A note placed in another scope', scope: 'alpha' }, MCP), /scope/);
   assert.equal(parseImportLine(JSON.stringify({ text: 'x', source: 'y', scope: 'Not An Agent' }))?.ok, false);
 });
+
+// Supersession ends the older memory's validity for everyone who sees it, so a view may make one
+// only over what it owns (memory/store/scope.ts supersedeProblem).
+const FERRY_OLD = 'The harbour ferry to the island leaves from pier two';
+const FERRY_NEW = 'The harbour ferry to the island now leaves from pier nine';
+const FERRY_Q = 'harbour ferry island pier';
+
+test("an agent's `supersedes` link on a shared memory is refused and changes nothing another agent sees; with the scope off it hides it from beta now and as of then", async (t) => {
+  const op = MemoryStore.open(path.join(tempDir(t), 'memory.db'), { now: () => T0 });
+  t.after(() => op.close());
+  const alpha = op.as('alpha');
+  const beta = op.as('beta');
+  const shared = (await op.observe({ text: FERRY_OLD, valid_from: '2025-01-01' }, CLI)).memory_id;
+  const mine = (await alpha.observe({ text: FERRY_NEW, valid_from: '2026-02-01', shared: false }, MCP)).memory_id;
+  assert.equal(op.recall(mine).scope, 'alpha');
+  const seenByBeta = async () => [(await beta.query(FERRY_Q)).map((r) => r.id), (await beta.query(FERRY_Q, { as_of: '2026-02-15' })).map((r) => r.id)];
+  assert.deepEqual(await seenByBeta(), [[shared], [shared]]);
+
+  for (const act of [() => alpha.link(mine, shared, 'supersedes', 0.5, MCP), () => alpha.supersede(shared, mine, MCP)]) {
+    assert.throws(act, (e: unknown) => e instanceof MemoryError && e.code === 'PERMISSION' && new RegExp(`#${shared} is shared.*only the operator`).test(e.message));
+  }
+  const kept = op.recall(shared);
+  assert.deepEqual([kept.superseded_by, kept.valid_to, kept.edges.filter((e) => e.type === 'supersedes')], [null, null, []], 'no edge, no end of validity');
+  assert.deepEqual(await seenByBeta(), [[shared], [shared]]);
+  // Another agent's memory is not there to supersede.
+  notFound(() => beta.link(shared, mine, 'supersedes', 0.5, MCP));
+
+  // Control: the same link with the scope check off ends the shared memory for beta too, now and
+  // as of any time after alpha's began, and beta cannot see what replaced it.
+  const unchecked = MemoryStore.open(op.file, { now: () => T0, crossScopeSupersede: true });
+  t.after(() => unchecked.close());
+  unchecked.as('alpha').link(mine, shared, 'supersedes', 0.5, MCP);
+  assert.equal(op.recall(shared).valid_to, '2026-02-01T00:00:00.000Z');
+  assert.deepEqual(await seenByBeta(), [[], []], 'beta lost the shared fact and cannot see what replaced it');
+});
+
+test("an agent's `supersedes` link on its own memory ends its validity when the newer began, as supersede does", async (t) => {
+  const op = MemoryStore.open(path.join(tempDir(t), 'memory.db'), { now: () => T0 });
+  t.after(() => op.close());
+  const alpha = op.as('alpha');
+  const older = (await alpha.observe({ text: FERRY_OLD, valid_from: '2025-01-01' }, MCP)).memory_id;
+  const newer = (await alpha.observe({ text: FERRY_NEW, valid_from: '2026-02-01', shared: true }, MCP)).memory_id;
+  // Control: before the link both hold now.
+  assert.deepEqual((await alpha.query(FERRY_Q)).map((r) => r.id).sort(), [older, newer].sort());
+  assert.deepEqual(alpha.link(newer, older, 'supersedes', 0.7, MCP), { from: newer, to: older, type: 'supersedes', weight: 0.7 });
+  const r = alpha.recall(older);
+  assert.deepEqual([r.superseded_by, r.valid_to], [newer, '2026-02-01T00:00:00.000Z']);
+  assert.ok(r.edges.some((e) => e.type === 'supersedes' && e.to === newer && e.weight === 0.7 && e.direction === 'in'));
+  assert.deepEqual((await alpha.query(FERRY_Q)).map((r) => r.id), [newer]);
+  assert.deepEqual((await alpha.query(FERRY_Q, { as_of: '2025-06-01' })).map((r) => r.id), [older], 'it held before the newer began');
+  alpha.link(newer, older, 'supersedes', 0.7, MCP);
+  const audit = op.auditLog().filter((a) => a.target === `memory:${older}` && a.action === 'supersede');
+  assert.equal(audit.length, 1, 'linked again: the same supersession, not a second one');
+  assert.equal(audit[0].session_id, MCP.sessionId);
+});
+
+test("the operator supersedes a shared memory for every agent, but never by a memory some of its readers cannot see", async (t) => {
+  const op = MemoryStore.open(path.join(tempDir(t), 'memory.db'), { now: () => T0 });
+  t.after(() => op.close());
+  const shared = (await op.observe({ text: FERRY_OLD, valid_from: '2025-01-01' }, CLI)).memory_id;
+  const alphas = (await op.as('alpha').observe({ text: FERRY_NEW, valid_from: '2026-02-01' }, MCP)).memory_id;
+  assert.throws(() => op.link(alphas, shared, 'supersedes', 1, CLI), (e: unknown) => e instanceof MemoryError && e.code === 'INVALID' && /everyone who sees #\d+ \(shared\) sees, got #\d+ \(alpha's own\)/.test(e.message));
+  assert.deepEqual((await op.as('beta').query(FERRY_Q)).map((r) => r.id), [shared], 'beta keeps the fact it would have lost with nothing in its place');
+  const everyones = (await op.observe({ text: 'From March the island ferry sails from the new pier nine terminal', valid_from: '2026-03-01' }, CLI)).memory_id;
+  op.link(everyones, shared, 'supersedes', 1, CLI);
+  assert.equal(op.recall(shared).valid_to, '2026-03-01T00:00:00.000Z');
+  for (const agent of ['alpha', 'beta']) assert.ok(!(await op.as(agent).query(FERRY_Q)).some((r) => r.id === shared), agent);
+});
+
+// The gate never supersedes (merge, link or novel): no write of an agent's view but an explicit
+// supersession of its own ends a memory's validity, so none reaches a shared one.
+test("no automatic write of an agent's view ends a shared memory's validity: near-duplicates, updates and contradictions leave it held for beta", async (t) => {
+  const op = MemoryStore.open(path.join(tempDir(t), 'memory.db'), { now: () => T0 });
+  t.after(() => op.close());
+  const alpha = op.as('alpha');
+  const shared = (await op.observe({ text: FERRY_OLD, valid_from: '2025-01-01' }, CLI)).memory_id;
+  const writes = [
+    await alpha.observe({ text: FERRY_OLD }, MCP),
+    await alpha.observe({ text: `${FERRY_OLD} again today` }, MCP),
+    await alpha.observe({ text: FERRY_NEW, valid_from: '2026-02-01' }, MCP),
+    await alpha.observe({ text: 'The harbour ferry to the island no longer leaves from pier two' }, MCP),
+  ];
+  assert.ok(writes.every((w) => w.memory_id !== shared), 'never folded into the shared memory');
+  await alpha.believe({ text: `${FERRY_NEW} for certain`, confidence: 0.9 }, MCP);
+  alpha.contradict(shared, writes[3].memory_id, null, MCP);
+  const r = op.recall(shared);
+  assert.deepEqual([r.superseded_by, r.valid_to, r.faded], [null, null, false]);
+  assert.ok((await op.as('beta').query(FERRY_Q)).some((x) => x.id === shared));
+  assert.ok(!op.auditLog().some((a) => a.action === 'supersede'), 'nothing was superseded');
+  // Control: these checks see a supersession when there is one.
+  op.supersede(shared, (await op.observe({ text: 'The island ferry sails from the new terminal from March', valid_from: '2026-03-01' }, CLI)).memory_id, CLI);
+  assert.notEqual(op.recall(shared).valid_to, null);
+  assert.ok(!(await op.as('beta').query(FERRY_Q)).some((x) => x.id === shared));
+});
+
+test('`memory link FROM TO supersedes`: the operator ends a shared memory for every agent from the command line', async (t) => {
+  const dir = tempDir(t, 'nightshift-link-cli-');
+  for (const d of ['vault', 'prompts', 'state']) fs.mkdirSync(path.join(dir, d));
+  fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml());
+  const env = { PATH: process.env.PATH, HOME: dir, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml') };
+  const run = (...args: string[]) => nightshift(['memory', ...args], env, dir);
+  const id = async (text: string, from: string) => JSON.parse((await run('observe', text, '--valid-from', from, '--json')).stdout).memory_id as number;
+  const older = await id(FERRY_OLD, '2025-01-01');
+  const newer = await id('From March the island ferry sails from the new pier nine terminal', '2026-03-01');
+  const r = await run('link', String(newer), String(older), 'supersedes', '--json');
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { from: newer, to: older, type: 'supersedes', weight: 0.5 });
+  const rec = JSON.parse((await run('recall', String(older), '--json')).stdout);
+  assert.deepEqual([rec.superseded_by, rec.valid_to], [newer, '2026-03-01T00:00:00.000Z']);
+  const q = JSON.parse((await run('query', FERRY_Q, '--agent', 'beta', '--json')).stdout).map((x: { id: number }) => x.id);
+  assert.ok(!q.includes(older));
+  const bad = await run('link', String(newer), String(older), 'replaces');
+  assert.equal(bad.code, 64);
+  assert.match(bad.stderr, /edge type/);
+  const weight = await run('link', String(newer), String(older), 'relates_to', '--weight', '2');
+  assert.equal(weight.code, 64);
+  assert.match(weight.stderr, /--weight/);
+});

@@ -150,3 +150,43 @@ test('`memory observe --valid-from` and `memory query --as-of` from the command 
   assert.equal(bad.code, 64);
   assert.match(bad.stderr, /--as-of/);
 });
+
+// Recency as of a time counts from that time, from what was seen by then: the memory fresh then
+// ranks first as of then, the one fresh now ranks first now (the order an as-of query gave before,
+// when it counted ages from now).
+test('as of a time, recency counts from that time: the memory seen just before it ranks above the one seen just before now', async (t) => {
+  let now = new Date('2024-05-30T00:00:00Z');
+  // Recency weighted so that it decides between two equally good matches.
+  const s = MemoryStore.open(path.join(tempDir(t), 'memory.db'), { now: () => now, weights: { recency: 1 } });
+  t.after(() => s.close());
+  const freshThen = (await s.observe({ text: 'The ferry timetable for the north harbour is printed on blue card' }, CLI)).memory_id;
+  now = new Date('2026-11-30T00:00:00Z');
+  const freshNow = (await s.observe({ text: 'The ferry timetable at the south quay hangs by the ticket window', valid_from: '2020-01-01' }, CLI)).memory_id;
+  now = NOW;
+  const q = 'ferry timetable';
+  const asOf = await s.query(q, { as_of: '2024-06-01T00:00:00Z', explain: true });
+  assert.deepEqual(ids(asOf), [freshThen, freshNow]);
+  const recencyOf = (rs: typeof asOf, id: number) => rs.find((r) => r.id === id)!.explain!.recency;
+  assert.ok(recencyOf(asOf, freshThen) > 0.9, 'two days old then');
+  assert.ok(recencyOf(asOf, freshNow) < 0.01, 'as of then it was last seen when it began, in 2020');
+  // Control: counted from now, the order turns over.
+  const current = await s.query(q, { explain: true });
+  assert.deepEqual(ids(current), [freshNow, freshThen]);
+  assert.ok(recencyOf(current, freshNow) > 0.9 && recencyOf(current, freshThen) < 0.01);
+});
+
+test('as of a time, a memory merged into later is as recent as its evidence of then', async (t) => {
+  let now = new Date('2024-01-01T00:00:00Z');
+  const s = MemoryStore.open(path.join(tempDir(t), 'memory.db'), { now: () => now });
+  t.after(() => s.close());
+  const text = 'The night bus to the airport runs every forty minutes';
+  const id = (await s.observe({ text }, CLI)).memory_id;
+  now = new Date('2026-11-01T00:00:00Z');
+  assert.equal((await s.observe({ text }, CLI)).memory_id, id, 'merged');
+  now = NOW;
+  const [then] = await s.query('night bus airport', { as_of: '2024-03-01T00:00:00Z', explain: true });
+  // 60 days after its one observation by then: two half-lives.
+  assert.ok(Math.abs(then.explain!.recency - 0.25) < 0.01, String(then.explain!.recency));
+  const [current] = await s.query('night bus airport', { explain: true });
+  assert.ok(Math.abs(current.explain!.recency - Math.pow(0.5, 30 / 30)) < 0.01, `control: counted from the later observation now, ${current.explain!.recency}`);
+});
