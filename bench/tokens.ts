@@ -4,10 +4,9 @@
 // session's first call (sessions are hours apart: the cache is always cold), then read every turn.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { startFakeApi, text } from '../test/fake-api.js';
-import { CLAUDE, claudeTestEnv, configYaml, nightshift } from '../test/helpers.js';
+import { CLAUDE, claudeTestEnv, configYaml, nightshift, SESSION_USER, shareWithSession } from '../test/helpers.js';
 
 type Split = { total: number; system: number; builtIn: number; memory: number; message: number; tools: number };
 
@@ -25,8 +24,10 @@ function split(body: any): Split {
 
 export async function tokensBench(): Promise<Record<string, unknown>> {
   const api = await startFakeApi();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-bench-tokens-'));
+  // Under /var/tmp: the wall's private /tmp would hide the vault; the session user passes through.
+  const dir = fs.mkdtempSync(path.join('/var/tmp', 'nightshift-bench-tokens-'));
   try {
+    if (SESSION_USER) fs.chmodSync(dir, 0o711);
     const first = new Map<string, any>();
     api.script('tokens', ({ body, prompt }) => {
       const who = prompt.includes('WHO=bare') ? 'bare' : 'nightshift';
@@ -34,6 +35,7 @@ export async function tokensBench(): Promise<Record<string, unknown>> {
       return text('Done.');
     });
     fs.mkdirSync(path.join(dir, 'vault'));
+    shareWithSession(path.join(dir, 'vault'));
     fs.mkdirSync(path.join(dir, 'prompts'));
     fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ budget: { max_sessions_per_day: 1000 } }));
     // The default agent: no tools: of its own (an allowed_tools list: the CLI refuses bypassPermissions as root).
