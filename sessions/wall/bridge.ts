@@ -12,9 +12,11 @@
 // tool's curl with the token from its environment) can spend through the proxy or make the call
 // the proxy's view of the outcome rests on (sessions/run/outcome.ts checkedByProxy). Any other
 // peer is closed unanswered and reported, pid and name, on the `refused` socket, which the
-// supervisor counts. Observed with 2.1.197: every API call, a subagent's (Task) included, comes
-// from the CLI's own pid over that socket, with HTTP(S)_PROXY set (it takes the socket before any
-// proxy); its other traffic (api.anthropic.com over the proxy) never carried the session's calls.
+// supervisor counts. Observed with 2.1.197 (a relay logging each peer's pid): every API call, a
+// subagent's (Task) included, came from the CLI's own pid over that socket, an API key's and an
+// OAuth token's alike, with HTTP(S)_PROXY and NO_PROXY set (its fetch takes the socket before any
+// proxy); the base URL gives only the Host header and the path. Its other traffic (CONNECTs to
+// api.anthropic.com:443 through the proxy, the same without the socket) is not the API's route.
 //
 // perl, like the subreaper (sessions/run/reaper.ts): perl-base is Essential on Debian and starts in
 // a few milliseconds, where a second node would cost tens before the CLI could start.
@@ -23,6 +25,17 @@
 // API's peers (the session never ran).
 export const BRIDGE_FAILED_CODE = 71;
 export const BRIDGE_FAILED_RE = /nightshift-bridge: (.*)/;
+
+// The API's check, tried on a socket pair before anything listens: a perl without SO_PEERCRED, or a
+// kernel that answers another pid, refuses the session here (and in the sandbox probe).
+const PEER_CHECK = String.raw`
+  my $opt = eval { Socket::SO_PEERCRED() };
+  defined $opt or fail("perl's Socket has no SO_PEERCRED: the API's peers cannot be checked");
+  socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, 0) or fail("socketpair: $!");
+  my $cred = getsockopt($x, SOL_SOCKET, $opt);
+  my ($pid) = defined $cred ? unpack('l', $cred) : ();
+  (defined $pid && $pid == $$) or fail("SO_PEERCRED did not name this process (" . ($pid // "error: $!") . "): the API's peers cannot be checked");
+`;
 
 const SCRIPT = String.raw`
 use strict; use POSIX (); use Socket; use IO::Socket::INET; use IO::Socket::UNIX;
@@ -37,16 +50,7 @@ while (@ARGV && $ARGV[0] ne '--') {
   else { fail("bad route $r") }
 }
 shift @ARGV;
-# The API's check, tried on a socket pair before anything listens: a perl without SO_PEERCRED, or a
-# kernel that answers another pid, refuses the session here.
-if (grep { $_->[2] } @unix) {
-  my $opt = eval { Socket::SO_PEERCRED() };
-  defined $opt or fail("perl's Socket has no SO_PEERCRED: the API's peers cannot be checked");
-  socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, 0) or fail("socketpair: $!");
-  my $cred = getsockopt($x, SOL_SOCKET, $opt);
-  my ($pid) = defined $cred ? unpack('l', $cred) : ();
-  (defined $pid && $pid == $$) or fail("SO_PEERCRED did not name this process (" . ($pid // "error: $!") . "): the API's peers cannot be checked");
-}
+if (grep { $_->[2] } @unix) {${PEER_CHECK}}
 my (@listen, %to, %only);
 for my $r (@tcp) {
   my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $r->[0], Listen => 128, ReuseAddr => 1, Proto => 'tcp') or fail("cannot listen on 127.0.0.1:$r->[0]: $!");
@@ -156,6 +160,13 @@ export function bridgeArgs(p: BridgePlan): string[] {
     ...(p.api ? [`unix${p.api.onlyCli ? '' : '-any'}:${p.api.path}=${p.api.socket}`] : []),
     ...(p.refused ? [`refused=${p.refused}`] : []),
   ];
+}
+
+// The command line that makes the bridge's peer check alone, then runs `command args`: the sandbox
+// probe's (sockets and POSIX, which the check does not need, cost it tens of milliseconds).
+export function peerChecked(perl: string, command: string, args: string[]): { command: string; args: string[] } {
+  const script = `use strict; use Socket; sub fail { print STDERR "nightshift-bridge: $_[0]\\n"; exit 71 }\n{${PEER_CHECK}}\nexec { $ARGV[0] } @ARGV; fail("exec $ARGV[0]: $!");`;
+  return { command: perl, args: ['-e', script, command, ...args] };
 }
 
 // The command line that runs `command args` behind the bridge.

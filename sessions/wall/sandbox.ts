@@ -10,7 +10,7 @@ import { runChild } from '../../daemon/child-process.js';
 import type { Config } from '../../daemon/config/schema.js';
 import { findPerl } from '../run/reaper.js';
 import { inDomain, PREFIX_FAILED_RE } from './landlock.js';
-import { BRIDGE_FAILED_RE, bridged } from './bridge.js';
+import { BRIDGE_FAILED_RE, peerChecked } from './bridge.js';
 import { seccompProgram } from './seccomp.js';
 import { sessionUserFor } from './session-user.js';
 
@@ -187,7 +187,7 @@ export type RunAs = { uid: number; gid: number };
 
 // Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started, with
 // the namespaces and the seccomp filter a session's sandbox asks for, and runs `true` through the
-// shell prefix's Landlock domain behind the network bridge with its API peer check (a machine
+// shell prefix's Landlock domain after the network bridge's API peer check (a machine
 // nightshift has no filter for, a kernel that refuses it or has no Landlock, a perl that cannot
 // check a socket's peer, fails here, before anything is charged). Without perl the session itself
 // is refused by name (sessions/wall/guest.ts).
@@ -202,7 +202,7 @@ export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?
   }
   const perl = findPerl(envPath);
   const domain = perl ? inDomain(perl, 'true') : null;
-  const run = perl && domain ? bridged(perl, { routes: [], api: { path: '/tmp/nightshift-probe.sock', socket: 'a', onlyCli: true } }, domain.command, domain.args) : { command: 'true', args: [] };
+  const run = perl && domain ? peerChecked(perl, domain.command, domain.args) : { command: 'true', args: [] };
   const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--seccomp', String(SECCOMP_FD), '--', run.command, ...run.args], {
     timeoutMs: 10_000, env: { PATH: envPath }, inputs: [program], cwd: '/', ...(as ? { uid: as.uid, gid: as.gid } : {}),
   });

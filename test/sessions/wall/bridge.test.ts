@@ -4,19 +4,21 @@
 // control: the same bridge told to let any peer through answers the other process. A perl whose
 // peer check cannot be made refuses to start, by name.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { bridgeArgs, bridged, BRIDGE_FAILED_CODE, BRIDGE_FAILED_RE, parseRefusal, type BridgePlan } from '../../../sessions/wall/bridge.js';
+import { bridgeArgs, bridged, BRIDGE_FAILED_CODE, BRIDGE_FAILED_RE, parseRefusal, peerChecked, type BridgePlan } from '../../../sessions/wall/bridge.js';
 import { listenApiPeers } from '../../../sessions/wall/api-peers.js';
 import { findPerl } from '../../../sessions/run/reaper.js';
 import { inputStdio } from '../../../daemon/child-process.js';
 import { createLogger } from '../../../logs/logger.js';
-import { tempDir } from '../../helpers.js';
+import { NEEDS_BWRAP, ROOT, tempDir } from '../../helpers.js';
 
 const perl = findPerl();
+// getsockopt answers nothing, as a perl or kernel without SO_PEERCRED would.
+const NO_PEERCRED = 'BEGIN { *CORE::GLOBAL::getsockopt = sub { $! = 92; undef } }';
 const quiet = createLogger({ redact: (t) => t, level: 'warn', stderr: { write: () => {} } });
 
 describe('the bridge\'s arguments', () => {
@@ -103,9 +105,8 @@ describe('the bridge\'s API socket', { skip: perl ? false : 'no perl' }, () => {
 
   test('a perl that cannot tell a socket\'s peer refuses to start the command, by name', async (t) => {
     const dir = tempDir(t, 'nightshift-bridge-');
-    // getsockopt answers nothing, as a perl or kernel without SO_PEERCRED would.
     const b = bridged(perl!, { routes: [], api: { path: path.join(dir, 'api.sock'), socket: 'a', onlyCli: true } }, '/bin/sh', ['-c', 'echo ran']);
-    const args = ['-e', 'BEGIN { *CORE::GLOBAL::getsockopt = sub { $! = 92; undef } }', ...b.args];
+    const args = ['-e', NO_PEERCRED, ...b.args];
     const proc = spawn(b.command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     proc.stdout.on('data', (d) => (out += d));
@@ -114,5 +115,31 @@ describe('the bridge\'s API socket', { skip: perl ? false : 'no perl' }, () => {
     assert.equal(code, BRIDGE_FAILED_CODE);
     assert.match(BRIDGE_FAILED_RE.exec(out)?.[1] ?? '', /SO_PEERCRED did not name this process/);
     assert.doesNotMatch(out, /ran/);
+  });
+});
+
+
+describe('the peer check where it cannot be made', { skip: perl ? false : 'no perl' }, () => {
+  test('the probe\'s check runs the command where the peer is told, and refuses it by name where it is not', () => {
+    const c = peerChecked(perl!, '/bin/sh', ['-c', 'echo ran']);
+    const ok = spawnSync(c.command, c.args, { encoding: 'utf8' });
+    assert.equal(ok.stdout, 'ran\n', ok.stderr);
+    const broken = spawnSync(c.command, ['-e', NO_PEERCRED, ...c.args], { encoding: 'utf8' });
+    assert.equal(broken.status, BRIDGE_FAILED_CODE);
+    assert.match(BRIDGE_FAILED_RE.exec(broken.stderr)?.[1] ?? '', /SO_PEERCRED did not name this process/);
+    assert.equal(broken.stdout, '');
+  });
+
+  test('a perl that cannot tell a socket\'s peer fails the sandbox probe (before any charge), naming why; the control with a working perl passes', { skip: NEEDS_BWRAP }, (t) => {
+    // Under /var/tmp: the probe's wall has a private /tmp.
+    const dir = fs.mkdtempSync('/var/tmp/nightshift-noperl-');
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    fs.writeFileSync(path.join(dir, 'perl'), `#!/bin/sh\nexec ${perl} -e '${NO_PEERCRED}' "$@"\n`, { mode: 0o755 });
+    const sandbox = path.join(ROOT, 'dist', 'sessions', 'wall', 'sandbox.js');
+    const script = `import(${JSON.stringify(sandbox)}).then(async (m) => console.log(await m.bwrapProblem('bwrap', process.env.PATH)))`;
+    const probe = (envPath: string) => spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { PATH: envPath } });
+    const broken = probe(`${dir}:${process.env.PATH}`);
+    assert.match(broken.stdout, /the wall's network bridge cannot run here: SO_PEERCRED did not name this process/, broken.stderr);
+    assert.equal(probe(process.env.PATH ?? '').stdout.trim(), 'null');
   });
 });
