@@ -110,7 +110,9 @@ describe('a prompt-injected session does not get its Bash out of its domain, nor
 // already writes the stream gains by it), and the ledger kept the forged `ok`. Now the API is the
 // CLI's alone (sessions/wall/bridge.ts): no TCP route, and its socket in the wall pipes only the
 // CLI's own pid, so the forger's call is refused and the forged ok is not believed. The control:
-// the same forger with the peer check off has its ok believed.
+// the same forger with the peer check off has its ok believed. Without the domain a tool could
+// still reach the bridge's own folder (/proc/<pid>/cwd) or write the CLI's memory: the domain keeps
+// both out, and the forger here tries neither (the folder is tried with the domain on, below).
 const b64 = (x: string) => Buffer.from(x).toString('base64');
 const X64 = process.arch !== 'x64' ? 'the /proc/<pid>/mem forger carries x86_64 code' : false;
 const call = (scenario: string) => `-H "x-api-key: $ANTHROPIC_API_KEY" -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -d '{"model":"claude-sonnet-4-5","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"SCENARIO=${scenario}"}]}'`;
