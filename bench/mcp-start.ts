@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadAgent } from '../daemon/config/agents.js';
 import { loadConfig } from '../daemon/config/config.js';
-import { writeInputs } from '../daemon/child-process.js';
+import { inputStdio, writeInputs } from '../daemon/child-process.js';
 import { createLogger } from '../logs/logger.js';
 import { claudeArgs } from '../sessions/run/command.js';
 import { prepareGuest } from '../sessions/wall/guest.js';
@@ -74,7 +74,7 @@ export async function mcpStartBench(runs = Number(process.env.BENCH_RUNS) || 5):
           }
           const t0 = performance.now();
           await new Promise<void>((resolve, reject) => {
-            const c = spawn(g.command, g.args, { env: g.env, cwd: config.vault, stdio: ['ignore', 'ignore', 'pipe', ...g.inputs.map(() => 'pipe' as const)], ...(g.user ? { uid: g.user.uid, gid: g.user.gid } : {}) });
+            const c = spawn(g.command, g.args, { env: g.env, cwd: config.vault, stdio: ['ignore', 'ignore', 'pipe', ...inputStdio(g.inputs)], ...(g.user ? { uid: g.user.uid, gid: g.user.gid } : {}) });
             writeInputs(c, g.inputs);
             let err = '';
             c.stderr!.on('data', (d) => (err += d));

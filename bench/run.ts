@@ -13,7 +13,7 @@ import { median, timedRun } from './timing.js';
 import { BWRAP, CLAUDE, claudeTestEnv, configYaml, SANDBOX } from '../test/helpers.js';
 import { bwrapArgs, SECCOMP_FD } from '../sessions/wall/sandbox.js';
 import { seccompProgram } from '../sessions/wall/seccomp.js';
-import { writeInputs } from '../daemon/child-process.js';
+import { inputStdio, writeInputs, type ChildInput } from '../daemon/child-process.js';
 import { loadConfig } from '../daemon/config/config.js';
 import { loadAgent } from '../daemon/config/agents.js';
 import { claudeArgs } from '../sessions/run/command.js';
@@ -26,11 +26,11 @@ const report: Record<string, unknown> = {};
 // A failed run rejects with its stderr, so it can never be counted as a time. stdout is kept only
 // when asked for (the bare CLI baseline discards it, as before).
 // `inputs` go to fds 3, 4, ... (bwrap's seccomp program).
-function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, keepStdout = false, inputs: Buffer[] = [], user: { uid: number; gid: number } | null = null): Promise<{ ms: number; stdout: string }> {
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, keepStdout = false, inputs: ChildInput[] = [], user: { uid: number; gid: number } | null = null): Promise<{ ms: number; stdout: string }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     // As the session's own user where nightshift would start it so (a root supervisor).
-    const c = spawn(cmd, args, { env, cwd, stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', 'pipe', ...inputs.map(() => 'pipe' as const)], ...(user ? { uid: user.uid, gid: user.gid } : {}) });
+    const c = spawn(cmd, args, { env, cwd, stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', 'pipe', ...inputStdio(inputs)], ...(user ? { uid: user.uid, gid: user.gid } : {}) });
     writeInputs(c, inputs);
     let stdout = '';
     let stderr = '';

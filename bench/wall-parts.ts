@@ -3,7 +3,8 @@
 // namespace, the bridges and the cgroup together at most 50 ms):
 //   wall      bwrap with the session's mounts and seccomp filter, the host's network
 //   netns     the same with a network namespace of its own (--unshare-net, bwrap brings lo up)
-//   bridges   the same with the perl bridge listening for the four endpoints, running the command
+//   bridges   the same with the perl bridge listening for the endpoints (three TCP routes, the API's
+//             socket with its peer check), running the command
 //   cgroup    the same in a cell of its own (made, the child gated and moved in, removed)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,8 +33,8 @@ export async function wallPartsBench(runs = 30): Promise<Record<string, unknown>
     if (SESSION_USER) for (const d of [vault, home]) fs.chownSync(d, SESSION_USER.uid, SESSION_USER.gid);
     const layout = { vault, writable: [], hidden: [path.join(dir, 'state'), '/run'], hiddenFiles: [], readable: [], sessionDir: home, home };
     const perl = findPerl(process.env.PATH ?? '')!;
-    const routes = Object.entries(WALL_PORTS).map(([n, port]) => ({ socket: path.join(sockets, n), port }));
-    const inner = bridged(perl, routes, '/bin/true', []);
+    const routes = Object.entries(WALL_PORTS).filter(([n]) => n !== 'api').map(([n, port]) => ({ socket: path.join(sockets, n), port }));
+    const inner = bridged(perl, { routes, api: { path: '/tmp/nightshift-api.sock', socket: path.join(sockets, 'api'), onlyCli: true } }, '/bin/true', []);
     const variants = {
       wall: bwrapArgs({ ...layout, network: 'host' }, '/bin/true', []),
       netns: bwrapArgs({ ...layout, network: 'private' }, '/bin/true', []),

@@ -51,6 +51,8 @@ export type SessionRow = {
   cli_cost_usd?: number | null;
   // Connections the egress proxy refused (null: the agent had no network, or before version 5).
   egress_refused?: number | null;
+  // Connections to the API the wall refused, not the CLI's (null: unwalled, or before version 10).
+  api_refused?: number | null;
 };
 
 export type OpenSession = Pick<SessionRow, 'id' | 'agent' | 'day' | 'started_at' | 'transcript' | 'model' | 'supervisor_pid' | 'supervisor_start'>;
@@ -114,6 +116,8 @@ const COLUMNS: Array<{ version: number; column: string; type?: 'REAL' | 'INTEGER
   { version: 8, column: 'cli_cost_usd', type: 'REAL', backfill: `UPDATE sessions SET cli_cost_usd = cost_usd WHERE status = 'settled' AND cost_estimated = 0` },
   // What the egress proxy refused (sessions/wall/egress-proxy.ts).
   { version: 9, column: 'egress_refused', type: 'INTEGER' },
+  // What the bridge refused at the API's socket (sessions/wall/bridge.ts).
+  { version: 10, column: 'api_refused', type: 'INTEGER' },
 ];
 
 function addColumns(db: Database.Database): void {
@@ -210,6 +214,10 @@ export class Ledger {
 
   setEgressRefused(id: string, refused: number): void {
     this.stmt('UPDATE sessions SET egress_refused = ? WHERE id = ?').run(refused, id);
+  }
+
+  setApiRefused(id: string, refused: number): void {
+    this.stmt('UPDATE sessions SET api_refused = ? WHERE id = ?').run(refused, id);
   }
 
   setChild(id: string, pid: number): void {

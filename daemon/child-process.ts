@@ -22,8 +22,9 @@ export type ChildOptions = {
   detached?: boolean;
   // SIGKILL after this long.
   timeoutMs?: number;
-  // Bytes for the child's fds 3, 4, ..., each a pipe closed once written (bwrap's --seccomp 3).
-  inputs?: Buffer[];
+  // The child's fds 3, 4, ...: bytes, each a pipe closed once written (bwrap's --seccomp 3), or a
+  // descriptor of ours passed as it is.
+  inputs?: ChildInput[];
   // Run as this user and group, every other group cleared (node's spawn does setgroups(0)): a
   // root supervisor's session user.
   uid?: number;
@@ -38,7 +39,7 @@ export function startChild(command: string, args: string[], o: ChildOptions): { 
     cwd: o.cwd,
     env: o.env,
     detached: o.detached ?? false,
-    stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
+    stdio: [o.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...inputStdio(o.inputs)],
     ...(o.uid === undefined ? {} : { uid: o.uid }),
     ...(o.gid === undefined ? {} : { gid: o.gid }),
   }));
@@ -79,10 +80,20 @@ export function runChild(command: string, args: string[], o: ChildOptions): Prom
   }
 }
 
+// What a child gets on fd 3, 4, ...: bytes to read, or a descriptor of ours (a folder the bridge
+// alone may reach, sessions/wall/guest.ts).
+export type ChildInput = Buffer | number;
+
+// The stdio entries past stderr for those inputs.
+export function inputStdio(inputs: ChildInput[] | undefined): Array<'pipe' | number> {
+  return (inputs ?? []).map((b) => (typeof b === 'number' ? b : 'pipe'));
+}
+
 // Writes each buffer to the child's fd 3, 4, ... and closes it; a child that exits (or fails to
 // start) without reading is reported by its own exit, not by a write error here.
-export function writeInputs(child: ChildProcess, inputs: Buffer[] | undefined): void {
+export function writeInputs(child: ChildProcess, inputs: ChildInput[] | undefined): void {
   (inputs ?? []).forEach((b, i) => {
+    if (typeof b === 'number') return;
     const s = child.stdio[3 + i] as NodeJS.WritableStream & { on(e: 'error', f: () => void): void } | null;
     if (!s) return;
     s.on('error', () => {});

@@ -69,6 +69,8 @@ export type SessionFacts = {
   retry_at?: string | null;
   // Connections the egress proxy refused (null or absent: the agent has no network).
   egress_refused?: number | null;
+  // Connections to the API the wall refused (not the CLI's; null or absent: unwalled).
+  api_refused?: number | null;
 };
 // null: git sync is off for this vault.
 export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; error: string | null } | null;
@@ -99,6 +101,7 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
   if (s.memory === 'unavailable') fields.push({ name: 'Memory', value: 'unavailable: the session ran without its memory tools (see the log)' });
   if (s.retry_at) fields.push({ name: 'Held until', value: `${s.retry_at} (the API's reset time)` });
   if (s.egress_refused) fields.push({ name: 'Egress refused', value: `${s.egress_refused} connection(s) the agent's \`network:\` does not allow (see the log: egress_refused)`, inline: true });
+  if (s.api_refused) fields.push({ name: 'API refused', value: `${s.api_refused} connection(s) to the API from a process other than the CLI (see the log: api_peer_refused)`, inline: true });
   if (o.late) fields.push({ name: 'Late', value: o.late });
   // Names a session chose, shown as code: data, never markdown.
   if (o.projectFiles) {

@@ -26,6 +26,8 @@ export type SessionRecord = {
   retry_at: string | null;
   // Connections the egress proxy refused; null: the agent has no network.
   egress_refused: number | null;
+  // Connections to the API the wall refused (processes other than the CLI); null: unwalled.
+  api_refused: number | null;
 };
 
 export function toRecord(r: SessionRow): SessionRecord {
@@ -48,5 +50,6 @@ export function toRecord(r: SessionRow): SessionRecord {
     memory: r.memory ?? null,
     retry_at: r.retry_at ?? null,
     egress_refused: r.egress_refused ?? null,
+    api_refused: r.api_refused ?? null,
   };
 }

@@ -250,6 +250,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       pinSettings: deps.pinSettings,
       egressNet: deps.egressNet,
       sessionUser: deps.sessionUser,
+      apiPeer: deps.apiPeer,
     },
     (extra) => claudeArgs(agent, config, extra),
   );
@@ -441,6 +442,15 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
         log.warn({ event: 'egress_count_failed', err }, `could not record the egress refusals: ${(err as Error).message}`);
       }
       if (guest.egress.refused) log.warn({ event: 'egress_refusals', refused: guest.egress.refused }, `the egress proxy refused ${guest.egress.refused} connection(s) of session ${id}`);
+    }
+    // What the wall refused at the API's socket (a peer not the CLI), likewise (null: unwalled).
+    if (guest?.apiPeers) {
+      try {
+        ledger.setApiRefused(id, guest.apiPeers.refused);
+      } catch (err) {
+        log.warn({ event: 'api_refused_count_failed', err }, `could not record the API refusals: ${(err as Error).message}`);
+      }
+      if (guest.apiPeers.refused) log.warn({ event: 'api_refusals', refused: guest.apiPeers.refused }, `the wall refused ${guest.apiPeers.refused} connection(s) to the API from processes of session ${id} other than the CLI`);
     }
     // After the settle: neither of these can lose the session's count (they log, never throw).
     // The session's endpoints and folder go; its tokens die with them.

@@ -21,8 +21,8 @@ export type RunDeps = {
   slot?: Date | null;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at
   // settle), the subreaper's (off), the seccomp filter's (off), the shell prefix's Landlock domain
-  // (off), the pinned user settings (off) and session_user's (off: a root supervisor's session runs as root). Production leaves
-  // all unset.
+  // (off), the pinned user settings (off), session_user's (off: a root supervisor's session runs as
+  // root) and the bridge's API peer check (off). Production leaves all unset.
   chargeOn?: 'open' | 'settle';
   subreaper?: boolean;
   seccomp?: boolean;
@@ -31,6 +31,7 @@ export type RunDeps = {
   // The egress proxy's resolver and connect (sessions/wall/egress-proxy.ts EgressNet).
   egressNet?: Partial<EgressNet>;
   sessionUser?: boolean;
+  apiPeer?: boolean;
 };
 
 export type Choice = { agent: Agent; reason: string } | { skip: string } | { dream: string };

@@ -68,6 +68,9 @@ export type Checked = { outcome: Outcome; error: string | null; turns: number; d
 // proxy's view wins and each difference is named: turns are the calls it saw answered, and an
 // `ok` is not taken from a session whose API never answered, or whose last answer asked for a
 // tool (the CLI runs it and calls again; a final answer comes from the API, not from a tool).
+// That rests on every call the proxy answers being the CLI's: walled, the bridge pipes the API's
+// socket for the CLI's own pid alone (sessions/wall/bridge.ts), so a tool cannot make the last
+// call itself (e2e/wall-redteam).
 export function checkedByProxy(c: { outcome: Outcome; error: string | null }, streamTurns: number, seen: ProxySeen | null): Checked {
   if (!seen) return { ...c, turns: streamTurns, disagreements: [] };
   const disagreements: string[] = [];

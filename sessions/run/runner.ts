@@ -4,7 +4,7 @@
 import { LineSplitter } from '../stream/line-splitter.js';
 import type { StopReason } from './outcome.js';
 import { spawn } from 'node:child_process';
-import { writeInputs } from '../../daemon/child-process.js';
+import { inputStdio, writeInputs, type ChildInput } from '../../daemon/child-process.js';
 import fs from 'node:fs';
 import { descendants, killSession, listProcs, sessionProcs, SESSION_MARKER } from './process-tree.js';
 import { EXEC_FAILED_CODE, EXEC_FAILED_RE, reaped } from './reaper.js';
@@ -37,9 +37,9 @@ export type RunnerOptions = {
   // The CLI's path when `command` wraps it (bwrap): the stop request goes to that process, since
   // the wrapper does not pass signals on.
   inner?: string | null;
-  // Bytes for the child's fds 3, 4, ..., each a pipe closed once written: bwrap reads the
-  // session's seccomp program from fd 3.
-  inputs?: Buffer[];
+  // The child's fds 3, 4, ...: bytes, each a pipe closed once written (bwrap reads the session's
+  // seccomp program from fd 3), or a descriptor passed as it is (the bridge's sockets' folder).
+  inputs?: ChildInput[];
   // Started as this user and group, every other group cleared (node's spawn calls setgroups(0)
   // first): a root supervisor's session_user (sessions/wall/session-user.ts).
   user?: { uid: number; gid: number } | null;
@@ -110,7 +110,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const child = spawn(gated ? '/bin/sh' : command, gated ? [...GATE, command, ...args] : args, {
     cwd: o.cwd,
     env: { ...o.env, [SESSION_MARKER]: o.sessionId },
-    stdio: [gated ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(o.inputs ?? []).map(() => 'pipe' as const)],
+    stdio: [gated ? 'pipe' : 'ignore', 'pipe', 'pipe', ...inputStdio(o.inputs)],
     ...(o.user ? { uid: o.user.uid, gid: o.user.gid } : {}),
   });
   writeInputs(child, o.inputs);

@@ -1,39 +1,97 @@
 // The wall's network bridge. A walled session has a network namespace of its own: a loopback and
 // nothing else, so no service of the host (loopback, [::1], link-local, abstract sockets) answers
-// it. The supervisor's endpoints listen on unix sockets in the session's folder; inside the wall,
-// this bridge listens on the namespace's 127.0.0.1 and pipes each connection to its socket, then
-// runs the CLI as its child and exits as the CLI did.
+// it. The supervisor's endpoints listen on unix sockets in a folder of the session's that the wall
+// hides (a path socket answers through a read-only bind, whoever connects); the bridge alone holds
+// that folder, as a descriptor the supervisor hands it, and pipes each connection it accepts on
+// the namespace's 127.0.0.1 (hooks, memory, egress) to its socket there. Then it runs the CLI as
+// its child and exits as the CLI did.
+//
+// The API is not on the loopback: the CLI reaches it over ANTHROPIC_UNIX_SOCKET (a socket the
+// bridge listens on inside the wall), and the bridge pipes a connection only when the kernel says
+// (SO_PEERCRED) that its peer is the CLI's own pid, so no other process of the session (a Bash
+// tool's curl with the token from its environment) can spend through the proxy or make the call
+// the proxy's view of the outcome rests on (sessions/run/outcome.ts checkedByProxy). Any other
+// peer is closed unanswered and reported, pid and name, on the `refused` socket, which the
+// supervisor counts. Observed with 2.1.197 (a relay logging each peer's pid): every API call, a
+// subagent's (Task) included, came from the CLI's own pid over that socket, an API key's and an
+// OAuth token's alike, with HTTP(S)_PROXY and NO_PROXY set (its fetch takes the socket before any
+// proxy); the base URL gives only the Host header and the path. Its other traffic (CONNECTs to
+// api.anthropic.com:443 through the proxy, the same without the socket) is not the API's route.
 //
 // perl, like the subreaper (sessions/run/reaper.ts): perl-base is Essential on Debian and starts in
 // a few milliseconds, where a second node would cost tens before the CLI could start.
 
-// Exit code and stderr line by which the bridge says it could not listen (the session never ran).
+// Exit code and stderr line by which the bridge says it could not listen, or could not check the
+// API's peers (the session never ran).
 export const BRIDGE_FAILED_CODE = 71;
 export const BRIDGE_FAILED_RE = /nightshift-bridge: (.*)/;
 
+// The API's check, tried on a socket pair before anything listens: a perl without SO_PEERCRED, or a
+// kernel that answers another pid, refuses the session here (and in the sandbox probe).
+const PEER_CHECK = String.raw`
+  my $opt = eval { Socket::SO_PEERCRED() };
+  defined $opt or fail("perl's Socket has no SO_PEERCRED: the API's peers cannot be checked");
+  socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, 0) or fail("socketpair: $!");
+  my $cred = getsockopt($x, SOL_SOCKET, $opt);
+  my ($pid) = defined $cred ? unpack('l', $cred) : ();
+  (defined $pid && $pid == $$) or fail("SO_PEERCRED did not name this process (" . ($pid // "error: $!") . "): the API's peers cannot be checked");
+`;
+
 const SCRIPT = String.raw`
 use strict; use POSIX (); use Socket; use IO::Socket::INET; use IO::Socket::UNIX;
-my (@routes, %to);
-while (@ARGV && $ARGV[0] ne '--') { my $r = shift @ARGV; my ($port, $path) = $r =~ /^(\d+)=(.+)$/ or die "nightshift-bridge: bad route $r\n"; push @routes, [$port, $path] }
-shift @ARGV;
 sub fail { print STDERR "nightshift-bridge: $_[0]\n"; POSIX::_exit(71) }
-my @listen;
-for my $r (@routes) {
+my (@tcp, @unix, $dirfd, $refused);
+while (@ARGV && $ARGV[0] ne '--') {
+  my $r = shift @ARGV;
+  if ($r =~ /^dir=(\d+)$/) { $dirfd = $1 }
+  elsif ($r =~ /^refused=(.+)$/) { $refused = $1 }
+  elsif ($r =~ /^(\d+)=(.+)$/) { push @tcp, [$1, $2] }
+  elsif ($r =~ /^unix(-any)?:([^=]+)=(.+)$/) { push @unix, [$2, $3, !$1] }
+  else { fail("bad route $r") }
+}
+shift @ARGV;
+if (grep { $_->[2] } @unix) {${PEER_CHECK}}
+my (@listen, %to, %only);
+for my $r (@tcp) {
   my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $r->[0], Listen => 128, ReuseAddr => 1, Proto => 'tcp') or fail("cannot listen on 127.0.0.1:$r->[0]: $!");
   $to{fileno $l} = $r->[1]; push @listen, $l;
+}
+for my $r (@unix) {
+  unlink $r->[0];
+  my $l = IO::Socket::UNIX->new(Type => SOCK_STREAM, Local => $r->[0], Listen => 128) or fail("cannot listen on $r->[0]: $!");
+  $to{fileno $l} = $r->[1]; $only{fileno $l} = $r->[2]; push @listen, $l;
 }
 my $child = fork();
 defined $child or fail("fork failed: $!");
 if ($child == 0) {
   close $_ for @listen;
+  # The folder of the supervisor's sockets is the bridge's alone: never the CLI's, nor its tools'.
+  POSIX::close($dirfd) if defined $dirfd;
   exec { $ARGV[0] } @ARGV;
   print STDERR "nightshift-reaper: exec failed: errno " . ($!+0) . " ($!)\n";
   POSIX::_exit(127);
+}
+# From here the routes' names are the supervisor's sockets in that folder.
+if (defined $dirfd) {
+  open(my $d, '<&=', $dirfd) or fail("fd $dirfd: $!");
+  chdir($d) or fail("the sockets' folder (fd $dirfd): $!");
+  close $d;
 }
 for my $s (qw(INT TERM HUP)) { $SIG{$s} = sub { kill $s, $child } }
 # The CLI's end interrupts the wait below at once (its 0.2 s timeout would otherwise be added to
 # every session's end): measured by npm run bench wall-parts.
 $SIG{CHLD} = sub {};
+$SIG{PIPE} = 'IGNORE';
+my $report;
+sub refuse {
+  my ($pid) = @_;
+  my $comm = '?';
+  if (open(my $f, '<', "/proc/$pid/comm")) { $comm = <$f> // '?'; chomp $comm }
+  $comm =~ s/[^\x21-\x7e]/?/g;
+  my $line = "refused $pid $comm\n";
+  $report //= IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $refused) if defined $refused;
+  if (!$report || !defined syswrite($report, $line)) { undef $report; print STDERR "nightshift-bridge-refused: $line" }
+}
 sub pump {
   my ($a, $b) = @_; my %open = (fileno $a => [$a, $b], fileno $b => [$b, $a]);
   while (%open) {
@@ -61,6 +119,11 @@ while (1) {
   for my $l (@listen) {
     next unless vec($rout, fileno $l, 1);
     my $c = $l->accept or next;
+    if ($only{fileno $l}) {
+      my $cred = getsockopt($c, SOL_SOCKET, SO_PEERCRED);
+      my ($pid) = defined $cred ? unpack('l', $cred) : (-1);
+      if ($pid != $child) { refuse($pid); close $c; next }
+    }
     my $pid = fork();
     if (defined $pid && $pid == 0) {
       $SIG{$_} = 'DEFAULT' for qw(INT TERM HUP);
@@ -78,12 +141,54 @@ POSIX::_exit($status >> 8);
 
 export type BridgeRoute = { port: number; socket: string };
 
-// The command line that runs `command args` behind the bridge's routes.
-export function bridged(perl: string, routes: BridgeRoute[], command: string, args: string[]): { command: string; args: string[] } {
-  return { command: perl, args: ['-e', SCRIPT, '--', ...routes.map((r) => `${r.port}=${r.socket}`), '--', command, ...args] };
+// What the bridge serves: `dirFd` the descriptor (in the bridge) of the folder the supervisor's
+// sockets are in, whose names the routes then give; the TCP routes; the API's socket inside the
+// wall and whether only the CLI may use it (false: the test-only control); where it reports a
+// refused peer.
+export type BridgePlan = {
+  dirFd?: number | null;
+  routes: BridgeRoute[];
+  api?: { path: string; socket: string; onlyCli: boolean } | null;
+  refused?: string | null;
+};
+
+// Pure: the bridge's arguments before `--` and the command.
+export function bridgeArgs(p: BridgePlan): string[] {
+  return [
+    ...(p.dirFd === undefined || p.dirFd === null ? [] : [`dir=${p.dirFd}`]),
+    ...p.routes.map((r) => `${r.port}=${r.socket}`),
+    ...(p.api ? [`unix${p.api.onlyCli ? '' : '-any'}:${p.api.path}=${p.api.socket}`] : []),
+    ...(p.refused ? [`refused=${p.refused}`] : []),
+  ];
+}
+
+// The command line that makes the bridge's peer check alone, then runs `command args`: the sandbox
+// probe's (sockets and POSIX, which the check does not need, cost it tens of milliseconds).
+export function peerChecked(perl: string, command: string, args: string[]): { command: string; args: string[] } {
+  const script = `use strict; use Socket; sub fail { print STDERR "nightshift-bridge: $_[0]\\n"; exit 71 }\n{${PEER_CHECK}}\nexec { $ARGV[0] } @ARGV; fail("exec $ARGV[0]: $!");`;
+  return { command: perl, args: ['-e', script, command, ...args] };
+}
+
+// The command line that runs `command args` behind the bridge.
+export function bridged(perl: string, plan: BridgePlan, command: string, args: string[]): { command: string; args: string[] } {
+  return { command: perl, args: ['-e', SCRIPT, '--', ...bridgeArgs(plan), '--', command, ...args] };
 }
 
 // The ports the endpoints have inside the wall: the namespace is the session's own, so fixed ones
-// collide with nothing.
+// collide with nothing. `api` is a route only in the test-only control (the CLI uses WALL_API).
 export const WALL_PORTS = { api: 41001, hooks: 41002, memory: 41003, egress: 41004 } as const;
 export const wallUrl = (port: number) => `http://127.0.0.1:${port}`;
+
+// The API inside the wall: the bridge's socket (in the wall's own /tmp) and the base URL the CLI is
+// given beside it (2.1.197 sends its calls to the socket with this URL's host and path; port 80,
+// which nothing in the session can listen on, is where a CLI that ignored the socket would fail).
+export const WALL_API = { socket: '/tmp/nightshift-api.sock', baseUrl: 'http://localhost' } as const;
+
+// A line the bridge writes on the `refused` socket: `refused <pid> <name>`.
+export type Refusal = { pid: number; comm: string };
+
+// Pure: the refusal a line reports, or null for anything else.
+export function parseRefusal(line: string): Refusal | null {
+  const m = /^refused (-?\d+) (\S+)$/.exec(line);
+  return m ? { pid: Number(m[1]), comm: m[2] } : null;
+}

@@ -22,8 +22,10 @@ import { ENV_FILE_VAR } from '../../daemon/config/env-file.js';
 import { sessionsDir, sweepSessionDirs } from './session-dirs.js';
 import { startSessionHooks, type SessionHooks } from '../hooks/session-hooks.js';
 import { findPerl } from '../run/reaper.js';
-import { bridged, wallUrl, WALL_PORTS, type BridgeRoute } from './bridge.js';
+import { bridged, wallUrl, WALL_API, WALL_PORTS, type BridgeRoute } from './bridge.js';
+import { listenApiPeers, type ApiPeerStats } from './api-peers.js';
 import type { Listen } from './loopback.js';
+import type { ChildInput } from '../../daemon/child-process.js';
 import type { EgressNet, EgressStats } from './egress-proxy.js';
 import { cellFor, type Cell } from './cgroup.js';
 import { describePlan } from './bounds.js';
@@ -62,6 +64,10 @@ export type GuestInput = {
   // Test-only, likewise: false runs a root supervisor's walled session as root, the negative
   // control of session_user (what uid 0 reads inside the wall).
   sessionUser?: boolean;
+  // Test-only, likewise: false lets any process of the walled session reach the API, as before the
+  // bridge checked its peers (the API's TCP route back, no peer check, the sockets' folder in
+  // sight): the negative control of sessions/wall/bridge.ts's check.
+  apiPeer?: boolean;
 };
 
 export type Guest = {
@@ -74,8 +80,9 @@ export type Guest = {
   sandboxed: boolean;
   // Who the command is started as (a root supervisor's session_user); null: the supervisor.
   user: SessionUser | null;
-  // Bytes for the spawned command's fds 3, 4, ...: the seccomp program bwrap reads.
-  inputs: Buffer[];
+  // The spawned command's fds 3, 4, ...: the seccomp program bwrap reads, the sockets' folder the
+  // bridge alone holds.
+  inputs: ChildInput[];
   hooks: SessionHooks | null;
   // Whether the memory tools are served to this session.
   memory: boolean;
@@ -83,6 +90,8 @@ export type Guest = {
   egress: EgressStats | null;
   // The API proxy's counts: what the supervisor itself saw of the session's calls.
   api: ApiProxyStats;
+  // The connections to the API the wall refused (not the CLI's); null: unwalled.
+  apiPeers: ApiPeerStats | null;
   // The session's pids and memory bounds (limits.pids, limits.memory): its cgroup, or rlimits.
   cell: Cell;
   dir: string;
@@ -210,7 +219,9 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   const named: Array<[string, number]> = [['a', WALL_PORTS.api], ['h', WALL_PORTS.hooks], ['m', WALL_PORTS.memory]];
   // The egress proxy is a route only for an agent that names a network: without one nothing listens.
   if (network !== 'none') named.push(['e', WALL_PORTS.egress]);
-  const routes: BridgeRoute[] = walled ? named.map(([n, p]) => ({ socket: path.join(sockets, n), port: p })) : [];
+  // The API is the CLI's alone (sessions/wall/bridge.ts): no TCP route, but in the test-only control.
+  const peerChecked = i.apiPeer !== false;
+  const routes: BridgeRoute[] = walled ? named.filter(([n]) => n !== 'a' || !peerChecked).map(([n, p]) => ({ socket: n, port: p })) : [];
   const close = async () => {
     for (const c of closers.reverse()) {
       try {
@@ -269,7 +280,12 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       // The session still runs, without memory tools; why is logged.
       log.warn({ event: 'memory_unavailable', err }, `memory not served to this session: ${i.redact((err as Error)?.message ?? String(err))}`);
     }
-    const env = sessionEnv({ env: i.env, agentEnv: i.agent.env, home, apiUrl: proxy.url, apiToken: proxy.token, oauth: credential?.kind === 'oauth', proxyUrl: egress?.url ?? null });
+    // Walled, the bridge hears which of the API's peers it refused.
+    const peers = walled ? await listenApiPeers(path.join(sockets, 'r'), log) : null;
+    if (peers) closers.push(() => peers.close());
+    const env = sessionEnv({
+      env: i.env, agentEnv: i.agent.env, home, apiUrl: walled ? WALL_API.baseUrl : proxy.url, apiSocket: walled ? WALL_API.socket : null, apiToken: proxy.token, oauth: credential?.kind === 'oauth', proxyUrl: egress?.url ?? null,
+    });
     const cli = resolveCommand(config.claude.command, env.PATH);
     const args = baseArgs([...mcp, ...extra]);
     // A CLI that cannot be found is left to fail its spawn as such (spawn_failed), walled or not.
@@ -285,7 +301,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
       }
       const filtered = i.seccomp !== false;
       // A machine without a filter refuses the session (the probe said so before the charge).
-      let inputs: Buffer[] = [];
+      let inputs: ChildInput[] = [];
       try {
         if (filtered) inputs = [seccompProgram()];
       } catch (err) {
@@ -301,13 +317,19 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
         }
       }
       else delete env.CLAUDE_CODE_SHELL_PREFIX;
-      const inner = bridged(perl!, routes, cli, args);
+      // The supervisor's sockets are out of the session's sight (a path socket answers through the
+      // read-only bind): the bridge gets their folder as a descriptor, fd 3 + its place in inputs.
+      if (peerChecked) layout.hidden = [...layout.hidden, sockets];
+      const dirFd = fs.openSync(sockets, 'r');
+      closers.push(() => fs.closeSync(dirFd));
+      inputs.push(dirFd);
+      const inner = bridged(perl!, { dirFd: 3 + inputs.length - 1, routes, api: { path: WALL_API.socket, socket: 'a', onlyCli: peerChecked }, refused: 'r' }, cli, args);
       // Last, once every file and socket is in place: the folder is the session user's.
       if (walledAs) giveToSession(dir, walledAs);
       const wall = bwrapArgs({ ...layout, network: 'private' }, inner.command, inner.args, { seccompFd: filtered ? SECCOMP_FD : null });
-      return { ...cell.wrap(bwrap, wall), inputs, env, cli, sandboxed: true, user: walledAs, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, cell, dir, spawned, close };
+      return { ...cell.wrap(bwrap, wall), inputs, env, cli, sandboxed: true, user: walledAs, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, apiPeers: peers?.stats ?? null, cell, dir, spawned, close };
     }
-    return { ...cell.wrap(cli ?? config.claude.command, args), inputs: [], env, cli, sandboxed: false, user: null, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, cell, dir, spawned, close };
+    return { ...cell.wrap(cli ?? config.claude.command, args), inputs: [], env, cli, sandboxed: false, user: null, hooks, memory: served, egress: egress?.stats ?? null, api: proxy.stats, apiPeers: null, cell, dir, spawned, close };
   } catch (err) {
     // The memory server may still be starting: it is closed with the rest once it is up.
     await memoryStart.catch(() => {});

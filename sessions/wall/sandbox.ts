@@ -10,6 +10,7 @@ import { runChild } from '../../daemon/child-process.js';
 import type { Config } from '../../daemon/config/schema.js';
 import { findPerl } from '../run/reaper.js';
 import { inDomain, PREFIX_FAILED_RE } from './landlock.js';
+import { BRIDGE_FAILED_RE, peerChecked } from './bridge.js';
 import { seccompProgram } from './seccomp.js';
 import { sessionUserFor } from './session-user.js';
 
@@ -186,9 +187,10 @@ export type RunAs = { uid: number; gid: number };
 
 // Why bwrap cannot run a sandbox here, or null when it can: a real, tiny sandbox is started, with
 // the namespaces and the seccomp filter a session's sandbox asks for, and runs `true` through the
-// shell prefix's Landlock domain (a machine nightshift has no filter for, a kernel that refuses it
-// or has no Landlock, fails here, before anything is charged). Without perl the session itself is
-// refused by name (sessions/wall/guest.ts).
+// shell prefix's Landlock domain after the network bridge's API peer check (a machine
+// nightshift has no filter for, a kernel that refuses it or has no Landlock, a perl that cannot
+// check a socket's peer, fails here, before anything is charged). Without perl the session itself
+// is refused by name (sessions/wall/guest.ts).
 export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? '', as: RunAs | null = null): Promise<string | null> {
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
@@ -199,7 +201,8 @@ export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?
     return (err as Error).message;
   }
   const perl = findPerl(envPath);
-  const run = perl ? inDomain(perl, 'true') : { command: 'true', args: [] };
+  const domain = perl ? inDomain(perl, 'true') : null;
+  const run = perl && domain ? peerChecked(perl, domain.command, domain.args) : { command: 'true', args: [] };
   const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--seccomp', String(SECCOMP_FD), '--', run.command, ...run.args], {
     timeoutMs: 10_000, env: { PATH: envPath }, inputs: [program], cwd: '/', ...(as ? { uid: as.uid, gid: as.gid } : {}),
   });
@@ -207,6 +210,8 @@ export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?
   if (as && r.error?.code === 'EPERM') {
     return `bwrap cannot be started as the session's user (uid ${as.uid}): ${r.error.message} (a root supervisor hands each session to session_user: it must keep CAP_SETUID and CAP_SETGID, as the units \`nightshift systemd install --user root\` renders do)`;
   }
+  const bridge = BRIDGE_FAILED_RE.exec(r.stderr ?? '');
+  if (bridge) return `the wall's network bridge cannot run here: ${bridge[1]} (only the CLI may reach the API, and the bridge checks each connection's peer with SO_PEERCRED)`;
   const wall = PREFIX_FAILED_RE.exec(r.stderr ?? '');
   // EPERM is a seccomp filter refusing the calls (a unit's SystemCallFilter=); else the kernel lacks it.
   if (wall) return `the session's Landlock domain cannot be made here: ${wall[1]} (${/errno 1\b/.test(wall[1]) ? "a seccomp filter refuses it: the unit's SystemCallFilter= must allow landlock_create_ruleset landlock_add_rule landlock_restrict_self, as the units nightshift renders do" : "Landlock needs CONFIG_SECURITY_LANDLOCK and `landlock` in the kernel's lsm= list"})`;

@@ -16,7 +16,7 @@ export const NO_PROXY = '127.0.0.1,localhost,::1';
 // Never inside a session, even when an agent's `env:` names them: the supervisor's credentials and
 // its own configuration.
 export const NEVER_IN_SESSION = new Set([
-  'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_UNIX_SOCKET',
   'DISCORD_WEBHOOK_URL', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'NIGHTSHIFT_CONFIG', 'NIGHTSHIFT_LOG_LEVEL', 'NIGHTSHIFT_ENV_FILE',
   'CLAUDE_CONFIG_DIR', 'HOME', 'TMPDIR', 'CLAUDECODE',
   // Set from the agent's `network:` alone (the egress proxy), never passed through.
@@ -29,8 +29,10 @@ export type SessionEnvInput = {
   // Names the operator passes to this agent (its front matter's `env:`).
   agentEnv: string[];
   home: string;
-  // The supervisor's API proxy and the token that stands in for the credential.
+  // The supervisor's API proxy and the token that stands in for the credential; walled, the
+  // bridge's socket the CLI reaches it by (sessions/wall/bridge.ts), apiUrl then giving the host.
   apiUrl: string;
+  apiSocket?: string | null;
   apiToken: string;
   // The CLI sends an OAuth token with betas of its own; it gets the stand-in in the same variable.
   oauth?: boolean;
@@ -57,6 +59,7 @@ export function sessionEnv(i: SessionEnvInput): Record<string, string> {
   out.CLAUDE_CONFIG_DIR = `${i.home}/.claude`;
   out.TMPDIR = '/tmp';
   out.ANTHROPIC_BASE_URL = i.apiUrl;
+  if (i.apiSocket) out.ANTHROPIC_UNIX_SOCKET = i.apiSocket;
   if (i.oauth) out.CLAUDE_CODE_OAUTH_TOKEN = i.apiToken;
   else out.ANTHROPIC_API_KEY = i.apiToken;
   if (i.proxyUrl) {

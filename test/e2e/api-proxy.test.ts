@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { apiRequestRefusal, OAUTH_BETA, startApiProxy, type ApiProxy, type ApiProxyOptions } from '../../sessions/wall/api-proxy.js';
 import { TEST_API_KEY, bash, text } from '../fake-api.js';
-import { CLAUDE, claudeTestEnv, fakeApiPerFile, runJson, tempDir, workspace, writeAgent } from '../helpers.js';
+import { CLAUDE, claudeTestEnv, configYaml, fakeApiPerFile, runJson, tempDir, workspace, writeAgent } from '../helpers.js';
 
 const REAL_KEY = 'sk-test-real-upstream-key';
 const REAL_OAUTH = 'fake-oauth-test-real-token';
@@ -110,8 +110,10 @@ describe('api proxy with the real CLI', () => {
     assert.equal(p.stats.refusedPaths, 0);
   });
 
-  test('a nightshift session (walled where bwrap works) whose Bash runs curl with its own token to /v1/files, batches and a ..%2f climb gets our 400 each time, and the API never sees them', { skip: CURL, timeout: 120_000 }, async (t) => {
-    const ws = workspace(t, api.url);
+  // Unwalled: in the wall a tool reaches no API at all (e2e/wall-redteam); the proxy's allowlist is
+  // what holds for the CLI's own calls and where a tool can reach the proxy.
+  test('an unwalled nightshift session whose Bash runs curl with its own token to /v1/files, batches and a ..%2f climb gets our 400 each time, and the API never sees them', { skip: CURL, timeout: 120_000 }, async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: 'sandbox: none\n' }));
     const paths = ['/v1/files', '/v1/messages/batches', '/v1/messages/..%2f..%2fv1/files', '/v1/organizations/api_keys'];
     // --path-as-is: curl would otherwise resolve a plain dot segment itself.
     const cmd = paths.map((p) => `curl -s --path-as-is -w ' HTTP=%{http_code}\\n' -H "x-api-key: $ANTHROPIC_API_KEY" "$ANTHROPIC_BASE_URL${p}"`).join('; ');

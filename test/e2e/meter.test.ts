@@ -21,8 +21,10 @@ const logsOf = (ws: Workspace) =>
   fs.readdirSync(ws.logs, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.log')).map((e) => fs.readFileSync(path.join(e.parentPath ?? (e as any).path, e.name), 'utf8')).join('\n');
 
 describe('the meter with the real CLI', () => {
-  test('calls a session makes around the CLI (curl with its own token, one gzip stream, one JSON reply) are metered: the ledger equals the API\'s usage to the cent, the gzip bytes reach curl unchanged, and show gives the CLI\'s lower count beside it', { skip: CURL, timeout: 120_000 }, async (t) => {
-    const ws = workspace(t, api.url);
+  // Unwalled: in the wall no process but the CLI reaches the API at all (e2e/wall-redteam), so the
+  // meter's count of calls around the CLI is what holds where a tool can reach the proxy.
+  test('calls an unwalled session makes around the CLI (curl with its own token, one gzip stream, one JSON reply) are metered: the ledger equals the API\'s usage to the cent, the gzip bytes reach curl unchanged, and show gives the CLI\'s lower count beside it', { skip: CURL, timeout: 120_000 }, async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: 'sandbox: none\n' }));
     api.script('around-stream', () => ({ kind: 'message', blocks: [{ type: 'text', text: 'streamed around the CLI' }], usage: { input_tokens: 20_000, output_tokens: 900 } }));
     api.script('around-json', () => ({ kind: 'message', blocks: [{ type: 'text', text: 'answered around the CLI' }], usage: { input_tokens: 7000, output_tokens: 300 } }));
     const body = (scenario: string, stream: boolean) => JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 1000, stream, messages: [{ role: 'user', content: `SCENARIO=${scenario} COMPRESS=gzip` }] });

@@ -233,3 +233,10 @@ test('a session whose egress proxy refused connections says how many; none refus
   assert.equal(field(0), undefined);
   assert.equal(field(null), undefined);
 });
+
+test('a session whose wall refused connections to the API from another process says how many; none refused, nothing is said', () => {
+  const field = (api_refused: number | null) => sessionReport({ ...base, api_refused }, git, today, { redact: noRedact }).embed.fields.find((f) => f.name === 'API refused');
+  assert.deepEqual(field(2), { name: 'API refused', value: '2 connection(s) to the API from a process other than the CLI (see the log: api_peer_refused)', inline: true });
+  assert.equal(field(0), undefined);
+  assert.equal(field(null), undefined);
+});

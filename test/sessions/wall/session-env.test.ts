@@ -45,3 +45,13 @@ describe('the session\'s environment', () => {
     assert.deepEqual(Object.keys(none).filter((k) => /proxy/i.test(k)), []);
   });
 });
+
+describe('the walled session\'s API', () => {
+  test('is the bridge\'s socket, with its base URL; the supervisor\'s own ANTHROPIC_UNIX_SOCKET never passes', () => {
+    const env = sessionEnv({ ...base, apiUrl: 'http://localhost', apiSocket: '/tmp/nightshift-api.sock' });
+    assert.equal(env.ANTHROPIC_UNIX_SOCKET, '/tmp/nightshift-api.sock');
+    assert.equal(env.ANTHROPIC_BASE_URL, 'http://localhost');
+    const open = sessionEnv({ ...base, env: { ...supervisor, ANTHROPIC_UNIX_SOCKET: '/run/elsewhere.sock' }, agentEnv: ['ANTHROPIC_UNIX_SOCKET'] });
+    assert.equal(open.ANTHROPIC_UNIX_SOCKET, undefined);
+  });
+});
