@@ -32,5 +32,6 @@ export async function run({ configFile, flags, io, env, envFile, journal, deps }
   const { doctorCommand } = await import('./health.js');
   // At a terminal, short human log lines, as every other command writes them (cli/main.ts).
   const human = deps.stderrIsTTY && !journal && !flags.json ? { color: !env.NO_COLOR } : undefined;
-  return doctorCommand(configFile, flags, { out: io.out, redact: io.redact, env, envFile, now: () => new Date(), level: logLevel(env.NIGHTSHIFT_LOG_LEVEL).level, journal, human });
+  const tableAtTerminal = !!deps.stdoutIsTTY && !flags.json;
+  return doctorCommand(configFile, flags, { out: io.out, redact: io.redact, env, envFile, now: () => new Date(), level: logLevel(env.NIGHTSHIFT_LOG_LEVEL).level, journal, human, tableAtTerminal });
 }
