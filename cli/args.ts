@@ -70,7 +70,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   daemon: ['config', 'environment-file'],
   systemd: ['config', 'environment-file', 'user', 'on-calendar', 'prefix'],
   alert: ['config', 'environment-file', 'unit'],
-  doctor: ['config', 'environment-file', 'json', 'alert', 'fix'],
+  doctor: ['config', 'environment-file', 'json', 'alert', 'fix', 'prefix'],
   memory: ['config', 'environment-file', 'json', 'limit', 'source', 'category', 'tags', 'speaker', 'explain', 'include-faded', 'valid-from', 'as-of', 'agent', 'confidence', 'note', 'due', 'solo', 'seed', 'steps', 'approve'],
   mcp: ['config', 'environment-file'],
   state: ['config', 'environment-file', 'json', 'agent'],

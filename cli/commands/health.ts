@@ -15,7 +15,7 @@ import { applyFixes } from '../../daemon/health/doctor-setup.js';
 import { readableByOthers, type EnvFileResult } from '../../daemon/config/env-file.js';
 
 // tableAtTerminal: doctor's table goes to a terminal, which then needs no log line per check.
-export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean; human?: { color: boolean }; tableAtTerminal?: boolean };
+export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean; human?: { color: boolean }; tableAtTerminal?: boolean; timerFile?: string };
 
 // `fileOnly`: a logger for the daily file alone (stderr gets nothing), or the logger itself when
 // the table is not at a terminal.
@@ -58,7 +58,7 @@ export async function doctorCommand(file: string, flags: { json?: boolean; alert
   let envFile = io.envFile ?? null;
   if (envFile?.insecure && !readableByOthers(fs.statSync(envFile.file).mode)) envFile = { ...envFile, insecure: null };
   for (const f of fixed) logger.info({ event: 'doctor_fix', fix: f }, `doctor --fix: ${f}`);
-  const deps = { env: io.env, logger, redact: io.redact, now: io.now, envFile };
+  const deps = { env: io.env, logger, redact: io.redact, now: io.now, envFile, timerFile: io.timerFile };
   // Like every start: what earlier runs could not deliver goes first.
   await deliver(null, reportSettings(l.config), deps);
   const checks = await runDoctor(l, deps);

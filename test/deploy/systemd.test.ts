@@ -248,10 +248,15 @@ describe('systemd units', () => {
     assert.equal(blind.tick_at, '2026-12-01T16:00:00.000Z');
     const blindText = await nightshift(['next', '--at', at, '--prefix', units], { ...env, PATH: path.join(dir, 'bin') }, dir);
     assert.match(blindText.stdout, /^  tick 2026-12-01 16:00 UTC \(in 40m\): .*OnCalendar=\*-\*-\* 06,19:00:00; systemd-analyze is not on PATH .*hourly ticks assumed$/m);
-    // status reads the same timer.
+    // status reads the same timer, and so does doctor (its schedule check).
     const status = JSON.parse((await nightshift(['status', '--json', '--prefix', units], env, dir)).stdout);
     assert.equal(status.next.calendar.source, 'timer');
     assert.match(status.next.tick_at, /T(06|19):00:00\.000Z$/);
+    const schedule = async (prefix: string) => JSON.parse((await nightshift(['doctor', '--json', '--prefix', prefix], env, dir)).stdout).checks.find((c: any) => c.name === 'schedule');
+    assert.equal((await schedule(units)).detail, 'every dispatch rule can fire under daemon.schedule and the installed timer');
+    fs.writeFileSync(path.join(units, 'nightshift.timer'), fs.readFileSync(path.join(units, 'nightshift.timer'), 'utf8').replace('06,19:00:00', '07,19:00:00'));
+    assert.match((await schedule(units)).detail, /rule \[0\] gardener \(hours 6\) can never fire/);
+    assert.equal((await schedule(none)).detail, 'every dispatch rule can fire under daemon.schedule');
   });
 
   test('a site whose path holds a space: every path is quoted where systemd splits words, and verify reads each as one', async (t) => {
