@@ -15,6 +15,7 @@ export type TickCalendar = {
   assumed: string | null;
 };
 
+// The ticks from `from` to the forecast's horizon, and the calendar they came from.
 export function timerTicks(unitDir: string | undefined, from: Date, pathEnv: string | undefined): { ticks: Date[]; calendar: TickCalendar } {
   const file = path.join(path.resolve(unitDir ?? UNIT_DIR), 'nightshift.timer');
   const timer = installedTimer(file);
