@@ -25,7 +25,8 @@ export type AccessFacts = {
 
 const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
 const name = (w: Who) => (w.name ? `${w.name} (uid ${w.uid})` : `uid ${w.uid}`);
-const quote = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
+// A path as one shell word, quoted only when it must be.
+export const shellWord = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
 
 // Pure: the message for one access problem, with the chown (another owner) or chmod (ours, but
 // its mode shuts us out) that fixes it.
@@ -33,7 +34,7 @@ export function accessAdvice(f: AccessFacts, target?: string): string {
   const bits = f.need.map((n) => (n === 'read' ? 'r' : n === 'write' ? 'w' : 'x')).join('');
   // A folder of ours holds files made by the same hand (a database and its -wal, -shm): -R.
   const recursive = f.kind === 'folder' ? '-R ' : '';
-  const fix = f.missing ? `sudo install -d -o ${f.user.name ?? f.user.uid} ${quote(f.missing)}` : f.owner.uid !== f.user.uid ? `sudo chown ${recursive}${f.user.name ?? f.user.uid} ${quote(f.path)}` : `chmod u+${bits} ${quote(f.path)}`;
+  const fix = f.missing ? `sudo install -d -o ${f.user.name ?? f.user.uid} ${shellWord(f.missing)}` : f.owner.uid !== f.user.uid ? `sudo chown ${recursive}${f.user.name ?? f.user.uid} ${shellWord(f.path)}` : `chmod u+${bits} ${shellWord(f.path)}`;
   const about = target && target !== f.path ? ` (for ${target})` : '';
   return (
     `Permission denied: nightshift runs as ${name(f.user)} and cannot ${f.need.join(' or ')} the ${f.what ? `${f.what} ` : ''}${f.kind} ${f.path}${about}, ` +

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Agent } from './config/agents.js';
 import type { Config } from './config/schema.js';
 import { passwdEntry } from './passwd.js';
@@ -19,6 +19,9 @@ export type RenderOptions = { user?: string; onCalendar?: string; watchOnCalenda
 // systemd's own PATH for system units (systemd.exec(5), split-usr): where a bare claude.command is
 // looked up when the unit names no PATH.
 export const SYSTEMD_DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+// Where `systemd install` writes the units unless --prefix says elsewhere, and so where doctor,
+// `next` and `status` look for the installed ones.
+export const UNIT_DIR = '/etc/systemd/system';
 // The folders systemd reads system units from: units written elsewhere are only staged.
 export const SYSTEM_UNIT_DIRS = ['/etc/systemd/system', '/run/systemd/system', '/usr/local/lib/systemd/system', '/usr/lib/systemd/system', '/lib/systemd/system'];
 
@@ -59,6 +62,34 @@ export function unitPath(command: string, installPath: string, node: string): { 
   return { path: out, problem: null };
 }
 
+// How a path is written into a unit (systemd.syntax(7), systemd.exec(5)). `%` starts a specifier in
+// every setting we write one into. ExecStart=, Environment= and ReadWritePaths= split their value
+// into words at whitespace and unquote "..." with C escapes; ExecStart= also expands $VAR. A word
+// is quoted only when it must be. WorkingDirectory= and EnvironmentFile= take the rest of the line
+// as it is: quotes there are part of the path (systemd-analyze verify: "path is not absolute").
+const specifiers = (s: string) => s.replace(/%/g, '%%');
+export function unitWord(s: string, exec = false): string {
+  const v = exec ? specifiers(s).replace(/\$/g, '$$$$') : specifiers(s);
+  return /[\s"'\\]/.test(v) ? `"${v.replace(/["\\]/g, '\\$&')}"` : v;
+}
+const unitVerbatim = specifiers;
+
+// What no quoting carries into every setting a path goes in: a control character (a newline ends
+// the setting), and whitespace at the end (systemd strips it where the path is taken as it is).
+export function unitPathProblems(paths: Array<[string, string]>): string[] {
+  return paths
+    .filter(([, p]) => /[\x00-\x1f\x7f]/.test(p) || /\s$/.test(p))
+    .map(([key, p]) => `${key} ${JSON.stringify(p)} ${/[\x00-\x1f\x7f]/.test(p) ? 'holds a control character' : 'ends in whitespace'}, which a unit file cannot carry: move it to a path without`);
+}
+
+// Pure: the value of the last `Environment=PATH=` a unit's text sets (either form unitWord writes), or null.
+export function unitPathSetting(text: string): string | null {
+  const set = [...text.matchAll(/^[ \t]*Environment[ \t]*=[ \t]*("PATH=(?:[^"\\\n]|\\.)*"|PATH=\S*)[ \t]*$/gm)].at(-1);
+  if (!set) return null;
+  const word = set[1].startsWith('"') ? set[1].slice(1, -1).replace(/\\(.)/g, '$1') : set[1];
+  return word.slice('PATH='.length).replace(/%%/g, '%');
+}
+
 // The PATH an installed unit runs with: its Environment=PATH=, else systemd's own; null: no unit.
 export function installedUnitPath(file: string): string | null {
   let text: string;
@@ -67,8 +98,31 @@ export function installedUnitPath(file: string): string | null {
   } catch {
     return null;
   }
-  const set = [...text.matchAll(/^\s*Environment\s*=\s*"?PATH=([^"\n]*?)"?\s*$/gm)].at(-1);
-  return set ? set[1] : SYSTEMD_DEFAULT_PATH;
+  return unitPathSetting(text) ?? SYSTEMD_DEFAULT_PATH;
+}
+
+// The OnCalendar= of an installed timer as systemd reads it: the file, then its drop-ins
+// (<file>.d/*.conf, in name order), where an empty OnCalendar= clears what came before. Null:
+// none installed.
+export function installedTimer(file: string): { file: string; specs: string[] } | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const dropIns = (() => {
+    try {
+      return fs.readdirSync(`${file}.d`).filter((f) => f.endsWith('.conf')).sort().map((f) => fs.readFileSync(path.join(`${file}.d`, f), 'utf8'));
+    } catch {
+      return [];
+    }
+  })();
+  let specs: string[] = [];
+  for (const t of [text, ...dropIns]) {
+    for (const m of t.matchAll(/^[ \t]*OnCalendar[ \t]*=[ \t]*(.*?)[ \t]*$/gm)) specs = m[1] ? [...specs, m[1]] : [];
+  }
+  return { file, specs };
 }
 
 const seconds = (ms: number) => `${Math.ceil(ms / 1000)}s`;
@@ -95,24 +149,27 @@ export function privateTmpWarnings(c: Config): string[] {
 export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): Array<{ name: string; text: string }> {
   const longest = Math.max(c.claude.timeout, ...agents.map((a) => a.timeoutMs));
   const user = o.user ?? os.userInfo().username;
+  const node = o.node ?? process.execPath;
+  const unitPathEnv = o.path ?? unitPath(c.claude.command, process.env.PATH ?? '', node).path;
   const values: Record<string, string> = {
-    ROOT,
+    DOC_URL: specifiers(pathToFileURL(path.join(ROOT, 'README.md')).href),
     USER: user,
     CAPABILITIES: user === 'root' ? ROOT_CAPABILITIES : '',
-    WORKDIR: c.dir,
-    ENV_FILE: path.join(c.dir, 'nightshift.env'),
-    CONFIG: c.file,
-    STATE_DIR: c.state_dir,
-    NODE: o.node ?? process.execPath,
-    PATH: o.path ?? unitPath(c.claude.command, process.env.PATH ?? '', o.node ?? process.execPath).path,
-    BIN: path.join(ROOT, 'dist', 'cli', 'bin.js'),
+    WORKDIR: unitVerbatim(c.dir),
+    ENV_FILE: unitVerbatim(path.join(c.dir, 'nightshift.env')),
+    ENV_CONFIG: unitWord(`NIGHTSHIFT_CONFIG=${c.file}`),
+    ENV_PATH: unitWord(`PATH=${unitPathEnv}`),
+    ENV_CLAUDE_CONFIG_DIR: unitWord(`CLAUDE_CONFIG_DIR=${path.join(c.state_dir, 'claude')}`),
+    CONFIG: unitWord(c.file, true),
+    NODE: unitWord(node, true),
+    BIN: unitWord(path.join(ROOT, 'dist', 'cli', 'bin.js'), true),
     SESSION_TIMEOUT: seconds(longest),
     // Session, kill grace, two git lock waits and a margin.
     TIMEOUT_START: seconds(longest + c.claude.kill_grace + 2 * c.git.lock_timeout + 5 * 60_000),
     TIMEOUT_STOP: seconds(c.daemon.shutdown_grace + c.claude.kill_grace + 30_000),
-    RW_PATHS: writablePaths(c).join(' '),
+    RW_PATHS: writablePaths(c).map((p) => unitWord(p)).join(' '),
     // For the alert and watch units: a missing folder (`-`) must not stop the report of it.
-    RW_PATHS_OPTIONAL: writablePaths(c).map((p) => `-${p}`).join(' '),
+    RW_PATHS_OPTIONAL: writablePaths(c).map((p) => unitWord(`-${p}`)).join(' '),
     ON_CALENDAR: o.onCalendar ?? 'hourly',
     WATCH_ON_CALENDAR: o.watchOnCalendar ?? '*-*-* *:17:00',
   };

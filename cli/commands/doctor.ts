@@ -1,9 +1,10 @@
 // `nightshift doctor [--fix] [--alert]`: works with a broken or missing config (health.ts reads it
 // leniently), and reads the env file leniently too: a bad env file is one of its findings.
+import path from 'node:path';
 import { logLevel } from '../log-level.js';
 import type { EnvContext } from '../context.js';
 
-export const help = `Usage: nightshift doctor [--json] [--fix] [--alert] [--config PATH]
+export const help = `Usage: nightshift doctor [--json] [--fix] [--alert] [--prefix DIR] [--config PATH]
 
 Checks, each ok, WARN or FAIL with a one-line fix: config, env (the env file: its mode, its lines),
 credential (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN, from the environment or the env file),
@@ -22,6 +23,8 @@ check fails and names the problems).
   --fix     first do the safe fixes and say what was done: make a missing state_dir (0700) and
             log_dir, chmod 600 the env file, chmod 700 state_dir
   --alert   when a check fails, post the doctor's embed to Discord (through the outbox)
+  --prefix  where the units are installed (default /etc/systemd/system): the unit cli and
+            schedule checks read nightshift.service and nightshift.timer there
   --json    {ok, config, checks: [{name, status, detail, fix}], alert, fixed (with --fix)}
 Exits 1 when a check fails, else 0.`;
 
@@ -32,5 +35,8 @@ export async function run({ configFile, flags, io, env, envFile, journal, deps }
   const { doctorCommand } = await import('./health.js');
   // At a terminal, short human log lines, as every other command writes them (cli/main.ts).
   const human = deps.stderrIsTTY && !journal && !flags.json ? { color: !env.NO_COLOR } : undefined;
-  return doctorCommand(configFile, flags, { out: io.out, redact: io.redact, env, envFile, now: () => new Date(), level: logLevel(env.NIGHTSHIFT_LOG_LEVEL).level, journal, human });
+  const tableAtTerminal = !!deps.stdoutIsTTY && !flags.json;
+  // The units installed in --prefix (default /etc/systemd/system), as next and status read them.
+  const timerFile = flags.prefix === undefined ? undefined : path.join(path.resolve(flags.prefix), 'nightshift.timer');
+  return doctorCommand(configFile, flags, { out: io.out, redact: io.redact, env, envFile, now: () => new Date(), level: logLevel(env.NIGHTSHIFT_LOG_LEVEL).level, journal, human, tableAtTerminal, timerFile });
 }

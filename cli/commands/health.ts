@@ -14,23 +14,29 @@ import { EXIT, UsageError } from '../../daemon/errors.js';
 import { applyFixes } from '../../daemon/health/doctor-setup.js';
 import { readableByOthers, type EnvFileResult } from '../../daemon/config/env-file.js';
 
-export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean; human?: { color: boolean } };
+// tableAtTerminal: doctor's table goes to a terminal, which then needs no log line per check.
+export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean; human?: { color: boolean }; tableAtTerminal?: boolean; timerFile?: string };
 
-function open(file: string, io: HealthIo): { l: LenientConfig; logger: Logger; problems: string[] } {
+// `fileOnly`: a logger for the daily file alone (stderr gets nothing), or the logger itself when
+// the table is not at a terminal.
+function open(file: string, io: HealthIo): { l: LenientConfig; logger: Logger; fileOnly: Logger; problems: string[] } {
   const l = loadConfigLenient(file);
   const problems = [...l.problems];
   const base = { redact: io.redact, timezone: l.config.budget.timezone, level: io.level, journal: io.journal, human: io.human };
+  // No config file at all: no log folder is made beside where it should have been.
+  let logDir = fs.existsSync(file) ? l.config.log_dir : null;
   let logger: Logger;
   try {
-    // No config file at all: no log folder is made beside where it should have been.
-    logger = createLogger({ ...base, logDir: fs.existsSync(file) ? l.config.log_dir : null });
+    logger = createLogger({ ...base, logDir });
   } catch (err) {
     logger = createLogger(base);
+    logDir = null;
     problems.push(`log_dir ${l.config.log_dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} (logging to stderr only)`);
   }
+  const fileOnly = io.tableAtTerminal ? createLogger({ ...base, journal: false, human: undefined, stderr: { write: () => {} }, logDir }) : logger;
   if (l.unreadable) logger.warn({ event: 'config_fallback', problems }, `${l.unreadable}: the checks that need it are skipped: ${problems.join('; ')}`);
   else if (problems.length) logger.warn({ event: 'config_fallback', problems }, `could not read all of the config; using defaults for the rest: ${problems.join('; ')}`);
-  return { l, logger, problems };
+  return { l, logger, fileOnly, problems };
 }
 
 const deliveryLine = (d: Delivery) =>
@@ -46,18 +52,19 @@ export function standingKey(failing: Check[]): string | undefined {
 }
 
 export async function doctorCommand(file: string, flags: { json?: boolean; alert?: boolean; fix?: boolean }, io: HealthIo): Promise<number> {
-  const { l, logger } = open(file, io);
+  const { l, logger, fileOnly } = open(file, io);
   // --fix first, so the checks show what is left.
   const fixed = flags.fix ? applyFixes(l.config, io.envFile ?? null) : [];
   let envFile = io.envFile ?? null;
   if (envFile?.insecure && !readableByOthers(fs.statSync(envFile.file).mode)) envFile = { ...envFile, insecure: null };
   for (const f of fixed) logger.info({ event: 'doctor_fix', fix: f }, `doctor --fix: ${f}`);
-  const deps = { env: io.env, logger, redact: io.redact, now: io.now, envFile };
+  const deps = { env: io.env, logger, redact: io.redact, now: io.now, envFile, timerFile: io.timerFile };
   // Like every start: what earlier runs could not deliver goes first.
   await deliver(null, reportSettings(l.config), deps);
   const checks = await runDoctor(l, deps);
   const failing = checks.filter((c) => c.status === 'fail');
-  for (const c of checks) if (c.status === 'fail' || c.status === 'warn') logger[c.status === 'fail' ? 'error' : 'warn']({ event: 'doctor_check', check: c.name, status: c.status, detail: c.detail, fix: c.fix }, `doctor: ${c.name}: ${c.detail}`);
+  // At a terminal the table shows each check: its line goes to the daily file only, not twice on the screen.
+  for (const c of checks) if (c.status === 'fail' || c.status === 'warn') fileOnly[c.status === 'fail' ? 'error' : 'warn']({ event: 'doctor_check', check: c.name, status: c.status, detail: c.detail, fix: c.fix }, `doctor: ${c.name}: ${c.detail}`);
   logger.info({ event: 'doctor', failing: failing.length, warnings: checks.filter((c) => c.status === 'warn').length }, `doctor: ${failing.length} failing`);
   let alert: string | null = null;
   if (flags.alert && failing.length) {

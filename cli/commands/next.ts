@@ -4,18 +4,22 @@ import type { FullContext } from '../context.js';
 import { withLedger } from '../with-ledger.js';
 import { zoneStamp } from '../table.js';
 
-export const help = `Usage: nightshift next [--at ISO-TIME] [--json] [--config PATH]
+export const help = `Usage: nightshift next [--at ISO-TIME] [--prefix DIR] [--json] [--config PATH]
 
-Explains what the tick at --at (default now) will do, without running anything: which rule won,
+Explains what the first tick from --at (default now) will do, without running anything: which rule won,
 for every rule before it why not, and whether its agent starts (the day's budget and a usage window
 are checked after dispatch, as the tick does: a rule can be due while nothing starts). A held
 agent's rule says "held until TIME: why" (a rate limit: the API's reset time, or a backoff;
 backoff.after_failures failures in a row wait backoff.base, doubling with each further failure up
 to backoff.max). Then when each agent will really run, within 8 days, in budget.timezone: the ticks
-played forward (now, each hour's start, and where a hold or a min_interval ends), each start
-counted, so a cap reached today, a hold and a rule an earlier always-due rule shadows are in the
-answer; an agent that will not run says why.
---json: {agent: name|null, rule: index|null, starts: bool, reason, rules: [{index, agent, matched, why, next_due}],
+played forward, each start counted, so a cap reached today, a hold and a rule an earlier always-due
+rule shadows are in the answer; an agent that will not run says why. The ticks are the times the
+installed timer fires: the OnCalendar= of DIR/nightshift.timer (--prefix, default
+/etc/systemd/system, as systemd install writes it), else the default hourly, expanded by
+systemd-analyze calendar; without systemd-analyze, hourly ticks are assumed, and said.
+--json: {agent: name|null, rule: index|null, starts: bool, reason, tick_at: ISO time|null,
+         calendar: {on_calendar: [spec], source: "timer"|"default", file, assumed: null|why},
+         rules: [{index, agent, matched, why, next_due}],
          holds: {agent: {kind: "rate_limited"|"backoff", until, reason, failures, session}},
          next_due: {<agent>: ISO time|null}, why: {<agent>: reason it will not run}, windows, window_hold}
          (an agent no rule names is null)`;
@@ -27,33 +31,37 @@ const roughly = (ms: number) => {
   return m < 60 ? `${m}m` : m < 48 * 60 ? `${Math.floor(m / 60)}h${m % 60 ? ` ${m % 60}m` : ''}` : `${Math.round(m / 1440)}d`;
 };
 
-export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
+export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
   const at = flags.at === undefined ? new Date() : new Date(flags.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`Expected --at as an ISO time like 2026-12-01T15:00:00Z, got \`${flags.at}\``);
-  const [{ readAgents }, { forecastOf }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js')]);
+  const [{ readAgents }, { forecastOf }, { timerTicks, calendarLine }] = await Promise.all([
+    import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js'), import('../../daemon/schedule/timer-ticks.js'),
+  ]);
   const { agents, broken } = readAgents(config);
   const tz = config.budget.timezone;
   const { windowHold, windowLines } = await import('../../budget/windows.js');
-  const { f, windows } = await withLedger(config, logger, (l) => ({ windows: l.windows(), f: forecastOf(config, agents, l, at, broken) }));
+  const { ticks, calendar } = timerTicks(flags.prefix, at, env.PATH);
+  const { f, windows } = await withLedger(config, logger, (l) => ({ windows: l.windows(), f: forecastOf(config, agents, l, at, ticks, broken) }));
   const d = f.tick;
   const iso = (t: Date | null | undefined) => (t ? t.toISOString() : null);
   // Every agent, those no rule names too (they run only by `nightshift run`).
   const nextDue = Object.fromEntries(agents.map((a) => [a.name, iso(f.agents[a.name])]));
   if (flags.json) {
     io.out(JSON.stringify({
-      agent: d.agent, rule: d.rule, starts: d.starts, reason: d.reason, rules: d.decision.rules.map((r) => ({ ...r, next_due: iso(f.rules[r.index]) })),
+      agent: d.agent, rule: d.rule, starts: d.starts, reason: d.reason, tick_at: iso(f.tickAt), calendar, rules: d.decision.rules.map((r) => ({ ...r, next_due: iso(f.rules[r.index]) })),
       holds: f.holds, next_due: nextDue, why: f.why, windows, window_hold: windowHold(windows, config.budget.max_window_utilization, at),
     }));
   } else {
+    const when = (t: Date) => (t.getTime() === at.getTime() ? 'now' : `${zoneStamp(t.toISOString(), tz)} (in ${roughly(t.getTime() - at.getTime())})`);
     const lines = [d.starts ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
+    lines.push(`  tick ${f.tickAt ? when(f.tickAt) : 'none within 8 days'}: ${calendarLine(calendar)}`);
     for (const l of windowLines(windows, config.budget.max_window_utilization)) lines.push(`  window ${l}`);
     for (const r of d.decision.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
     for (const [agent, h] of Object.entries(f.holds)) if (!d.decision.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${zoneStamp(h.until, tz)} (${h.reason})`);
     lines.push('will run:');
     for (const a of agents) {
       const t = f.agents[a.name];
-      const when = t === undefined ? 'no dispatch rule (run it with nightshift run)' : t === null ? `not within 8 days${f.why[a.name] ? `: ${f.why[a.name]}` : ''}` : t.getTime() === at.getTime() ? 'now' : `${zoneStamp(t.toISOString(), tz)} (in ${roughly(t.getTime() - at.getTime())})`;
-      lines.push(`  ${a.name.padEnd(16)} ${when}`);
+      lines.push(`  ${a.name.padEnd(16)} ${t === undefined ? 'no dispatch rule (run it with nightshift run)' : t === null ? `not within 8 days${f.why[a.name] ? `: ${f.why[a.name]}` : ''}` : when(t)}`);
     }
     io.out(lines.join('\n'));
   }

@@ -8,20 +8,22 @@ import { withLedger } from '../with-ledger.js';
 import { shortDuration, table, zoneStamp } from '../table.js';
 import { counted } from '../../daemon/words.js';
 
-export const help = `Usage: nightshift status [--json] [--config PATH]
+export const help = `Usage: nightshift status [--json] [--prefix DIR] [--config PATH]
 
-Budget, the next decision, held agents (rate limited or backed off, and until when), the last ok
-session, locks, unpushed commits and the last sessions.
+Budget, the next tick's decision (the ticks of the installed timer, DIR/nightshift.timer with
+--prefix, default /etc/systemd/system: see nightshift next), held agents (rate limited or backed
+off, and until when), the last ok session, locks, unpushed commits and the last sessions.
 --json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json>, holds: {...},
          locks: {run, git}, unpushed, last_ok_at, invalid_agents: [{name, file, problems}]}`;
 
 export const stage = 'full';
 
-export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
-  const { status, unpushedOf } = await import('../../daemon/tick/status.js');
+export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
+  const [{ status, unpushedOf }, { timerTicks, calendarLine }] = await Promise.all([import('../../daemon/tick/status.js'), import('../../daemon/schedule/timer-ticks.js')]);
   const now = new Date();
   const unpushed = unpushedOf(config);
-  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, unpushed));
+  const timer = timerTicks(flags.prefix, now, env.PATH);
+  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, timer, unpushed));
   if (flags.json) io.out(JSON.stringify(s));
   else {
     const tz = config.budget.timezone;
@@ -31,6 +33,7 @@ export async function run({ config, flags, io, logger }: FullContext): Promise<n
     const rows: string[][] = [
       ['budget', `${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of ${money(s.budget.max_usd)} (${s.budget.date})`],
       ['next', `${s.next.starts ? s.next.agent : 'nothing'} (${s.next.reason})`],
+      ['next at', `${s.next.tick_at ? at(s.next.tick_at) : 'none within 8 days'} (${calendarLine(s.next.calendar)})`],
       ...windowLines(s.windows, config.budget.max_window_utilization).map((l) => ['window', l]),
       ...(s.window_hold ? [['held', `every agent: ${s.window_hold.reason}`]] : []),
       ...Object.entries(s.holds).map(([agent, h]) => ['held', `${agent} until ${at(h.until)}: ${h.reason}`]),

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import type { Config } from '../../daemon/config/schema.js';
 import { checkCalendar } from '../../daemon/schedule/calendar.js';
 import { EXIT, UsageError } from '../../daemon/errors.js';
-import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits, SYSTEM_UNIT_DIRS, unitPath } from '../../daemon/systemd.js';
+import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits, ROOT, SYSTEM_UNIT_DIRS, UNIT_DIR, unitPath, unitPathProblems } from '../../daemon/systemd.js';
+import { shellWord } from '../../daemon/file-access.js';
 import path from 'node:path';
 import type { FullContext } from '../context.js';
 import { ensureSessionUser, sessionUserWarnings, shareWithGroup } from '../../daemon/session-user-setup.js';
@@ -54,6 +55,11 @@ export async function systemdCommand(config: Config, positionals: string[], flag
   const node = process.execPath;
   const run = unitPath(config.claude.command, io.env.PATH ?? '', node);
   if (run.problem) problems.push(run.problem);
+  // A space is quoted in the units; what no quoting carries is refused.
+  problems.push(...unitPathProblems([
+    ['vault', config.vault], ['state_dir', config.state_dir], ['log_dir', config.log_dir], ['git.lock_file', config.git.lock_file], ['the config file', config.file],
+    ['node', node], ['nightshift', ROOT], ...run.path.split(':').map((d): [string, string] => ['a folder of the units\' PATH', d]),
+  ]));
   if (problems.length) throw new UsageError(`systemd ${action}: nothing ${action === 'print' ? 'rendered' : 'written'}.\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   const { loadAgents } = await import('../../daemon/config/agents.js');
   const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: spec, node, path: run.path });
@@ -62,7 +68,7 @@ export async function systemdCommand(config: Config, positionals: string[], flag
     io.out(units.map((u) => `# ---- ${u.name} ----\n${u.text}`).join('\n'));
     return EXIT.OK;
   }
-  const prefix = path.resolve(flags.prefix ?? '/etc/systemd/system');
+  const prefix = path.resolve(flags.prefix ?? UNIT_DIR);
   const staged = !SYSTEM_UNIT_DIRS.includes(prefix);
   const files = installUnits(units, prefix);
   // Staging elsewhere (a --prefix systemd does not read) makes no folders; the real install makes the missing ones.
@@ -72,7 +78,7 @@ export async function systemdCommand(config: Config, positionals: string[], flag
   for (const w of [...site.warnings, ...session.warnings]) io.err(`${io.redact(w)}\n`);
   const enable = 'systemctl daemon-reload && systemctl enable --now nightshift.timer nightshift-watch.timer';
   const next = staged
-    ? [`Staged in ${prefix}, which systemd does not read. To use them on the host they are for:`, `  install -m 0644 ${files.join(' ')} /etc/systemd/system/`, `  ${enable}`,
+    ? [`Staged in ${prefix}, which systemd does not read. To use them on the host they are for:`, `  install -m 0644 ${files.map(shellWord).join(' ')} /etc/systemd/system/`, `  ${enable}`,
       `(the vault, state and log folders${flags.user === 'root' ? ' and the session user' : ''} are not made when staging: nightshift systemd install --user ${flags.user} there makes them)`]
     : ['Now run:', `  ${enable}`, '(or nightshift-daemon.service instead of the timer, not both)'];
   io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), ...session.made, '', ...next].join('\n'));

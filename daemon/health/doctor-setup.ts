@@ -108,16 +108,6 @@ export function accessCheck(c: Config): Check {
 
 type Timer = { file: string; specs: string[] };
 
-// The OnCalendar= lines of an installed nightshift.timer, or null when none is installed.
-export function installedTimer(file: string): Timer | null {
-  try {
-    const specs = [...fs.readFileSync(file, 'utf8').matchAll(/^\s*OnCalendar\s*=\s*(.+?)\s*$/gm)].map((m) => m[1]);
-    return { file, specs };
-  } catch {
-    return null;
-  }
-}
-
 const describe = (r: Config['dispatch'][number]) => [r.days ? `days ${r.days.map((d) => DAY_NAMES[d]).join(',')}` : '', r.hours ? `hours ${r.hours.join(',')}` : ''].filter(Boolean).join(', ');
 
 // Pure: the rules a schedule can never fire, as one line.

@@ -21,7 +21,8 @@ import { gitIn } from '../git/git-sync.js';
 import { headBranch } from '../git/refs.js';
 import { withoutCredentials } from '../../sessions/wall/git-credentials.js';
 import { lockOwner } from '../lock.js';
-import { accessCheck, cliReachChecks, credentialCheck, envCheck, installedTimer, permissionCheck, scheduleCheck, sessionUserCheck, toolsCheck } from './doctor-setup.js';
+import { installedTimer, UNIT_DIR } from '../systemd.js';
+import { accessCheck, cliReachChecks, credentialCheck, envCheck, permissionCheck, scheduleCheck, sessionUserCheck, toolsCheck } from './doctor-setup.js';
 import { ENV_FILE_NAME, type EnvFileResult } from '../config/env-file.js';
 import { accessFacts, accessAdvice } from '../file-access.js';
 import { boundsCheck, diskCheck } from './doctor-bounds.js';
@@ -290,7 +291,7 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const api = await apiCheck(deps.env, deps.env.ANTHROPIC_BASE_URL || c.claude.api_base, envFile, PROBE_MS);
   if (api) checks.push(api);
   checks.push(
-    agents.check, permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), ...cliReachChecks(c, deps.env, path.join(path.dirname(deps.timerFile ?? '/etc/systemd/system/nightshift.timer'), 'nightshift.service')), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
+    agents.check, permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), ...cliReachChecks(c, deps.env, path.join(path.dirname(deps.timerFile ?? path.join(UNIT_DIR, 'nightshift.timer')), 'nightshift.service')), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
   );
   const sessionUser = await sessionUserCheck(c, deps.uid ?? process.getuid?.() ?? -1, deps.env);
   if (sessionUser) checks.push(sessionUser);
@@ -299,7 +300,7 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   checks.push(ledger.check, memoryCheck(l), ...(await vaultChecks(l)));
   const maxHold = c.claude.timeout + c.claude.kill_grace + 2 * c.git.lock_timeout + 2 * c.git.timeout + 10 * 60_000;
   checks.push(lockCheck('run lock', path.join(c.state_dir, 'run'), now, maxHold), lockCheck('git lock', c.git.lock_file, now, maxHold));
-  checks.push(scheduleCheck(c, installedTimer(deps.timerFile ?? '/etc/systemd/system/nightshift.timer'), deps.env.PATH));
+  checks.push(scheduleCheck(c, installedTimer(deps.timerFile ?? path.join(UNIT_DIR, 'nightshift.timer')), deps.env.PATH));
   checks.push(...(await discordCheck(l, deps)));
   if (ledger.facts) {
     checks.push(silenceCheck(ledger.facts.lastOkAt, ledger.facts.firstStartedAt, now, c.alerts.max_silence));

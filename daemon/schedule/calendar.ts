@@ -4,19 +4,43 @@ import { spawnSync } from 'node:child_process';
 
 export type CalendarCheck = { ok: true; times: Date[] } | { ok: false; error: string } | { ok: null; error: string };
 
-// Pure: the elapse times in `systemd-analyze calendar --iterations=N` output (run with TZ=UTC, so
-// every time is printed in UTC).
+// Pure: the elapse times in `systemd-analyze calendar --iterations=N` output, in UTC. systemd
+// reads a calendar in the host's zone (PID 1's /etc/localtime), so it runs in that zone, not
+// TZ=UTC; away from UTC each elapse has a "(in UTC):" line after it, which is the one taken.
 export function parseElapses(stdout: string): Date[] {
   const out: Date[] = [];
-  for (const m of stdout.matchAll(/(?:Next elapse|Iter\. #\d+): \w{3} (\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) UTC/g)) out.push(new Date(`${m[1]}T${m[2]}Z`));
+  for (const m of stdout.matchAll(/(?:Next elapse|Iter\. #\d+|\(in UTC\)): \w{3} (\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) (\S+)/g)) {
+    if (m[3] === 'UTC') out.push(new Date(`${m[1]}T${m[2]}Z`));
+  }
   return out;
 }
 
-// ok: true with the next elapses (a week of an hourly timer); false: systemd refuses it;
-// null: systemd-analyze is not here, nothing could be checked.
-export function checkCalendar(spec: string, pathEnv: string | undefined, iterations = 400): CalendarCheck {
-  const r = spawnSync('systemd-analyze', ['calendar', `--iterations=${iterations}`, spec], { encoding: 'utf8', env: { PATH: pathEnv || '/usr/bin:/bin', TZ: 'UTC' }, timeout: 10_000 });
-  if (r.error) return { ok: null, error: `systemd-analyze: ${(r.error as NodeJS.ErrnoException).code ?? r.error.message}` };
-  if (r.status !== 0) return { ok: false, error: (r.stderr || r.stdout).trim().split('\n')[0] || `exit ${r.status}` };
+// ok: true with the next elapses (a week of an hourly timer; after `base` when given, that instant
+// included); false: systemd refuses it; null: systemd-analyze is not here (or too old for
+// --base-time), nothing could be checked.
+export function checkCalendar(spec: string, pathEnv: string | undefined, iterations = 400, base?: Date): CalendarCheck {
+  // systemd-analyze counts from strictly after --base-time, to the second.
+  const args = ['calendar', `--iterations=${iterations}`, ...(base ? [`--base-time=@${Math.ceil(base.getTime() / 1000) - 1}`] : []), spec];
+  const r = spawnSync('systemd-analyze', args, { encoding: 'utf8', env: { PATH: pathEnv || '/usr/bin:/bin' }, timeout: 10_000 });
+  if (r.error) {
+    const code = (r.error as NodeJS.ErrnoException).code;
+    return { ok: null, error: code === 'ENOENT' ? `systemd-analyze is not on PATH (${pathEnv || '/usr/bin:/bin'})` : `systemd-analyze: ${code ?? r.error.message}` };
+  }
+  const said = (r.stderr || r.stdout).trim().split('\n')[0] || `exit ${r.status}`;
+  if (r.status !== 0) return /unrecognized option|invalid option|unknown option/i.test(said) ? { ok: null, error: `systemd-analyze: ${said}` } : { ok: false, error: said };
   return { ok: true, times: parseElapses(r.stdout) };
+}
+
+// The elapses of `spec` from `from` to `from + horizonMs`: a first short list, then as many more as
+// its density says the horizon needs (at most MAX, a minutely timer's 8 days; a denser one is known
+// only that far).
+const FIRST = 200;
+const MAX = 12_000;
+export function elapsesWithin(spec: string, from: Date, horizonMs: number, pathEnv: string | undefined): CalendarCheck {
+  const end = from.getTime() + horizonMs;
+  let r = checkCalendar(spec, pathEnv, FIRST, from);
+  if (r.ok !== true || r.times.length < FIRST) return r;
+  const last = r.times[r.times.length - 1].getTime();
+  if (last < end) r = checkCalendar(spec, pathEnv, Math.min(MAX, Math.ceil((FIRST * horizonMs) / Math.max(1, last - from.getTime())) + 10), from);
+  return r.ok === true ? { ok: true, times: r.times.filter((t) => t.getTime() < end) } : r;
 }

@@ -16,14 +16,14 @@ export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Dat
   return { ...decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits, holds, invalid), holds };
 }
 
-// The forecast (./forecast.ts) over this install's ledger: what the tick at `at` will really do,
-// and when each agent will really run.
-export function forecastOf(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = []): Forecast & { holds: Record<string, Hold> } {
+// The forecast (./forecast.ts) over this install's ledger and the timer's ticks (./timer-ticks.ts):
+// what the first tick from `at` will really do, and when each agent will really run.
+export function forecastOf(config: Config, agents: Agent[], ledger: Ledger, at: Date, ticks: Date[], broken: BrokenAgent[] = []): Forecast & { holds: Record<string, Hold> } {
   const day = dayOf(at, config.budget.timezone);
   const holds = currentHolds(config, ledger, at);
   const b = config.budget;
   const f = forecast({
-    now: at, timezone: b.timezone, rules: config.dispatch, history: ledger.history(day),
+    now: at, ticks, timezone: b.timezone, rules: config.dispatch, history: ledger.history(day),
     limits: Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }])), holds,
     broken: Object.fromEntries(broken.map((x) => [x.name, `${x.file}: ${x.problems[0] ?? 'invalid'}`])),
     today: ledger.dayTotals(day), budget: { maxSessionsPerDay: b.max_sessions_per_day, maxUsdPerDay: b.max_usd_per_day, maxUsdPerSession: b.max_usd_per_session, minSessionUsd: b.min_session_usd },

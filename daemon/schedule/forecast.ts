@@ -2,20 +2,32 @@
 // day's budget and a usage window for the agent chosen) played forward over plain data, each start
 // counted as the next tick would see it. So an agent whose rule an earlier, always-due rule shadows,
 // a held agent and a day whose cap is reached get the time they will really run, or why not. Pure;
-// `next` and `status` show it. Ticks are taken at now and each hour's start (the default timer),
-// and where a hold, a min_interval or a usage window ends; each start is assumed to end ok and to
-// spend nothing more than what the ledger holds.
+// `next` and `status` show it. The ticks are the timer's own elapses (daemon/schedule/timer-ticks.ts
+// reads them from the installed nightshift.timer), never assumed: a hold or a min_interval that ends
+// between two ticks is seen by the tick after. Each start is assumed to end ok and to spend nothing
+// more than what the ledger holds.
 import { dayOf } from '../../budget/day.js';
 import type { Hold } from '../../budget/holds.js';
 import { canStart, type DayTotals, type Limits } from '../../budget/policy.js';
 import { windowHold, type UsageWindow } from '../../budget/windows.js';
 import { decide, localTime, whyNot, type AgentHistory, type Decision, type Rule } from './dispatch.js';
+import { slotHours, timeSlots, unreachable } from './fire-slots.js';
 
 const HOUR = 3_600_000;
-const HORIZON_HOURS = 8 * 24;
+export const HORIZON_MS = 8 * 24 * HOUR;
+
+// Pure: the hour starts from `from` (itself when on the hour) to the horizon: the default timer
+// (OnCalendar=hourly) where systemd-analyze cannot say when it fires.
+export function hourlyTicks(from: Date, horizonMs = HORIZON_MS): Date[] {
+  const out: Date[] = [];
+  for (let t = Math.ceil(from.getTime() / HOUR) * HOUR; t < from.getTime() + horizonMs; t += HOUR) out.push(new Date(t));
+  return out;
+}
 
 export type ForecastInput = {
   now: Date;
+  // When the timer fires from `now` on (the first may be `now` itself): only these ticks run.
+  ticks: Date[];
   timezone: string;
   rules: Rule[];
   // Today's (the budget day of `now`).
@@ -33,7 +45,9 @@ export type ForecastInput = {
 export type TickVerdict = { agent: string | null; rule: number | null; starts: boolean; reason: string; decision: Decision };
 
 export type Forecast = {
-  // The tick at `now`.
+  // The first tick from `now` (null: the timer fires none within 8 days; then the verdict is
+  // dispatch's at `now`, and nothing starts).
+  tickAt: Date | null;
   tick: TickVerdict;
   // When each rule's agent, and each agent, first starts (null: not within 8 days).
   rules: Array<Date | null>;
@@ -72,28 +86,16 @@ function passedOver(i: ForecastInput, s: Sim, t: Date, v: TickVerdict, index: nu
 
 export function forecast(i: ForecastInput): Forecast {
   const start = i.now.getTime();
-  const times = new Set<number>([start]);
-  const first = Math.floor(start / HOUR) * HOUR + HOUR;
-  for (let k = 0; k < HORIZON_HOURS; k++) times.add(first + k * HOUR);
-  const end = first + HORIZON_HOURS * HOUR;
-  const add = (ms: number) => {
-    if (ms > start && ms < end) times.add(ms);
-  };
-  for (const h of Object.values(i.holds)) add(Date.parse(h.until));
-  for (const w of i.windows) if (w.resets_at) add(Date.parse(w.resets_at));
-  for (const r of i.rules) {
-    const last = i.history[r.agent]?.lastStartedAt;
-    if (r.min_interval && last) add(last.getTime() + r.min_interval);
-  }
+  const end = start + HORIZON_MS;
+  const queue = [...new Set(i.ticks.map(Number).filter((t) => t >= start && t < end))].sort((a, b) => a - b);
   const s: Sim = { history: structuredClone(i.history), totals: structuredClone(i.today) };
   let day = dayOf(i.now, i.timezone);
   const rules: Array<Date | null> = i.rules.map(() => null);
   const agents: Record<string, Date | null> = Object.fromEntries(i.rules.map((r) => [r.agent, null]));
   const why: Record<string, string> = {};
   let tick: TickVerdict | null = null;
-  const queue = [...times].sort((a, b) => a - b);
-  for (let k = 0; k < queue.length; k++) {
-    const t = new Date(queue[k]);
+  for (const ms of queue) {
+    const t = new Date(ms);
     const d = dayOf(t, i.timezone);
     if (d !== day) {
       day = d;
@@ -115,18 +117,17 @@ export function forecast(i: ForecastInput): Forecast {
       s.totals.sessions++;
       const mine = s.totals.byAgent[v.agent] ?? { sessions: 0, costUsd: 0 };
       s.totals.byAgent[v.agent] = { ...mine, sessions: mine.sessions + 1 };
-      // Its min_interval ends between hours: a tick then may start it again.
-      for (const r of i.rules) {
-        if (r.agent !== v.agent || !r.min_interval) continue;
-        const at = t.getTime() + r.min_interval;
-        if (at < end && !queue.includes(at)) {
-          const pos = queue.findIndex((x) => x > at);
-          queue.splice(pos === -1 ? queue.length : pos, 0, at);
-        }
-      }
     }
     if (Object.values(agents).every((a) => a !== null)) break;
   }
+  // A rule whose days and hours no tick meets: the timer's hours, said.
+  const slots = timeSlots(queue.map((t) => new Date(t)), i.timezone);
+  for (const index of unreachable(i.rules, slots)) {
+    const r = i.rules[index];
+    if (agents[r.agent] === null) why[r.agent] ??= `no tick falls in its hours: the timer fires at hours ${slotHours(slots, r.days).join(',') || 'none'} on its days (${i.timezone})`;
+  }
   for (const a of Object.keys(agents)) if (agents[a] !== null) delete why[a];
-  return { tick: tick!, rules, agents, why };
+  // No tick: the rules as they stand at `now`, and nothing starts.
+  tick ??= { ...tickAt(i, { history: structuredClone(i.history), totals: structuredClone(i.today) }, i.now), agent: null, rule: null, starts: false, reason: 'the timer fires no tick within 8 days' };
+  return { tickAt: queue.length ? new Date(queue[0]) : null, tick, rules, agents, why };
 }

@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { makeWritablePaths, SYSTEMD_DEFAULT_PATH, UNIT_FILES } from '../../daemon/systemd.js';
+import { loadConfig } from '../../daemon/config/config.js';
+import { makeWritablePaths, renderUnits, SYSTEMD_DEFAULT_PATH, UNIT_FILES, unitPathSetting, unitWord } from '../../daemon/systemd.js';
 import { CLAUDE, nightshift, PATH_WITHOUT_CLAUDE, ROOT, tempDir } from '../helpers.js';
 
 function verify(dir: string) {
@@ -12,9 +13,10 @@ function verify(dir: string) {
   return spawnSync('systemd-analyze', ['verify', '--man=no', ...files], { encoding: 'utf8', cwd: dir });
 }
 
-async function rendered(t: any, extra: string[] = [], user = 'root') {
-  const dir = tempDir(t);
-  fs.mkdirSync(path.join(dir, 'prompts'));
+// `site`: a folder of the temp dir the site lives in (a name with a space, say).
+async function rendered(t: any, extra: string[] = [], user = 'root', site = '') {
+  const dir = path.join(tempDir(t), site);
+  fs.mkdirSync(path.join(dir, 'prompts'), { recursive: true });
   fs.cpSync(path.join(ROOT, 'prompts'), path.join(dir, 'prompts'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'nightshift.yaml'), 'dispatch:\n  - agent: gardener\n    hours: [6]\n  - agent: researcher\n');
   // claude.command is the default bare `claude`, found in a folder of this shell's PATH that
@@ -207,6 +209,122 @@ describe('systemd units', () => {
     // Negative control: a spec that reaches hour 6.
     const good = await nightshift(['systemd', 'install', '--prefix', path.join(dir, 'u'), '--user', 'nobody', '--on-calendar', '*-*-* 06,19:00:00'], env, dir);
     assert.equal(good.code, 0, good.stderr);
+  });
+
+  test('next and status forecast the ticks of the timer installed in --prefix; with none there, hourly; without systemd-analyze, hourly, said', async (t) => {
+    // gardener at hour 6, researcher at every tick; the timer fires at 06:00 and 19:00 only.
+    const { dir, units, ran, env } = await rendered(t, ['--on-calendar', '*-*-* 06,19:00:00']);
+    assert.equal(ran.code, 0, ran.stderr);
+    const at = '2026-12-01T15:20:00Z';
+    const next = async (prefix: string, e = env) => {
+      const r = await nightshift(['next', '--json', '--at', at, '--prefix', prefix], e, dir);
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    };
+    const timer = await next(units);
+    assert.deepEqual(timer.calendar, { on_calendar: ['*-*-* 06,19:00:00'], source: 'timer', file: path.join(units, 'nightshift.timer'), assumed: null });
+    assert.equal(timer.tick_at, '2026-12-01T19:00:00.000Z');
+    assert.deepEqual([timer.agent, timer.starts], ['researcher', true]);
+    assert.equal(timer.next_due.researcher, '2026-12-01T19:00:00.000Z');
+    assert.equal(timer.next_due.gardener, '2026-12-02T06:00:00.000Z');
+    const text = await nightshift(['next', '--at', at, '--prefix', units], env, dir);
+    assert.match(text.stdout, new RegExp(`^  tick 2026-12-01 19:00 UTC \\(in 3h 40m\\): ${units}/nightshift\\.timer: OnCalendar=\\*-\\*-\\* 06,19:00:00$`, 'm'), text.stdout);
+    assert.match(text.stdout, /^ {2}researcher +2026-12-01 19:00 UTC \(in 3h 40m\)$/m);
+    // Control: no timer in the folder: the default, hourly (the next tick is 16:00).
+    const none = path.join(dir, 'no-units');
+    fs.mkdirSync(none);
+    const hourly = await next(none);
+    assert.deepEqual(hourly.calendar, { on_calendar: ['hourly'], source: 'default', file: path.join(none, 'nightshift.timer'), assumed: null });
+    assert.equal(hourly.tick_at, '2026-12-01T16:00:00.000Z');
+    assert.equal(hourly.next_due.researcher, '2026-12-01T16:00:00.000Z');
+    // A drop-in that clears OnCalendar= and sets its own wins, as systemd reads it.
+    fs.mkdirSync(path.join(units, 'nightshift.timer.d'));
+    fs.writeFileSync(path.join(units, 'nightshift.timer.d', 'override.conf'), '[Timer]\nOnCalendar=\nOnCalendar=*-*-* 17:00:00\n');
+    assert.equal((await next(units)).tick_at, '2026-12-01T17:00:00.000Z');
+    fs.rmSync(path.join(units, 'nightshift.timer.d'), { recursive: true });
+    // Without systemd-analyze the timer's times cannot be had: hourly is assumed, and said.
+    const blind = await next(units, { ...env, PATH: path.join(dir, 'bin') });
+    assert.match(blind.calendar.assumed, /^systemd-analyze is not on PATH \(.*\): hourly ticks assumed$/);
+    assert.equal(blind.tick_at, '2026-12-01T16:00:00.000Z');
+    const blindText = await nightshift(['next', '--at', at, '--prefix', units], { ...env, PATH: path.join(dir, 'bin') }, dir);
+    assert.match(blindText.stdout, /^  tick 2026-12-01 16:00 UTC \(in 40m\): .*OnCalendar=\*-\*-\* 06,19:00:00; systemd-analyze is not on PATH .*hourly ticks assumed$/m);
+    // status reads the same timer, and so does doctor (its schedule check).
+    const status = JSON.parse((await nightshift(['status', '--json', '--prefix', units], env, dir)).stdout);
+    assert.equal(status.next.calendar.source, 'timer');
+    assert.match(status.next.tick_at, /T(06|19):00:00\.000Z$/);
+    const schedule = async (prefix: string) => JSON.parse((await nightshift(['doctor', '--json', '--prefix', prefix], env, dir)).stdout).checks.find((c: any) => c.name === 'schedule');
+    assert.equal((await schedule(units)).detail, 'every dispatch rule can fire under daemon.schedule and the installed timer');
+    fs.writeFileSync(path.join(units, 'nightshift.timer'), fs.readFileSync(path.join(units, 'nightshift.timer'), 'utf8').replace('06,19:00:00', '07,19:00:00'));
+    assert.match((await schedule(units)).detail, /rule \[0\] gardener \(hours 6\) can never fire/);
+    assert.equal((await schedule(none)).detail, 'every dispatch rule can fire under daemon.schedule');
+  });
+
+  test('a site whose path holds a space: every path is quoted where systemd splits words, and verify reads each as one', async (t) => {
+    const { dir, units, ran } = await rendered(t, [], 'root', 'my site');
+    assert.equal(ran.code, 0, ran.stderr);
+    const service = fs.readFileSync(path.join(units, 'nightshift.service'), 'utf8');
+    const line = (key: string) => service.split('\n').filter((l) => l.startsWith(`${key}=`));
+    assert.deepEqual(line('ExecStart'), [`ExecStart=${process.execPath} ${ROOT}/dist/cli/bin.js tick --config "${dir}/nightshift.yaml"`]);
+    assert.deepEqual(line('ReadWritePaths'), [`ReadWritePaths="${dir}/vault" "${dir}/state" "${dir}/logs"`]);
+    // Taken as they are, to the end of the line: quotes there would be part of the path.
+    assert.deepEqual(line('WorkingDirectory'), [`WorkingDirectory=${dir}`]);
+    assert.deepEqual(line('EnvironmentFile'), [`EnvironmentFile=-${dir}/nightshift.env`]);
+    const expected = [...new Set([`${dir}/bin`, path.dirname(process.execPath), ...SYSTEMD_DEFAULT_PATH.split(':')])].join(':');
+    assert.ok(line('Environment').includes(`Environment="PATH=${expected}"`), line('Environment').join('\n'));
+    assert.ok(line('Environment').includes(`Environment="NIGHTSHIFT_CONFIG=${dir}/nightshift.yaml"`));
+    assert.ok(line('Environment').includes(`Environment="CLAUDE_CONFIG_DIR=${dir}/state/claude"`));
+    // doctor's unit cli check reads the PATH back as the unit will run with it.
+    assert.equal(unitPathSetting(service), expected);
+    const watch = fs.readFileSync(path.join(units, 'nightshift-watch.service'), 'utf8');
+    assert.match(watch, new RegExp(`^ReadWritePaths="-${dir}/vault" "-${dir}/state" "-${dir}/logs"$`, 'm'));
+    // The staged line copies them with the space quoted for the shell.
+    assert.match(ran.stdout, new RegExp(`install -m 0644 '${units}/nightshift\\.service' `));
+    const ok = verify(units);
+    assert.equal(ok.status, 0, `${ok.stdout}\n${ok.stderr}`);
+    assert.equal(`${ok.stdout}${ok.stderr}`.trim(), '', 'verify says nothing of any unit');
+    // Negative control: the same units unquoted, as install once wrote them: verify splits the paths.
+    for (const name of fs.readdirSync(units)) fs.writeFileSync(path.join(units, name), fs.readFileSync(path.join(units, name), 'utf8').replace(/"/g, ''));
+    const bad = verify(units);
+    assert.match(bad.stderr, /nightshift\.service:\d+: Invalid environment assignment, ignoring: site\//);
+    assert.match(bad.stderr, /nightshift\.service:\d+: ReadWritePaths= path is not absolute, ignoring: site\/vault/);
+  });
+
+  test('node behind a path with a space and a %: ExecStart= still names it, verify finds it', (t) => {
+    const dir = path.join(tempDir(t), 'opt dir 100%');
+    fs.mkdirSync(dir);
+    fs.symlinkSync(process.execPath, path.join(dir, 'node'));
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), '');
+    const config = loadConfig(path.join(dir, 'nightshift.yaml'));
+    const units = path.join(dir, 'units');
+    fs.mkdirSync(units);
+    for (const u of renderUnits(config, [], { user: 'root', node: path.join(dir, 'node'), path: '/usr/bin:/bin' })) fs.writeFileSync(path.join(units, u.name), u.text);
+    const service = fs.readFileSync(path.join(units, 'nightshift.service'), 'utf8');
+    assert.match(service, new RegExp(`^ExecStart="${dir.replace('%', '%%')}/node" `, 'm'));
+    const ok = verify(units);
+    assert.equal(`${ok.stdout}${ok.stderr}`.trim(), '', 'verify says nothing of any unit');
+    // Negative control: unquoted, systemd looks for a program named by the path's first word.
+    fs.writeFileSync(path.join(units, 'nightshift.service'), service.replace(/^ExecStart="([^"]*)"/m, 'ExecStart=$1'));
+    assert.match(verify(units).stderr, /Command \S+\/opt is not executable/);
+    // The words systemd would split or expand, quoted and escaped (systemd.syntax(7)).
+    assert.equal(unitWord('/srv/site'), '/srv/site');
+    assert.equal(unitWord('/srv/my site'), '"/srv/my site"');
+    assert.equal(unitWord('/srv/a"b\\c'), '"/srv/a\\"b\\\\c"');
+    assert.equal(unitWord('/srv/100%'), '/srv/100%%');
+    assert.equal(unitWord('/srv/$HOME', true), '/srv/$$HOME');
+    assert.equal(unitWord('/srv/$HOME'), '/srv/$HOME', 'only ExecStart= expands variables');
+  });
+
+  test('a path no unit file can carry (a newline) is refused at install, naming it; nothing is written', async (t) => {
+    const { dir, env } = await rendered(t);
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `vault: "${dir}/va\\nult"\n`);
+    const units = path.join(dir, 'refused');
+    const r = await nightshift(['systemd', 'install', '--prefix', units, '--user', 'nobody'], env, dir);
+    assert.equal(r.code, 64, r.stderr);
+    assert.match(r.stderr, new RegExp(`vault "${dir}/va\\\\nult" holds a control character, which a unit file cannot carry`));
+    assert.equal(fs.existsSync(units), false);
+    // Negative control: the same site with a space instead installs.
+    fs.writeFileSync(path.join(dir, 'nightshift.yaml'), `vault: "${dir}/va ult"\n`);
+    assert.equal((await nightshift(['systemd', 'install', '--prefix', units, '--user', 'nobody'], env, dir)).code, 0);
   });
 
   test('print renders the same units to stdout', async (t) => {

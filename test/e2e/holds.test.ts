@@ -1,6 +1,8 @@
 // Holds and backoff as an operator meets them: a rate-limited session, a failing agent, what
 // `next`, `status`, `tick` and `run` say about it.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { configYaml, fakeApiPerFile, ledgerRows, nightshift, runJson, workspace, writeAgent } from '../helpers.js';
 
@@ -17,7 +19,12 @@ describe('holds and backoff', () => {
     assert.equal(record.outcome, 'rate_limited', ran.stderr);
     assert.match(record.error, /429/);
     assert.equal(ledgerRows(ws.dir).length, 1, 'counted in the ledger like any session');
-    const next = JSON.parse((await nightshift(['next', '--json'], ws.env, ws.dir)).stdout);
+    // `next` speaks of the timer's next tick: a timer each minute, so that tick comes within the hold (15m).
+    const units = path.join(ws.dir, 'units');
+    fs.mkdirSync(units);
+    fs.writeFileSync(path.join(units, 'nightshift.timer'), '[Timer]\nOnCalendar=minutely\n');
+    const next = JSON.parse((await nightshift(['next', '--json', '--prefix', units], ws.env, ws.dir)).stdout);
+    assert.equal(next.calendar.source, 'timer');
     assert.equal(next.agent, 'other');
     assert.match(next.rules[0].why, /^held until \S+Z: rate limited \(no reset time given: backoff after 1 rate-limited session\(s\)\)$/);
     assert.equal(next.holds.limited.kind, 'rate_limited');
@@ -47,9 +54,10 @@ describe('holds and backoff', () => {
     assert.ok(Math.abs((until - last) / 1000 - 7200) <= 1, `one base (2h) after the last failure: ${next.holds.flaky.until} vs ${ledgerRows(ws.dir).at(-1).ended_at}`);
     const tick = JSON.parse((await nightshift(['tick', '--json'], ws.env, ws.dir)).stdout);
     assert.equal(tick.action, 'skip');
-    // The skip names the hold and its end; next says the agent runs when it ends, not now.
+    // The skip names the hold and its end; next says the agent runs at the first tick after it
+    // ends (the default timer's: an hour's start), not now.
     assert.equal(tick.reason, `no rule is due: rule 0 (flaky) is held until ${next.holds.flaky.until}: backed off after 3 failures in a row (last: error)`);
-    assert.equal(next.next_due.flaky, new Date(until).toISOString());
+    assert.equal(next.next_due.flaky, new Date(Math.ceil(until / 3_600_000) * 3_600_000).toISOString());
     assert.equal(ledgerRows(ws.dir).length, 3, 'the tick started nothing');
   });
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { acquireLock } from '../../../daemon/lock.js';
-import { BIN, configYaml, startNightshift, workspace, writeAgent } from '../../helpers.js';
+import { BIN, configYaml, nightshift, startNightshift, workspace, writeAgent } from '../../helpers.js';
 
 // Runs the built CLI with a terminal for stdin, stdout and stderr (util-linux `script`), as an
 // operator's shell would; returns what the terminal showed and the exit code.
@@ -44,7 +44,8 @@ test('at a terminal, doctor and status write human lines; a refusal is one line'
   for (const args of [['doctor'], ['status']]) {
     const r = await atTerminal(args, ws.env, ws.dir);
     assert.doesNotMatch(r.shown, /\{"level":/, `${args[0]}: ${r.shown}`);
-    assert.match(r.shown, /^\d\d:\d\d:\d\d warn +.*nightshift\.env: lines skipped/m, `${args[0]}: ${r.shown}`);
+    // doctor says it in its table (its own check, env), status in a log line.
+    assert.match(r.shown, args[0] === 'doctor' ? /^WARN {2}env +.*nightshift\.env: lines skipped/m : /^\d\d:\d\d:\d\d warn +.*nightshift\.env: lines skipped/m, `${args[0]}: ${r.shown}`);
   }
   // Control: with --json the same warning stays JSON, for machines.
   assert.match((await atTerminal(['status', '--json'], ws.env, ws.dir)).shown, /\{"level":40/);
@@ -54,4 +55,26 @@ test('at a terminal, doctor and status write human lines; a refusal is one line'
   assert.equal(r.code, 75, r.shown);
   assert.equal(r.shown.match(/locked: another supervisor is running/g)?.length, 1, r.shown);
   assert.match(r.shown, /^\d\d:\d\d:\d\d warn +Refused: locked/m);
+});
+
+test('at a terminal, doctor\'s table is the one place each check is said; piped or --json, stderr keeps a log line per check', async (t) => {
+  const ws = workspace(t, 'http://127.0.0.1:9', configYaml());
+  writeAgent(ws, 'gardener', 'SCENARIO=text');
+  const json = await nightshift(['doctor', '--json'], ws.env, ws.dir);
+  const said: string[] = JSON.parse(json.stdout).checks.filter((c: any) => c.status !== 'ok').map((c: any) => c.name);
+  assert.ok(said.length >= 2, `some checks fail or warn here (the API at :9 is shut): ${json.stdout}`);
+  // Piped (as the watch's journal has it) and with --json: a log line per failing or warning check on stderr.
+  const piped = await nightshift(['doctor'], ws.env, ws.dir);
+  for (const name of said) {
+    assert.match(piped.stdout, new RegExp(`^(?:FAIL|WARN) {2}${name} `, 'm'), name);
+    for (const r of [piped, json]) assert.match(r.stderr, new RegExp(`"msg":"doctor: ${name}: `), name);
+  }
+  const shown = (await atTerminal(['doctor'], ws.env, ws.dir)).shown;
+  for (const name of said) {
+    assert.equal(shown.match(new RegExp(`^(?:FAIL|WARN) {2}${name} `, 'gm'))?.length, 1, `${name} in the table:\n${shown}`);
+    assert.doesNotMatch(shown, new RegExp(`doctor: ${name}: `), `${name} said once, in the table:\n${shown}`);
+  }
+  // The daily file still has them, from each of the three runs.
+  const log = fs.readdirSync(ws.logs).map((f) => fs.readFileSync(path.join(ws.logs, f), 'utf8')).join('');
+  for (const name of said) assert.equal(log.split('\n').filter((l) => l.includes(`"msg":"doctor: ${name}: `)).length, 3, name);
 });

@@ -95,16 +95,22 @@ test('`next` and `status` with the day\'s cap reached: nothing starts now, the a
   l.open(open);
   l.settle(open, { outcome: 'ok', ended_at: now.toISOString(), duration_ms: 1000, cost_usd: 0.1, turns: 1, exit_code: 0, result: 'ok', error: null, input_tokens: 1, output_tokens: 1, cost_estimated: false });
   l.close();
-  const next = await nightshift(['next'], ws.env, ws.dir);
+  // The default timer ticks at each hour's start: the tick of this hour, the same budget day.
+  const hour = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000).toISOString();
+  const next = await nightshift(['next', '--at', hour], ws.env, ws.dir);
   assert.equal(next.code, 0, next.stderr);
   assert.match(next.stdout, /^next: nothing \(rule 0 \(gardener\) is due, but nothing starts: budget\.max_sessions_per_day reached: 1 of 1 sessions today\)$/m);
   assert.match(next.stdout, new RegExp(`^  gardener +${new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)} 00:00 UTC \\(in `, 'm'), 'the one time form: local, with its zone label');
   assert.doesNotMatch(next.stdout, / now$/m);
-  const json = JSON.parse((await nightshift(['next', '--json'], ws.env, ws.dir)).stdout);
+  const json = JSON.parse((await nightshift(['next', '--json', '--at', hour], ws.env, ws.dir)).stdout);
   assert.equal(json.starts, false);
   assert.equal(json.next_due.gardener, new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString());
   const status = await nightshift(['status'], ws.env, ws.dir);
-  assert.match(status.stdout, /^next +nothing \(rule 0 \(gardener\) is due, but nothing starts: budget\.max_sessions_per_day reached/m);
+  // status speaks of the next tick from now: after 23:00 UTC that is tomorrow's first, which starts it.
+  const nextTick = new Date(Math.ceil(now.getTime() / 3_600_000) * 3_600_000);
+  if (nextTick.toISOString().slice(0, 10) === day) assert.match(status.stdout, /^next +nothing \(rule 0 \(gardener\) is due, but nothing starts: budget\.max_sessions_per_day reached/m);
+  else assert.match(status.stdout, /^next +gardener \(rule 0 \(gardener\) is due\)$/m);
+  assert.match(status.stdout, new RegExp(`^next at +${nextTick.toISOString().slice(0, 10)} ${nextTick.toISOString().slice(11, 16)} UTC \\(OnCalendar=hourly, the default`, 'm'));
   // The tick does what next said.
   const tick = await nightshift(['tick', '--json'], ws.env, ws.dir);
   assert.match(JSON.parse(tick.stdout).reason, /budget\.max_sessions_per_day reached: 1 of 1/);
