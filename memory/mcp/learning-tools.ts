@@ -122,7 +122,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
     {
       name: 'contradict',
       title: 'Mark a contradiction',
-      description: 'Say memory other_id contradicts memory id (a session: its own): id loses confidence; nothing is deleted.',
+      description: 'Say memory other_id contradicts memory id: id loses confidence; nothing is deleted.',
       input: ContradictIn,
       output: ContradictOut,
       annotations: { ...writes, idempotentHint: false },
@@ -144,7 +144,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
     {
       name: 'resolve',
       title: 'Resolve a prediction',
-      description: 'Say how a prediction (a session: its own) turned out; returns the surprise, 0..1.',
+      description: 'Say how a prediction turned out; returns the surprise, 0..1.',
       input: ResolveIn,
       output: ResolveOut,
       annotations: writes,
@@ -156,7 +156,7 @@ export function learningTools(store: LearningToolStore, opts: ToolOptions): Tool
     {
       name: 'review',
       title: 'Grade a memory',
-      description: 'Grade a memory (again, hard, good, easy; a session: its own); its review schedule moves.',
+      description: 'Grade a memory (again, hard, good, easy); its review schedule moves.',
       input: ReviewIn,
       output: ReviewOut,
       annotations: writes,
