@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
+import { standingProblem } from '../../../memory/store/scope.js';
 import { MemoryStore } from '../../../memory/store.js';
 import { MemoryError, type Actor } from '../../../memory/types.js';
 import { tempDir } from '../../helpers.js';
@@ -15,6 +16,25 @@ const T0 = new Date('2026-03-01T10:00:00Z');
 // A day on: the fact's first review is due in three, after an Again in one.
 const DAY_LATER = new Date('2026-03-02T12:00:00Z');
 const Q = 'lighthouse backup';
+
+test('the rule over plain rows: a session its own (or a change touching one of its own), the operator all', () => {
+  const shared = { id: 1, scope: null };
+  const alphas = { id: 2, scope: 'alpha' };
+  const table: Array<[string | null, Parameters<typeof standingProblem>[2], boolean]> = [
+    ['alpha', [alphas], true],
+    ['alpha', [shared], false],
+    ['alpha', [shared, alphas], true],
+    ['alpha', [shared, { id: 3, scope: null }], false],
+    ['beta', [alphas], false],
+    [null, [shared], true],
+    [null, [alphas, shared], true],
+  ];
+  for (const [agent, touched, may] of table) assert.equal(standingProblem(agent, 'link', touched) === null, may, `${agent} ${JSON.stringify(touched)}`);
+  assert.deepEqual(standingProblem('alpha', 'review', [shared]), {
+    code: 'PERMISSION',
+    message: '#1 is shared: grading it would move its review schedule for every agent, so only the operator may; observe your own memory of it and link it `relates_to` #1 instead',
+  });
+});
 
 type Ids = { fact: number; disk: number; prediction: number; thread: number; mine: number; myPrediction: number };
 
