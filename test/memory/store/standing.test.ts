@@ -164,3 +164,26 @@ test('the operator keeps every power over a shared memory: contradict, review, r
   assert.ok(op.recall(ids.fact).confidence < 0.5);
   assert.equal(op.threads({ open: true }).some((x) => x.id === ids.thread), false);
 });
+
+test("another agent's private memories never use up a shared memory's rare-word links for beta; with the rule off they do", async (t) => {
+  const run = async (crossScopeStanding: boolean) => {
+    let at = Date.parse('2026-03-01T10:00:00Z');
+    const s = MemoryStore.open(path.join(tempDir(t), 'memory.db'), { now: () => new Date((at += 60_000)), crossScopeStanding });
+    try {
+      // Enough observations that one word in six memories is rare (1% of 800).
+      const words = ['amber', 'birch', 'cobalt', 'delta', 'ember', 'fjord', 'garnet', 'heron', 'indigo', 'juniper'];
+      await s.observeMany(Array.from({ length: 800 }, (_, i) => ({ text: `Note ${i}: the ${words[i % 10]} ${words[(i * 3) % 10]} report lists item${i} and code${i * 3}` })), { surface: 'import' });
+      const fact = (await s.observe({ text: 'The ZORBLAX relay on the harbour host restarts nightly' }, { surface: 'cli' })).memory_id;
+      for (let i = 0; i < 5; i++) await s.as('alpha').observe({ text: `Alpha note ${i} mentions ZORBLAX once more, variant ${i}` }, { surface: 'mcp', sessionId: `S-alpha-${i}` });
+      const betas = (await s.as('beta').observe({ text: 'Beta saw the ZORBLAX relay flap during the night' }, { surface: 'mcp', sessionId: 'S-beta-1' })).memory_id;
+      return { betas, linked: s.recall(fact).edges.filter((e) => e.type === 'shares').map((e) => e.to) };
+    } finally {
+      s.close();
+    }
+  };
+  const on = await run(false);
+  assert.deepEqual([on.linked.length, on.linked.includes(on.betas)], [6, true], "alpha's five and beta's");
+  // Control: counted as before, alpha's five fill the cap (5) and beta's memory is passed over.
+  const off = await run(true);
+  assert.deepEqual([off.linked.length, off.linked.includes(off.betas)], [5, false]);
+});
