@@ -51,13 +51,13 @@ export function applyGrade(s: StoreCore, id: number, grade: GradeName, reason: G
   return result;
 }
 
-/** Grades a memory by hand (the `review` tool): FSRS moves its stability and due date. */
+/** Grades a memory by hand (the `review` tool): FSRS moves its stability and due date. A session only its own (PERMISSION). */
 export function review(s: StoreCore, id: number, grade: GradeName, actor: Actor): ReviewResult {
   checkActor(actor);
   checkId(id);
   if (!GRADES.includes(grade)) throw new MemoryError('INVALID', `Expected grade to be one of ${GRADES.join(', ')}, got ${JSON.stringify(grade)}`);
   return s.write(() => {
-    s.row(id);
+    s.mayChange('review', s.row(id));
     return applyGrade(s, id, grade, 'manual', actor, s.now(), true);
   })();
 }

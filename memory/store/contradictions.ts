@@ -8,7 +8,8 @@ import type { StoreCore } from './core.js';
 
 /**
  * `otherId` contradicts `id`: a `contradicts` edge from other to id, id's confidence lowered by a
- * third, an Again review on id, and the pair recorded as a confirmed contradiction.
+ * third, an Again review on id, and the pair recorded as a confirmed contradiction. A session may
+ * contradict only its own memories (scope.ts standingProblem): MemoryError PERMISSION.
  */
 export function contradict(s: StoreCore, id: number, otherId: number, note: string | null, actor: Actor): { id: number; other_id: number; confidence: number } {
   checkActor(actor);
@@ -20,6 +21,7 @@ export function contradict(s: StoreCore, id: number, otherId: number, note: stri
     s.tombstones.refuse([['note', note]]);
     const before = s.row(id);
     s.row(otherId);
+    s.mayChange('contradict', before);
     const confidence = round(Math.max(0.05, before.confidence * (2 / 3)));
     s.stmt('UPDATE memories SET confidence = ?, updated_at = ? WHERE id = ?').run(confidence, s.iso(), id);
     s.upsertEdge(otherId, id, 'contradicts', 1);

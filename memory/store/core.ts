@@ -12,7 +12,7 @@ import { MemoryError, type Actor, type Category, type EdgeType, type Embedder } 
 import type { MemoryRow } from './checks.js';
 import { DEFAULT_LEARNING, DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, type LearningSettings, type Logger, type StoreOptions } from './options.js';
 import { nextId, openDatabase } from './schema.js';
-import { checkAgent, seenSql } from './scope.js';
+import { checkAgent, seenSql, standingProblem, type StandingChange } from './scope.js';
 import { Tombstones } from './tombstones.js';
 import { VectorIndex, fromBlob, toBlob } from './vectors.js';
 
@@ -28,7 +28,7 @@ export class StoreCore {
   readonly expandQuery: ((query: string) => Promise<string>) | null;
   readonly tombstones: Tombstones;
   private readonly transactionMode: 'immediate' | 'deferred';
-  readonly crossScopeSupersede: boolean;
+  readonly crossScopeStanding: boolean;
   // Whose view this is (memory/store/scope.ts): an agent reads its own and the shared memories and
   // writes its own; null, the operator, reads all and writes shared.
   readonly agent: string | null = null;
@@ -62,7 +62,7 @@ export class StoreCore {
     this.learning = { ...DEFAULT_LEARNING, ...opts.learning };
     this.expandQuery = opts.expandQuery ?? null;
     this.transactionMode = opts.transactionMode ?? 'immediate';
-    this.crossScopeSupersede = opts.crossScopeSupersede ?? false;
+    this.crossScopeStanding = opts.crossScopeStanding ?? false;
     this.tombstones = new Tombstones(db, opts.forgetSimilarity ?? DEFAULTS.memory.forget_similarity);
     this.vectors = this.embedder ? new VectorIndex(this.embedder.model, this.embedder.dim) : null;
   }
@@ -91,6 +91,18 @@ export class StoreCore {
   // SQL that holds for the rows of `alias` this view may see: its agent's and the shared ones.
   seen(alias = 'memories'): string {
     return seenSql(this.agent, alias);
+  }
+
+  // Why this view may not make `change` to what every reader of `touched` sees (scope.ts), or
+  // null; the test-only option `crossScopeStanding` lifts the rule, as a negative control.
+  standingProblem(change: StandingChange, touched: Array<{ id: number; scope: string | null }>): { code: 'PERMISSION'; message: string } | null {
+    return this.crossScopeStanding ? null : standingProblem(this.agent, change, touched);
+  }
+
+  // The same, thrown: MemoryError PERMISSION, before anything is written.
+  mayChange(change: StandingChange, ...touched: Array<{ id: number; scope: string | null }>): void {
+    const problem = this.standingProblem(change, touched);
+    if (problem) throw new MemoryError(problem.code, problem.message);
   }
 
   private loadVectors(): void {

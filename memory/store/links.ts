@@ -40,13 +40,19 @@ export function linkRareTerms(s: StoreCore, id: number, text: string, at: string
   }
   if (!score.size) return [];
   const hits = [...score].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, o.cap * CANDIDATES_PER_LINK).map(([x]) => x);
-  // Each check an index lookup (an OR inside the correlated subquery scanned the edges).
+  // Each check an index lookup (an OR inside the correlated subquery scanned the edges). A
+  // candidate's links count toward its cap only where this memory's readers see their other end
+  // (shared, or of this memory's scope): another agent's private memories never use up a shared
+  // memory's links for the rest (scope.ts: a session changes only what its own agent sees; the
+  // test-only crossScopeStanding counts them all, as before).
+  const scope = (s.stmt('SELECT scope FROM memories WHERE id = ?').get(id) as { scope: string | null } | undefined)?.scope ?? null;
   const rows = s.stmt(
     `SELECT m.id, m.created_at,
             EXISTS (SELECT 1 FROM observations o WHERE o.memory_id = m.id AND +o.session_id = @session) AS same_session,
-            (SELECT count(*) FROM edges e WHERE e.type = 'shares' AND e.from_id = m.id) + (SELECT count(*) FROM edges e WHERE e.type = 'shares' AND e.to_id = m.id) AS links
+            (SELECT count(*) FROM edges e JOIN memories x ON x.id = e.to_id WHERE e.type = 'shares' AND e.from_id = m.id AND (@all OR x.scope IS NULL OR x.scope IS @scope))
+              + (SELECT count(*) FROM edges e JOIN memories x ON x.id = e.from_id WHERE e.type = 'shares' AND e.to_id = m.id AND (@all OR x.scope IS NULL OR x.scope IS @scope)) AS links
        FROM memories m WHERE m.id IN (SELECT value FROM json_each(@hits)) AND m.faded = 0 AND m.superseded_by IS NULL AND ${s.seen('m')}`,
-  ).all({ session: sessionId, hits: ids(hits) }) as Array<{ id: number; created_at: string; same_session: number; links: number }>;
+  ).all({ session: sessionId, hits: ids(hits), scope, all: s.crossScopeStanding ? 1 : 0 }) as Array<{ id: number; created_at: string; same_session: number; links: number }>;
   const linked = new Set(s.stmt(`SELECT to_id FROM edges WHERE type = 'shares' AND from_id = ? UNION SELECT from_id FROM edges WHERE type = 'shares' AND to_id = ?`).pluck().all(id, id) as number[]);
   const order = new Map(hits.map((h, i) => [h, i]));
   const picked = rows

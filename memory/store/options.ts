@@ -19,8 +19,10 @@ export type StoreOptions = {
   expandQuery?: ((query: string) => Promise<string>) | null;
   // Test-only: `deferred` shows, as a negative control, the lost writes IMMEDIATE prevents.
   transactionMode?: 'immediate' | 'deferred';
-  // Test-only: true shows, as a negative control, what a supersession across scopes would hide.
-  crossScopeSupersede?: boolean;
+  // Test-only: true lifts the standing rule (scope.ts standingProblem), as a negative control:
+  // what a session's supersede, contradict, review, resolve or link of a shared memory would do,
+  // and its private memories counted toward a shared memory's `shares` cap (links.ts).
+  crossScopeStanding?: boolean;
   // Config `memory.forget_similarity`: a text this close to a forgotten one is refused.
   forgetSimilarity?: number;
   // Whose view (memory/store/scope.ts): a session's agent under `memory.scope: agent`; unset, the operator's.

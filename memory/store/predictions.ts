@@ -25,7 +25,8 @@ export async function predict(s: StoreCore, input: { text: string; confidence?: 
 /**
  * Resolves a prediction. Surprise is how wrong it was: |actual - confidence| with correct = 1,
  * partly = 0.5, wrong = 0. The prediction and every memory it touches (its edges) gain salience
- * in proportion: s + surprise * (1 - s) / 2.
+ * in proportion: s + surprise * (1 - s) / 2. A session resolves only its own predictions and raises
+ * only its own memories (scope.ts standingProblem): another reader's salience is not its to move.
  */
 export function resolvePrediction(s: StoreCore, id: number, outcome: PredictionOutcome, note: string | null, actor: Actor): { id: number; surprise: number; touched: number[] } {
   checkActor(actor);
@@ -35,12 +36,14 @@ export function resolvePrediction(s: StoreCore, id: number, outcome: PredictionO
   checkText({ note });
   return s.write(() => {
     s.tombstones.refuse([['note', note]]);
-    const p = s.stmt(`SELECT p.confidence, p.outcome, p.resolved_at FROM predictions p JOIN memories m ON m.id = p.memory_id WHERE p.memory_id = ? AND ${s.seen('m')}`).get(id) as { confidence: number; outcome: string | null; resolved_at: string | null } | undefined;
+    const p = s.stmt(`SELECT p.confidence, p.outcome, p.resolved_at, m.scope FROM predictions p JOIN memories m ON m.id = p.memory_id WHERE p.memory_id = ? AND ${s.seen('m')}`).get(id) as { confidence: number; outcome: string | null; resolved_at: string | null; scope: string | null } | undefined;
     if (!p) throw new MemoryError('NOT_FOUND', `Memory ${id} is not a prediction (make one with \`predict\`)`);
+    s.mayChange('resolve', { id, scope: p.scope });
     if (p.resolved_at) throw new MemoryError('INVALID', `Prediction ${id} was already resolved (${p.outcome}) on ${p.resolved_at}`);
     const surprise = round(Math.abs(actual - p.confidence));
     s.stmt('UPDATE predictions SET outcome = ?, surprise = ?, resolved_at = ?, note = ? WHERE memory_id = ?').run(outcome, surprise, s.iso(), note ?? null, id);
-    const touched = [id, ...(s.stmt('SELECT to_id FROM edges WHERE from_id = ? UNION SELECT from_id FROM edges WHERE to_id = ?').pluck().all(id, id) as number[])];
+    const near = s.stmt('SELECT id, scope FROM memories WHERE id IN (SELECT to_id FROM edges WHERE from_id = ? UNION SELECT from_id FROM edges WHERE to_id = ?) ORDER BY id').all(id, id) as Array<{ id: number; scope: string | null }>;
+    const touched = [id, ...near.filter((m) => !s.standingProblem('resolve', [m])).map((m) => m.id)];
     const raise = s.stmt('UPDATE memories SET salience = min(1, salience + ? * (1 - salience) / 2) WHERE id = ?');
     for (const t of touched) raise.run(surprise, t);
     s.audit(actor, 'resolve', `memory:${id}`, { confidence: p.confidence }, { outcome, surprise, note, touched });

@@ -47,7 +47,8 @@ export function hasObservation(s: StoreCore, sessionId: string, text: string): b
 
 /**
  * A typed, weighted edge between two memories (weight 0..1; an existing edge takes the new weight).
- * `from supersedes to` is a supersession (see `supersede`), refused where this view may not make one.
+ * `from supersedes to` is a supersession (see `supersede`), refused where this view may not make one;
+ * a session may link only where one end is its own (scope.ts standingProblem).
  */
 export function link(s: StoreCore, from: number, to: number, type: EdgeType, weight: number, actor: Actor): { from: number; to: number; type: EdgeType; weight: number } {
   checkActor(actor);
@@ -58,6 +59,7 @@ export function link(s: StoreCore, from: number, to: number, type: EdgeType, wei
     const source = s.row(from);
     const target = s.row(to);
     if (type === 'supersedes') mayReplace(s, target, source);
+    else s.mayChange('link', source, target);
     const before = s.stmt('SELECT weight FROM edges WHERE from_id = ? AND to_id = ? AND type = ?').get(from, to, type) as { weight: number } | undefined;
     s.stmt(
       `INSERT INTO edges (from_id, to_id, type, weight, created_at) VALUES (?, ?, ?, ?, ?)
@@ -100,7 +102,7 @@ export function supersede(s: StoreCore, older: number, newer: number, actor: Act
 }
 
 function mayReplace(s: StoreCore, older: MemoryRow, newer: MemoryRow): void {
-  const problem = s.crossScopeSupersede ? null : supersedeProblem(s.agent, older, newer);
+  const problem = s.crossScopeStanding ? null : supersedeProblem(s.agent, older, newer);
   if (problem) throw new MemoryError(problem.code, problem.message);
 }
 

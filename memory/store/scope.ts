@@ -39,14 +39,33 @@ export function writeScope(agent: string | null, shared: boolean): string | null
   return shared ? null : agent;
 }
 
-// Why `agent`'s view may not end the validity of memory `older` by `newer` (null: it may). A
-// supersession changes what every reader of the older memory sees, so the view must own it (a
-// session its agent's own; the operator all), and everyone who sees the older must see the newer.
+// What a view may do to a memory every reader of it sees, and what a session may do instead.
+const CHANGES = {
+  supersede: { would: 'superseding it would change what every agent sees', instead: () => 'link it `contradicts` or `relates_to` instead' },
+  contradict: { would: 'lowering its confidence would change it for every agent', instead: (id: number) => `observe your own memory and link it \`contradicts\` #${id} instead` },
+  review: { would: 'grading it would move its review schedule for every agent', instead: (id: number) => `observe your own memory of it and link it \`relates_to\` #${id} instead` },
+  resolve: { would: 'resolving it would close it for every agent', instead: (id: number) => `observe the outcome as your own memory and link it \`relates_to\` #${id} instead` },
+  link: { would: 'a link between them changes how every agent\'s recall ranks them', instead: (id: number) => `link one of your own memories to #${id} instead` },
+} as const;
+export type StandingChange = keyof typeof CHANGES;
+
+// The one rule: why `agent`'s view may not make `change`, which every reader of all of `touched`
+// sees (null: it may). A session may change the standing (confidence, review schedule, validity,
+// resolution, links) of its own agent's memories only: a change that touches one of them is seen
+// by that agent alone (no other view steps onto its memory); the operator (agent null) may all.
+export function standingProblem(agent: string | null, change: StandingChange, touched: Array<{ id: number; scope: string | null }>): { code: 'PERMISSION'; message: string } | null {
+  if (agent === null || touched.some((m) => m.scope === agent)) return null;
+  const c = CHANGES[change];
+  const which = touched.length > 1 ? `${touched.map((m) => `#${m.id}`).join(' and ')} are shared` : `#${touched[0].id} is shared`;
+  return { code: 'PERMISSION', message: `${which}: ${c.would}, so only the operator may; ${c.instead(touched[touched.length - 1].id)}` };
+}
+
+// Why `agent`'s view may not end the validity of memory `older` by `newer` (null: it may): the
+// view must own the older (standingProblem), and everyone who sees the older must see the newer.
 export function supersedeProblem(agent: string | null, older: { id: number; scope: string | null }, newer: { id: number; scope: string | null }): { code: 'PERMISSION' | 'INVALID'; message: string } | null {
   const whose = (scope: string | null) => (scope === null ? 'shared' : `${scope}'s own`);
-  if (agent !== null && older.scope !== agent) {
-    return { code: 'PERMISSION', message: `#${older.id} is shared: superseding it would change what every agent sees, so only the operator may; link it \`contradicts\` or \`relates_to\` instead` };
-  }
+  const own = standingProblem(agent, 'supersede', [older]);
+  if (own) return own;
   if (newer.scope !== null && newer.scope !== older.scope) {
     return { code: 'INVALID', message: `Expected a newer memory everyone who sees #${older.id} (${whose(older.scope)}) sees, got #${newer.id} (${whose(newer.scope)})` };
   }

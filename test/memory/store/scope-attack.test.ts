@@ -177,3 +177,49 @@ test("alpha's session cannot supersede a shared memory over MCP: refused, beta s
   assert.equal(off.linked, true);
   assert.deepEqual([off.now, off.later, off.record.valid_to], [false, false, '2026-01-01T00:00:00.000Z']);
 });
+
+test("alpha's session cannot contradict, grade or resolve shared memories over MCP: PERMISSION, and beta's ranking, confidence and threads stay; with the scope off they move", async (t) => {
+  const attempt = async (scope: 'agent' | 'shared') => {
+    const { session, file } = site(t);
+    const beta0 = await session(scope, 'S-beta-0', 'beta');
+    const fact = (await beta0('observe', { text: 'The lighthouse host runs the nightly backup at two', shared: true })).memory_id;
+    // The operator's prediction and solo thread, shared as everything the operator writes.
+    const op = MemoryStore.open(file);
+    const prediction = (await op.predict({ text: 'The lighthouse backup will finish before three tonight', confidence: 0.9 }, { surface: 'cli' })).id;
+    const thread = (await op.openThread({ text: 'Find out why the lighthouse backup was slow', solo: true }, { surface: 'cli' })).id;
+    op.close();
+    const betaSees = async () => {
+      const beta = await session(scope, `S-beta-${Math.random()}`, 'beta');
+      return {
+        // The shared memories' places and scores (under the scope off beta sees alpha's too).
+        ranking: (await beta('query', { query: 'lighthouse backup' })).results.filter((r: any) => [fact, prediction, thread].includes(r.id)).map((r: any) => [r.id, r.score]),
+        confidence: (await beta('recall', { id: fact })).confidence,
+        threads: (await beta('threads', { action: 'list' })).threads.map((x: any) => x.id),
+      };
+    };
+    const before = await betaSees();
+    const alpha = await session(scope, 'S-alpha-1', 'alpha');
+    const mine = (await alpha('observe', { text: 'Last night no backup ran on the lighthouse host' })).memory_id;
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['contradict', { id: fact, other_id: mine }],
+      ['review', { id: fact, grade: 'again' }],
+      ['resolve', { id: prediction, outcome: 'wrong' }],
+      ['threads', { action: 'resolve', id: thread, text: 'it was the disk' }],
+    ];
+    const errors: Array<Error | null> = [];
+    for (const [name, args] of calls) errors.push(await alpha(name, args).then(() => null, (e: Error) => e));
+    // What it may do instead goes through, and beta never sees it.
+    if (scope === 'agent') await alpha('link', { from: mine, to: fact, type: 'contradicts' });
+    return { errors, before, after: await betaSees(), ids: { fact, thread } };
+  };
+  const scoped = await attempt('agent');
+  for (const e of scoped.errors) assert.match(String(e?.message), /PERMISSION: #\d+ is shared: .* so only the operator may; .* instead/);
+  assert.deepEqual(scoped.after, scoped.before);
+  assert.ok(scoped.before.ranking.some(([id]: number[]) => id === scoped.ids.fact) && scoped.before.threads.includes(scoped.ids.thread), 'control: beta sees both');
+  // Control: with the scope off (the session's view is the operator's) every call lands on beta.
+  const off = await attempt('shared');
+  assert.deepEqual(off.errors, [null, null, null, null]);
+  assert.ok(off.after.confidence < off.before.confidence);
+  assert.ok(!off.after.threads.includes(off.ids.thread));
+  assert.notDeepEqual(off.after.ranking, off.before.ranking);
+});

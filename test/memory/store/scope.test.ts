@@ -285,7 +285,7 @@ test("an agent's `supersedes` link on a shared memory is refused and changes not
 
   // Control: the same link with the scope check off ends the shared memory for beta too, now and
   // as of any time after alpha's began, and beta cannot see what replaced it.
-  const unchecked = MemoryStore.open(op.file, { now: () => T0, crossScopeSupersede: true });
+  const unchecked = MemoryStore.open(op.file, { now: () => T0, crossScopeStanding: true });
   t.after(() => unchecked.close());
   unchecked.as('alpha').link(mine, shared, 'supersedes', 0.5, MCP);
   assert.equal(op.recall(shared).valid_to, '2026-02-01T00:00:00.000Z');
@@ -340,7 +340,9 @@ test("no automatic write of an agent's view ends a shared memory's validity: nea
   ];
   assert.ok(writes.every((w) => w.memory_id !== shared), 'never folded into the shared memory');
   await alpha.believe({ text: `${FERRY_NEW} for certain`, confidence: 0.9 }, MCP);
-  alpha.contradict(shared, writes[3].memory_id, null, MCP);
+  // A contradiction of the shared memory is refused (test/memory/store/standing.test.ts); alpha links its own.
+  assert.throws(() => alpha.contradict(shared, writes[3].memory_id, null, MCP), (e: unknown) => e instanceof MemoryError && e.code === 'PERMISSION');
+  alpha.link(writes[3].memory_id, shared, 'contradicts', 1, MCP);
   const r = op.recall(shared);
   assert.deepEqual([r.superseded_by, r.valid_to, r.faded], [null, null, false]);
   assert.ok((await op.as('beta').query(FERRY_Q)).some((x) => x.id === shared));

@@ -126,11 +126,13 @@ describe('capture', () => {
     for (const p of plain) assert.ok(text.includes(p), `stored: ${p}`);
   });
 
-  test('RESOLVED closes a solo thread by its id only; a text match or an operator thread closes nothing', async (t) => {
+  test("RESOLVED closes a solo thread of its agent by its id only; a text match, an operator thread or a shared solo one closes nothing", async (t) => {
     const s = setup(t, []);
     let store = MemoryStore.open(s.db);
     const backup = await store.openThread({ text: 'Clean up old backup logs', solo: false }, CLI);
-    const solo = await store.openThread({ text: 'Link the orphan notes', solo: true }, CLI);
+    // The gardener's own solo thread, and the operator's: shared, so closing it would close it for every agent.
+    const solo = await store.as('gardener').openThread({ text: 'Link the orphan notes', solo: true }, { surface: 'mcp', sessionId: 'S0' });
+    const sharedSolo = await store.openThread({ text: 'Rename the inbox folder', solo: true }, CLI);
     store.close();
     fs.writeFileSync(s.transcript, `${[
       line('RESOLVED: cleaned up old backup logs'),
@@ -141,18 +143,20 @@ describe('capture', () => {
     assert.equal(r!.resolved, 0);
     assert.equal(r!.refused, 2, 'the one without an id and the operator thread');
     store = MemoryStore.open(s.db);
-    assert.deepEqual(store.threads({ open: true }).map((x) => x.id).sort(), [backup.id, solo.id].sort(), 'both still open');
+    assert.deepEqual(store.threads({ open: true }).map((x) => x.id).sort(), [backup.id, solo.id, sharedSolo.id].sort(), 'all still open');
     // A session cannot close the operator's thread through MCP either.
     assert.throws(() => store.resolveThread(backup.id, 'done', { surface: 'mcp', sessionId: 'S1' }), /operator's/);
     store.close();
-    fs.writeFileSync(s.transcript, `${line(`RESOLVED: #${solo.id} linked all 12`)}\n`);
-    assert.equal((await leave(s, 'S2'))!.resolved, 1);
+    fs.writeFileSync(s.transcript, `${[line(`RESOLVED: #${solo.id} linked all 12`), line(`RESOLVED: #${sharedSolo.id} renamed it`)].join('\n')}\n`);
+    const r2 = await leave(s, 'S2');
+    assert.deepEqual([r2!.resolved, r2!.refused], [1, 1], 'its own closed; the shared one refused (PERMISSION)');
     store = MemoryStore.open(s.db);
     t.after(() => store.close());
-    assert.deepEqual(store.threads({ open: true }).map((x) => x.id), [backup.id]);
+    assert.deepEqual(store.threads({ open: true }).map((x) => x.id).sort(), [backup.id, sharedSolo.id].sort());
     assert.equal(store.threads({ open: false })[0].resolution, 'linked all 12');
-    // Control: the operator thread is closable, by the operator.
+    // Control: the operator's threads are closable, by the operator.
     assert.equal(store.resolveThread(backup.id, 'done by hand', CLI).status, 'resolved');
+    assert.equal(store.resolveThread(sharedSolo.id, 'renamed', CLI).status, 'resolved');
   });
 
   test('a malformed extraction is refused field by field', () => {
