@@ -15,7 +15,7 @@ export async function openThread(s: StoreCore, input: { text: string; solo?: boo
   return thread(s, id);
 }
 
-/** Resolves an open thread, with what settled it; a session only its own (scope.ts standingProblem). */
+/** Resolves an open thread, with what settled it; a session only a solo one it sees. */
 export function resolveThread(s: StoreCore, id: number, resolution: string | null, actor: Actor): ThreadRecord {
   checkActor(actor);
   checkId(id);
@@ -26,7 +26,9 @@ export function resolveThread(s: StoreCore, id: number, resolution: string | nul
     if (t.status === 'resolved') throw new MemoryError('INVALID', `Thread ${id} was already resolved on ${t.resolved_at}`);
     // A thread that needs the operator is closed by the operator, never by an agent.
     if (!t.solo && !isOperator(actor)) throw new MemoryError('INVALID', `Thread ${id} is the operator's (not solo): only the operator closes it (nightshift memory threads resolve ${id})`);
-    s.mayChange('resolve', s.row(id));
+    // A solo thread is its writer's grant to whichever session takes it (the operator's --solo
+    // work for every agent): closing it for all is its purpose, so the standing rule does not
+    // apply. Unattended states show solo threads only: kept open, every agent would redo it.
     s.stmt("UPDATE threads SET status = 'resolved', resolved_at = ?, resolution = ? WHERE memory_id = ?").run(s.iso(), resolution ?? null, id);
     s.audit(actor, 'thread_resolve', `memory:${id}`, { status: 'open' }, { status: 'resolved', resolution });
   })();

@@ -90,7 +90,6 @@ function attack(alpha: MemoryStore, ids: Ids): Record<string, MemoryError | null
     contradict: tryIt(() => alpha.contradict(ids.fact, ids.mine, 'it did not run', MCP)),
     review: tryIt(() => alpha.review(ids.fact, 'again', MCP)),
     resolve: tryIt(() => alpha.resolvePrediction(ids.prediction, 'wrong', null, MCP)),
-    thread: tryIt(() => alpha.resolveThread(ids.thread, 'it was the disk', MCP)),
     link: tryIt(() => alpha.link(ids.disk, ids.fact, 'supports', 1, MCP)),
   };
 }
@@ -103,7 +102,7 @@ test("alpha's session cannot contradict, grade, resolve or link shared memories:
   const ids = await seed(file);
   const before = await betaSees(file, ids);
   assert.ok(before.ranking.some(([id]) => id === ids.fact), 'control: beta finds the shared fact');
-  assert.ok(!before.due.includes(ids.fact) && before.threads.includes(ids.thread) && before.surprises.length === 0);
+  assert.ok(!before.due.includes(ids.fact) && before.surprises.length === 0);
 
   const op = MemoryStore.open(file, { now: () => T0 });
   t.after(() => op.close());
@@ -125,12 +124,11 @@ test("alpha's session cannot contradict, grade, resolve or link shared memories:
   // Control: the same calls with the rule off go through, and beta's view moves on every count.
   const unchecked = MemoryStore.open(file, { now: () => T0, crossScopeStanding: true });
   t.after(() => unchecked.close());
-  assert.deepEqual(Object.values(attack(unchecked.as('alpha'), ids)), [null, null, null, null, null]);
+  assert.deepEqual(Object.values(attack(unchecked.as('alpha'), ids)), [null, null, null, null]);
   const after = await betaSees(file, ids);
   assert.ok(after.confidence < before.confidence, `confidence ${before.confidence} -> ${after.confidence}`);
   assert.ok(after.retrievability < before.retrievability, `retrievability ${before.retrievability} -> ${after.retrievability}`);
   assert.ok(after.due.includes(ids.fact), 'due for beta the next day, not in three');
-  assert.ok(!after.threads.includes(ids.thread), "beta's open thread closed");
   assert.deepEqual(after.surprises, [ids.prediction]);
   assert.notDeepEqual(after.ranking, before.ranking);
 });
@@ -160,9 +158,22 @@ test('the operator keeps every power over a shared memory: contradict, review, r
   const ids = await seed(file);
   const op = MemoryStore.open(file, { now: () => T0 });
   t.after(() => op.close());
-  assert.deepEqual(Object.values(attack(op, ids)), [null, null, null, null, null]);
+  assert.deepEqual(Object.values(attack(op, ids)), [null, null, null, null]);
   assert.ok(op.recall(ids.fact).confidence < 0.5);
-  assert.equal(op.threads({ open: true }).some((x) => x.id === ids.thread), false);
+});
+
+test("an operator's solo thread is a grant: alpha's session closes it for every agent; one that is not solo only the operator closes", async (t) => {
+  const file = path.join(tempDir(t), 'memory.db');
+  const ids = await seed(file);
+  assert.ok((await betaSees(file, ids)).threads.includes(ids.thread), 'beta sees it open');
+  const op = MemoryStore.open(file, { now: () => T0 });
+  t.after(() => op.close());
+  const needsOperator = (await op.openThread({ text: 'Decide whether the lighthouse host keeps its second disk', solo: false }, CLI)).id;
+  assert.equal(op.as('alpha').resolveThread(ids.thread, 'the second disk was full', MCP).status, 'resolved');
+  assert.equal((await betaSees(file, ids)).threads.includes(ids.thread), false, 'closed for beta too: no agent redoes it');
+  // Control: a thread that is not solo stays the operator's.
+  assert.throws(() => op.as('alpha').resolveThread(needsOperator, 'kept it', MCP), /only the operator closes it/);
+  assert.equal(op.resolveThread(needsOperator, 'kept it', CLI).status, 'resolved');
 });
 
 test("another agent's private memories never use up a shared memory's rare-word links for beta; with the rule off they do", async (t) => {

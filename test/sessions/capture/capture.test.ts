@@ -126,11 +126,11 @@ describe('capture', () => {
     for (const p of plain) assert.ok(text.includes(p), `stored: ${p}`);
   });
 
-  test("RESOLVED closes a solo thread of its agent by its id only; a text match, an operator thread or a shared solo one closes nothing", async (t) => {
+  test("RESOLVED closes a solo thread by its id only, its agent's or the operator's; a text match or an operator thread closes nothing", async (t) => {
     const s = setup(t, []);
     let store = MemoryStore.open(s.db);
     const backup = await store.openThread({ text: 'Clean up old backup logs', solo: false }, CLI);
-    // The gardener's own solo thread, and the operator's: shared, so closing it would close it for every agent.
+    // The gardener's own solo thread, and the operator's: shared, a grant to whichever session takes it.
     const solo = await store.as('gardener').openThread({ text: 'Link the orphan notes', solo: true }, { surface: 'mcp', sessionId: 'S0' });
     const sharedSolo = await store.openThread({ text: 'Rename the inbox folder', solo: true }, CLI);
     store.close();
@@ -149,14 +149,13 @@ describe('capture', () => {
     store.close();
     fs.writeFileSync(s.transcript, `${[line(`RESOLVED: #${solo.id} linked all 12`), line(`RESOLVED: #${sharedSolo.id} renamed it`)].join('\n')}\n`);
     const r2 = await leave(s, 'S2');
-    assert.deepEqual([r2!.resolved, r2!.refused], [1, 1], 'its own closed; the shared one refused (PERMISSION)');
+    assert.deepEqual([r2!.resolved, r2!.refused], [2, 0], 'both solo ones closed');
     store = MemoryStore.open(s.db);
     t.after(() => store.close());
-    assert.deepEqual(store.threads({ open: true }).map((x) => x.id).sort(), [backup.id, sharedSolo.id].sort());
-    assert.equal(store.threads({ open: false })[0].resolution, 'linked all 12');
-    // Control: the operator's threads are closable, by the operator.
+    assert.deepEqual(store.threads({ open: true }).map((x) => x.id), [backup.id]);
+    assert.deepEqual(store.threads({ open: false }).map((x) => x.resolution).sort(), ['linked all 12', 'renamed it']);
+    // Control: the operator's thread that is not solo is closable, by the operator.
     assert.equal(store.resolveThread(backup.id, 'done by hand', CLI).status, 'resolved');
-    assert.equal(store.resolveThread(sharedSolo.id, 'renamed', CLI).status, 'resolved');
   });
 
   test('a malformed extraction is refused field by field', () => {
