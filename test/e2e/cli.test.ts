@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { listProcs } from '../../sessions/run/process-tree.js';
-import { CLAUDE, fakeApiPerFile, nightshift, runJson, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
+import { CLAUDE, fakeApiPerFile, nightshift, runJson, SANDBOX, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
+import { WALL_API } from '../../sessions/wall/bridge.js';
 
 const api = fakeApiPerFile();
 
@@ -171,8 +172,15 @@ describe('nightshift CLI', () => {
     assert.equal(get('OTHER_SETTING'), undefined, 'one it does not name is not');
     for (const k of ['DISCORD_WEBHOOK_URL', 'GEMINI_API_KEY', 'NIGHTSHIFT_CONFIG']) assert.equal(get(k), undefined, `${k} never reaches the session`);
     assert.ok(!seen.some((e) => e.includes(ws.env.ANTHROPIC_API_KEY!) || e.includes('envcheck-webhook-token')), 'no value of a secret, under any name');
-    // The API is the supervisor's proxy, with a token in place of the key.
-    assert.match(get('ANTHROPIC_BASE_URL') ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+    // The API is the supervisor's proxy, with a token in place of the key: walled, over the bridge's
+    // socket that answers the CLI alone; unwalled, on 127.0.0.1.
+    if (SANDBOX === 'bwrap') {
+      assert.equal(get('ANTHROPIC_BASE_URL'), WALL_API.baseUrl);
+      assert.equal(get('ANTHROPIC_UNIX_SOCKET'), WALL_API.socket);
+    } else {
+      assert.match(get('ANTHROPIC_BASE_URL') ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(get('ANTHROPIC_UNIX_SOCKET'), undefined);
+    }
     assert.notEqual(get('ANTHROPIC_BASE_URL'), api.url);
     assert.match(get('ANTHROPIC_API_KEY') ?? '', /^[0-9a-f]{64}$/);
     assert.notEqual(get('HOME'), ws.env.HOME, 'a private HOME');
