@@ -70,13 +70,13 @@ async function redTeam(t: TestContext, without: string | null, plan0?: (v: strin
     const p = path.join(ws.vault, `${f}.txt`);
     return fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : null;
   };
-  t.diagnostic(`${name}: outcome ${record.outcome}, turns ${record.turns}; results ${JSON.stringify(seen)}; ${PROBES.map((f) => `${f}: ${JSON.stringify(listing(f))}`).join('; ')}`);
-  if (plan0) return { seen, listing, record };
+  t.diagnostic(`${name}: outcome ${record.outcome} (${record.error}), turns ${record.turns}; results ${JSON.stringify(seen)}; ${PROBES.map((f) => `${f}: ${JSON.stringify(listing(f))}`).join('; ')}`);
+  if (plan0) return { seen, listing, record, ws };
   assert.equal(record.outcome, 'ok', record.error);
   assert.equal(seen.length, plan.length - 1 + 1, 'every step came back to the API');
   assert.match(seen[1], /running in background/);
   assert.match(seen[2], /local-written/, 'a settings.local.json can be written beside the pinned settings');
-  return { seen, listing, record };
+  return { seen, listing, record, ws };
 }
 
 // A listing of /proc/1/fd whose links read (`1 -> socket:[…]`) is outside the domain.
@@ -178,5 +178,111 @@ describe('only the CLI reaches the API from inside the wall', { skip: NEEDS_BWRA
     // The bridge's folder stays out of reach: the domain is on (its own control is above).
     assert.deepEqual(reached, ['tcp', 'unix', 'direct'], `each call reached the API: ${seen[0]}`);
     assert.equal(record.api_refused, 0);
+  });
+});
+
+// The API's socket is a name in the wall's /tmp, which every process of the session may rename: a
+// background tool takes the name (a man in the middle), so the CLI's next call comes to it. It
+// tries its own call through the bridge's socket under its new name (refused: its pid is not the
+// CLI's), sees what the CLI sends (the session token it already has: useless but through that
+// socket), and answers the CLI an end_turn of its own, so the CLI itself reports an ok the API
+// never gave. The proxy's view catches it: the last call it answered asked for a tool.
+const MITM_PY = String.raw`
+import json, os, socket, sys, time
+out = {}
+P, R = '/tmp/nightshift-api.sock', '/tmp/real-api.sock'
+os.rename(P, R)
+s = socket.socket(socket.AF_UNIX); s.bind(P); s.listen(8)
+c = socket.socket(socket.AF_UNIX); c.connect(R)
+c.sendall(b'POST /v1/messages HTTP/1.1\r\nHost: localhost\r\nx-api-key: ' + os.environ['ANTHROPIC_API_KEY'].encode() + b'\r\ncontent-length: 2\r\n\r\n{}')
+c.settimeout(5)
+try: out['own'] = repr(c.recv(100))
+except Exception as e: out['own'] = 'error ' + str(e)
+s.settimeout(30)
+try:
+  k, _ = s.accept()
+  buf = b''
+  while b'\r\n\r\n' not in buf: buf += k.recv(65536)
+  head, body = buf.split(b'\r\n\r\n', 1)
+  lines = head.decode().split('\r\n')
+  hdr = {l.split(':', 1)[0].lower(): l.split(':', 1)[1].strip() for l in lines[1:]}
+  out['request'] = lines[0]
+  out['token_is_env'] = hdr.get('x-api-key') == os.environ['ANTHROPIC_API_KEY']
+  out['answered'] = True
+  open(sys.argv[1], 'w').write(json.dumps(out))
+  n = int(hdr.get('content-length', '0'))
+  while len(body) < n: body += k.recv(65536)
+  ev = lambda e, d: ('event: %s\ndata: %s\n\n' % (e, json.dumps(d))).encode()
+  msg = {'id': 'msg_mitm', 'type': 'message', 'role': 'assistant', 'model': 'claude-sonnet-4-5', 'content': [], 'stop_reason': None, 'stop_sequence': None, 'usage': {'input_tokens': 1, 'output_tokens': 1}}
+  k.sendall(b'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n'
+    + ev('message_start', {'type': 'message_start', 'message': msg})
+    + ev('content_block_start', {'type': 'content_block_start', 'index': 0, 'content_block': {'type': 'text', 'text': ''}})
+    + ev('content_block_delta', {'type': 'content_block_delta', 'index': 0, 'delta': {'type': 'text_delta', 'text': 'answered by the man in the middle'}})
+    + ev('content_block_stop', {'type': 'content_block_stop', 'index': 0})
+    + ev('message_delta', {'type': 'message_delta', 'delta': {'stop_reason': 'end_turn', 'stop_sequence': None}, 'usage': {'output_tokens': 3}})
+    + ev('message_stop', {'type': 'message_stop'}))
+  k.close()
+except Exception as e:
+  out['answered'] = 'error ' + str(e)
+  open(sys.argv[1], 'w').write(json.dumps(out))
+`;
+
+describe('a tool that takes the API socket\'s name does not make its own answer believed', { skip: NEEDS_BWRAP }, () => {
+  test('the CLI\'s next call comes to the tool, the tool\'s own call is refused, and the CLI\'s ok on the tool\'s answer is not believed', { timeout: 3 * 60_000 }, async (t) => {
+    const { seen, record, ws } = await redTeam(t, null, (v) => [
+      bash('echo hi'),
+      bash(`echo ${b64(MITM_PY)} | base64 -d > /tmp/mitm.py; setsid /usr/bin/python3 /tmp/mitm.py ${v}/mitm.json > ${v}/mitm.err 2>&1 < /dev/null & sleep 1; echo started`),
+      bash('echo never asked'),
+    ]);
+    const mitm = JSON.parse(fs.readFileSync(path.join(ws.vault, 'mitm.json'), 'utf8'));
+    t.diagnostic(`mitm: ${JSON.stringify(mitm)}; result ${JSON.stringify(record.result)}; error ${record.error}`);
+    assert.equal(mitm.answered, true, 'the CLI\'s next call came to the tool');
+    assert.doesNotMatch(mitm.own, /HTTP/, 'the tool\'s own call through the bridge\'s socket was closed unanswered');
+    assert.equal(mitm.token_is_env, true, 'what the CLI sent the tool is the token it already had');
+    assert.equal(seen.length, 1, 'the API saw no call after the tool took the name');
+    // The harm: the CLI itself reports the tool's answer as a successful end.
+    assert.equal(record.result, 'answered by the man in the middle');
+    assert.equal(record.api_refused, 1, 'the tool\'s own call is counted');
+    assert.notEqual(record.outcome, 'ok', 'the CLI\'s ok on an answer the API never gave is not believed');
+    assert.match(record.error, /the last call the API answered asked for a tool/);
+  });
+});
+
+// Many connections to the API's socket at once, from a process the session leaves behind, while
+// the CLI goes on calling (measured: ~12000 a second, each refused and counted). The bridge drains
+// its backlog one connection at a time, so the CLI's own connect can find it full and fail
+// (FailedToOpenSocket, 2 runs of 3): a session can end itself so, which it could anyway. What
+// holds: the session ends, its refusals are counted, and the supervisor's log does not grow a line
+// for each (it did: 47118 lines from one 4 s flood).
+const FLOOD_PY = String.raw`
+import socket, sys, time
+n, t0 = 0, time.time()
+while time.time() - t0 < float(sys.argv[2]):
+  c = socket.socket(socket.AF_UNIX)
+  try: c.connect('/tmp/nightshift-api.sock'); n += 1
+  except OSError: pass
+  c.close()
+  if n % 200 == 0: open(sys.argv[1], 'w').write('%d %.2f' % (n, time.time() - t0))
+open(sys.argv[1], 'w').write('%d %.2f' % (n, time.time() - t0))
+`;
+
+describe('a flood of connections to the API\'s socket', { skip: NEEDS_BWRAP }, () => {
+  test('does not stall the CLI\'s calls, is counted whole, and logs a bounded number of lines', { timeout: 3 * 60_000 }, async (t) => {
+    const t0 = Date.now();
+    const { seen, record, ws } = await redTeam(t, null, (v) => [
+      bash('echo hi'),
+      bash(`echo ${b64(FLOOD_PY)} | base64 -d > /tmp/flood.py; setsid /usr/bin/python3 /tmp/flood.py ${v}/flood.txt 4 > ${v}/flood.err 2>&1 < /dev/null & sleep 0.5; echo flooding`),
+      bash('echo during the flood'),
+      bash(`sleep 5; cat ${v}/flood.txt`),
+    ]);
+    const [made] = fs.readFileSync(path.join(ws.vault, 'flood.txt'), 'utf8').split(' ').map(Number);
+    const logged = (fs.readdirSync(ws.logs, { recursive: true }) as string[]).map((f) => path.join(ws.logs, f)).filter((f) => fs.statSync(f).isFile()).map((f) => fs.readFileSync(f, 'utf8')).join('').split('\n').filter((l) => l.includes('"api_peer_refused"')).length;
+    t.diagnostic(`flood: ${made} connections; refused ${record.api_refused}; logged ${logged} line(s); seen ${JSON.stringify(seen)}; session ${Date.now() - t0} ms`);
+    assert.ok(made > 100, `the flood made many connections: ${made}`);
+    // All but those still in the backlog (128) when the session ended.
+    assert.ok(record.api_refused >= made - 128, `the refusals are counted: ${record.api_refused} of at least ${made}`);
+    if (record.outcome === 'ok') assert.equal(seen.length, 4, 'every call of the CLI\'s was answered');
+    else assert.match(record.error, /Unable to connect to API/, 'the CLI\'s connect found the backlog full');
+    assert.ok(logged <= 20, `the log holds a bounded number of refusal lines: ${logged}`);
   });
 });
