@@ -286,3 +286,52 @@ describe('a flood of connections to the API\'s socket', { skip: NEEDS_BWRAP }, (
     assert.ok(logged <= 20, `the log holds a bounded number of refusal lines: ${logged}`);
   });
 });
+
+// What the CLI itself runs after a tool planted its config, outside any domain (a process there
+// could reach the bridge's folder, /proc/<bridge>/cwd/a, and call the API past the peer check):
+// a git fsmonitor in a repository the tool makes in the vault (the CLI's git runs it, if the CLI
+// runs git after its start), and hooks in a settings.local.json beside the pinned user settings
+// and in the vault's .claude/settings.json (the CLI reads the user source alone).
+const PLANTED = ['fsm', 'userhook', 'projhook'] as const;
+describe('what a tool plants for the CLI to run', { skip: NEEDS_BWRAP }, () => {
+  test('neither a git fsmonitor nor a planted hook runs outside the domain', { timeout: 3 * 60_000 }, async (t) => {
+    const hooks = (v: string, tag: string) => JSON.stringify({ hooks: Object.fromEntries(['PreToolUse', 'PostToolUse', 'Stop'].map((e) => [e, [{ matcher: '*', hooks: [{ type: 'command', command: `${probe(`${v}/${tag}.txt`)}` }] }]])) });
+    const { seen, listing } = await redTeam(t, null, (v) => [
+      bash([
+        `cd ${v} && git init -q && git config core.fsmonitor '${probe(`${v}/fsm.txt`)}; false' && echo repo-made`,
+        `echo '${hooks(v, 'userhook')}' > "$CLAUDE_CONFIG_DIR/settings.local.json" && echo user-hook-written`,
+        `mkdir -p ${v}/.claude && echo '${hooks(v, 'projhook')}' > ${v}/.claude/settings.json && echo project-hook-written`,
+      ].join('; ')),
+      bash('echo a'),
+      tool('Grep', { pattern: 'x', path: '.' }),
+      bash('echo b'),
+    ]);
+    t.diagnostic(`planted: ${PLANTED.map((f) => `${f}: ${JSON.stringify(listing(f))}`).join('; ')}`);
+    assert.match(seen[0], /repo-made/);
+    assert.match(seen[0], /user-hook-written/);
+    assert.match(seen[0], /project-hook-written/);
+    for (const f of PLANTED) assert.ok(!reads(listing(f)), `${f}: nothing planted ran outside a domain: ${listing(f)}`);
+  });
+});
+
+// Every process in the wall has one uid and the domain does not scope signals: a tool the session
+// leaves can stop the bridge (the CLI's next call then waits in its backlog, unanswered) or the
+// CLI itself. The session still ends, by the watchdog (idle_timeout 30 s here), and is not ok.
+// `cli`: the first ancestor of the tool's shell that is neither a shell nor the prefix's perl.
+const CLI_PID = 'p=$$; while p=$(cut -d" " -f4 /proc/$p/stat); do case $(cat /proc/$p/comm) in bash|sh|perl) ;; *) break;; esac; done; echo $p';
+describe('a tool that stops the bridge or the CLI', { skip: NEEDS_BWRAP }, () => {
+  for (const [who, pid] of [['bridge', `$(cut -d" " -f4 /proc/$(${CLI_PID})/stat)`], ['cli', `$(${CLI_PID})`]] as const) {
+    test(`stopping the ${who} leaves a session that still ends, not ok`, { timeout: 3 * 60_000 }, async (t) => {
+      const t0 = Date.now();
+      const { seen, record } = await redTeam(t, null, () => [
+        bash(`pid=${pid}; echo "${who} $pid $(cat /proc/$pid/comm)"; setsid sh -c "sleep 1; kill -STOP $pid" > /dev/null 2>&1 < /dev/null & echo sent`),
+        bash('sleep 3; echo never answered'),
+      ]);
+      const ms = Date.now() - t0;
+      t.diagnostic(`${who}: ${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error}); ${ms} ms`);
+      assert.match(seen[0] ?? '', new RegExp(`${who} \\d+ `));
+      assert.notEqual(record.outcome, 'ok');
+      assert.ok(ms < 90_000, `ended by the watchdog: ${ms} ms`);
+    });
+  }
+});
