@@ -292,15 +292,18 @@ describe('a flood of connections to the API\'s socket', { skip: NEEDS_BWRAP }, (
 // a git fsmonitor in a repository the tool makes in the vault (the CLI's git runs it, if the CLI
 // runs git after its start), and hooks in a settings.local.json beside the pinned user settings
 // and in the vault's .claude/settings.json (the CLI reads the user source alone).
-const PLANTED = ['fsm', 'userhook', 'projhook'] as const;
+// And the shell's own start files in the session's HOME, which a login shell (bash -c -l) reads
+// before the prefix could put it in a domain.
+const PLANTED = ['fsm', 'userhook', 'projhook', 'profile', 'bashrc'] as const;
 describe('what a tool plants for the CLI to run', { skip: NEEDS_BWRAP }, () => {
-  test('neither a git fsmonitor nor a planted hook runs outside the domain', { timeout: 3 * 60_000 }, async (t) => {
+  test('neither a git fsmonitor, a planted hook nor the shell\'s start files run outside the domain', { timeout: 3 * 60_000 }, async (t) => {
     const hooks = (v: string, tag: string) => JSON.stringify({ hooks: Object.fromEntries(['PreToolUse', 'PostToolUse', 'Stop'].map((e) => [e, [{ matcher: '*', hooks: [{ type: 'command', command: `${probe(`${v}/${tag}.txt`)}` }] }]])) });
     const { seen, listing } = await redTeam(t, null, (v) => [
       bash([
         `cd ${v} && git init -q && git config core.fsmonitor '${probe(`${v}/fsm.txt`)}; false' && echo repo-made`,
         `echo '${hooks(v, 'userhook')}' > "$CLAUDE_CONFIG_DIR/settings.local.json" && echo user-hook-written`,
         `mkdir -p ${v}/.claude && echo '${hooks(v, 'projhook')}' > ${v}/.claude/settings.json && echo project-hook-written`,
+        `for f in .bash_profile .bash_login .profile; do echo '${probe(`${v}/profile.txt`)}' >> "$HOME/$f"; done; echo '${probe(`${v}/bashrc.txt`)}' >> "$HOME/.bashrc"; echo start-files-written`,
       ].join('; ')),
       bash('echo a'),
       tool('Grep', { pattern: 'x', path: '.' }),
@@ -310,6 +313,7 @@ describe('what a tool plants for the CLI to run', { skip: NEEDS_BWRAP }, () => {
     assert.match(seen[0], /repo-made/);
     assert.match(seen[0], /user-hook-written/);
     assert.match(seen[0], /project-hook-written/);
+    assert.match(seen[0], /start-files-written/);
     for (const f of PLANTED) assert.ok(!reads(listing(f)), `${f}: nothing planted ran outside a domain: ${listing(f)}`);
   });
 });
