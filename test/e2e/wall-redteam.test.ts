@@ -43,7 +43,7 @@ function steps(v: string): Reply[] {
   ];
 }
 
-async function redTeam(t: TestContext, without: string | null, plan0?: (v: string) => Reply[]) {
+async function redTeam(t: TestContext, without: string | null, plan0?: (v: string) => Reply[], tools = ['Bash', 'Grep']) {
   const name = `red-${without ?? 'walled'}${plan0 ? '-direct' : ''}`;
   const yaml = configYaml({ top: 'hooks:\n  enabled: false\nsandbox: bwrap\ngemini:\n  base_url: "http://127.0.0.1:9"\n', claude: { timeout: '90s', idle_timeout: '30s' } });
   const ws = workspace(t, api.url, yaml, { base: '/var/tmp', prefix: `nightshift-${name}-` });
@@ -53,7 +53,7 @@ async function redTeam(t: TestContext, without: string | null, plan0?: (v: strin
     if (turn > 0) seen.push(lastToolResult ?? '');
     return plan[turn] ?? text('Done.');
   });
-  writeAgent(ws, 'red', `SCENARIO=${name}`, { allowed_tools: ['Bash', 'Grep'], max_turns: 30 });
+  writeAgent(ws, 'red', `SCENARIO=${name}`, { allowed_tools: tools, max_turns: 30 });
   const ran = without
     ? await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const c = spawn(process.execPath, [path.join(FIXTURES, 'run-walled-without.mjs'), ws.config, 'red', without], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -338,4 +338,23 @@ describe('a tool that stops the bridge or the CLI', { skip: NEEDS_BWRAP }, () =>
       assert.ok(ms < 90_000, `ended by the watchdog: ${ms} ms`);
     });
   }
+});
+
+// Whether the CLI connects to the API's socket on a tool's behalf, with its own pid: a WebFetch of
+// the base URL's host (its fetch could take ANTHROPIC_UNIX_SOCKET), and the descriptors a Bash
+// command inherits from the CLI (a socket the CLI connected would carry its pid to the bridge).
+describe('the CLI does not lend a tool its pid at the API\'s socket', { skip: NEEDS_BWRAP }, () => {
+  test('a WebFetch of the API\'s URL (localhost or api.anthropic.com) never reaches the proxy, and a Bash command inherits no socket', { timeout: 3 * 60_000 }, async (t) => {
+    const { seen, record, ws } = await redTeam(t, null, () => [
+      tool('WebFetch', { url: 'http://localhost/v1/messages', prompt: 'what does it say' }),
+      tool('WebFetch', { url: 'http://api.anthropic.com/v1/messages', prompt: 'what does it say' }),
+      bash('ls -l /proc/self/fd/ | sed "s/.*[0-9] //"'),
+    ], ['Bash', 'WebFetch']);
+    const log = (fs.readdirSync(ws.logs, { recursive: true }) as string[]).map((f) => path.join(ws.logs, f)).filter((f) => fs.statSync(f).isFile()).map((f) => fs.readFileSync(f, 'utf8')).join('');
+    const atProxy = log.split('\n').filter((l) => /api_proxy_(unauthorized|path_refused)/.test(l));
+    t.diagnostic(`webfetch: ${JSON.stringify(seen.slice(0, 2))}; fds: ${JSON.stringify(seen[2])}; at the proxy: ${JSON.stringify(atProxy)}; outcome ${record.outcome}`);
+    assert.deepEqual(atProxy, [], 'nothing but the CLI\'s API calls came to the proxy');
+    assert.match(seen[2] ?? '', /pipe:/, 'the descriptors were listed');
+    assert.doesNotMatch(seen[2] ?? '', /socket:/, 'the Bash command holds no socket of the CLI\'s');
+  });
 });
