@@ -12,6 +12,7 @@ import { describe, test, type TestContext } from 'node:test';
 import { bridgeArgs, bridged, BRIDGE_FAILED_CODE, BRIDGE_FAILED_RE, parseRefusal, peerChecked, type BridgePlan } from '../../../sessions/wall/bridge.js';
 import { listenApiPeers, LOGGED_REFUSALS } from '../../../sessions/wall/api-peers.js';
 import { findPerl } from '../../../sessions/run/reaper.js';
+import { resolveCommand } from '../../../sessions/wall/sandbox.js';
 import { inputStdio } from '../../../daemon/child-process.js';
 import { createLogger } from '../../../logs/logger.js';
 import { NEEDS_BWRAP, ROOT, tempDir } from '../../helpers.js';
@@ -141,6 +142,11 @@ describe('the peer check where it cannot be made', { skip: perl ? false : 'no pe
     const broken = probe(`${dir}:${process.env.PATH}`);
     assert.match(broken.stdout, /the wall's network bridge cannot run here: SO_PEERCRED did not name this process/, broken.stderr);
     assert.equal(probe(process.env.PATH ?? '').stdout.trim(), 'null');
+    // No perl at all: the probe passed, and the session was refused only once charged.
+    const bare = fs.mkdtempSync('/var/tmp/nightshift-noperl-');
+    t.after(() => fs.rmSync(bare, { recursive: true, force: true }));
+    fs.symlinkSync(resolveCommand('bwrap', process.env.PATH ?? '')!, path.join(bare, 'bwrap'));
+    assert.match(probe(bare).stdout, /`perl` is not on PATH/, 'a machine without perl fails the probe');
   });
 });
 
