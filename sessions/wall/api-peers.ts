@@ -26,8 +26,9 @@ export async function listenApiPeers(socket: string, logger: Logger): Promise<Ap
     c.on('close', () => open.delete(c));
     c.on('error', () => {});
     const lines = new LineSplitter(1024);
-    c.setEncoding('utf8').on('data', (d: string) => lines.push(d, (line) => {
-      const r = parseRefusal(line);
+    c.setEncoding('utf8').on('data', (d: string) => lines.push(d, (line, truncated) => {
+      // The tail of a line cut off is no line the bridge wrote (a CLI pointed here by a link).
+      const r = truncated ? null : parseRefusal(line);
       if (!r) return;
       stats.refused++;
       if (stats.refused > LOGGED_REFUSALS) {

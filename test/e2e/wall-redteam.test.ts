@@ -358,3 +358,22 @@ describe('the CLI does not lend a tool its pid at the API\'s socket', { skip: NE
     assert.doesNotMatch(seen[2] ?? '', /socket:/, 'the Bash command holds no socket of the CLI\'s');
   });
 });
+
+// The CLI is in no domain: a tool that points the API socket's name at the bridge's folder
+// (/proc/<bridge>/cwd/r, the supervisor's socket that hears the bridge's refusals) has the CLI
+// write its next call there. That socket hears lines, not calls: nothing it reads counts as a
+// refusal, and the session still ends, not ok.
+describe('a tool that points the API socket\'s name at the supervisor\'s refusals socket', { skip: NEEDS_BWRAP }, () => {
+  test('makes no refusal counted that was not one', { timeout: 3 * 60_000 }, async (t) => {
+    const t0 = Date.now();
+    const { seen, record } = await redTeam(t, null, () => [
+      bash(`b=$(cut -d" " -f4 /proc/$(${CLI_PID})/stat); ln -s /proc/$b/cwd/r /tmp/r-link && mv -f /tmp/r-link /tmp/nightshift-api.sock && ls -l /tmp/nightshift-api.sock`),
+      bash('echo never answered'),
+    ]);
+    t.diagnostic(`${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error}); api_refused ${record.api_refused}; ${Date.now() - t0} ms`);
+    // Measured: the CLI follows the link (its call after the tool never reached the API) and times out.
+    assert.deepEqual(seen, [], 'the CLI\'s next call went to the link, not the API');
+    assert.equal(record.api_refused, 0, 'what the CLI wrote there counted as no refusal');
+    assert.notEqual(record.outcome, 'ok');
+  });
+});

@@ -170,6 +170,26 @@ describe('the refusals the bridge reports', () => {
     assert.deepEqual(await flood(t, 5000), { refused: 5000, logged: LOGGED_REFUSALS + 1 });
   });
 
+  test('the tail of an overlong line is no refusal; control: the same line alone is one', async (t) => {
+    const socket = path.join(tempDir(t), 'r');
+    const peers = await listenApiPeers(socket, quiet);
+    t.after(() => peers.close());
+    const send = async (...parts: string[]) => {
+      const c = net.connect(socket);
+      await new Promise<void>((r) => c.once('connect', () => r()));
+      for (const p of parts) {
+        c.write(p);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      c.end();
+      await new Promise((r) => setTimeout(r, 50));
+    };
+    await send('x'.repeat(4000), 'refused 5 curl\n');
+    assert.equal(peers.stats.refused, 0, 'a cut-off line\'s tail is not counted');
+    await send('refused 5 curl\n');
+    assert.equal(peers.stats.refused, 1);
+  });
+
   test('control: a few refusals are each logged', async (t) => {
     assert.deepEqual(await flood(t, 3), { refused: 3, logged: 3 });
   });
