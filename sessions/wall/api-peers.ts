@@ -10,6 +10,11 @@ import { parseRefusal } from './bridge.js';
 
 export type ApiPeerStats = { refused: number };
 
+// A session's tool can connect tens of thousands of times a second (measured: 47118 in 4 s, each
+// refused and reported): the first few are logged one by one, the rest only counted, and the
+// session's end logs the total (daemon/tick/session.ts), so the supervisor's log stays bounded.
+export const LOGGED_REFUSALS = 10;
+
 export type ApiPeers = { stats: ApiPeerStats; close(): Promise<void> };
 
 // Listens on `socket` for the bridge's reports; resolves once listening.
@@ -21,10 +26,15 @@ export async function listenApiPeers(socket: string, logger: Logger): Promise<Ap
     c.on('close', () => open.delete(c));
     c.on('error', () => {});
     const lines = new LineSplitter(1024);
-    c.setEncoding('utf8').on('data', (d: string) => lines.push(d, (line) => {
-      const r = parseRefusal(line);
+    c.setEncoding('utf8').on('data', (d: string) => lines.push(d, (line, truncated) => {
+      // The tail of a line cut off is no line the bridge wrote (a CLI pointed here by a link).
+      const r = truncated ? null : parseRefusal(line);
       if (!r) return;
       stats.refused++;
+      if (stats.refused > LOGGED_REFUSALS) {
+        if (stats.refused === LOGGED_REFUSALS + 1) logger.warn({ event: 'api_peer_refused_more' }, `the wall refused more than ${LOGGED_REFUSALS} API connections: further ones are counted, not logged`);
+        return;
+      }
       logger.warn({ event: 'api_peer_refused', pid: r.pid, comm: r.comm }, `the wall refused an API connection from pid ${r.pid} (${r.comm}): only the CLI may call the API`);
     }));
   });

@@ -12,7 +12,7 @@ import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import type { SessionMeter } from '../../budget/meter.js';
 import { credentialFrom, startApiProxy, type ApiProxy, type ApiProxyStats } from './api-proxy.js';
-import { bwrapArgs, hiddenByWall, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
+import { bwrapArgs, hiddenByWall, NO_PERL, resolveCommand, sandboxProbe, SECCOMP_FD, type SandboxLayout } from './sandbox.js';
 import { giveToSession, openSessionsDir, outOfReach, reachProblems, sessionUserFor, type SessionUser } from './session-user.js';
 import { seccompProgram } from './seccomp.js';
 import { writeShellPrefix } from './landlock.js';
@@ -205,7 +205,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   // the bridge serves them on the namespace's loopback (sessions/wall/bridge.ts).
   const walled = config.sandbox === 'bwrap';
   const perl = walled ? findPerl(i.env.PATH ?? '') : null;
-  if (walled && !perl) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `perl` is not on PATH (the wall\'s network bridge runs in it; Debian: perl-base)');
+  if (walled && !perl) throw new SandboxUnavailableError(`Refused: sandbox: bwrap is configured and ${NO_PERL}`);
   const sockets = path.join(dir, 's');
   if (walled) fs.mkdirSync(sockets, { mode: 0o700 });
   const at = (name: string, port: number): Listen | null => {

@@ -189,8 +189,9 @@ export type RunAs = { uid: number; gid: number };
 // the namespaces and the seccomp filter a session's sandbox asks for, and runs `true` through the
 // shell prefix's Landlock domain after the network bridge's API peer check (a machine
 // nightshift has no filter for, a kernel that refuses it or has no Landlock, a perl that cannot
-// check a socket's peer, fails here, before anything is charged). Without perl the session itself
-// is refused by name (sessions/wall/guest.ts).
+// check a socket's peer, fails here, before anything is charged). So does a machine without perl
+// (it passed here, and the session was refused only once charged: sessions/wall/guest.ts).
+export const NO_PERL = '`perl` is not on PATH (the wall\'s network bridge and the shell prefix run in it; Debian: perl-base)';
 export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?? '', as: RunAs | null = null): Promise<string | null> {
   const bin = resolveCommand(bwrap, envPath);
   if (!bin) return `\`${bwrap}\` not found on PATH (Debian: apt-get install bubblewrap)`;
@@ -201,8 +202,9 @@ export async function bwrapProblem(bwrap = 'bwrap', envPath = process.env.PATH ?
     return (err as Error).message;
   }
   const perl = findPerl(envPath);
-  const domain = perl ? inDomain(perl, 'true') : null;
-  const run = perl && domain ? peerChecked(perl, domain.command, domain.args) : { command: 'true', args: [] };
+  if (!perl) return NO_PERL;
+  const domain = inDomain(perl, 'true');
+  const run = peerChecked(perl, domain.command, domain.args);
   const r = await runChild(bin, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--tmpfs', '/tmp', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--cap-drop', 'ALL', '--seccomp', String(SECCOMP_FD), '--', run.command, ...run.args], {
     timeoutMs: 10_000, env: { PATH: envPath }, inputs: [program], cwd: '/', ...(as ? { uid: as.uid, gid: as.gid } : {}),
   });

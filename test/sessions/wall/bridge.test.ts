@@ -10,8 +10,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { bridgeArgs, bridged, BRIDGE_FAILED_CODE, BRIDGE_FAILED_RE, parseRefusal, peerChecked, type BridgePlan } from '../../../sessions/wall/bridge.js';
-import { listenApiPeers } from '../../../sessions/wall/api-peers.js';
+import { listenApiPeers, LOGGED_REFUSALS } from '../../../sessions/wall/api-peers.js';
 import { findPerl } from '../../../sessions/run/reaper.js';
+import { resolveCommand } from '../../../sessions/wall/sandbox.js';
 import { inputStdio } from '../../../daemon/child-process.js';
 import { createLogger } from '../../../logs/logger.js';
 import { NEEDS_BWRAP, ROOT, tempDir } from '../../helpers.js';
@@ -141,5 +142,55 @@ describe('the peer check where it cannot be made', { skip: perl ? false : 'no pe
     const broken = probe(`${dir}:${process.env.PATH}`);
     assert.match(broken.stdout, /the wall's network bridge cannot run here: SO_PEERCRED did not name this process/, broken.stderr);
     assert.equal(probe(process.env.PATH ?? '').stdout.trim(), 'null');
+    // No perl at all: the probe passed, and the session was refused only once charged.
+    const bare = fs.mkdtempSync('/var/tmp/nightshift-noperl-');
+    t.after(() => fs.rmSync(bare, { recursive: true, force: true }));
+    fs.symlinkSync(resolveCommand('bwrap', process.env.PATH ?? '')!, path.join(bare, 'bwrap'));
+    assert.match(probe(bare).stdout, /`perl` is not on PATH/, 'a machine without perl fails the probe');
+  });
+});
+
+describe('the refusals the bridge reports', () => {
+  // A tool's flood of connections (the red team measured 47118 in 4 s) is counted whole, and the
+  // supervisor's log holds the first few and one line more, not a line for each.
+  const flood = async (t: TestContext, n: number) => {
+    const lines: string[] = [];
+    const logger = createLogger({ redact: (x) => x, level: 'warn', stderr: { write: (l: string) => { lines.push(l); } } });
+    const socket = path.join(tempDir(t), 'r');
+    const peers = await listenApiPeers(socket, logger);
+    t.after(() => peers.close());
+    const c = net.connect(socket);
+    await new Promise<void>((r) => c.once('connect', () => r()));
+    c.end(Array.from({ length: n }, (_, i) => `refused ${1000 + i} python3\n`).join(''));
+    for (let i = 0; i < 200 && peers.stats.refused < n; i++) await new Promise((r) => setTimeout(r, 10));
+    return { refused: peers.stats.refused, logged: lines.filter((l) => l.includes('api_peer_refused')).length };
+  };
+
+  test('a flood is counted whole and logged in a bounded number of lines', async (t) => {
+    assert.deepEqual(await flood(t, 5000), { refused: 5000, logged: LOGGED_REFUSALS + 1 });
+  });
+
+  test('the tail of an overlong line is no refusal; control: the same line alone is one', async (t) => {
+    const socket = path.join(tempDir(t), 'r');
+    const peers = await listenApiPeers(socket, quiet);
+    t.after(() => peers.close());
+    const send = async (...parts: string[]) => {
+      const c = net.connect(socket);
+      await new Promise<void>((r) => c.once('connect', () => r()));
+      for (const p of parts) {
+        c.write(p);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      c.end();
+      await new Promise((r) => setTimeout(r, 50));
+    };
+    await send('x'.repeat(4000), 'refused 5 curl\n');
+    assert.equal(peers.stats.refused, 0, 'a cut-off line\'s tail is not counted');
+    await send('refused 5 curl\n');
+    assert.equal(peers.stats.refused, 1);
+  });
+
+  test('control: a few refusals are each logged', async (t) => {
+    assert.deepEqual(await flood(t, 3), { refused: 3, logged: 3 });
   });
 });
