@@ -123,8 +123,10 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
     const tags = JSON.stringify([...new Set([...JSON.parse(before.tags), ...clean.tags])]);
     // Seen again: salience climbs toward 1, and the memory is as recent as its newest evidence.
     const salience = Math.min(1, Math.max(before.salience, clean.salience) + 0.1 * (1 - before.salience));
-    // It has held since its earliest evidence says.
-    s.stmt('UPDATE memories SET salience = ?, access_count = access_count + 1, tags = ?, updated_at = max(updated_at, ?), valid_from = min(coalesce(valid_from, ?), ?) WHERE id = ?').run(salience, tags, at, validFrom, validFrom, memoryId);
+    // It has held since its earliest evidence says; a session's evidence moves a shared memory's
+    // start no earlier (the standing rule: every agent's as-of answers would change).
+    const from = s.standingProblem('backdate', [before]) === null ? validFrom : (before.valid_from ?? validFrom);
+    s.stmt('UPDATE memories SET salience = ?, access_count = access_count + 1, tags = ?, updated_at = max(updated_at, ?), valid_from = min(coalesce(valid_from, ?), ?) WHERE id = ?').run(salience, tags, at, from, from, memoryId);
     // Confirmed by new evidence: an Easy review (docs/memory.md).
     applyGrade(s, memoryId, 'easy', 'confirmed', actor, new Date(at));
     graded = 'easy';

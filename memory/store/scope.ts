@@ -46,6 +46,7 @@ const CHANGES = {
   review: { would: 'grading it would move its review schedule for every agent', instead: (id: number) => `observe your own memory of it and link it \`relates_to\` #${id} instead` },
   resolve: { would: 'resolving it would close it for every agent', instead: (id: number) => `observe the outcome as your own memory and link it \`relates_to\` #${id} instead` },
   link: { would: 'a link between them changes how every agent\'s recall ranks them', instead: (id: number) => `link one of your own memories to #${id} instead` },
+  backdate: { would: 'an earlier valid-from would change what every agent sees as of a past time', instead: (id: number) => `observe your own memory with that valid_from and link it \`relates_to\` #${id} instead` },
 } as const;
 export type StandingChange = keyof typeof CHANGES;
 

@@ -198,3 +198,22 @@ test("another agent's private memories never use up a shared memory's rare-word 
   const off = await run(true);
   assert.deepEqual([off.linked.length, off.linked.includes(off.betas)], [5, false]);
 });
+
+test("a session's shared evidence moves a shared memory's valid-from no earlier: beta's answer as of a past time stays; the operator's does, and with the rule off alpha's does", async (t) => {
+  const run = async (writer: 'alpha' | 'operator', crossScopeStanding = false) => {
+    const file = path.join(tempDir(t), 'memory.db');
+    const s = MemoryStore.open(file, { now: () => T0, crossScopeStanding });
+    try {
+      const fact = (await s.observe({ text: 'The lighthouse host backs up to the second disk every night', valid_from: '2026-02-01' }, CLI)).memory_id;
+      const view = writer === 'alpha' ? s.as('alpha') : s;
+      const r = await view.observe({ text: 'The lighthouse host backs up to the second disk every night', valid_from: '2025-06-01', shared: true }, writer === 'alpha' ? MCP : CLI);
+      assert.equal(r.memory_id, fact, 'merged into the shared memory');
+      return (await s.as('beta').query('lighthouse second disk', { as_of: '2025-12-01T00:00:00Z' })).some((m) => m.id === fact);
+    } finally {
+      s.close();
+    }
+  };
+  assert.equal(await run('alpha'), false, "alpha's earlier date does not reach beta's past");
+  assert.equal(await run('operator'), true, "control: the operator's evidence dates it earlier for all");
+  assert.equal(await run('alpha', true), true, 'control: with the rule off alpha backdates it for beta');
+});
