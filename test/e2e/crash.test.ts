@@ -6,7 +6,7 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import { listProcs, withMarker } from '../../sessions/run/process-tree.js';
 import { spawn } from 'node:child_process';
 import { makeRepos } from '../git-helpers.js';
-import { configYaml, NEEDS_BWRAP, fakeApiPerFile, FIXTURES, ledgerIntegrity, ledgerRows, nightshift, processesMatching, startNightshift, waitFor, type Workspace, workspace, writeAgent, type Ran } from '../helpers.js';
+import { CLAUDE, configYaml, NEEDS_BWRAP, fakeApiPerFile, FIXTURES, ledgerIntegrity, ledgerRows, nightshift, processesMatching, startNightshift, tempDir, waitFor, type Workspace, workspace, writeAgent, type Ran } from '../helpers.js';
 
 const api = fakeApiPerFile();
 
@@ -130,15 +130,19 @@ describe('a supervisor killed mid-session', () => {
 
 
   test('a transcript that cannot be written (file size limit) ends the session as error, settled, nothing left running', async (t) => {
-    // The limit is inherited by the CLI too, which then races us to SIGXFSZ on files of its own;
-    // in bwrap it often wins. This test is about our own write, so the wall is left out.
-    const ws = workspace(t, api.url, configYaml({ top: 'sandbox: none\n' }));
+    // The limit is ours alone: the real CLI, started through a wrapper that lifts its soft limit
+    // again, never races us to a write it cannot make (it keeps the flood in files of its own).
+    // The wall is left out: this test is about our own write.
+    const bin = tempDir(t);
+    const cli = path.join(bin, 'claude');
+    fs.writeFileSync(cli, `#!/bin/sh\nulimit -S -f unlimited\nexec '${CLAUDE}' "$@"\n`, { mode: 0o755 });
+    const ws = workspace(t, api.url, configYaml({ top: 'sandbox: none\n', claude: { command: cli } }));
     t.after(() => processesMatching('sleep 635').forEach((p) => process.kill(p.pid, 'SIGKILL')));
-    writeAgent(ws, 'flooder', 'SCENARIO=flood SLEEP=635 SIZE=1200000', { allowed_tools: ['Bash'] });
-    // `ulimit -f 2048`: no file of ours may grow past 1 MiB (sh counts 512-byte blocks): room for
-    // the ledger and the memory store with their WALs (a fresh memory store is ~160 KiB), none for
-    // the flood's 1.2 MB line.
-    const child = spawn('sh', ['-c', `ulimit -f 2048; exec "$0" "$@"`, process.execPath, path.join(FIXTURES, '..', '..', 'dist', 'cli', 'bin.js'), 'run', 'flooder', '--json'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    writeAgent(ws, 'flooder', 'SCENARIO=flood SLEEP=635 SIZE=600000', { allowed_tools: ['Bash'] });
+    // `ulimit -S -f 1024`: no file of ours may grow past 512 KiB (sh counts 512-byte blocks): room
+    // for the ledger and the memory store with their WALs (a fresh store is ~160 KiB), none for
+    // the flood's 600 kB line (a larger one the CLI itself cuts off at its exit).
+    const child = spawn('sh', ['-c', `ulimit -S -f 1024; exec "$0" "$@"`, process.execPath, path.join(FIXTURES, '..', '..', 'dist', 'cli', 'bin.js'), 'run', 'flooder', '--json'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     t.after(() => child.kill('SIGKILL'));
     let stdout = '';
     let stderr = '';
@@ -148,7 +152,8 @@ describe('a supervisor killed mid-session', () => {
     assert.equal(code, 1, stderr);
     const record = JSON.parse(stdout);
     assert.equal(record.outcome, 'error');
-    assert.match(record.error, /internal: writing the transcript: EFBIG/);
+    assert.match(record.error, /internal: writing the transcript: EFBIG/, stderr.slice(-3000));
+    assert.doesNotMatch(stderr, /"event":"(memory_unavailable|settle_failed)"/, 'the ledger and the memory store had room: only the transcript hit the limit');
     const rows = ledgerRows(ws.dir);
     assert.equal(rows.length, 1);
     assert.equal(rows[0].status, 'settled');
