@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { InternalError, PermissionError } from '../daemon/errors.js';
-import { accessProblem } from '../daemon/file-access.js';
+import { InternalError, PermissionError } from '../core/errors.js';
+import { accessProblem } from '../core/file-access.js';
 import type { MeterState } from './meter.js';
 import type { DayTotals } from './policy.js';
 import type { Reservation } from './reservation.js';

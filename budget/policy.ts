@@ -1,4 +1,4 @@
-import { money } from './money.js';
+import { money } from '../core/money.js';
 import { reservationFor } from './reservation.js';
 
 // Pure: may this agent start now, given today's ledger and the limits, and what does it reserve?

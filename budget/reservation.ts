@@ -2,7 +2,7 @@
 // day (never more than its ceiling); before each API call the proxy fits the call's worst case
 // into what is left of that reservation by lowering `max_tokens`, so the day's cap holds to within
 // one request's input (the one quantity estimated rather than bounded).
-import { exactMoney, money } from './money.js';
+import { exactMoney, money } from '../core/money.js';
 import type { Price } from './pricing.js';
 
 export type ReservationLimits = { maxUsdPerDay: number; maxUsdPerSession: number; minSessionUsd: number };

@@ -1,8 +1,8 @@
 // The command line as data: every option, which commands take which, how many arguments each
 // takes, and node's parser errors said in our words. Pure; main.ts dispatches on what it returns.
 import { parseArgs } from 'node:util';
-import { UsageError } from '../daemon/errors.js';
-import { didYouMean } from '../daemon/suggest.js';
+import { UsageError } from '../core/errors.js';
+import { didYouMean } from '../core/suggest.js';
 
 export type Flags = {
   config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;

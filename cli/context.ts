@@ -1,11 +1,11 @@
 // What main.ts hands a command, by how much of the site it needs: nothing (init, hook), the env
 // file (doctor, alert: they read the config leniently themselves), or config and logger (the rest).
-import type { Config } from '../daemon/config/schema.js';
-import type { EnvFileResult } from '../daemon/config/env-file.js';
+import type { Config } from '../config/schema.js';
+import type { EnvFileResult } from '../config/env-file.js';
 import type { RunDeps } from '../daemon/tick/types.js';
 import type { LiveLine } from '../logs/live-line.js';
 import type { Logger } from '../logs/logger.js';
-import type { Redactor } from '../logs/redact.js';
+import type { Redactor } from '../core/redact.js';
 import type { Flags } from './args.js';
 
 export type MainDeps = {

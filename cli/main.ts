@@ -2,15 +2,15 @@
 // (nothing; the env file; config and logger), and is the one place that maps errors to exit codes.
 // Start-up: only light modules load statically, so --help and --version answer fast; config, the
 // logger, the ledger and the session machinery load on the path that needs them.
-import { version } from '../daemon/version.js';
+import { version } from '../core/version.js';
 import type { Logger } from '../logs/logger.js';
-import { makeRedactor, secretValues } from '../logs/redact.js';
+import { makeRedactor, secretValues } from '../core/redact.js';
 import { prefixLines, stderrIsJournal } from '../logs/journal.js';
 import { LiveLine } from '../logs/live-line.js';
 import { terminalText } from '../logs/terminal-text.js';
-import { ConfigError, EXIT, NightshiftError } from '../daemon/errors.js';
-import { errnoAccessProblem } from '../daemon/file-access.js';
-import { ENV_FILE_VAR, envFilePath, loadEnvFile } from '../daemon/config/env-file.js';
+import { ConfigError, EXIT, NightshiftError } from '../core/errors.js';
+import { errnoAccessProblem } from '../core/file-access.js';
+import { ENV_FILE_VAR, envFilePath, loadEnvFile } from '../config/env-file.js';
 import { parse } from './args.js';
 import type { Command, Io, MainDeps } from './context.js';
 import { MAIN_HELP } from './help.js';
@@ -72,7 +72,7 @@ export async function main(deps: MainDeps): Promise<number> {
     const bare = { positionals, flags, io, deps };
     if (cmd.stage === 'bare') return await cmd.run(bare);
     // Every command below sees the env file the units see.
-    const { configPath } = await import('../daemon/config/config.js');
+    const { configPath } = await import('../config/config.js');
     const configFile = configPath(flags.config, deps.env, deps.cwd);
     const { env: read, result: envFile } = loadEnvFile(envFilePath(flags['environment-file'], configFile, deps.cwd), deps.env, !!flags['environment-file'], !(cmd.stage === 'env' && cmd.lenientEnvFile));
     // The file read is hidden from every session, wherever it lies (sessions/wall/guest.ts).
@@ -80,7 +80,7 @@ export async function main(deps: MainDeps): Promise<number> {
     redact = makeRedactor(secretValues(env));
     const withEnv = { ...bare, env, envFile, configFile, journal };
     if (cmd.stage === 'env') return await cmd.run(withEnv);
-    const [{ loadConfig }, { createLogger }] = await Promise.all([import('../daemon/config/config.js'), import('../logs/logger.js')]);
+    const [{ loadConfig }, { createLogger }] = await Promise.all([import('../config/config.js'), import('../logs/logger.js')]);
     const config = loadConfig(configFile);
     const level = logLevel(env.NIGHTSHIFT_LOG_LEVEL);
     const tty = !!deps.stderrIsTTY && !journal && !flags.json;

@@ -1,7 +1,7 @@
 // Pure: a session's stream-json transcript as a conversation a person reads: the assistant's
 // text, each tool call and its result shortened, retries and rate limits, and the result. All of
 // it is the session's text: each display line is escaped for the terminal (logs/terminal-text.ts).
-import { money } from '../budget/money.js';
+import { money } from '../core/money.js';
 import { terminalText } from '../logs/terminal-text.js';
 
 export type ViewOptions = { textMax?: number; toolMax?: number };

@@ -1,7 +1,7 @@
 // A command's look at the ledger: opened, what a dead supervisor left open settled first, closed.
 import type { Ledger } from '../budget/ledger.js';
 import type { Logger } from '../logs/logger.js';
-import type { Config } from '../daemon/config/schema.js';
+import type { Config } from '../config/schema.js';
 import { reconcile } from '../daemon/tick/reconcile.js';
 
 export async function withLedger<T>(config: Config, logger: Logger, fn: (l: Ledger) => T | Promise<T>): Promise<T> {

@@ -1,13 +1,13 @@
 // What `init` and `systemd install --user root`, run as root, do for the user a root supervisor's
-// sessions run as (sessions/wall/session-user.ts): make it where missing, and give a vault they
+// sessions run as (config/session-user.ts): make it where missing, and give a vault they
 // made themselves to its group. A vault that was there before is the operator's: it is named with
 // the command that fixes it, never changed. Not run as root, they only say what to run.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from './config/schema.js';
-import { passwdEntry, useraddCommand } from './passwd.js';
-import { reachProblems, type SessionUser } from '../sessions/wall/session-user.js';
+import type { Config } from '../config/schema.js';
+import { passwdEntry, useraddCommand } from '../core/passwd.js';
+import { reachProblems, type SessionUser } from '../config/session-user.js';
 
 type Site = Pick<Config, 'session_user' | 'vault' | 'state_dir' | 'hooks'>;
 

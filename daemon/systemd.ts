@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Agent } from './config/agents.js';
-import type { Config } from './config/schema.js';
-import { passwdEntry } from './passwd.js';
+import type { Agent } from '../config/agents.js';
+import type { Config } from '../config/schema.js';
+import { passwdEntry } from '../core/passwd.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TEMPLATES = path.join(ROOT, 'deploy', 'systemd');

@@ -1,7 +1,7 @@
 // One line at the bottom of a terminal while a session runs (elapsed, turns, cost, the last tool),
 // redrawn in place. Log lines written meanwhile clear it, print, and draw it again. Only ever made
 // when stderr is a terminal: a pipe, a file or journald get nothing from here.
-import { money } from '../budget/money.js';
+import { money } from '../core/money.js';
 import { terminalText } from './terminal-text.js';
 
 export type LiveState = { agent: string; startedAt: number; turns: number; usd: number; lastTool: string | null; retry?: { attempt: number; max: number; status: number | null } | null };

@@ -4,9 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import { dayOf } from '../budget/day.js';
-import { giveToFolderOwner } from '../daemon/file-access.js';
-import type { Redactor } from './redact.js';
+import { dayOf } from '../config/day.js';
+import { giveToFolderOwner } from '../core/file-access.js';
+import type { Redactor } from '../core/redact.js';
 import { withPriority } from './journal.js';
 import { humanLine } from './human.js';
 import type { LiveLine } from './live-line.js';

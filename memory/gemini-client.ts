@@ -1,7 +1,7 @@
 // The one door to Gemini: @google/genai's `models` for the Developer API, imported only when first
 // used. A configured `base_url` points it at a proxy or at the loopback imitation in tests.
 
-import { loadOptional, type Importer } from '../daemon/optional-package.js';
+import { loadOptional, type Importer } from '../core/optional-package.js';
 
 // The part of `ai.models` we call; tests may hand in their own.
 export type GeminiModels = {
@@ -60,7 +60,7 @@ export function describeError(err: unknown, apiKey?: string): string {
 }
 
 
-// The config fields Gemini reads (daemon/config.ts `gemini`), loosely typed so this module does not
+// The config fields Gemini reads (config/config.ts `gemini`), loosely typed so this module does not
 // depend on the daemon.
 export type GeminiConfig = { gemini?: { model?: string; embedding_model?: string; base_url?: string | null } | null };
 

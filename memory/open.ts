@@ -1,8 +1,8 @@
 // Opening the memory store with the operator's config, for every caller: the CLI's commands, the
 // tick (abandoned sessions, the spool, dreams) and a session's own server. A file the store
 // refuses becomes a typed nightshift error (memory.db unusable: exit 70; a tombstoned claim: 75).
-import type { Config } from '../daemon/config/schema.js';
-import { EXIT, NightshiftError, PermissionError, UsageError } from '../daemon/errors.js';
+import type { Config } from '../config/schema.js';
+import { EXIT, NightshiftError, PermissionError, UsageError } from '../core/errors.js';
 import type { Logger } from '../logs/logger.js';
 import { makeEmbedder, type EmbedderConfig } from './embeddings/embedders.js';
 import type { GeminiConfig } from './gemini-client.js';

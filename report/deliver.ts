@@ -2,8 +2,8 @@
 // time budget (`discord.timeout`). It never throws and never decides an exit code: a report that
 // cannot go now stays queued for the next start.
 import type { Logger } from '../logs/logger.js';
-import type { Redactor } from '../logs/redact.js';
-import { isAlive, readProc } from '../sessions/run/process-tree.js';
+import type { Redactor } from '../core/redact.js';
+import { isAlive, readProc } from '../core/process-tree.js';
 import { parseWebhook, postEmbed, type PostResult, type Settings, type Webhook } from './discord.js';
 import { fallbackEmbed, markPossibleRepeat, type Embed, type Report } from './embed.js';
 import { Outbox, outboxFile } from './outbox.js';

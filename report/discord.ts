@@ -2,7 +2,7 @@
 // there is something to send: a tick with nothing due never imports it). Every call is held to an
 // absolute deadline: discord.js's own request timeout, its 5xx retries and its 429 waits all fit
 // inside it, and a rate limit whose wait would pass the deadline is refused at once, not slept out.
-import { loadOptional, MissingPackageError, type Importer } from '../daemon/optional-package.js';
+import { loadOptional, MissingPackageError, type Importer } from '../core/optional-package.js';
 import type { Embed } from './embed.js';
 
 export type Webhook = { id: string; token: string };

@@ -1,8 +1,8 @@
 // Pure formatting of what nightshift tells Discord: one embed per session, per failing doctor and
 // per failed unit, in the webhook API's own JSON shape. Every string is redacted before it is cut
 // (a cut can split a secret past any redactor), and the finished embed is redacted once more.
-import { money } from '../budget/money.js';
-import type { Redactor } from '../logs/redact.js';
+import { money } from '../core/money.js';
+import type { Redactor } from '../core/redact.js';
 import { terminalText } from '../logs/terminal-text.js';
 
 export type EmbedField = { name: string; value: string; inline?: boolean };

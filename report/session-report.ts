@@ -1,8 +1,8 @@
 // The supervisor's two report steps: drain what earlier runs could not send, and report the
 // session just ended. Both are bounded by `discord.timeout` and never throw.
 import os from 'node:os';
-import type { Config } from '../daemon/config/schema.js';
-import type { SessionRecord } from '../daemon/tick/session-record.js';
+import type { Config } from '../config/schema.js';
+import type { SessionRecord } from '../budget/session-record.js';
 import { deliver, reportSettings, type DeliverDeps, type Delivery } from './deliver.js';
 import { backoffReport, dreamReport, sessionReport, type BackoffFacts, type DreamFacts, type GitFacts } from './embed.js';
 

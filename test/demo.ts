@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFakeApi } from './fake-api.js';
 import { startFakeDiscord } from './fake-discord.js';
-import { money } from '../budget/money.js';
-import { counted } from '../daemon/words.js';
+import { money } from '../core/money.js';
+import { counted } from '../core/words.js';
 import { git, makeRepos } from './git-helpers.js';
 import { BWRAP, claudeTestEnv, configYaml, nightshift, SESSION_USER, shareWithSession } from './helpers.js';
 

@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { startFakeApi, TEST_API_KEY, type FakeApi } from './fake-api.js';
-import { passwdEntry, useraddCommand } from '../daemon/passwd.js';
-import { DEFAULT_SESSION_USER, vaultFix, type SessionUser } from '../sessions/wall/session-user.js';
+import { passwdEntry, useraddCommand } from '../core/passwd.js';
+import { DEFAULT_SESSION_USER, vaultFix, type SessionUser } from '../config/session-user.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');

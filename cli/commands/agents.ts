@@ -1,6 +1,6 @@
 // `nightshift agents`: the agents in agents_dir, with their model, turns, timeout and limits.
-import { formatDuration } from '../../daemon/config/duration.js';
-import { EXIT } from '../../daemon/errors.js';
+import { formatDuration } from '../../config/duration.js';
+import { EXIT } from '../../core/errors.js';
 import type { FullContext } from '../context.js';
 
 export const help = `Usage: nightshift agents [--json] [--config PATH]
@@ -12,7 +12,7 @@ the exit is 78.`;
 export const stage = 'full';
 
 export async function run({ config, flags, io }: FullContext): Promise<number> {
-  const { readAgents } = await import('../../daemon/config/agents.js');
+  const { readAgents } = await import('../../config/agents.js');
   const { agents, broken } = readAgents(config);
   const rows = agents.map((a) => ({
     name: a.name, description: a.description, model: a.model, max_turns: a.maxTurns, timeout_ms: a.timeoutMs,

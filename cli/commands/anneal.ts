@@ -1,5 +1,5 @@
 // `nightshift anneal [--agent NAME]`: the anneal passes sessions recorded.
-import { DEFAULTS } from '../../daemon/config/defaults.js';
+import { DEFAULTS } from '../../config/defaults.js';
 import type { FullContext } from '../context.js';
 
 export const help = `Usage: nightshift anneal [--agent NAME] [--json] [--config PATH]

@@ -1,12 +1,12 @@
 // `nightshift budget [--date D] [--days N]`: one day against the limits, or N days side by side
 // with a bar each (the same numbers in --json as data).
-import { dayOf } from '../../budget/day.js';
-import { money } from '../../budget/money.js';
+import { dayOf } from '../../config/day.js';
+import { money } from '../../core/money.js';
 import { windowHold, windowLines } from '../../budget/windows.js';
 import type { Logger } from '../../logs/logger.js';
 import { budgetReport } from '../../daemon/tick/budget-report.js';
-import type { Config } from '../../daemon/config/schema.js';
-import { EXIT, UsageError } from '../../daemon/errors.js';
+import type { Config } from '../../config/schema.js';
+import { EXIT, UsageError } from '../../core/errors.js';
 import { table } from '../table.js';
 import { withLedger } from '../with-ledger.js';
 import type { FullContext } from '../context.js';

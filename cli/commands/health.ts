@@ -1,18 +1,18 @@
 // `nightshift doctor` and `nightshift alert`: the two commands that must work when everything else
-// is broken. They read the config leniently (daemon/config/config-fallback.ts), log to stderr even when the
+// is broken. They read the config leniently (config/config-fallback.ts), log to stderr even when the
 // log folder cannot be made, take the webhook from the environment, and say what they could not read.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import { createLogger, type Logger } from '../../logs/logger.js';
-import type { Redactor } from '../../logs/redact.js';
+import type { Redactor } from '../../core/redact.js';
 import { deliver, reportSettings, type Delivery } from '../../report/deliver.js';
 import { doctorReport, unitReport } from '../../report/embed.js';
-import { loadConfigLenient, type LenientConfig } from '../../daemon/config/config-fallback.js';
+import { loadConfigLenient, type LenientConfig } from '../../config/config-fallback.js';
 import { runDoctor, type Check } from '../../daemon/health/doctor.js';
-import { EXIT, UsageError } from '../../daemon/errors.js';
+import { EXIT, UsageError } from '../../core/errors.js';
 import { applyFixes } from '../../daemon/health/doctor-setup.js';
-import { readableByOthers, type EnvFileResult } from '../../daemon/config/env-file.js';
+import { readableByOthers, type EnvFileResult } from '../../config/env-file.js';
 
 // tableAtTerminal: doctor's table goes to a terminal, which then needs no log line per check.
 export type HealthIo = { out: (t: string) => void; redact: Redactor; env: NodeJS.ProcessEnv; envFile?: EnvFileResult | null; now: () => Date; level: string; journal: boolean; human?: { color: boolean }; tableAtTerminal?: boolean; timerFile?: string };

@@ -18,7 +18,7 @@ pre-block ("blocked: repeat ...") on top.`;
 export const stage = 'bare';
 
 export async function run({ positionals, flags, io, deps }: BareContext): Promise<number> {
-  const { configPath, loadConfig } = await import('../../daemon/config/config.js');
+  const { configPath, loadConfig } = await import('../../config/config.js');
   return (await import('../../sessions/hooks/hook-command.js')).hookCommand(positionals, {
     stdin: process.stdin, stdout: deps.stdout, stderr: deps.stderr, cwd: deps.cwd, redact: io.redact,
     loadRoots: async () => {

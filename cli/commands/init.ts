@@ -5,11 +5,11 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CONFIG_DEFAULT_FILE, DEFAULTS } from '../../daemon/config/defaults.js';
-import { ENV_FILE_NAME } from '../../daemon/config/env-file.js';
-import { EXIT, NightshiftError, PermissionError, UsageError } from '../../daemon/errors.js';
-import { accessProblem } from '../../daemon/file-access.js';
-import { headBranch, refSha } from '../../daemon/git/refs.js';
+import { CONFIG_DEFAULT_FILE, DEFAULTS } from '../../config/defaults.js';
+import { ENV_FILE_NAME } from '../../config/env-file.js';
+import { EXIT, NightshiftError, PermissionError, UsageError } from '../../core/errors.js';
+import { accessProblem } from '../../core/file-access.js';
+import { headBranch, refSha } from '../../vault/refs.js';
 import { ROOT } from '../../daemon/systemd.js';
 import type { BareContext } from '../context.js';
 import { ensureSessionUser, shareWithGroup } from '../../daemon/session-user-setup.js';

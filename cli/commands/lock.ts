@@ -1,6 +1,6 @@
 // `nightshift lock -- CMD...`: CMD runs holding the host-wide git lock (the flock(1) habit).
-import { formatDuration, parseDuration } from '../../daemon/config/duration.js';
-import { LockedError, UsageError } from '../../daemon/errors.js';
+import { formatDuration, parseDuration } from '../../config/duration.js';
+import { LockedError, UsageError } from '../../core/errors.js';
 import type { FullContext } from '../context.js';
 import { withStopSignal } from '../stop-signal.js';
 
@@ -16,7 +16,7 @@ export async function run({ config, positionals, flags, io, logger, env }: FullC
   if (!positionals.length) throw new UsageError('Expected `nightshift lock [--timeout 120s] -- CMD...`, got no command');
   const timeout = flags.timeout === undefined ? config.git.lock_timeout : parseDuration(flags.timeout);
   if (timeout === null) throw new UsageError(`Expected --timeout as a duration like \`90s\`, got \`${flags.timeout}\``);
-  const { acquireLock, lockOwner } = await import('../../daemon/lock.js');
+  const { acquireLock, lockOwner } = await import('../../core/lock.js');
   const held = await acquireLock(config.git.lock_file, { timeoutMs: timeout, purpose: io.redact(`lock: ${positionals.join(' ')}`).slice(0, 200), logger });
   if (!held) {
     const owner = lockOwner(config.git.lock_file);

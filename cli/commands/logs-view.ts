@@ -5,16 +5,16 @@ import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import Database from 'better-sqlite3';
 import path from 'node:path';
-import { dayOf } from '../../budget/day.js';
+import { dayOf } from '../../config/day.js';
 import { humanLine } from '../../logs/human.js';
 import type { Logger } from '../../logs/logger.js';
 import { terminalText } from '../../logs/terminal-text.js';
 import { LineSplitter } from '../../sessions/stream/line-splitter.js';
-import type { Config } from '../../daemon/config/schema.js';
-import { EXIT, UsageError } from '../../daemon/errors.js';
+import type { Config } from '../../config/schema.js';
+import { EXIT, UsageError } from '../../core/errors.js';
 import { viewLine } from '../transcript-view.js';
 import { withLedger } from '../with-ledger.js';
-import { didYouMean } from '../../daemon/suggest.js';
+import { didYouMean } from '../../core/suggest.js';
 
 export type LogsDeps = { out: (text: string) => void; human: boolean; color: boolean; logger: Logger; signal: AbortSignal; pollMs?: number };
 

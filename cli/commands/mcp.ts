@@ -1,5 +1,5 @@
 // `nightshift mcp`: the memory store's MCP server on stdio (memory-cli.ts serves it).
-import { version } from '../../daemon/version.js';
+import { version } from '../../core/version.js';
 import type { FullContext } from '../context.js';
 import { withStopSignal } from '../stop-signal.js';
 

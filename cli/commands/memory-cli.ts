@@ -3,8 +3,8 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { Config } from '../../daemon/config/schema.js';
-import { EXIT, UsageError } from '../../daemon/errors.js';
+import type { Config } from '../../config/schema.js';
+import { EXIT, UsageError } from '../../core/errors.js';
 import type { Logger } from '../../logs/logger.js';
 import { LEARNING_FLAGS, LEARNING_SUBS, learningCommand, type LearningFlags } from './memory-learning.js';
 import { parseImportLine, type LineProblem } from '../../memory/text/jsonl.js';

@@ -2,9 +2,9 @@
 // memory/cli.ts dispatches here. Forget is the one way to delete for good, and only with a code a
 // human reads from the dry run.
 import { createHash } from 'node:crypto';
-import { dayOf } from '../../budget/day.js';
-import type { Config } from '../../daemon/config/schema.js';
-import { EXIT, NightshiftError, UsageError } from '../../daemon/errors.js';
+import { dayOf } from '../../config/day.js';
+import type { Config } from '../../config/schema.js';
+import { EXIT, NightshiftError, UsageError } from '../../core/errors.js';
 import { PHASES } from '../../memory/dream/dream.js';
 import { dreamWithConfig } from '../../memory/dream/dream-run.js';
 import type { MemoryFlags, MemoryIo } from './memory-io.js';

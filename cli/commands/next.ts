@@ -1,5 +1,5 @@
 // `nightshift next [--at TIME]`: what the tick will do, explained, and when each agent will run.
-import { EXIT, UsageError } from '../../daemon/errors.js';
+import { EXIT, UsageError } from '../../core/errors.js';
 import type { FullContext } from '../context.js';
 import { withLedger } from '../with-ledger.js';
 import { zoneStamp } from '../table.js';
@@ -35,7 +35,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   const at = flags.at === undefined ? new Date() : new Date(flags.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`Expected --at as an ISO time like 2026-12-01T15:00:00Z, got \`${flags.at}\``);
   const [{ readAgents }, { forecastOf }, { timerTicks, calendarLine }] = await Promise.all([
-    import('../../daemon/config/agents.js'), import('../../daemon/schedule/explain.js'), import('../../daemon/schedule/timer-ticks.js'),
+    import('../../config/agents.js'), import('../../daemon/schedule/explain.js'), import('../../daemon/schedule/timer-ticks.js'),
   ]);
   const { agents, broken } = readAgents(config);
   const tz = config.budget.timezone;

@@ -2,7 +2,7 @@
 // Ctrl-C, with the two lines that point a site at it. A site rehearses offline: real CLI, real wall,
 // real ledger, nothing billed.
 import { randomBytes } from 'node:crypto';
-import { EXIT, UsageError } from '../../daemon/errors.js';
+import { EXIT, UsageError } from '../../core/errors.js';
 import type { BareContext } from '../context.js';
 
 export const help = `Usage: nightshift rehearse [--port N]

@@ -1,5 +1,5 @@
 // `nightshift run <agent>`: one session of the agent now, watched and counted.
-import type { GitReport } from '../../daemon/git/git-sync.js';
+import type { GitReport } from '../../vault/git-sync.js';
 import { positional } from '../args.js';
 import { runDeps, type FullContext } from '../context.js';
 import { EXIT_CODES_HELP } from '../help.js';
@@ -32,7 +32,7 @@ export const liveLine = true;
 
 export async function run({ config, positionals, flags, io, logger, env }: FullContext): Promise<number> {
   const name = positional(positionals, 'run', 'agent');
-  const [{ loadAgent }, { runAgent }, { exitCodeOf }] = await Promise.all([import('../../daemon/config/agents.js'), import('../../daemon/tick/run.js'), import('../../daemon/tick/supervise.js')]);
+  const [{ loadAgent }, { runAgent }, { exitCodeOf }] = await Promise.all([import('../../config/agents.js'), import('../../daemon/tick/run.js'), import('../../daemon/tick/supervise.js')]);
   const agent = loadAgent(config, name);
   const r = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
   printRecord(io, r.session, flags.json);

@@ -1,16 +1,16 @@
 // `nightshift sessions` (aligned columns, filters) and `nightshift show ID [--transcript]`.
 import fs from 'node:fs';
-import { dayOf } from '../../budget/day.js';
-import { money } from '../../budget/money.js';
+import { dayOf } from '../../config/day.js';
+import { money } from '../../core/money.js';
 import type { Logger } from '../../logs/logger.js';
 import { terminalText } from '../../logs/terminal-text.js';
 import { OUTCOMES } from '../../sessions/run/outcome.js';
-import { agentNames } from '../../daemon/config/agent-names.js';
-import type { Config } from '../../daemon/config/schema.js';
-import { parseDuration } from '../../daemon/config/duration.js';
-import { EXIT, UsageError } from '../../daemon/errors.js';
-import { toRecord, type SessionRecord } from '../../daemon/tick/session-record.js';
-import { didYouMean } from '../../daemon/suggest.js';
+import { agentNames } from '../../config/agent-names.js';
+import type { Config } from '../../config/schema.js';
+import { parseDuration } from '../../config/duration.js';
+import { EXIT, UsageError } from '../../core/errors.js';
+import { toRecord, type SessionRecord } from '../../budget/session-record.js';
+import { didYouMean } from '../../core/suggest.js';
 import { shortDuration, table, zoneStamp } from '../table.js';
 import { renderTranscript } from '../transcript-view.js';
 import { withLedger } from '../with-ledger.js';

@@ -17,5 +17,5 @@ failure came back) and is never cut.
 export const stage = 'full';
 
 export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
-  return (await import('../../sessions/state/state-command.js')).stateCommand(config, flags, io, logger);
+  return (await import('../../daemon/tick/state-command.js')).stateCommand(config, flags, io, logger);
 }

@@ -1,12 +1,12 @@
 // `nightshift status`: budget, the next decision, holds, locks, unpushed commits, last sessions.
-import { money } from '../../budget/money.js';
+import { money } from '../../core/money.js';
 import { windowLines } from '../../budget/windows.js';
-import { EXIT } from '../../daemon/errors.js';
-import type { LockOwner } from '../../daemon/lock.js';
+import { EXIT } from '../../core/errors.js';
+import type { LockOwner } from '../../core/lock.js';
 import type { FullContext } from '../context.js';
 import { withLedger } from '../with-ledger.js';
 import { shortDuration, table, zoneStamp } from '../table.js';
-import { counted } from '../../daemon/words.js';
+import { counted } from '../../core/words.js';
 
 export const help = `Usage: nightshift status [--json] [--prefix DIR] [--config PATH]
 

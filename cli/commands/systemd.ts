@@ -4,11 +4,11 @@
 // CLI the units could not start (they get its folder on Environment=PATH=).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import type { Config } from '../../daemon/config/schema.js';
+import type { Config } from '../../config/schema.js';
 import { checkCalendar } from '../../daemon/schedule/calendar.js';
-import { EXIT, UsageError } from '../../daemon/errors.js';
+import { EXIT, UsageError } from '../../core/errors.js';
 import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits, ROOT, SYSTEM_UNIT_DIRS, UNIT_DIR, unitPath, unitPathProblems } from '../../daemon/systemd.js';
-import { shellWord } from '../../daemon/file-access.js';
+import { shellWord } from '../../core/file-access.js';
 import path from 'node:path';
 import type { FullContext } from '../context.js';
 import { ensureSessionUser, sessionUserWarnings, shareWithGroup } from '../../daemon/session-user-setup.js';
@@ -61,7 +61,7 @@ export async function systemdCommand(config: Config, positionals: string[], flag
     ['node', node], ['nightshift', ROOT], ...run.path.split(':').map((d): [string, string] => ['a folder of the units\' PATH', d]),
   ]));
   if (problems.length) throw new UsageError(`systemd ${action}: nothing ${action === 'print' ? 'rendered' : 'written'}.\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  const { loadAgents } = await import('../../daemon/config/agents.js');
+  const { loadAgents } = await import('../../config/agents.js');
   const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: spec, node, path: run.path });
   for (const w of privateTmpWarnings(config)) io.err(`${io.redact(w)}\n`);
   if (action === 'print') {

@@ -7,8 +7,8 @@ import { memoryDbPath } from '../../memory/store/db-path.js';
 import type { CheckFacts } from '../../report/embed.js';
 import { passRecurrence, recurrenceOf, type AnnealPass, type FailureFacts } from '../../sessions/state/anneal.js';
 import { readPasses } from '../../sessions/state/state-data.js';
-import type { Config } from '../config/schema.js';
-import { DEFAULTS } from '../config/defaults.js';
+import type { Config } from '../../config/schema.js';
+import { DEFAULTS } from '../../config/defaults.js';
 
 const FIX = 'read the ATTENTION section of the agent\'s next state and its earlier passes: nightshift anneal --agent NAME; fix the cause, not the symptom';
 

@@ -1,8 +1,8 @@
 // doctor's checks of what bounds a session: which mechanism holds limits.pids and limits.memory on
 // this machine (sessions/wall/bounds.ts), and the free space on the disks nightshift writes.
-import type { Config } from '../config/schema.js';
-import { formatSize } from '../config/size.js';
-import { diskFacts, diskFullReason, lowDisks } from '../disk-space.js';
+import type { Config } from '../../config/schema.js';
+import { formatSize } from '../../config/size.js';
+import { diskFacts, diskFullReason, lowDisks } from '../../config/disk-space.js';
 import { describePlan, planBounds } from '../../sessions/wall/bounds.js';
 import { boundsFacts } from '../../sessions/wall/cgroup.js';
 import type { CheckFacts } from '../../report/embed.js';

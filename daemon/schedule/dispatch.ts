@@ -1,8 +1,8 @@
 // Pure dispatch: (now in the budget's time zone, today's ledger, the rules and agents) -> which
 // agent runs now, and for every rule before the winner, why not.
-import { isUtc } from '../../budget/day.js';
+import { isUtc } from '../../config/day.js';
 import type { Hold } from '../../budget/holds.js';
-import { DAY_NAMES } from './schedule-spec.js';
+import { DAY_NAMES } from '../../config/schedule-spec.js';
 
 export type Rule = { agent: string; days?: number[]; hours?: number[]; min_interval?: number; max_runs_per_day?: number };
 export type AgentHistory = { today: number; lastStartedAt: Date | null };

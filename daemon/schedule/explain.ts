@@ -1,10 +1,10 @@
 // Dispatch over the ledger: which agent is due now and why each rule before it was not, with the
 // holds that kept any back. Shared by the tick, `next` and `status`.
-import { dayOf } from '../../budget/day.js';
+import { dayOf } from '../../config/day.js';
 import type { Hold } from '../../budget/holds.js';
 import type { Ledger } from '../../budget/ledger.js';
-import type { Agent, BrokenAgent } from '../config/agents.js';
-import type { Config } from '../config/schema.js';
+import type { Agent, BrokenAgent } from '../../config/agents.js';
+import type { Config } from '../../config/schema.js';
 import { decide, type Decision } from './dispatch.js';
 import { forecast, type Forecast } from './forecast.js';
 import { currentHolds } from './holds.js';

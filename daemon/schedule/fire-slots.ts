@@ -1,7 +1,7 @@
 // When a schedule can start a tick, as the week's (weekday, hour) slots in budget.timezone, and
 // the dispatch rules that no such slot can ever satisfy. Pure: the timer's times come in as data
 // (systemd-analyze lists them, daemon/schedule/calendar.ts), the daemon's cron expressions are read here.
-import { DAY_NAMES } from './schedule-spec.js';
+import { DAY_NAMES } from '../../config/schedule-spec.js';
 import { localTime } from './dispatch.js';
 
 // slots[day][hour]: a tick can start then (day 0 = sun).

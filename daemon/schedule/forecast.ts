@@ -6,7 +6,7 @@
 // reads them from the installed nightshift.timer), never assumed: a hold or a min_interval that ends
 // between two ticks is seen by the tick after. Each start is assumed to end ok and to spend nothing
 // more than what the ledger holds.
-import { dayOf } from '../../budget/day.js';
+import { dayOf } from '../../config/day.js';
 import type { Hold } from '../../budget/holds.js';
 import { canStart, type DayTotals, type Limits } from '../../budget/policy.js';
 import { windowHold, type UsageWindow } from '../../budget/windows.js';

@@ -1,7 +1,7 @@
 // The holds of this install: budget/holds.ts's pure rules over the ledger's last settled rows.
 import { backoffChange, holdsOf, type Hold, type HoldSettings } from '../../budget/holds.js';
 import type { Ledger } from '../../budget/ledger.js';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../../config/schema.js';
 
 export function holdSettings(config: Config): HoldSettings {
   const b = config.backoff;

@@ -6,11 +6,11 @@
 // between leaves it queued once and the next start only captures. Never throws.
 import type { Ledger, SessionRow } from '../../budget/ledger.js';
 import type { Logger } from '../../logs/logger.js';
-import type { Redactor } from '../../logs/redact.js';
+import type { Redactor } from '../../core/redact.js';
 import type { MemoryStore } from '../../memory/store.js';
 import type { DeliverDeps } from '../../report/deliver.js';
-import type { Config } from '../config/schema.js';
-import { toRecord } from './session-record.js';
+import type { Config } from '../../config/schema.js';
+import { toRecord } from '../../budget/session-record.js';
 
 export type FollowUpDeps = DeliverDeps & {
   logger: Logger;

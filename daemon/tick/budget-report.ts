@@ -1,8 +1,8 @@
 // `budget --json`: the shape other tools read. cost_usd is the meter's spend (what the API
 // served, priced by our table); reserved_usd what running sessions still hold of the day.
 import type { Ledger } from '../../budget/ledger.js';
-import { roundUsd } from '../../budget/money.js';
-import type { Config } from '../config/schema.js';
+import { roundUsd } from '../../core/money.js';
+import type { Config } from '../../config/schema.js';
 
 export function budgetReport(config: Config, ledger: Ledger, date: string) {
   const t = ledger.dayTotals(date);

@@ -2,7 +2,7 @@
 // ticks at once (in this process; the run lock covers other processes). On SIGTERM/SIGINT it stops
 // scheduling, lets a running session finish within daemon.shutdown_grace, then ends and settles it.
 import cron, { type ScheduledTask } from 'node-cron';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../../config/schema.js';
 import type { RunDeps } from './types.js';
 import { tick } from './tick.js';
 

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { dreamReason } from '../../memory/dream/pressure.js';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../../config/schema.js';
 import type { DreamOutcome, RunDeps } from './types.js';
 
 // Why the tick should dream now, or null. No memory file yet: nothing to dream about, and the

@@ -2,7 +2,7 @@
 // still be running (a SIGKILLed supervisor cannot take it down), so it is ended first.
 import type { Ledger } from '../../budget/ledger.js';
 import type { Logger } from '../../logs/logger.js';
-import { killSession, isAlive, withMarker, readProc } from '../../sessions/run/process-tree.js';
+import { killSession, isAlive, withMarker, readProc } from '../../core/process-tree.js';
 
 export async function reconcile(ledger: Ledger, deps: { logger: Logger; now: () => Date }): Promise<string[]> {
   const settled: string[] = [];

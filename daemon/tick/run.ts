@@ -1,11 +1,11 @@
 // `nightshift run <agent>`: the operator's choice instead of dispatch, on the one path every
 // start takes (./supervise.ts).
-import { BudgetExhaustedError, LockedError } from '../errors.js';
+import { BudgetExhaustedError, LockedError } from '../../core/errors.js';
 import type { Ledger } from '../../budget/ledger.js';
-import type { Agent } from '../config/agents.js';
-import type { Config } from '../config/schema.js';
+import type { Agent } from '../../config/agents.js';
+import type { Config } from '../../config/schema.js';
 import { currentHolds } from '../schedule/holds.js';
-import type { SessionRecord } from './session-record.js';
+import type { SessionRecord } from '../../budget/session-record.js';
 import { supervise } from './supervise.js';
 import type { Choice, RunDeps, SuperviseResult } from './types.js';
 

@@ -1,8 +1,8 @@
 // A chosen session, from the budget's verdict to its report: git pull, the sandboxed guest, the
 // CLI under its watchdogs, the settle, capture and grading, git commit/push, Discord. Loaded by
 // ./supervise.ts only once a session is chosen.
-import { counted } from '../words.js';
-import { giveToFolderOwner } from '../file-access.js';
+import { counted } from '../../core/words.js';
+import { giveToFolderOwner } from '../../core/file-access.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -12,34 +12,34 @@ import { canStart, type Limits } from '../../budget/policy.js';
 import { permissionCheck } from '../health/doctor-setup.js';
 import { reservationFor, type Reservation } from '../../budget/reservation.js';
 import { windowHold, windowsFrom } from '../../budget/windows.js';
-import { money } from '../../budget/money.js';
-import type { Redactor } from '../../logs/redact.js';
+import { money } from '../../core/money.js';
+import type { Redactor } from '../../core/redact.js';
 import { claudeArgs } from '../../sessions/run/command.js';
 import { checkSandbox, prepareGuest, type Guest } from '../../sessions/wall/guest.js';
 import { checkedByProxy, classify, type Outcome } from '../../sessions/run/outcome.js';
-import { diskFacts, diskFullReason, diskProblem, isDiskFull, lowDisks, type LowDisk } from '../disk-space.js';
+import { diskFacts, diskFullReason, diskProblem, isDiskFull, lowDisks, type LowDisk } from '../../config/disk-space.js';
 import { resetTime } from '../../sessions/stream/rate-limit.js';
-import { readProc } from '../../sessions/run/process-tree.js';
+import { readProc } from '../../core/process-tree.js';
 import { runClaude } from '../../sessions/run/runner.js';
 import { keepInTranscript } from '../../sessions/run/transcript.js';
 import { StreamTracker } from '../../sessions/stream/stream-tracker.js';
 import { leaveBehind } from '../../sessions/capture/capture.js';
 import { prepareSessionState } from '../../sessions/state/session-state.js';
-import type { Agent } from '../config/agents.js';
-import type { Config } from '../config/schema.js';
-import { ConfigError, EXIT } from '../errors.js';
-import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../git/git-guard.js';
+import type { Agent } from '../../config/agents.js';
+import type { Config } from '../../config/schema.js';
+import { ConfigError, EXIT } from '../../core/errors.js';
+import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../../vault/git-guard.js';
 import { lateness, uptimeMs } from '../schedule/late.js';
-import { VaultGit, type GitReport } from '../git/git-sync.js';
-import { nestedQuarantine, sweepNestedGit } from '../git/nested-repos.js';
+import { VaultGit, type GitReport } from '../../vault/git-sync.js';
+import { nestedQuarantine, sweepNestedGit } from '../../vault/nested-repos.js';
 import { changedProjectFiles, recordProjectFileChange, snapshotProjectFiles } from '../../sessions/wall/project-files.js';
 import { reportBackoff, reportSession } from '../../report/session-report.js';
 import { recurringNoteFor } from '../health/anneal-check.js';
 import { currentHolds, settledChange } from '../schedule/holds.js';
-import { toRecord, type SessionRecord } from './session-record.js';
+import { toRecord, type SessionRecord } from '../../budget/session-record.js';
 import type { RunDeps, SuperviseResult } from './types.js';
-import { version } from '../version.js';
-import { ENV_FILE_VAR } from '../config/env-file.js';
+import { version } from '../../core/version.js';
+import { ENV_FILE_VAR } from '../../config/env-file.js';
 
 export function newSessionId(agent: string, at: Date): string {
   const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');

@@ -1,19 +1,19 @@
 // `nightshift status`: one look at the host, without the session machinery.
 import path from 'node:path';
 import pino from 'pino';
-import { dayOf } from '../../budget/day.js';
+import { dayOf } from '../../config/day.js';
 import type { Ledger } from '../../budget/ledger.js';
-import { readAgents } from '../config/agents.js';
-import type { Config } from '../config/schema.js';
-import { VaultGit } from '../git/git-sync.js';
-import { lockOwner } from '../lock.js';
+import { readAgents } from '../../config/agents.js';
+import type { Config } from '../../config/schema.js';
+import { VaultGit } from '../../vault/git-sync.js';
+import { lockOwner } from '../../core/lock.js';
 import { forecastOf } from '../schedule/explain.js';
 import type { Forecast } from '../schedule/forecast.js';
 import type { TickCalendar } from '../schedule/timer-ticks.js';
 import { currentHolds } from '../schedule/holds.js';
 import { windowHold } from '../../budget/windows.js';
 import { budgetReport } from './budget-report.js';
-import { toRecord } from './session-record.js';
+import { toRecord } from '../../budget/session-record.js';
 
 // Git's answer starts before the ledger opens: its process runs while the ledger is read. (A
 // failure still reaches the caller, when it awaits.)

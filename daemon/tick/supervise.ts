@@ -4,17 +4,17 @@
 // the timer fires it all day.
 import fs from 'node:fs';
 import path from 'node:path';
-import { dayOf } from '../../budget/day.js';
+import { dayOf } from '../../config/day.js';
 import { Ledger, ledgerFile } from '../../budget/ledger.js';
 import { spoolDir } from '../../memory/store/spool.js';
 import { outboxFile } from '../../report/outbox.js';
 import { sandboxProbe } from '../../sessions/wall/sandbox.js';
 import { sweepSessionDirs } from '../../sessions/wall/session-dirs.js';
-import type { Config } from '../config/schema.js';
-import { DiskFullError, EXIT } from '../errors.js';
-import { diskProblem } from '../disk-space.js';
-import { emptyGitReport } from '../git/git-sync.js';
-import { acquireLock, lockOwner } from '../lock.js';
+import type { Config } from '../../config/schema.js';
+import { DiskFullError, EXIT } from '../../core/errors.js';
+import { diskProblem } from '../../config/disk-space.js';
+import { emptyGitReport } from '../../vault/git-sync.js';
+import { acquireLock, lockOwner } from '../../core/lock.js';
 import { followUpAbandoned } from './abandoned.js';
 import { superviseDream } from './dream-tick.js';
 import { reconcile } from './reconcile.js';

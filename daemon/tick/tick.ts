@@ -1,6 +1,6 @@
 // `nightshift tick`: what the timer fires. Dispatch picks the agent; the rest is the session path.
-import { readAgents } from '../config/agents.js';
-import type { Config } from '../config/schema.js';
+import { readAgents } from '../../config/agents.js';
+import type { Config } from '../../config/schema.js';
 import { explain } from '../schedule/explain.js';
 import { dreamDue } from './dream-tick.js';
 import { supervise } from './supervise.js';

@@ -1,12 +1,12 @@
 // The shapes the tick's rooms pass between them (supervise, session, dream, run, daemon), apart so
 // that none imports another back for a type.
-import type { Agent } from '../config/agents.js';
+import type { Agent } from '../../config/agents.js';
 import type { DreamReport } from '../../memory/dream/dream.js';
-import type { GitReport } from '../git/git-sync.js';
+import type { GitReport } from '../../vault/git-sync.js';
 import type { Logger } from '../../logs/logger.js';
 import type { LiveLine } from '../../logs/live-line.js';
-import type { Redactor } from '../../logs/redact.js';
-import type { SessionRecord } from './session-record.js';
+import type { Redactor } from '../../core/redact.js';
+import type { SessionRecord } from '../../budget/session-record.js';
 import type { EgressNet } from '../../sessions/wall/egress-proxy.js';
 
 export type RunDeps = {

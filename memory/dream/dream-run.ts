@@ -1,6 +1,6 @@
 // A dream with the operator's config: Gemini for abstractions and contradiction checks when a key
 // is set, offline otherwise. Shared by `nightshift memory dream` and the tick.
-import type { Config } from '../../daemon/config/schema.js';
+import type { Config } from '../../config/schema.js';
 import { dream, type DreamOptions, type DreamReport } from './dream.js';
 import { geminiModels, geminiSettingsFrom } from '../gemini-client.js';
 import type { MemoryStore } from '../store.js';

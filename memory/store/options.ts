@@ -1,5 +1,5 @@
 // What a store is opened with, and the defaults of each knob (config `memory.*`).
-import { DEFAULTS } from '../../daemon/config/defaults.js';
+import { DEFAULTS } from '../../config/defaults.js';
 import type { GateThresholds } from '../recall/gate.js';
 import type { RankWeights } from '../recall/rank.js';
 import type { Embedder } from '../types.js';

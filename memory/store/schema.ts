@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { accessProblem } from '../../daemon/file-access.js';
+import { accessProblem } from '../../core/file-access.js';
 import { CATEGORIES, EDGE_TYPES, MemoryError, SURFACES } from '../types.js';
 
 // "NSMe": marks a SQLite file as a nightshift memory store.

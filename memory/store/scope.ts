@@ -6,7 +6,7 @@ import { MemoryError } from '../types.js';
 
 const sqlString = (x: string) => `'${x.replace(/'/g, "''")}'`;
 
-// Agent names as their files may be named (daemon/config/agents.ts AGENT_NAME; the store does not
+// Agent names as their files may be named (config/agents.ts AGENT_NAME; the store does not
 // load the config's modules).
 export const AGENT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 

@@ -7,10 +7,10 @@
 // markers are used. Read from the transcript the supervisor already wrote (redacted). Never throws:
 // the session's count and commit do not depend on it.
 import fs from 'node:fs';
-import { money } from '../../budget/money.js';
-import { counted } from '../../daemon/words.js';
+import { money } from '../../core/money.js';
+import { counted } from '../../core/words.js';
 import readline from 'node:readline';
-import type { Config } from '../../daemon/config/schema.js';
+import type { Config } from '../../config/schema.js';
 import { describeError, geminiModels, geminiSettingsFrom } from '../../memory/gemini-client.js';
 import type { MemoryStore } from '../../memory/store.js';
 import { viewOf } from '../../memory/store/scope.js';

@@ -3,7 +3,7 @@
 // open (a hook that is down, slow or answers garbage lets the tool run), so this server fails
 // closed: anything it cannot read or decide is answered "deny", and the supervisor is told when the
 // server stops answering, to end the session.
-import { listenEndpoint, type Listen } from '../wall/loopback.js';
+import { listenEndpoint, type Listen } from '../../core/loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import { guard, loopPreBlock, type GuardRoots, type Verdict } from './guardrail.js';
 import { startHookServer, hookSettings, writeSettingsFile, type HookServer, type PreToolUse } from './hook-server.js';
 import { toolKey, type LoopLimits } from '../stream/loop-detector.js';
-import type { Listen } from '../wall/loopback.js';
+import type { Listen } from '../../core/loopback.js';
 
 type Log = { warn(obj: object, msg?: string): void; debug(obj: object, msg?: string): void; error(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 

@@ -1,7 +1,7 @@
-// The claude command line for one session. Its environment is sessions/wall/session-env.ts.
-import type { Agent } from '../../daemon/config/agents.js';
-import type { Config } from '../../daemon/config/schema.js';
-import { MEMORY_TOOLS_RULE } from '../wall/mcp-config.js';
+// The claude command line for one session. Its environment is config/session-env.ts.
+import type { Agent } from '../../config/agents.js';
+import type { Config } from '../../config/schema.js';
+import { MEMORY_TOOLS_RULE } from '../../memory/mcp/mcp-config.js';
 
 // `more`: the session's own flags (its memory server, state and hook settings), placed before the
 // variadic ones.

@@ -3,7 +3,7 @@
 // `subtype: success` with `is_error: true`, so `is_error` decides, never `subtype` alone.
 import { isRateLimited, type RateLimitInfo } from '../stream/rate-limit.js';
 import type { ResultMessage } from '../stream/types.js';
-import { isDiskFull } from '../../daemon/disk-space.js';
+import { isDiskFull } from '../../config/disk-space.js';
 
 export const OUTCOMES = ['ok', 'error', 'max_turns', 'timeout', 'stalled', 'loop', 'budget', 'spawn_failed', 'abandoned', 'rate_limited', 'interrupted', 'disk_full'] as const;
 export type Outcome = (typeof OUTCOMES)[number];

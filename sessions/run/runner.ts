@@ -4,9 +4,9 @@
 import { LineSplitter } from '../stream/line-splitter.js';
 import type { StopReason } from './outcome.js';
 import { spawn } from 'node:child_process';
-import { inputStdio, writeInputs, type ChildInput } from '../../daemon/child-process.js';
+import { inputStdio, writeInputs, type ChildInput } from '../../core/child-process.js';
 import fs from 'node:fs';
-import { descendants, killSession, listProcs, sessionProcs, SESSION_MARKER } from './process-tree.js';
+import { descendants, killSession, listProcs, sessionProcs, SESSION_MARKER } from '../../core/process-tree.js';
 import { EXEC_FAILED_CODE, EXEC_FAILED_RE, reaped } from './reaper.js';
 import type { StreamTracker } from '../stream/stream-tracker.js';
 
@@ -41,7 +41,7 @@ export type RunnerOptions = {
   // seccomp program from fd 3), or a descriptor passed as it is (the bridge's sockets' folder).
   inputs?: ChildInput[];
   // Started as this user and group, every other group cleared (node's spawn calls setgroups(0)
-  // first): a root supervisor's session_user (sessions/wall/session-user.ts).
+  // first): a root supervisor's session_user (config/session-user.ts).
   user?: { uid: number; gid: number } | null;
   // The session's cgroup (sessions/wall/cgroup.ts): when gated, the child waits at a gate until it
   // is moved in, so nothing it forks is outside; `reached` is polled, and a bound reached ends it.

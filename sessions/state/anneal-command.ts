@@ -1,9 +1,9 @@
 // `nightshift anneal [--agent NAME] [--json]`: the anneal log, oldest first: each pass of the
 // self-annealing loop a session recorded with `ANNEAL:`, its date, agent and session; a pass missing
 // a field is listed as incomplete. Read-only: no store yet is an empty log.
-import type { Config } from '../../daemon/config/schema.js';
-import { DEFAULTS } from '../../daemon/config/defaults.js';
-import { EXIT } from '../../daemon/errors.js';
+import type { Config } from '../../config/schema.js';
+import { DEFAULTS } from '../../config/defaults.js';
+import { EXIT } from '../../core/errors.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { ANNEAL_FIELDS, passRecurrence, type AnnealPass } from './anneal.js';
 import { readPasses } from './state-data.js';

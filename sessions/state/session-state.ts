@@ -2,12 +2,12 @@
 // `<vault>/.nightshift/session-state.md` (kept out of the vault's commits through
 // `.git/info/exclude`, never the user's .gitignore) and beside the transcript. Never throws: a
 // session without its state still runs, and the reason is logged.
-import { giveToFolderOwner } from '../../daemon/file-access.js';
+import { giveToFolderOwner } from '../../core/file-access.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Ledger } from '../../budget/ledger.js';
-import type { Config } from '../../daemon/config/schema.js';
-import { untrustedGitMarker } from '../../daemon/git/git-guard.js';
+import type { Config } from '../../config/schema.js';
+import { untrustedGitMarker } from '../../vault/git-guard.js';
 import { cleanDerived } from '../../memory/text/text-hygiene.js';
 import { gatherState } from './state-data.js';
 import { injectedMemories, renderState, type RenderedState } from './state.js';

@@ -1,17 +1,17 @@
 // Gathers the session state's data from the memory store (read-only), the ledger and the vault's
 // git. Each part that fails says why in its own section; gathering as a whole never throws.
-import { dayOf } from '../../budget/day.js';
+import { dayOf } from '../../config/day.js';
 import type { Ledger } from '../../budget/ledger.js';
-import type { Config } from '../../daemon/config/schema.js';
-import { gitIn, STATUS } from '../../daemon/git/git-sync.js';
-import { untrustedGitMarker } from '../../daemon/git/git-guard.js';
+import type { Config } from '../../config/schema.js';
+import { gitIn, STATUS } from '../../vault/git-sync.js';
+import { untrustedGitMarker } from '../../vault/git-guard.js';
 import fs from 'node:fs';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { StateView } from '../../memory/store/state-view.js';
 import { MemoryStore } from '../../memory/store.js';
 import { viewOf } from '../../memory/store/scope.js';
 import type { Avail, StateData, StateGit } from './state.js';
-import { DEFAULTS } from '../../daemon/config/defaults.js';
+import { DEFAULTS } from '../../config/defaults.js';
 import { passFromRow, type AnnealPass } from './anneal.js';
 import { attentionOf, lastToolCalls, type AttentionRow } from './attention.js';
 import { readProjectFileChanges } from '../wall/project-files.js';

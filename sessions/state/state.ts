@@ -2,8 +2,8 @@
 // `state.max_chars`; a section that is cut says so and by how much, and those notices are never
 // themselves cut (down to the smallest bound the config allows, 500).
 import { ownWords } from '../capture/markers.js';
-import { counted } from '../../daemon/words.js';
-import { money } from '../../budget/money.js';
+import { counted } from '../../core/words.js';
+import { money } from '../../core/money.js';
 
 // A section's data, or why there is none (the learning layer has not landed, the store is
 // unusable, the vault is not a git repo ...).

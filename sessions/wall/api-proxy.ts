@@ -5,7 +5,7 @@
 // reach the CLI as the upstream writes them, and compressed bytes stay compressed. It is also the
 // meter: each /v1/messages call is admitted against the session's reservation (max_tokens lowered
 // to fit) and priced from the usage the API reported, read from a copy of the response.
-import { listenEndpoint, type Listen } from './loopback.js';
+import { listenEndpoint, type Listen } from '../../core/loopback.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { createRequire } from 'node:module';

@@ -2,7 +2,7 @@
 // this machine: a cgroup of the session's own where one can be had (cgroup v2 in a subtree delegated
 // to us, as the units' Delegate= gives; cgroup v1 hierarchies we may write, as root), else rlimits
 // (prlimit: per user for processes, per process for memory), else none. The I/O is ./cgroup.ts.
-import { formatSize } from '../../daemon/config/size.js';
+import { formatSize } from '../../config/size.js';
 
 export type Wanted = { pids: number | 'off'; memory: number | 'off' };
 

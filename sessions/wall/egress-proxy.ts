@@ -10,9 +10,9 @@ import dns from 'node:dns';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
-import { addressRefusal, hostAllowed, normalizeHost, type NetworkPolicy } from './egress-policy.js';
+import { addressRefusal, hostAllowed, normalizeHost, type NetworkPolicy } from '../../config/egress-policy.js';
 import { escapeControl } from './api-proxy.js';
-import { listenEndpoint, type Listen } from './loopback.js';
+import { listenEndpoint, type Listen } from '../../core/loopback.js';
 
 type Log = { warn(o: object, m?: string): void; info(o: object, m?: string): void; debug(o: object, m?: string): void };
 

@@ -6,13 +6,13 @@
 // The guardrail hook tells the model why; this is what holds when the model does not listen.
 import fs from 'node:fs';
 import path from 'node:path';
-import { runChild } from '../../daemon/child-process.js';
-import type { Config } from '../../daemon/config/schema.js';
+import { runChild } from '../../core/child-process.js';
+import type { Config } from '../../config/schema.js';
 import { findPerl } from '../run/reaper.js';
 import { inDomain, PREFIX_FAILED_RE } from './landlock.js';
 import { BRIDGE_FAILED_RE, peerChecked } from './bridge.js';
 import { seccompProgram } from './seccomp.js';
-import { sessionUserFor } from './session-user.js';
+import { sessionUserFor } from '../../config/session-user.js';
 
 export type SandboxMode = 'bwrap' | 'none';
 

@@ -3,7 +3,7 @@
 // with nothing due sweeps too.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../daemon/config/schema.js';
+import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../logs/logger.js';
 
 export const sessionsDir = (config: Pick<Config, 'state_dir'>) => path.join(config.state_dir, 'sessions');

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { ROOT, tempDir } from '../helpers.js';
 
-const TOP = ['cli', 'daemon', 'sessions', 'budget', 'logs', 'report', 'memory', 'prompts', 'deploy'];
+const TOP = ['cli', 'daemon', 'sessions', 'budget', 'logs', 'report', 'memory', 'vault', 'config', 'core', 'rehearsal', 'prompts', 'deploy'];
 
 // The folders that hold source: the top rooms and each folder below them.
 export function rooms(root: string): string[] {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { ROOT, tempDir } from '../helpers.js';
 import { moduleGraph } from './module-graph.js';
 
-const BELOW = ['daemon', 'sessions', 'budget', 'logs', 'memory', 'report', 'rehearsal'];
+const BELOW = ['daemon', 'sessions', 'budget', 'logs', 'memory', 'report', 'rehearsal', 'vault', 'config', 'core'];
 
 // Every import from a module under one of `below` into `cli/`, as `from -> to` relative to `root`.
 export function upwardImports(root: string, below: string[]): string[] {

@@ -4,11 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { dayOf } from '../../budget/day.js';
+import { dayOf } from '../../config/day.js';
 import { Ledger, type OpenSession } from '../../budget/ledger.js';
 import { canStart, type DayTotals } from '../../budget/policy.js';
 import { reservationFor } from '../../budget/reservation.js';
-import { InternalError } from '../../daemon/errors.js';
+import { InternalError } from '../../core/errors.js';
 import { FIXTURES, tempDir } from '../helpers.js';
 
 const open = (id: string, agent = 'a', day = '2026-11-30', pid = 1): OpenSession => ({

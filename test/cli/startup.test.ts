@@ -38,7 +38,7 @@ describe('start-up', () => {
     const { files, packages } = staticGraph(path.join(ROOT, 'dist', 'cli', 'cli.js'));
     assert.deepEqual(packages, [], 'a package in the static graph makes every command pay for it');
     assert.ok(files.includes('cli/main.js') && files.includes('cli/help.js'), files.join(' '));
-    for (const heavy of ['daemon/config/config.js', 'daemon/tick/run.js', 'daemon/tick/tick.js', 'budget/ledger.js', 'logs/logger.js']) {
+    for (const heavy of ['config/config.js', 'daemon/tick/run.js', 'daemon/tick/tick.js', 'budget/ledger.js', 'logs/logger.js']) {
       assert.ok(!files.includes(heavy), `${heavy} is loaded by --help: ${files.join(' ')}`);
     }
   });
@@ -50,7 +50,7 @@ describe('start-up', () => {
     for (const file of commands) {
       const { files, packages } = staticGraph(file);
       assert.deepEqual(packages, [], `${path.relative(ROOT, file)}: a package in its static graph makes its --help pay for it`);
-      for (const heavy of ['daemon/config/config.js', 'daemon/tick/run.js', 'daemon/tick/tick.js', 'budget/ledger.js', 'logs/logger.js']) {
+      for (const heavy of ['config/config.js', 'daemon/tick/run.js', 'daemon/tick/tick.js', 'budget/ledger.js', 'logs/logger.js']) {
         assert.ok(!files.includes(heavy), `${heavy} is loaded by ${path.relative(ROOT, file)} --help: ${files.join(' ')}`);
       }
     }

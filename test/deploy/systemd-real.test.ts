@@ -14,7 +14,7 @@ import { startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
 import { BWRAP, CLAUDE, ledgerRows, NEEDS_BWRAP, ROOT, tempDir, waitFor } from '../helpers.js';
 import { boot, unavailable, type Machine } from '../nspawn.js';
 import { git } from '../git-helpers.js';
-import { DEFAULT_SESSION_USER } from '../../sessions/wall/session-user.js';
+import { DEFAULT_SESSION_USER } from '../../config/session-user.js';
 
 const missing = unavailable() ?? (BWRAP ? null : NEEDS_BWRAP || null);
 // Under CI nothing skips: .ci/run installs what the test needs, so a missing piece is a failure.

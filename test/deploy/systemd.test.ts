@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../../daemon/config/config.js';
+import { loadConfig } from '../../config/config.js';
 import { makeWritablePaths, renderUnits, SYSTEMD_DEFAULT_PATH, UNIT_FILES, unitPathSetting, unitWord } from '../../daemon/systemd.js';
 import { CLAUDE, nightshift, PATH_WITHOUT_CLAUDE, ROOT, tempDir } from '../helpers.js';
 

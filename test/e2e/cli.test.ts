@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { listProcs } from '../../sessions/run/process-tree.js';
+import { listProcs } from '../../core/process-tree.js';
 import { CLAUDE, fakeApiPerFile, nightshift, runJson, SANDBOX, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
 import { WALL_API } from '../../sessions/wall/bridge.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { listProcs, withMarker } from '../../sessions/run/process-tree.js';
+import { listProcs, withMarker } from '../../core/process-tree.js';
 import { spawn } from 'node:child_process';
 import { makeRepos } from '../git-helpers.js';
 import { CLAUDE, configYaml, NEEDS_BWRAP, fakeApiPerFile, FIXTURES, ledgerIntegrity, ledgerRows, nightshift, processesMatching, startNightshift, tempDir, waitFor, type Workspace, workspace, writeAgent, type Ran } from '../helpers.js';

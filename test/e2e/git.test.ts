@@ -213,7 +213,7 @@ describe('git sync', () => {
     assert.equal(git(ws.vault, 'status', '--porcelain'), '');
   });
 
-  // The marker guard itself (daemon/git/git-sync.ts, commitAll's `git diff --cached --check` and
+  // The marker guard itself (vault/git-sync.ts, commitAll's `git diff --cached --check` and
   // moveAside): no rebase is involved, the session commits the markers. Removal tried: with
   // `c.markers` ignored in commitAndPush, this test failed (the markers reached the remote's main).
   test('a session that commits conflict-marker lines has them saved on a branch, never on main', async (t) => {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { createLogger } from '../../logs/logger.js';
 import { startMemoryHttp } from '../../memory/mcp/mcp-http.js';
 import { MemoryStore } from '../../memory/store.js';
-import { memoryHttpMcpConfig, MEMORY_TOOLS_RULE } from '../../sessions/wall/mcp-config.js';
+import { memoryHttpMcpConfig, MEMORY_TOOLS_RULE } from '../../memory/mcp/mcp-config.js';
 import { CLAUDE, claudeTestEnv, fakeApiPerFile, tempDir, type Ran } from '../helpers.js';
 
 const api = fakeApiPerFile();

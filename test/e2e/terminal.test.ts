@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { dayOf } from '../../budget/day.js';
+import { dayOf } from '../../config/day.js';
 import { Ledger } from '../../budget/ledger.js';
 import { BIN, FIXTURES, fakeApiPerFile, ledgerRows, nightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 

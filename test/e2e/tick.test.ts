@@ -90,7 +90,7 @@ describe('tick', () => {
     writeAgent(ws, 'hang', 'SCENARIO=text');
     const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
     const r = JSON.parse(ran.stdout);
-    // Taken over from the dead holder (mtime staleness is set beyond reach in daemon/lock.ts).
+    // Taken over from the dead holder (mtime staleness is set beyond reach in core/lock.ts).
     assert.equal(r.action, 'session', ran.stderr);
     assert.match(ran.stderr, /"event":"lock_recovered"/);
     const all = ledgerRows(ws.dir);

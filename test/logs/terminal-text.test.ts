@@ -9,7 +9,7 @@ import { createLogger } from '../../logs/logger.js';
 import { terminalText } from '../../logs/terminal-text.js';
 import { renderTranscript } from '../../cli/transcript-view.js';
 import { printRecord, sessionsTable } from '../../cli/commands/sessions.js';
-import type { SessionRecord } from '../../daemon/tick/session-record.js';
+import type { SessionRecord } from '../../budget/session-record.js';
 
 // Raw bytes a terminal acts on, or that disguise text: none may survive a renderer.
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { makeRedactor, secretValues } from '../../logs/redact.js';
+import { makeRedactor, secretValues } from '../../core/redact.js';
 import { COLORS, doctorReport, dreamReport, embedLength, finish, LIMITS, RESULT_MAX, sessionReport, shorten, unitReport, type SessionFacts } from '../../report/embed.js';
 
 const noRedact = (t: string) => t;

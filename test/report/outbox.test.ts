@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createLogger } from '../../logs/logger.js';
-import { makeRedactor, secretValues } from '../../logs/redact.js';
+import { makeRedactor, secretValues } from '../../core/redact.js';
 import { deliver, type ReportSettings } from '../../report/deliver.js';
 import { finish, sessionReport, type Report } from '../../report/embed.js';
 import { Outbox, outboxFile } from '../../report/outbox.js';

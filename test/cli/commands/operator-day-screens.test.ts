@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { acquireLock } from '../../../daemon/lock.js';
+import { acquireLock } from '../../../core/lock.js';
 import { BIN, configYaml, nightshift, startNightshift, workspace, writeAgent } from '../../helpers.js';
 
 // Runs the built CLI with a terminal for stdin, stdout and stderr (util-linux `script`), as an

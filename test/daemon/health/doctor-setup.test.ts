@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { Ledger } from '../../../budget/ledger.js';
-import { validateConfig } from '../../../daemon/config/config.js';
+import { validateConfig } from '../../../config/config.js';
 import { failuresCheck } from '../../../daemon/health/doctor.js';
 import { permissionCheck } from '../../../daemon/health/doctor-setup.js';
 import { BIN, nightshift, tempDir, type Ran } from '../../helpers.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { decide, localTime, type AgentHistory, type Rule } from '../../../daemon/schedule/dispatch.js';
-import { parseDays, parseHours } from '../../../daemon/schedule/schedule-spec.js';
+import { parseDays, parseHours } from '../../../config/schedule-spec.js';
 
 const rules = (): Rule[] => [
   { agent: 'strategist', days: parseDays(['mon']) as number[], hours: parseHours([10]) as number[] },

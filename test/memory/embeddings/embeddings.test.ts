@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { validateConfig } from '../../../daemon/config/config.js';
+import { validateConfig } from '../../../config/config.js';
 import { makeEmbedder, offlineEmbedder, OFFLINE_DEFAULT, type EmbedderConfig } from '../../../memory/embeddings/embedders.js';
 import { embedWithLabel, withFallback, type FallbackEmbedder } from '../../../memory/embeddings/embeddings-fallback.js';
 import { createGeminiEmbedder, GEMINI_EMBEDDING_DIM } from '../../../memory/embeddings/embeddings-gemini.js';

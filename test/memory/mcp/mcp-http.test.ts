@@ -8,13 +8,13 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { loadConfig } from '../../../daemon/config/config.js';
+import { loadConfig } from '../../../config/config.js';
 import { createLogger } from '../../../logs/logger.js';
 import { MemoryDbError } from '../../../memory/open.js';
 import { startMemoryHttp, type MemoryHttp } from '../../../memory/mcp/mcp-http.js';
 import { serveSessionMemory } from '../../../memory/mcp/session-server.js';
 import { MemoryStore } from '../../../memory/store.js';
-import { memoryHttpMcpConfig } from '../../../sessions/wall/mcp-config.js';
+import { memoryHttpMcpConfig } from '../../../memory/mcp/mcp-config.js';
 import { configYaml, tempDir } from '../../helpers.js';
 
 const SESSION = 'sess-http-7f3a';

@@ -8,7 +8,7 @@ import { test, type TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ledger } from '../../../budget/ledger.js';
-import { loadConfig, validateConfig } from '../../../daemon/config/config.js';
+import { loadConfig, validateConfig } from '../../../config/config.js';
 import { createLogger } from '../../../logs/logger.js';
 import { serveSessionMemory } from '../../../memory/mcp/session-server.js';
 import { MemoryStore } from '../../../memory/store.js';

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ledger } from '../../../budget/ledger.js';
-import { validateConfig } from '../../../daemon/config/config.js';
+import { validateConfig } from '../../../config/config.js';
 import { createLogger } from '../../../logs/logger.js';
 import { parseImportLine } from '../../../memory/text/jsonl.js';
 import { startMemoryHttp } from '../../../memory/mcp/mcp-http.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { validateConfig } from '../../../daemon/config/config.js';
+import { validateConfig } from '../../../config/config.js';
 import { spoolDir, spoolList, spoolWrite } from '../../../memory/store/spool.js';
 import { MemoryStore } from '../../../memory/store.js';
 import { applyLeft, leaveBehind } from '../../../sessions/capture/capture.js';

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import { validateConfig } from '../../../daemon/config/config.js';
+import { validateConfig } from '../../../config/config.js';
 import { MemoryStore } from '../../../memory/store.js';
 import { extractMarkers, leaveBehind, parseExtraction } from '../../../sessions/capture/capture.js';
 import type { Actor } from '../../../memory/types.js';

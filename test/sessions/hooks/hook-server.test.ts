@@ -6,7 +6,7 @@ import net from 'node:net';
 import { describe, test } from 'node:test';
 import { hookSettings, HOOK_PATH, startHookServer, writeSettingsFile, type HookServer } from '../../../sessions/hooks/hook-server.js';
 import { decider } from '../../../sessions/hooks/session-hooks.js';
-import { DEFAULT_MAX_CONNECTIONS } from '../../../sessions/wall/loopback.js';
+import { DEFAULT_MAX_CONNECTIONS } from '../../../core/loopback.js';
 
 const quiet = { warn() {}, debug() {}, error() {} };
 const logs: string[] = [];

@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { redactedTail, runClaude, STDERR_TAIL } from '../../../sessions/run/runner.js';
-import { makeRedactor } from '../../../logs/redact.js';
-import { sleep } from '../../../sessions/run/process-tree.js';
+import { makeRedactor } from '../../../core/redact.js';
+import { sleep } from '../../../core/process-tree.js';
 import { StreamTracker } from '../../../sessions/stream/stream-tracker.js';
 import { FIXTURES, processesMatching, waitFor, zombiesUnder } from '../../helpers.js';
 

@@ -13,7 +13,7 @@ import { bridgeArgs, bridged, BRIDGE_FAILED_CODE, BRIDGE_FAILED_RE, parseRefusal
 import { listenApiPeers, LOGGED_REFUSALS } from '../../../sessions/wall/api-peers.js';
 import { findPerl } from '../../../sessions/run/reaper.js';
 import { resolveCommand } from '../../../sessions/wall/sandbox.js';
-import { inputStdio } from '../../../daemon/child-process.js';
+import { inputStdio } from '../../../core/child-process.js';
 import { createLogger } from '../../../logs/logger.js';
 import { NEEDS_BWRAP, ROOT, tempDir } from '../../helpers.js';
 

@@ -7,7 +7,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
 import { parseAuthority, startEgressProxy, type EgressNet, type EgressProxy } from '../../../sessions/wall/egress-proxy.js';
-import type { NetworkPolicy } from '../../../sessions/wall/egress-policy.js';
+import type { NetworkPolicy } from '../../../config/egress-policy.js';
 
 const PUBLIC = '93.184.216.34';
 const PUBLIC2 = '2606:2800:220:1:248:1893:25c8:1946';

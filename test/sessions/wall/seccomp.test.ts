@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { writeInputs } from '../../../daemon/child-process.js';
+import { writeInputs } from '../../../core/child-process.js';
 import { bwrapArgs, SECCOMP_FD } from '../../../sessions/wall/sandbox.js';
 import {
   ARCHES, BLOCKED, BPF, CLONE_NEW_NAMESPACES, DATA, ENOSYS, EPERM, RET, SeccompError, X32_SYSCALL_BIT, seccompFilter, seccompProgram, type SockFilter,

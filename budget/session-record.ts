@@ -1,0 +1,55 @@
+// The one shape of a session as nightshift prints it (`run --json`, `sessions`, `show`).
+import type { SessionRow } from './ledger.js';
+import { roundUsd } from '../core/money.js';
+
+export type SessionRecord = {
+  id: string;
+  agent: string;
+  outcome: string;
+  exit_code: number;
+  cost_usd: number;
+  cost_estimated: boolean;
+  // The CLI's own reported total, beside the meter's cost_usd (null: it reported none).
+  cli_cost_usd: number | null;
+  // What the charge reserved of the day (null: a session from before reservations).
+  reserved_usd: number | null;
+  turns: number;
+  duration_ms: number | null;
+  started_at: string;
+  ended_at: string | null;
+  result: string | null;
+  error: string | null;
+  transcript: string | null;
+  // 'unavailable': the session ran without its memory tools (the store could not be served).
+  memory: 'served' | 'unavailable' | null;
+  // A rate-limited session: when the API said the limit lifts.
+  retry_at: string | null;
+  // Connections the egress proxy refused; null: the agent has no network.
+  egress_refused: number | null;
+  // Connections to the API the wall refused (processes other than the CLI); null: unwalled.
+  api_refused: number | null;
+};
+
+export function toRecord(r: SessionRow): SessionRecord {
+  return {
+    id: r.id,
+    agent: r.agent,
+    outcome: r.status === 'running' ? 'running' : (r.outcome ?? 'error'),
+    exit_code: r.exit_code ?? (r.outcome === 'ok' ? 0 : 1),
+    cost_usd: roundUsd(r.cost_usd),
+    cost_estimated: r.cost_estimated === 1,
+    cli_cost_usd: r.cli_cost_usd === null || r.cli_cost_usd === undefined ? null : roundUsd(r.cli_cost_usd),
+    reserved_usd: r.reserved_usd === null || r.reserved_usd === undefined ? null : roundUsd(r.reserved_usd),
+    turns: r.turns,
+    duration_ms: r.duration_ms,
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+    result: r.result,
+    error: r.error,
+    transcript: r.transcript,
+    memory: r.memory ?? null,
+    retry_at: r.retry_at ?? null,
+    egress_refused: r.egress_refused ?? null,
+    api_refused: r.api_refused ?? null,
+  };
+}

@@ -1,0 +1,142 @@
+// Host-wide locks: a lock directory (proper-lockfile's atomic mkdir) with an owner file beside it
+// saying who holds it and since when. On one host the owner's pid and process start time are the
+// truth: a live owner's lock is never taken, however old its mtime (a frozen or SIGSTOPped owner
+// is still alive), and a dead owner's lock is taken at once.
+import fs from 'node:fs';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { isAlive, readProc } from './process-tree.js';
+
+// What the lock says of itself: a pino logger fits (core/ imports nothing above it).
+type Logger = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+
+export type LockOwner = { pid: number; start: string | null; since: string; purpose: string };
+// `lost` aborts when the owner file no longer names us (someone broke the lock anyway).
+export type Held = { release: () => Promise<void>; file: string; lost: AbortSignal };
+
+// proper-lockfile would take over a lock whose mtime is older than `stale`, alive owner or not;
+// liveness is ours to judge, so its staleness is set beyond reach (and it never touches mtime).
+const NEVER_STALE_MS = 2 ** 30;
+// A lock directory with no owner file: its owner died between mkdir and writing the file.
+const ORPHAN_DIR_MS = 5_000;
+const WATCH_MS = 1_000;
+const ownerFile = (file: string) => `${file}.owner.json`;
+const lockDir = (file: string) => `${file}.lock`;
+
+export function lockOwner(file: string): LockOwner | null {
+  if (!fs.existsSync(lockDir(file))) return null;
+  return readOwner(ownerFile(file));
+}
+
+function readOwner(f: string): LockOwner | null {
+  try {
+    return JSON.parse(fs.readFileSync(f, 'utf8')) as LockOwner;
+  } catch {
+    return null;
+  }
+}
+
+// Takes the lock away from a dead owner. The owner file is renamed first, so of two processes
+// that both saw the dead owner only one removes the lock; if the renamed file turns out to name a
+// live owner (a new holder won the race), it is put back.
+function breakDeadLock(file: string): boolean {
+  if (!fs.existsSync(ownerFile(file))) {
+    // No owner file at all: only a directory old enough to rule out a holder still writing it.
+    try {
+      if (Date.now() - fs.statSync(lockDir(file)).mtimeMs < ORPHAN_DIR_MS) return false;
+    } catch {
+      return false;
+    }
+    fs.rmSync(lockDir(file), { recursive: true, force: true });
+    return true;
+  }
+  const owner = readOwner(ownerFile(file));
+  if (!owner || isAlive(owner.pid, owner.start)) return false;
+  const claimed = `${ownerFile(file)}.${process.pid}`;
+  try {
+    fs.renameSync(ownerFile(file), claimed);
+  } catch {
+    return false;
+  }
+  const taken = readOwner(claimed);
+  if (taken && isAlive(taken.pid, taken.start)) {
+    fs.renameSync(claimed, ownerFile(file));
+    return false;
+  }
+  fs.rmSync(claimed, { force: true });
+  fs.rmSync(lockDir(file), { recursive: true, force: true });
+  return true;
+}
+
+class Stopped extends Error {}
+
+const wait = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(new Stopped());
+    const t = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(t);
+      reject(new Stopped());
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+// Tries to take the lock, waiting up to timeoutMs (0: one try). Null when someone else holds it,
+// or when `signal` aborts the wait (a stop request never waits a lock out).
+export async function acquireLock(file: string, o: { timeoutMs: number; purpose: string; logger?: Logger; signal?: AbortSignal }): Promise<Held | null> {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const deadline = Date.now() + o.timeoutMs;
+  for (;;) {
+    if (o.signal?.aborted) return null;
+    try {
+      const release = await lockfile.lock(file, { realpath: false, stale: NEVER_STALE_MS, update: NEVER_STALE_MS / 2, retries: 0 });
+      const me = readProc(process.pid);
+      const owner: LockOwner = { pid: process.pid, start: me?.start ?? null, since: new Date().toISOString(), purpose: o.purpose };
+      fs.writeFileSync(ownerFile(file), JSON.stringify(owner));
+      return held(file, owner, release, o.logger);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+      if (breakDeadLock(file)) {
+        o.logger?.warn({ event: 'lock_recovered', file }, `took over ${file} from a dead holder`);
+        continue;
+      }
+      if (Date.now() >= deadline) return null;
+      try {
+        await wait(Math.min(250, Math.max(10, deadline - Date.now())), o.signal);
+      } catch (e) {
+        if (e instanceof Stopped) return null;
+        throw e;
+      }
+    }
+  }
+}
+
+function held(file: string, owner: LockOwner, release: () => Promise<void>, logger?: Logger): Held {
+  const lost = new AbortController();
+  const mine = () => {
+    const now = lockOwner(file);
+    return !!now && now.pid === owner.pid && now.start === owner.start && now.since === owner.since;
+  };
+  const watch = setInterval(() => {
+    if (mine()) return;
+    clearInterval(watch);
+    logger?.error({ event: 'lock_lost', file }, `lock ${file} was taken from us`);
+    lost.abort(`lock ${file} lost`);
+  }, WATCH_MS);
+  watch.unref();
+  return {
+    file,
+    lost: lost.signal,
+    release: async () => {
+      clearInterval(watch);
+      // A lock taken from us is someone else's now: leave it be.
+      if (!mine()) return;
+      fs.rmSync(ownerFile(file), { force: true });
+      await release().catch(() => undefined);
+    },
+  };
+}
