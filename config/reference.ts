@@ -166,6 +166,8 @@ const textOf = (d: KeyDoc) => (typeof d === 'string' ? d : d.text);
 // problems name keys without a description and descriptions of keys the schema does not have.
 export function configJsonSchema(schema: z.ZodType = ConfigSchema, docs: Record<string, KeyDoc> = KEY_DOCS): { schema: Json; problems: string[] } {
   const json = z.toJSONSchema(schema, {
+    // The YAML language server (VS Code's YAML extension) reads JSON Schema draft 7 and below.
+    target: 'draft-07',
     io: 'input',
     unrepresentable: 'any',
     reused: 'inline',

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { Ajv } from 'ajv';
 import { z } from 'zod';
 import { parse as parseYaml } from 'yaml';
 import { DOCS_SCRIPT, exitCodeTable, generatedDocs, spliceGenerated, staleDocs } from '../../config/docs-pages.js';
@@ -53,12 +54,31 @@ test('the reference shows the defaults the loader applies', () => {
 
 test('the JSON Schema refuses what the loader refuses: an unknown key, a wrong type, a bad enum', () => {
   const schema = configJsonSchema().schema as { additionalProperties?: boolean; properties: Record<string, { enum?: string[]; additionalProperties?: boolean; properties?: Record<string, { type?: string }> }> };
+  // Draft 7: what the YAML language server reads.
+  assert.equal((schema as { $schema?: string }).$schema, 'http://json-schema.org/draft-07/schema#');
   assert.equal(schema.additionalProperties, false);
   assert.deepEqual(schema.properties.sandbox.enum, ['bwrap', 'none']);
   assert.equal(schema.properties.claude.additionalProperties, false);
   assert.equal(schema.properties.claude.properties!.max_turns.type, 'integer');
   assert.equal(ConfigSchema.safeParse({ sandbox: 'docker' }).success, false);
   assert.equal(ConfigSchema.safeParse({ claude: { max_turn: 3 } }).success, false);
+});
+
+test('a JSON Schema validator (ajv, as editors use one) takes the committed schema: the example config passes, what the loader refuses fails', () => {
+  const schema = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs', 'nightshift.schema.json'), 'utf8'));
+  const validate = new Ajv({ strict: false, validateFormats: false }).compile(schema);
+  const page = fs.readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
+  const example = parseYaml(/```yaml\n([\s\S]*?)```/.exec(page)![1]);
+  assert.equal(validate(example), true, JSON.stringify(validate.errors));
+  for (const ok of [{}, { limits: { pids: 'off', memory: 'off', tmp: 1048576 }, claude: { timeout: 90 } }, { network: ['api.github.com'], dispatch: [{ agent: 'a', days: 'mon-fri', hours: [9, '14-16'] }] }]) {
+    assert.equal(validate(ok), true, `${JSON.stringify(ok)}: ${JSON.stringify(validate.errors)}`);
+    assert.equal(ConfigSchema.safeParse(ok).success, true, JSON.stringify(ok));
+  }
+  // Each refused by both: an unknown key (a typo), a wrong enum, a wrong type, a key unknown in a rule.
+  for (const bad of [{ claude: { max_turn: 3 } }, { sandbox: 'docker' }, { claude: { timeout: true } }, { budget: { max_usd_per_day: 'lots' } }, { dispatch: [{ agent: 'a', hour: 9 }] }]) {
+    assert.equal(validate(bad), false, `the schema takes ${JSON.stringify(bad)}`);
+    assert.equal(ConfigSchema.safeParse(bad).success, false, `the loader takes ${JSON.stringify(bad)}`);
+  }
 });
 
 test('the example config in docs/configuration.md loads, and says how an editor finds the schema', () => {
