@@ -262,7 +262,7 @@ export function referenceMarkdown(rows: ReferenceRow[]): string {
   const head = '| key | type | default | description |\n|---|---|---|---|\n';
   const line = (r: ReferenceRow) => `| \`${r.key}\` | ${cell(r.type)} | ${cell(r.default)} | ${cell(r.description)} |\n`;
   const top = rows.filter((r) => !r.key.includes('.') && !r.key.includes('[') && r.type !== 'section' && r.key !== 'dispatch');
-  const sections = rows.filter((r) => r.type === 'section' || r.key === 'dispatch');
+  const sections = rows.filter((r) => (r.type === 'section' && !r.key.includes('.')) || r.key === 'dispatch');
   let out = `### Top level\n\n${head}${top.map(line).join('')}`;
   for (const s of sections) {
     const inner = rows.filter((r) => r.key.startsWith(`${s.key}.`) || r.key.startsWith(`${s.key}[]`));

@@ -29,6 +29,13 @@ test('every key of the schema has a description, and every description a key', (
   for (const k of top) assert.ok(KEY_DOCS[k], `${k} has a description`);
   const rows = referenceRows(configJsonSchema().schema);
   assert.deepEqual(rows.filter((r) => !r.key.includes('.') && !r.key.includes('[')).map((r) => r.key), top);
+  // The page has one row per key: none left out, none twice (a nested section in its own table too).
+  const page = fs.readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
+  const listed = [...page.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
+  assert.deepEqual(listed.filter((k, i) => listed.indexOf(k) !== i), []);
+  const headed = [...page.matchAll(/^### (\S+)$/gm)].map((m) => m[1]);
+  assert.deepEqual(rows.map((r) => r.key).filter((k) => !listed.includes(k) && !headed.includes(k)), []);
+  assert.ok(listed.length >= 100, `${listed.length} rows`);
 });
 
 test('the reference shows the defaults the loader applies', () => {
