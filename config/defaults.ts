@@ -60,6 +60,8 @@ export const DEFAULTS = {
     // A text this close (sequence Dice over folded words) to a forgotten claim is refused too
     // (docs/memory.md: the variant tables and their false-refusal rate).
     forget_similarity: 0.8,
+    // Two memories the same but for one value are an update (memory/store/updates.ts); false: as before.
+    updates: true,
     recall: {
       rrf_k: 1,
       lexical: 1,

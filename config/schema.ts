@@ -157,6 +157,7 @@ const MemorySchema = z
       .refine((g) => g.link <= g.merge, { message: 'Expected `link` to be at most `merge`', path: ['link'] })
       .prefault({}),
     // A near copy of a forgotten claim (memory/tombstone-key.ts) at or above this is refused.
+    updates: z.boolean().default(DEFAULTS.memory.updates),
     forget_similarity: fraction.refine((x) => x > 0, { message: 'Expected above 0' }).default(DEFAULTS.memory.forget_similarity),
     recall: z
       .strictObject({

@@ -23,8 +23,8 @@ export type StoreOptions = {
   // what a session's supersede, contradict, review, resolve or link of a shared memory would do,
   // and its private memories counted toward a shared memory's `shares` cap (links.ts).
   crossScopeStanding?: boolean;
-  // Test-only: false turns off knowledge updates (memory/store/updates.ts: a changed value ends or
-  // outdates the older memory, and no merge joins two values), as a negative control.
+  // Config `memory.updates`: false turns off knowledge updates (memory/store/updates.ts: a changed
+  // value ends or outdates the older memory, and no merge joins two values); the tests' control.
   knowledgeUpdates?: boolean;
   // Config `memory.forget_similarity`: a text this close to a forgotten one is refused.
   forgetSimilarity?: number;

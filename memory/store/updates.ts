@@ -10,6 +10,7 @@ import { recordCandidate } from './contradictions.js';
 import type { StoreCore } from './core.js';
 import { endValidity } from './rows.js';
 import { supersedeProblem } from './scope.js';
+import { GATE_CANDIDATES, similar } from './search.js';
 
 export type UpdateOutcome = { other: number; kind: UpdateRelation['kind']; applied: 'superseded' | 'outdated' | 'candidate'; older: number | null; from: string; to: string };
 
@@ -50,6 +51,8 @@ export function recordUpdates(s: StoreCore, id: number, others: number[], actor:
       endValidity(s, older, newer, actor);
       older.superseded_by = newer.id;
       out.push({ ...base, applied: 'superseded', older: older.id });
+    } else if (s.stmt("SELECT 1 FROM edges WHERE from_id = ? AND to_id = ? AND type = 'supersedes'").get(newer.id, older.id)) {
+      continue; // marked before (a dream over what observe saw)
     } else if (s.standingProblem('link', [newer, older]) === null) {
       // Possibly outdated, for those who see the newer memory: ranked below it (pipeline.ts),
       // still valid for every other reader.
@@ -61,4 +64,32 @@ export function recordUpdates(s: StoreCore, id: number, others: number[], actor:
     }
   }
   return out;
+}
+
+/**
+ * The dream's share, for what is already stored: the recent memories, and the next `batch` active
+ * ones (ids ascending) after where the last dream's updates phase stopped (a store from before
+ * updates catches up a batch a dream), each against its close neighbours as observe would have
+ * judged them; one transaction. `through` (kept in the dream's metrics row) is where the next starts.
+ */
+export function reconcileUpdates(s: StoreCore, recent: Array<{ id: number; text: string }>, actor: Actor, batch = 2000): { memories: number; pairs: number; superseded: number; outdated: number; candidates: number; through: number; remaining: number } {
+  const after = (s.stmt(`SELECT coalesce((SELECT json_extract(metrics, '$.phases.updates.through') FROM dreams WHERE json_extract(metrics, '$.phases.updates.through') IS NOT NULL ORDER BY id DESC LIMIT 1), 0) AS n`).get() as { n: number }).n;
+  const next = s.stmt(`SELECT id, text FROM memories m WHERE id > ? AND derived = 0 AND faded = 0 AND superseded_by IS NULL AND ${s.seen('m')} ORDER BY id LIMIT ?`).all(after, batch) as Array<{ id: number; text: string }>;
+  const through = next.length ? next[next.length - 1].id : after;
+  const memories = [...new Map([...recent, ...next].map((m) => [m.id, m])).values()];
+  const counts = { pairs: 0, superseded: 0, outdated: 0, candidates: 0 };
+  s.write(() => {
+    for (const m of memories) {
+      const near = similar(s, m.text, { limit: GATE_CANDIDATES, min: 0.3, except: m.id });
+      for (const u of recordUpdates(s, m.id, near.map((n) => n.id), actor)) {
+        counts.pairs++;
+        if (u.applied === 'superseded') counts.superseded++;
+        else if (u.applied === 'outdated') counts.outdated++;
+        else counts.candidates++;
+      }
+    }
+    if (counts.pairs) s.audit(actor, 'reconcile_updates', null, null, counts);
+  })();
+  const remaining = (s.stmt(`SELECT count(*) AS n FROM memories m WHERE id > ? AND derived = 0 AND faded = 0 AND superseded_by IS NULL AND ${s.seen('m')}`).get(through) as { n: number }).n;
+  return { memories: memories.length, ...counts, through, remaining };
 }
