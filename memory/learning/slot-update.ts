@@ -35,8 +35,8 @@ const negates = (ts: string[]) => ts.some((t) => NEGATION.has(t) || t.endsWith("
  * Where `b` says what `a` says with one value changed: the two token lists aligned (longest common
  * subsequence), exactly one gap where both sides hold words (the slot, at most 3 tokens each, at
  * least one a content word unless it ends both claims), any other gap only stop words added or dropped ("now", "still"), no
- * negation in any gap, and a shared frame of at least 2 tokens, a content word among them, that is
- * at least half of each text. Null when they are the same claim, unrelated, or differ otherwise.
+ * negation in any gap, and a shared frame of at least 2 tokens, a content word among them, at least
+ * twice the slot's longer side and at least half of each text. Null when they are the same claim, unrelated, or differ otherwise.
  */
 export function slotDifference(a: string, b: string): SlotDifference | null {
   const x = valueTokens(a);
@@ -77,6 +77,9 @@ export function slotDifference(a: string, b: string): SlotDifference | null {
   if (gaps.some((g) => negates(g.a) || negates(g.b))) return null;
   if (gaps.some((g) => g !== slot && [...g.a, ...g.b].some(isContent))) return null;
   if (frame.length < MIN_FRAME || !frame.some(isContent)) return null;
+  // A longer slot needs a longer frame: "fires stoneware at 1240 degrees" / "fires stoneware glaze
+  // on Saturdays" add different things to a short frame, they do not change one value.
+  if (frame.length < 2 * Math.max(slot.a.length, slot.b.length)) return null;
   if (frame.length * 2 < Math.max(n, m)) return null;
   return { from: slot.a.join(' '), to: slot.b.join(' '), frame };
 }
