@@ -95,9 +95,10 @@ const LAST_SEEN_THEN = 'max(m.valid_from, coalesce((SELECT max(o.created_at) FRO
 
 // Whether a newer memory this view sees, begun by the time (first argument) and not ended by the
 // second, marks memory `m` possibly outdated (memory/store/updates.ts: a `supersedes` edge whose
-// writer could not end it).
+// writer could not end it). The edges first (CROSS JOIN): the planner otherwise scanned every
+// active memory per candidate.
 const OUTDATED = (s: StoreCore) =>
-  `(m.superseded_by IS NULL AND EXISTS (SELECT 1 FROM edges e JOIN memories n ON n.id = e.from_id WHERE e.to_id = m.id AND e.type = 'supersedes' AND n.faded = 0 AND n.valid_from <= ? AND (n.valid_to IS NULL OR n.valid_to > ?) AND ${s.seen('n')}))`;
+  `(m.superseded_by IS NULL AND EXISTS (SELECT 1 FROM edges e CROSS JOIN memories n ON n.id = e.from_id WHERE e.to_id = m.id AND e.type = 'supersedes' AND +n.faded = 0 AND n.valid_from <= ? AND (n.valid_to IS NULL OR n.valid_to > ?) AND ${s.seen('n')}))`;
 
 // The pipeline's reads, over this store, for a query as of `asOf` (null: now).
 function recallSource(s: StoreCore, asOf: string | null): RecallSource {
