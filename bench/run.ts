@@ -292,6 +292,12 @@ if (!only || only === 'memory-recall') {
     console.log(formatRecall(r));
   }
 }
+if (!only || only === 'memory-updates') {
+  const { memoryUpdatesBench, formatUpdates } = await import('./memory-updates.js');
+  const r = await memoryUpdatesBench();
+  report.memory_updates = r;
+  console.log(formatUpdates(r));
+}
 if (!only || only === 'memory-import') report.memory_import = (await import('./memory-import.js')).memoryImportBench();
 if (!only || only === 'meter') report.meter = await (await import('./meter.js')).meterBench(Number(process.env.BENCH_RUNS) || 200);
 if (!only || only === 'hooks') report.hooks = await (await import('./hooks.js')).hooksBench();

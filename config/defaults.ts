@@ -60,6 +60,8 @@ export const DEFAULTS = {
     // A text this close (sequence Dice over folded words) to a forgotten claim is refused too
     // (docs/memory.md: the variant tables and their false-refusal rate).
     forget_similarity: 0.8,
+    // Two memories the same but for one value are an update (memory/store/updates.ts); false: as before.
+    updates: true,
     recall: {
       rrf_k: 1,
       lexical: 1,
@@ -73,6 +75,8 @@ export const DEFAULTS = {
       half_life_days: 30,
       salience: 0.02,
       edges: { supports: 0.8, contradicts: 0.3, abstracts: 0.8, relates_to: 0.6, supersedes: 0.2, follows: 1, shares: 0.25 },
+      // A memory a newer one marks possibly outdated (a changed value the writer could not end) keeps half its score.
+      outdated: 0.5,
       // A query naming a known speaker: another speaker's memory not about them keeps half its score.
       speaker: 0.5,
       // Rare-word links across sessions (memory/store/links.ts), words in at most 1% of observations,

@@ -157,6 +157,7 @@ const MemorySchema = z
       .refine((g) => g.link <= g.merge, { message: 'Expected `link` to be at most `merge`', path: ['link'] })
       .prefault({}),
     // A near copy of a forgotten claim (memory/tombstone-key.ts) at or above this is refused.
+    updates: z.boolean().default(DEFAULTS.memory.updates),
     forget_similarity: fraction.refine((x) => x > 0, { message: 'Expected above 0' }).default(DEFAULTS.memory.forget_similarity),
     recall: z
       .strictObject({
@@ -172,6 +173,7 @@ const MemorySchema = z
         half_life_days: nonNegative.default(R.half_life_days),
         salience: nonNegative.default(R.salience),
         speaker: fraction.default(R.speaker),
+        outdated: fraction.default(R.outdated),
         link_cap: z.number().int('Expected a whole number').min(0).max(50, 'Expected at most 50').default(R.link_cap),
         link_rare: fraction.default(R.link_rare),
         edges: z

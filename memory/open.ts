@@ -42,7 +42,7 @@ export async function openMemoryStore(config: Config, env: NodeJS.ProcessEnv, lo
   try {
     const embedder = makeEmbedder(config as EmbedderConfig, env, logger);
     const expandQuery = embedder ? makeQueryExpander(config as GeminiConfig, env, logger) : null;
-    return await MemoryStore.open(memoryDbPath(config), { embedder, logger, now: () => new Date(), thresholds: config.memory.gate, weights: config.memory.recall, learning: config.memory.learning, expandQuery, forgetSimilarity: config.memory.forget_similarity, agent: viewOf(config, agent) });
+    return await MemoryStore.open(memoryDbPath(config), { embedder, logger, now: () => new Date(), thresholds: config.memory.gate, weights: config.memory.recall, learning: config.memory.learning, expandQuery, forgetSimilarity: config.memory.forget_similarity, knowledgeUpdates: config.memory.updates, agent: viewOf(config, agent) });
   } catch (err) {
     return refusal(err);
   }

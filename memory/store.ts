@@ -4,7 +4,7 @@
 //   rows.ts (one memory, link, fade, supersede, export, audit), cards.ts and session-grades.ts
 //   (FSRS), beliefs.ts, contradictions.ts, predictions.ts, threads.ts (and anneal), wander-graph.ts,
 //   forget.ts (tombstones, delete for good), dream-rows.ts (what a dream reads and writes), links.ts
-//   (rare-word links, and the dream's backfill of them), stats.ts.
+//   (rare-word links, and the dream's backfill of them), updates.ts (a changed value), stats.ts.
 // `MemoryStore.open` binds each function to the core, so `store.believe(input, actor)` is
 // `believe(core, input, actor)`; nothing here restates a method. A new verb is a function in its
 // concern's file plus its name in OPS below.
@@ -24,6 +24,7 @@ import { query, similar } from './store/search.js';
 import { gradeSession } from './store/session-grades.js';
 import { reembed, reindex, scheduleReport, stats } from './store/stats.js';
 import { openThread, recordAnneal, resolveThread, threads } from './store/threads.js';
+import { reconcileUpdates } from './store/updates.js';
 import { wander } from './store/wander-graph.js';
 
 export { DEFAULT_LEARNING, DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS } from './store/options.js';
@@ -37,7 +38,7 @@ const OPS = {
   predict, resolvePrediction, surprisesSince, openThread, resolveThread, threads, recordAnneal, wander,
   tombstone, forget, deleteForever, isForgotten, derivedFrom,
   lastDream, dreamPressure, lastObservationId, recentMemories, edgesAmong, hasAbstraction, addAbstraction, fadeWeak, recordDream,
-  linksThrough, backfillLinks,
+  linksThrough, backfillLinks, reconcileUpdates,
 };
 
 // A function over the core, as a method of the store: the core argument bound.

@@ -54,6 +54,8 @@ export type QueryResult = {
   sources: string[]; // of every observation merged into this memory, oldest first
   faded: boolean;
   superseded: boolean;
+  // A newer memory this view sees says another value for it (memory/store/updates.ts): ranked below.
+  possibly_outdated?: true;
   explain?: ScoreParts;
 };
 

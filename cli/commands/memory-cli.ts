@@ -132,7 +132,7 @@ async function observe(config: Config, text: string, flags: MemoryFlags, io: Mem
 }
 
 function queryLine(r: QueryResult): string {
-  const labels = [r.faded ? 'faded' : '', r.superseded ? 'superseded' : ''].filter(Boolean);
+  const labels = [r.faded ? 'faded' : '', r.superseded ? 'superseded' : '', r.possibly_outdated ? 'possibly outdated' : ''].filter(Boolean);
   const head = `#${r.id}  ${r.score.toFixed(3)}  [${r.category}]${labels.length ? ` (${labels.join(', ')})` : ''}  ${r.text.length > 200 ? `${r.text.slice(0, 200)}…` : r.text}`;
   const lines = [head];
   if (r.sources.length) lines.push(`      sources: ${r.sources.slice(0, 5).join(', ')}${r.sources.length > 5 ? ` and ${r.sources.length - 5} more` : ''}`);

@@ -1,17 +1,18 @@
 // Dream: consolidation between sessions. Phases run in order, each timed and fault-isolated (a
 // phase that throws is logged and reported `ok: false`; the others still run):
-// cluster recent observations -> abstract clusters (`abstracts` edges) -> contradiction candidates
+// changed values among recent memories (a dated supersession, possibly outdated, or a candidate) -> cluster recent observations -> abstract clusters (`abstracts` edges) -> contradiction candidates
 // -> rare-word links for memories observed before them (a bounded batch) -> FSRS schedule report
 // -> fade the weak -> rebuild indices -> one metrics row.
 import type { GeminiCheck } from '../learning/contradiction.js';
 import { checkContradictions } from '../learning/contradiction-check.js';
+import { slotDifference } from '../learning/slot-update.js';
 import { describeError, type GeminiModels } from '../gemini-client.js';
 import type { MemoryStore } from '../store.js';
 import { contentTerms, dice, tokens } from '../text/text.js';
 import { cleanDerived } from '../text/text-hygiene.js';
 import type { Actor } from '../types.js';
 
-export const PHASES = ['cluster', 'abstract', 'contradictions', 'links', 'schedule', 'fade', 'reindex', 'metrics'] as const;
+export const PHASES = ['updates', 'cluster', 'abstract', 'contradictions', 'links', 'schedule', 'fade', 'reindex', 'metrics'] as const;
 export type PhaseName = (typeof PHASES)[number];
 export type PhaseReport = { ok: boolean; ms: number; error?: string; [count: string]: unknown };
 export type DreamReport = { duration_ms: number; phases: Record<PhaseName, PhaseReport> };
@@ -65,6 +66,10 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
       opts.logger?.warn({ event: 'dream_phase_failed', phase: name, err }, `dream: ${name} failed: ${error}`);
     }
   };
+
+  // A changed value among what is stored: dated, never merged (memory/store/updates.ts); first, so
+  // an ended value is out of the clusters below.
+  await run('updates', () => store.reconcileUpdates(store.recentMemories(since, opts.recentLimit ?? DEFAULTS.recentLimit), actor));
 
   await run('cluster', () => {
     recent = store.recentMemories(since, opts.recentLimit ?? DEFAULTS.recentLimit);
@@ -148,8 +153,11 @@ function clusterRecent(store: MemoryStore, recent: Array<{ id: number; text: str
     }
     return r;
   };
+  const textOf = new Map(recent.map((m) => [m.id, m.text]));
   const union = (a: number, b: number) => {
     if (scopeOf.get(a) !== scopeOf.get(b)) return;
+    // Two values of one fact are not "the same thing" an abstraction may speak for.
+    if (slotDifference(textOf.get(a) ?? '', textOf.get(b) ?? '')) return;
     const ra = find(a);
     const rb = find(b);
     if (ra !== rb) parent.set(Math.max(ra, rb), Math.min(ra, rb));

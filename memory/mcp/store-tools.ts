@@ -59,6 +59,7 @@ const Result = z.object({
   sources: z.array(z.string()).describe('The sources of every observation merged into this memory, oldest first'),
   faded: z.boolean(),
   superseded: z.boolean(),
+  possibly_outdated: z.literal(true).optional().describe('A newer memory you wrote says another value of it; it may no longer hold'),
 });
 const QueryOut = z.object({ results: z.array(Result) });
 
@@ -116,7 +117,7 @@ const StatsOut = z.object({
 // The store's shapes, cut to exactly the fields the output schemas declare (clients validate them
 // strictly, and the surface stays stable when the store grows a column).
 export function toResult(r: QueryResult): z.output<typeof Result> {
-  return { id: r.id, text: r.text, category: r.category, score: r.score, sources: r.sources, faded: r.faded, superseded: r.superseded };
+  return { id: r.id, text: r.text, category: r.category, score: r.score, sources: r.sources, faded: r.faded, superseded: r.superseded, ...(r.possibly_outdated ? { possibly_outdated: true as const } : {}) };
 }
 
 function toRecord(m: MemoryRecord): z.output<typeof RecallOut> {

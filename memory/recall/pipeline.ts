@@ -22,7 +22,9 @@ export type RecallSource = {
   // return (its view's; with `as_of`, begun by then).
   edgesAround(ids: number[], shares: boolean): Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>;
   // `last_seen`: its newest evidence (as of the query's time, what was observed by then).
-  states(ids: number[]): Array<{ id: number; salience: number; last_seen: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null }>;
+  // `outdated`: a newer memory that says another value of it (a `supersedes` edge that did not end
+  // it) is one the query may return and had begun by the query's time.
+  states(ids: number[]): Array<{ id: number; salience: number; last_seen: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null; outdated: number }>;
   // The speakers the store knows (memory/text/speaker.ts), to find those a query names.
   speakers(): string[];
   texts(ids: number[]): Array<{ id: number; text: string; category: Category; faded: number; superseded_by: number | null }>;
@@ -69,6 +71,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
   const states = src.states([...candidateIds]);
   const elsewhere = w.speaker > 0 ? saidElsewhere(src, text, states) : new Set<number>();
   const superseded = new Set<number>();
+  const outdated = new Set(states.filter((r) => r.outdated).map((r) => r.id));
   for (const r of states) {
     // As of a time, what was superseded by then; what came later is left to the store (never returned).
     if (r.superseded_by !== null && (asOf === null || r.valid_to === null || r.valid_to <= asOf)) superseded.add(r.id);
@@ -80,8 +83,10 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
       fused: fused.get(r.id) ?? 0,
       activation: activation.get(r.id) ?? 0,
       ageDays: (refMs - Date.parse(r.last_seen)) / DAY_MS,
+      validAgeDays: (refMs - Date.parse(r.valid_from)) / DAY_MS,
       salience: r.salience,
       elsewhere: elsewhere.has(r.id),
+      outdated: !!r.outdated && !superseded.has(r.id),
     });
   }
   const ranked = rankCandidates(cands, w).slice(0, opts.limit);
@@ -89,7 +94,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
   const byId = new Map(src.texts(ranked.map((r) => r.id)).map((r) => [r.id, r]));
   return ranked.map((r) => {
     const m = byId.get(r.id)!;
-    const out: QueryResult = { id: r.id, text: m.text, category: m.category, score: round(r.score, 6), sources: sources.get(r.id) ?? [], faded: !!m.faded, superseded: superseded.has(r.id) };
+    const out: QueryResult = { id: r.id, text: m.text, category: m.category, score: round(r.score, 6), sources: sources.get(r.id) ?? [], faded: !!m.faded, superseded: superseded.has(r.id), ...(outdated.has(r.id) && !superseded.has(r.id) ? { possibly_outdated: true as const } : {}) };
     if (opts.explain) out.explain = Object.fromEntries(Object.entries(r.parts).map(([k, v]) => [k, round(v as number, 6)])) as QueryResult['explain'];
     return out;
   });

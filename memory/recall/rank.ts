@@ -15,6 +15,7 @@ export type RankWeights = {
   half_life_days: number;
   salience: number;
   edges: Record<EdgeType, number>; // how well each edge type carries activation
+  outdated: number; // a memory a newer one of this view marks possibly outdated (memory/store/updates.ts) keeps 1 - this of its score
   speaker: number; // a query naming a known speaker: what another speaker said, not about them, loses this share of its score
   link_cap: number; // `shares` edges a memory may have (memory/store/links.ts)
   link_rare: number; // a word in at most this share of observations is rare enough to link by
@@ -65,7 +66,8 @@ export function recency(ageDays: number, halfLifeDays: number): number {
 }
 
 // `elsewhere`: the query names a speaker, and someone else said this and it does not name them.
-export type Candidate = { id: number; lexical: number; vector: number; fused: number; activation: number; ageDays: number; salience: number; elsewhere?: boolean };
+// `validAgeDays`: since it began to hold (valid_from); `outdated`: a newer value of it is known (updates.ts).
+export type Candidate = { id: number; lexical: number; vector: number; fused: number; activation: number; ageDays: number; validAgeDays?: number; salience: number; elsewhere?: boolean; outdated?: boolean };
 
 // The final order: fused rank score (scaled so the best is 1) plus weighted activation, recency
 // and salience, times (1 - speaker) for what another speaker said (Candidate `elsewhere`). Ties go to the lower id (older memory) so results are stable.
@@ -78,11 +80,13 @@ export function rankCandidates(cands: Candidate[], w: RankWeights): Ranked[] {
       vector: c.vector,
       fused,
       activation: c.activation,
-      recency: recency(c.ageDays, w.half_life_days),
+      // From its newest evidence and from when it began to hold, equally: of two facts seen as
+      // recently, the one that began to hold later is the more recent.
+      recency: c.validAgeDays === undefined ? recency(c.ageDays, w.half_life_days) : (recency(c.ageDays, w.half_life_days) + recency(c.validAgeDays, w.half_life_days)) / 2,
       salience: c.salience,
     };
     const mixed = fused + w.activation * parts.activation + w.recency * parts.recency + w.salience * parts.salience;
-    const score = c.elsewhere ? mixed * (1 - w.speaker) : mixed;
+    const score = mixed * (c.elsewhere ? 1 - w.speaker : 1) * (c.outdated ? 1 - (w.outdated ?? 0) : 1);
     return { id: c.id, score, parts };
   });
   return out.sort((a, b) => b.score - a.score || a.id - b.id);

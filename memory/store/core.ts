@@ -29,6 +29,7 @@ export class StoreCore {
   readonly tombstones: Tombstones;
   private readonly transactionMode: 'immediate' | 'deferred';
   readonly crossScopeStanding: boolean;
+  readonly knowledgeUpdates: boolean;
   // Whose view this is (memory/store/scope.ts): an agent reads its own and the shared memories and
   // writes its own; null, the operator, reads all and writes shared.
   readonly agent: string | null = null;
@@ -63,6 +64,7 @@ export class StoreCore {
     this.expandQuery = opts.expandQuery ?? null;
     this.transactionMode = opts.transactionMode ?? 'immediate';
     this.crossScopeStanding = opts.crossScopeStanding ?? false;
+    this.knowledgeUpdates = opts.knowledgeUpdates ?? true;
     this.tombstones = new Tombstones(db, opts.forgetSimilarity ?? DEFAULTS.memory.forget_similarity);
     this.vectors = this.embedder ? new VectorIndex(this.embedder.model, this.embedder.dim) : null;
   }

@@ -2,6 +2,7 @@
 // prediction-error gate (memory/recall/gate.ts) into a merge, a link or a new memory, with its
 // observation row, its edges and one audit row, in one transaction.
 import { confirmedAtCreation } from '../learning/claims.js';
+import { slotDifference } from '../learning/slot-update.js';
 import { gateDecision, predictionError } from '../recall/gate.js';
 import { dice, tokens } from '../text/text.js';
 import { MemoryError, type Actor, type GateDecision, type GradeName, type ObserveInput, type ObserveResult } from '../types.js';
@@ -14,6 +15,7 @@ import { nextId } from './schema.js';
 import { sees, writeScope } from './scope.js';
 import { candidateTerms, gateCandidates } from './search.js';
 import { observationFields } from './tombstones.js';
+import { recordUpdates } from './updates.js';
 
 const IMPORT_BATCH = 500;
 
@@ -113,6 +115,8 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
   // Never folded into a memory of another scope: into a private one a shared claim would stay
   // private; into a shared one a private claim's words, source and tags would be everyone's.
   if (decision === 'merge' && near!.scope !== scope) decision = 'link';
+  // Never one memory of two values: the same words but for one value are an update (updates.ts).
+  if (decision === 'merge' && s.knowledgeUpdates && slotDifference(near!.text, clean.text)) decision = 'link';
   const validFrom = clean.valid_from ?? at;
   let memoryId: number;
   let before: MemoryRow | null = null;
@@ -155,12 +159,15 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
   );
   if (s.docs >= 0) s.docs++;
   if (follows !== null && follows !== memoryId) s.upsertEdge(follows, memoryId, 'follows', 1);
+  // A changed value ends, or outdates, the close memory it changes; those are updates, not contradictions.
+  const updates = decision === 'merge' || opts.noMerge ? [] : recordUpdates(s, memoryId, [...(near ? [near.id] : []), ...neighbours.map((n) => n.id)], actor);
+  const updated = new Set(updates.map((u) => u.other));
   const shares = decision === 'merge' ? [] : linkRareTerms(s, memoryId, clean.text, at, actor.sessionId ?? null, { cap: s.weights.link_cap, rare: s.weights.link_rare });
   const result: ObserveResult = { observation_id: observationId, memory_id: memoryId, decision, prediction_error: pe, linked_to: decision === 'link' ? near!.id : null };
   // A new claim that says the opposite of a close memory is recorded as a candidate, never applied.
-  const candidates = decision === 'merge' ? [] : heuristicCandidates(s, memoryId, clean.text, neighbours);
+  const candidates = decision === 'merge' ? [] : heuristicCandidates(s, memoryId, clean.text, neighbours.filter((n) => !updated.has(n.id)));
   s.audit(actor, 'observe', `memory:${memoryId}`, before && publicRow(before), {
-    ...result, source: clean.source, follows, ...(clean.speaker ? { speaker: clean.speaker } : {}), ...(decision !== 'merge' ? { valid_from: validFrom, scope } : {}), ...(shares.length ? { shares } : {}), ...(graded ? { graded } : {}), ...(candidates.length ? { contradiction_candidates: candidates } : {}),
+    ...result, source: clean.source, follows, ...(clean.speaker ? { speaker: clean.speaker } : {}), ...(decision !== 'merge' ? { valid_from: validFrom, scope } : {}), ...(shares.length ? { shares } : {}), ...(updates.length ? { updates } : {}), ...(graded ? { graded } : {}), ...(candidates.length ? { contradiction_candidates: candidates } : {}),
   });
   return result;
 }
@@ -168,24 +175,24 @@ function observeOne(s: StoreCore, clean: Clean, actor: Actor, vec: Float32Array 
 // The closest active memory: Dice over words among the BM25 candidates, and cosine (same model)
 // when there is a vector; the better of the two. `lexical` is the words' agreement with it.
 // Only memories this view may see are candidates (scope.ts): another agent's are never merge targets.
-type Near = { id: number; similarity: number; lexical: number; scope: string | null };
+type Near = { id: number; text: string; similarity: number; lexical: number; scope: string | null };
 function nearest(s: StoreCore, text: string, vec: Float32Array | null, neighbours?: Array<{ id: number; text: string; lexical: number }>): Near | null {
   let best: Near | null = null;
-  const consider = (id: number, similarity: number, lexical: number, scope: string | null) => {
-    if (!best || similarity > best.similarity || (similarity === best.similarity && id < best.id)) best = { id, similarity, lexical, scope };
+  const consider = (id: number, text: string, similarity: number, lexical: number, scope: string | null) => {
+    if (!best || similarity > best.similarity || (similarity === best.similarity && id < best.id)) best = { id, text, similarity, lexical, scope };
   };
   const words = tokens(text);
   const lexical = new Map<number, number>();
   for (const r of gateCandidates(s, candidateTerms(text))) {
     const d = dice(words, tokens(r.text));
     lexical.set(r.id, d);
-    consider(r.id, d, d, r.scope);
+    consider(r.id, r.text, d, d, r.scope);
     neighbours?.push({ id: r.id, text: r.text, lexical: d });
   }
   if (vec && s.vectors?.size) {
     for (const hit of s.vectors.top(vec, 3)) {
       const r = s.stmt('SELECT text, faded, superseded_by, scope FROM memories WHERE id = ?').get(hit.id) as { text: string; faded: number; superseded_by: number | null; scope: string | null } | undefined;
-      if (r && !r.faded && r.superseded_by === null && sees(s.agent, r.scope)) consider(hit.id, Math.max(0, hit.score), lexical.get(hit.id) ?? dice(words, tokens(r.text)), r.scope);
+      if (r && !r.faded && r.superseded_by === null && sees(s.agent, r.scope)) consider(hit.id, r.text, Math.max(0, hit.score), lexical.get(hit.id) ?? dice(words, tokens(r.text)), r.scope);
     }
   }
   return best;

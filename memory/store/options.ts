@@ -23,6 +23,9 @@ export type StoreOptions = {
   // what a session's supersede, contradict, review, resolve or link of a shared memory would do,
   // and its private memories counted toward a shared memory's `shares` cap (links.ts).
   crossScopeStanding?: boolean;
+  // Config `memory.updates`: false turns off knowledge updates (memory/store/updates.ts: a changed
+  // value ends or outdates the older memory, and no merge joins two values); the tests' control.
+  knowledgeUpdates?: boolean;
   // Config `memory.forget_similarity`: a text this close to a forgotten one is refused.
   forgetSimilarity?: number;
   // Whose view (memory/store/scope.ts): a session's agent under `memory.scope: agent`; unset, the operator's.

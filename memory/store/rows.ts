@@ -107,7 +107,7 @@ function mayReplace(s: StoreCore, older: MemoryRow, newer: MemoryRow): void {
 }
 
 // Inside a transaction: `older` (as read before) held until `newer` began; graded Again.
-function endValidity(s: StoreCore, older: MemoryRow, newer: MemoryRow, actor: Actor): void {
+export function endValidity(s: StoreCore, older: MemoryRow, newer: MemoryRow, actor: Actor): void {
   const validTo = [older.valid_from, newer.valid_from].sort()[1];
   s.stmt('UPDATE memories SET superseded_by = ?, valid_to = ? WHERE id = ?').run(newer.id, validTo, older.id);
   const graded = applyGrade(s, older.id, 'again', 'superseded', actor, s.now());

@@ -93,6 +93,13 @@ const EVIDENCE_THEN = ' AND (o.created_at <= ? OR o.id = (SELECT min(o2.id) FROM
 // began to hold if that is later (updated_at counts evidence, reviews and fades of every time since).
 const LAST_SEEN_THEN = 'max(m.valid_from, coalesce((SELECT max(o.created_at) FROM observations o WHERE o.memory_id = m.id AND o.created_at <= ?), m.valid_from))';
 
+// Whether a newer memory this view sees, begun by the time (first argument) and not ended by the
+// second, marks memory `m` possibly outdated (memory/store/updates.ts: a `supersedes` edge whose
+// writer could not end it). The edges first (CROSS JOIN): the planner otherwise scanned every
+// active memory per candidate.
+const OUTDATED = (s: StoreCore) =>
+  `(m.superseded_by IS NULL AND EXISTS (SELECT 1 FROM edges e CROSS JOIN memories n ON n.id = e.from_id WHERE e.to_id = m.id AND e.type = 'supersedes' AND +n.faded = 0 AND n.valid_from <= ? AND (n.valid_to IS NULL OR n.valid_to > ?) AND ${s.seen('n')}))`;
+
 // The pipeline's reads, over this store, for a query as of `asOf` (null: now).
 function recallSource(s: StoreCore, asOf: string | null): RecallSource {
   const w = within(s, asOf);
@@ -134,8 +141,10 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
              UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(@f)) AND (@shares OR type != 'shares')`,
           ).all({ f: ids(frontier), shares: shares ? 1 : 0 })) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
     states: (memoryIds) =>
-      s.stmt(`SELECT id, salience, ${asOf === null ? 'updated_at' : LAST_SEEN_THEN} AS last_seen, faded, superseded_by, speaker, valid_from, valid_to FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w?.sql ?? '1'}`).all(
+      s.stmt(`SELECT id, salience, ${asOf === null ? 'updated_at' : LAST_SEEN_THEN} AS last_seen, faded, superseded_by, speaker, valid_from, valid_to, ${OUTDATED(s)} AS outdated FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w?.sql ?? '1'}`).all(
         ...(asOf === null ? [] : [asOf]),
+        asOf ?? s.iso(),
+        asOf ?? s.iso(),
         ids(memoryIds),
         ...(w?.args ?? []),
       ) as Array<{
@@ -147,6 +156,7 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
         speaker: string | null;
         valid_from: string;
         valid_to: string | null;
+        outdated: number;
       }>,
     speakers: () => s.stmt('SELECT name FROM speakers').pluck().all() as string[],
     texts: (memoryIds) =>

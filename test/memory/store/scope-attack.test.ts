@@ -54,7 +54,9 @@ test("a private near-duplicate of a shared memory is never folded into it: beta'
   const mine = await alpha('observe', { text: `${SHARED} ${WORD}`, source: SECRET_SOURCE });
 
   // A belief is observed through the same gate: alpha's is its own, the shared memory keeps its kind.
-  assert.notEqual((await alpha('believe', { text: `${SHARED} for sure`, confidence: 0.95 })).id, shared);
+  // (Said before the claim: "<claim> for sure" beside "<claim> <WORD>" would read as one value
+  // changed, and end alpha's own memory; docs/memory.md, Updates.)
+  assert.notEqual((await alpha('believe', { text: `For sure: ${SHARED}`, confidence: 0.95 })).id, shared);
   const beta = await session('agent', 'S-beta-1', 'beta');
   assert.deepEqual((await beta('query', { query: WORD, include_faded: true })).results, []);
   const kept = await beta('recall', { id: shared });
