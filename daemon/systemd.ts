@@ -1,5 +1,5 @@
 // Renders deploy/systemd/* with the real paths of this install. `install` writes the files and
-// prints the systemctl line to run; it never runs systemctl itself.
+// prints the systemctl line to run; the command starts only the dry tick (nightshift-check.service).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -130,14 +130,26 @@ Renders the units with this install's paths:
   nightshift.service           one tick (Type=oneshot), as --user
   nightshift.timer             fires it on --on-calendar (default hourly), Persistent=true
   nightshift-daemon.service    the alternative: nightshift daemon on daemon.schedule (not both)
-  nightshift-alert@.service    OnFailure=: nightshift alert --unit %i
-  nightshift-watch.service     nightshift doctor --alert
+  nightshift-alert@.service    OnFailure=: nightshift alert --unit %i, through nightshift-alert.sh
+  nightshift-watch.service     nightshift doctor --alert, through nightshift-alert.sh
   nightshift-watch.timer       fires it hourly at :17
+  nightshift-check.service     the dry tick: loads the config and the agents, runs nothing
+  nightshift-alert.sh          sh and curl: when nightshift itself cannot run (node, the bundle),
+                               posts a plain alarm to DISCORD_WEBHOOK_URL and pings
+                               monitor.ping_url/fail
 Every unit logs as SyslogIdentifier=nightshift (journalctl -t nightshift). The units run with
 Environment=PATH= holding the folder claude.command is found in on this shell's PATH and node's:
 a CLI not found, or under /tmp (hidden by PrivateTmp=), renders nothing (exit 64).
-install writes them to --prefix (default /etc/systemd/system), makes the missing vault, state and
-log folders (owned by --user), and prints the systemctl line to run; it never runs systemctl.
+Before writing, install checks as --user under the units' sandbox: node, nightshift's bin and the
+CLI must be outside /tmp and /var/tmp (PrivateTmp= hides both) and reachable by --user, and the
+config folder, state_dir, log_dir and vault must belong to --user (the config folder may be
+root's); else it refuses (exit 64), writes nothing, and names the fix. print and a staging
+--prefix only warn. doctor --prefix DIR checks the units installed there the same way.
+install writes them to --prefix (default /etc/systemd/system), writes nightshift-monitor.env
+(0600, beside the env file: monitor.ping_url and discord.api_base for nightshift-alert.sh),
+makes the missing vault, state and log folders (owned by --user), then, when systemd runs here,
+starts nightshift-check.service once and prints its result (exit 1 when it failed), and prints
+the systemctl line that enables the timers.
 A --prefix systemd does not read only stages them: the line printed copies them into place first.
 With --user root, each session runs as session_user (default nightshift-session), never root:
 install makes that user where missing (useradd --system --no-create-home --shell
