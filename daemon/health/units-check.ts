@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import type { Config } from '../../config/schema.js';
 import { installedUnitPath } from '../systemd.js';
 import { unitReach } from '../unit-reach.js';
-import type { Check } from './doctor.js';
+import type { CheckFacts as Check } from '../../report/embed.js';
 
 const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
 const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });

@@ -79,7 +79,9 @@ reported=no
   fi
   if [ $reported = no ]; then
     echo "nightshift itself could not report it (exit $code):"
-    tail -n 8 "$work/stderr"
+    # The lines that say why (node's stack frames left out), else the last ones.
+    grep -v -E '^[[:space:]]*at |^[[:space:]]*$' "$work/stderr" >"$work/said"
+    grep -i -m 4 -E 'error|cannot|denied|not found|no such|killed' "$work/said" || tail -n 8 "$work/said"
   fi
 } >"$work/cause.raw"
 clean "$work/cause.raw" 1500 >"$work/cause"
