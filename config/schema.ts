@@ -272,6 +272,17 @@ export const ConfigSchema = z.strictObject({
       username: nonEmpty.optional(),
     })
     .prefault({}),
+  // A dead-man's check outside the host (healthchecks.io's convention): each tick pings
+  // `<ping_url>/start` when it begins, `<ping_url>` when it ends well, `<ping_url>/fail` (the reason
+  // as the body) when it fails; the alert unit pings /fail too, even when nightshift cannot run.
+  // The service notices silence itself. Held to `ping_timeout`, never blocking or failing a tick;
+  // the URL is a secret, never logged (`systemd install` copies it into a 0600 file for the alarm).
+  monitor: z
+    .strictObject({
+      ping_url: z.url({ protocol: /^https?$/, error: 'Expected an http(s) URL such as `https://hc-ping.com/<uuid>`' }).optional(),
+      ping_timeout: duration(100).prefault(DEFAULTS.monitor.ping_timeout),
+    })
+    .prefault({}),
   // What `nightshift doctor` treats as a failure worth an alert.
   alerts: z
     .strictObject({

@@ -21,20 +21,42 @@ export type AccessFacts = {
   // The folder to make, when `path` is the existing folder it would be made in: the fix is to
   // make that one as the user (install -d -o), never to chown a folder of the system's.
   missing?: string;
+  // A folder on the way to `path` (below /) is the user's: `path` is inside their site, so a
+  // chown of a root-made leftover repairs it. False: a folder of the system's (/etc/systemd/system).
+  insideOurs?: boolean;
 };
+
+// Folders a site lives in, never the site itself: no advice hands one to a user.
+const SYSTEM_FOLDERS = new Set(['/', '/etc', '/opt', '/srv', '/var', '/var/lib', '/var/log', '/usr', '/usr/local', '/home', '/root', '/run', '/mnt', '/media', '/tmp', '/var/tmp']);
 
 const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
 const name = (w: Who) => (w.name ? `${w.name} (uid ${w.uid})` : `uid ${w.uid}`);
 // A path as one shell word, quoted only when it must be.
 export const shellWord = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
 
-// Pure: the message for one access problem, with the chown (another owner) or chmod (ours, but
-// its mode shuts us out) that fixes it.
+// Running as another user: what to run instead (the units for the owner, nightshift by hand as them).
+export const runAsOwner = (owner: string, asRoot: boolean) =>
+  `it belongs to ${owner}: run nightshift as them (${asRoot ? '' : 'sudo '}runuser -u ${owner} -- nightshift …), and install the units for them (nightshift systemd install --user ${owner}); a chown would take the site from ${owner}`;
+
+// Pure: the message for one access problem, with the fix: chmod (ours, but its mode shuts us out);
+// chown to us only for a root-made leftover inside our own site; for another user's site, run as
+// that user; for a folder of the system's, run as root. Never a chown of a system folder or of
+// another user's site.
 export function accessAdvice(f: AccessFacts, target?: string): string {
   const bits = f.need.map((n) => (n === 'read' ? 'r' : n === 'write' ? 'w' : 'x')).join('');
   // A folder of ours holds files made by the same hand (a database and its -wal, -shm): -R.
   const recursive = f.kind === 'folder' ? '-R ' : '';
-  const fix = f.missing ? `sudo install -d -o ${f.user.name ?? f.user.uid} ${shellWord(f.missing)}` : f.owner.uid !== f.user.uid ? `sudo chown ${recursive}${f.user.name ?? f.user.uid} ${shellWord(f.path)}` : `chmod u+${bits} ${shellWord(f.path)}`;
+  const me = f.user.name ?? String(f.user.uid);
+  const ours = !!f.what || !!f.insideOurs;
+  const fix = f.missing
+    ? `sudo install -d -o ${me} ${shellWord(f.missing)}`
+    : f.owner.uid === f.user.uid
+      ? `chmod u+${bits} ${shellWord(f.path)}`
+      : f.owner.uid !== 0
+        ? runAsOwner(f.owner.name ?? String(f.owner.uid), f.user.uid === 0)
+        : ours && !SYSTEM_FOLDERS.has(f.path)
+          ? `sudo chown ${recursive}${me} ${shellWord(f.path)}`
+          : `it is a folder of the system's, root's to write: run the command as root (sudo nightshift …), never chown it`;
   const about = target && target !== f.path ? ` (for ${target})` : '';
   return (
     `Permission denied: nightshift runs as ${name(f.user)} and cannot ${f.need.join(' or ')} the ${f.what ? `${f.what} ` : ''}${f.kind} ${f.path}${about}, ` +
@@ -75,13 +97,14 @@ export function accessFacts(target: string, what: string, opts: { folder?: boole
   const user: Who = { name: userName(uid), uid };
   const facts = (p: string, need: AccessFacts['need']): AccessFacts => {
     const st = fs.statSync(p);
-    return { what, path: p, kind: st.isDirectory() ? 'folder' : 'file', need, user, owner: { name: userName(st.uid), uid: st.uid }, mode: st.mode };
+    return { what, path: p, kind: st.isDirectory() ? 'folder' : 'file', need, user, owner: { name: userName(st.uid), uid: st.uid }, mode: st.mode, insideOurs: insideOurs(p) };
   };
   const chain: string[] = [];
   for (let d = path.dirname(abs); ; d = path.dirname(d)) {
     chain.unshift(d);
     if (d === path.dirname(d)) break;
   }
+  const insideOurs = (p: string) => chain.some((d) => d !== '/' && (p === d || p.startsWith(`${d}/`)) && p !== d && ownedBy(d, uid));
   for (const d of chain) if (fs.existsSync(d) && !can(d, fs.constants.X_OK)) return facts(d, ['enter']);
   // The nearest folder that exists is where the target (or its missing folders) would be made.
   let parent = path.dirname(abs);
@@ -110,11 +133,32 @@ export function accessProblem(target: string, what: string, opts: { folder?: boo
   }
 }
 
+const ownedBy = (p: string, uid: number) => {
+  try {
+    return fs.statSync(p).uid === uid;
+  } catch {
+    return false;
+  }
+};
+
+// Pure: root refused a change to another user's file (EPERM: the units for root keep no
+// CAP_FOWNER), as when a site made for a service user is run by units for root.
+export function foreignOwnerAdvice(p: string, owner: Who): string {
+  return `Permission denied: nightshift runs as root and may not change ${p}, owned by ${name(owner)}: ${runAsOwner(owner.name ?? String(owner.uid), true)}`;
+}
+
 // An errno error (EACCES, EPERM) from fs on one of our paths: the advice, else null.
 export function errnoAccessProblem(err: unknown, what: string): string | null {
   const e = err as NodeJS.ErrnoException;
   if (!e || (e.code !== 'EACCES' && e.code !== 'EPERM') || typeof e.path !== 'string') return null;
-  return accessProblem(e.path, what);
+  const advice = accessProblem(e.path, what);
+  if (advice || process.getuid?.() !== 0) return advice;
+  try {
+    const uid = fs.statSync(e.path).uid;
+    return uid === 0 ? null : foreignOwnerAdvice(e.path, { name: userName(uid), uid });
+  } catch {
+    return null;
+  }
 }
 
 // Root writing into a folder another user owns (the service user's log_dir, when the operator runs

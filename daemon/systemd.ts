@@ -1,5 +1,5 @@
 // Renders deploy/systemd/* with the real paths of this install. `install` writes the files and
-// prints the systemctl line to run; it never runs systemctl itself.
+// prints the systemctl line to run; the command starts only the dry tick (nightshift-check.service).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,9 +12,19 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 const TEMPLATES = path.join(ROOT, 'deploy', 'systemd');
 export const UNIT_FILES = [
   'nightshift.service', 'nightshift.timer', 'nightshift-daemon.service', 'nightshift-alert@.service', 'nightshift-watch.service', 'nightshift-watch.timer',
+  'nightshift-check.service',
 ] as const;
 
-export type RenderOptions = { user?: string; onCalendar?: string; watchOnCalendar?: string; node?: string; path?: string };
+// `unitDir`: the folder the units will be read from (nightshift-alert.sh is written beside them).
+export type RenderOptions = { user?: string; onCalendar?: string; watchOnCalendar?: string; node?: string; path?: string; unitDir?: string };
+
+// The alarm's shell path (deploy/systemd/nightshift-alert.sh), written beside the units so that it
+// outlives a broken or deleted nightshift install.
+export const ALERT_SCRIPT = 'nightshift-alert.sh';
+// Beside the env file, 0600: what nightshift-alert.sh needs and cannot read from the config
+// without nightshift (the monitor's ping URL, a secret; Discord's API base). Never in a unit's
+// text: units are 0644, readable by every user.
+export const monitorEnvFile = (c: Config) => path.join(c.dir, 'nightshift-monitor.env');
 
 // systemd's own PATH for system units (systemd.exec(5), split-usr): where a bare claude.command is
 // looked up when the unit names no PATH.
@@ -157,6 +167,8 @@ export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): 
     CAPABILITIES: user === 'root' ? ROOT_CAPABILITIES : '',
     WORKDIR: unitVerbatim(c.dir),
     ENV_FILE: unitVerbatim(path.join(c.dir, 'nightshift.env')),
+    MONITOR_ENV_FILE: unitVerbatim(monitorEnvFile(c)),
+    ALERT_SH: unitWord(path.join(o.unitDir ?? UNIT_DIR, ALERT_SCRIPT), true),
     ENV_CONFIG: unitWord(`NIGHTSHIFT_CONFIG=${c.file}`),
     ENV_PATH: unitWord(`PATH=${unitPathEnv}`),
     ENV_CLAUDE_CONFIG_DIR: unitWord(`CLAUDE_CONFIG_DIR=${path.join(c.state_dir, 'claude')}`),
@@ -184,11 +196,36 @@ export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): 
 
 export function installUnits(units: Array<{ name: string; text: string }>, prefix: string): string[] {
   fs.mkdirSync(prefix, { recursive: true });
-  return units.map((u) => {
+  const all = [...units, { name: ALERT_SCRIPT, text: fs.readFileSync(path.join(TEMPLATES, ALERT_SCRIPT), 'utf8') }];
+  return all.map((u) => {
     const file = path.join(prefix, u.name);
     fs.writeFileSync(file, u.text, { mode: 0o644 });
+    fs.chmodSync(file, 0o644);
     return file;
   });
+}
+
+// Pure: the monitor env file's text. Values are single words (a URL), so systemd's EnvironmentFile=
+// reads them as they are.
+export function monitorEnvText(c: Config): string {
+  const line = (k: string, v: string | undefined) => (v && !/[\s"'\\]/.test(v) ? `${k}=${v}` : `# ${k}: not set`);
+  return [
+    '# Written by `nightshift systemd install` from the config, for nightshift-alert.sh; 0600 (the ping URL is a secret).',
+    line('NIGHTSHIFT_PING_URL', c.monitor.ping_url),
+    line('NIGHTSHIFT_DISCORD_API', c.discord.api_base),
+    '',
+  ].join('\n');
+}
+
+// Written 0600 (owned by whoever installs: systemd reads EnvironmentFile= as root, before it
+// drops to the units' user).
+export function writeMonitorEnv(c: Config): string {
+  const file = monitorEnvFile(c);
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, monitorEnvText(c), { mode: 0o600 });
+  fs.chmodSync(tmp, 0o600);
+  fs.renameSync(tmp, file);
+  return file;
 }
 
 // A ReadWritePaths= entry that does not exist fails the unit with 226/NAMESPACE, so `install`

@@ -42,6 +42,17 @@ function open(file: string, io: HealthIo): { l: LenientConfig; logger: Logger; f
 const deliveryLine = (d: Delivery) =>
   !d.configured ? 'not sent: DISCORD_WEBHOOK_URL is not set' : d.sent && !d.pending ? 'sent' : d.queued || d.pending ? `queued (${d.pending} waiting in the outbox)` : `not sent: ${d.error ?? 'already queued before'}`;
 
+// nightshift-alert.sh (deploy/systemd) names a file in NIGHTSHIFT_REPORTED: marked once this
+// command has reported (or had nothing to report), it does not post its own plain alarm.
+function markReported(env: NodeJS.ProcessEnv): void {
+  if (!env.NIGHTSHIFT_REPORTED) return;
+  try {
+    fs.writeFileSync(env.NIGHTSHIFT_REPORTED, 'reported\n', { mode: 0o600 });
+  } catch {
+    // the script then sends its plain alarm too: a repeat, never a silence
+  }
+}
+
 const MARK = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' } as const;
 
 // Pure: a timer that reaches no rule is a standing fact of the config, not an event: while it is
@@ -67,10 +78,13 @@ export async function doctorCommand(file: string, flags: { json?: boolean; alert
   for (const c of checks) if (c.status === 'fail' || c.status === 'warn') fileOnly[c.status === 'fail' ? 'error' : 'warn']({ event: 'doctor_check', check: c.name, status: c.status, detail: c.detail, fix: c.fix }, `doctor: ${c.name}: ${c.detail}`);
   logger.info({ event: 'doctor', failing: failing.length, warnings: checks.filter((c) => c.status === 'warn').length }, `doctor: ${failing.length} failing`);
   let alert: string | null = null;
+  let alarmed = true;
   if (flags.alert && failing.length) {
     const d = await deliver(doctorReport(checks, { redact: io.redact, at: io.now(), host: os.hostname(), key: standingKey(failing) }), reportSettings(l.config), deps);
     alert = deliveryLine(d);
+    alarmed = !(d.configured && d.error && !d.sent);
   }
+  if (alarmed) markReported(io.env);
   if (flags.json) io.out(JSON.stringify({ ok: !failing.length, config: l.config.file, checks, alert, ...(flags.fix ? { fixed } : {}) }));
   else {
     if (flags.fix) io.out(fixed.length ? fixed.map((f) => `fixed: ${f}`).join('\n') : 'fixed: nothing to fix safely');
@@ -121,5 +135,7 @@ export async function alertCommand(file: string, unit: string | undefined, io: H
   io.out(`alert for ${unit}: ${deliveryLine(d)}`);
   if (!d.configured) logger.warn({ event: 'alert_not_sent', unit }, 'alert: DISCORD_WEBHOOK_URL is not set; the failure is in journald and the daily log only');
   // Neither sent nor kept for later: the alarm itself failed.
-  return d.configured && d.error && !d.sent ? EXIT.FAILED : EXIT.OK;
+  if (d.configured && d.error && !d.sent) return EXIT.FAILED;
+  markReported(env);
+  return EXIT.OK;
 }

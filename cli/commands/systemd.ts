@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import type { Config } from '../../config/schema.js';
 import { checkCalendar } from '../../daemon/schedule/calendar.js';
 import { EXIT, UsageError } from '../../core/errors.js';
-import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits, ROOT, SYSTEM_UNIT_DIRS, UNIT_DIR, unitPath, unitPathProblems } from '../../daemon/systemd.js';
+import { installUnits, makeWritablePaths, privateTmpWarnings, renderUnits, ROOT, SYSTEM_UNIT_DIRS, UNIT_DIR, unitPath, unitPathProblems, writeMonitorEnv } from '../../daemon/systemd.js';
+import { unitReach } from '../../daemon/unit-reach.js';
 import { shellWord } from '../../core/file-access.js';
 import path from 'node:path';
 import type { FullContext } from '../context.js';
@@ -60,17 +61,23 @@ export async function systemdCommand(config: Config, positionals: string[], flag
     ['vault', config.vault], ['state_dir', config.state_dir], ['log_dir', config.log_dir], ['git.lock_file', config.git.lock_file], ['the config file', config.file],
     ['node', node], ['nightshift', ROOT], ...run.path.split(':').map((d): [string, string] => ['a folder of the units\' PATH', d]),
   ]));
+  const prefix = path.resolve(flags.prefix ?? UNIT_DIR);
+  const staged = action === 'print' || !SYSTEM_UNIT_DIRS.includes(prefix);
+  // What the units' ExecStart= names and the site they write, as their user under their sandbox:
+  // refused for a real install; for print and staging (units for a host set up later), warned.
+  const reach = flags.user && !problems.length ? unitReach(config, flags.user, node, io.env.PATH ?? '') : [];
+  if (!staged) problems.push(...reach);
   if (problems.length) throw new UsageError(`systemd ${action}: nothing ${action === 'print' ? 'rendered' : 'written'}.\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   const { loadAgents } = await import('../../config/agents.js');
-  const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: spec, node, path: run.path });
-  for (const w of privateTmpWarnings(config)) io.err(`${io.redact(w)}\n`);
+  const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: spec, node, path: run.path, unitDir: staged ? UNIT_DIR : prefix });
+  for (const w of [...privateTmpWarnings(config), ...reach.map((r) => `warning: ${r}`)]) io.err(`${io.redact(w)}\n`);
   if (action === 'print') {
     io.out(units.map((u) => `# ---- ${u.name} ----\n${u.text}`).join('\n'));
     return EXIT.OK;
   }
-  const prefix = path.resolve(flags.prefix ?? UNIT_DIR);
-  const staged = !SYSTEM_UNIT_DIRS.includes(prefix);
   const files = installUnits(units, prefix);
+  // The alarm's own settings, 0600 beside the env file (a real install only: staging writes no site files).
+  const monitorEnv = staged ? null : writeMonitorEnv(config);
   // Staging elsewhere (a --prefix systemd does not read) makes no folders; the real install makes the missing ones.
   const site = staged ? { made: [], warnings: [] } : makeWritablePaths(config, flags.user);
   // Units for root run each session as session_user: made here, unless only staging.
@@ -81,8 +88,25 @@ export async function systemdCommand(config: Config, positionals: string[], flag
     ? [`Staged in ${prefix}, which systemd does not read. To use them on the host they are for:`, `  install -m 0644 ${files.map(shellWord).join(' ')} /etc/systemd/system/`, `  ${enable}`,
       `(the vault, state and log folders${flags.user === 'root' ? ' and the session user' : ''} are not made when staging: nightshift systemd install --user ${flags.user} there makes them)`]
     : ['Now run:', `  ${enable}`, '(or nightshift-daemon.service instead of the timer, not both)'];
-  io.out([...files.map((f) => `wrote ${f}`), ...site.made.map((d) => `made ${d}`), ...session.made, '', ...next].join('\n'));
-  return EXIT.OK;
+  io.out([...files.map((f) => `wrote ${f}`), ...(monitorEnv ? [`wrote ${monitorEnv} (0600)`] : []), ...site.made.map((d) => `made ${d}`), ...session.made].join('\n'));
+  const dry = staged ? null : dryTick(prefix, io);
+  if (dry) io.out(dry.text);
+  io.out(['', ...next].join('\n'));
+  return dry && !dry.ok ? EXIT.FAILED : EXIT.OK;
+}
+
+// After a real install: a dry tick under the units (nightshift-check.service loads the config and
+// the agents as the units' user, in their sandbox, and exits), when systemd runs here.
+function dryTick(prefix: string, io: SystemdIo): { ok: boolean; text: string } {
+  const said = (ok: boolean, text: string) => ({ ok, text });
+  if (!fs.existsSync('/run/systemd/system')) return said(true, 'systemd is not running here (no /run/systemd/system): the units were not tried; on the host, run: systemctl daemon-reload && systemctl start nightshift-check.service');
+  const sc = (args: string[]) => spawnSync('systemctl', args, { encoding: 'utf8', timeout: 120_000, env: { PATH: io.env.PATH || '/usr/bin:/bin' } });
+  const reload = sc(['daemon-reload']);
+  if (reload.status !== 0) return said(false, `systemctl daemon-reload failed (${(reload.stderr || String(reload.error ?? '')).trim()}): the units were not tried`);
+  const started = sc(['start', 'nightshift-check.service']);
+  const tail = spawnSync('journalctl', ['-u', 'nightshift-check.service', '-n', '8', '-o', 'cat', '--no-pager', '-q'], { encoding: 'utf8', timeout: 10_000, env: { PATH: io.env.PATH || '/usr/bin:/bin' } }).stdout?.trim() ?? '';
+  if (started.status === 0) return said(true, `dry tick under the units (nightshift-check.service in ${prefix}): ok, the units start nightshift and it loads the config and the agents`);
+  return said(false, io.redact(`dry tick under the units (nightshift-check.service in ${prefix}) FAILED: the units cannot run nightshift as installed; fix this before enabling them:\n${(started.stderr ?? '').trim()}\n${tail}`));
 }
 
 // The session user for units run as root: made where missing, the vault given to its group when
@@ -106,14 +130,26 @@ Renders the units with this install's paths:
   nightshift.service           one tick (Type=oneshot), as --user
   nightshift.timer             fires it on --on-calendar (default hourly), Persistent=true
   nightshift-daemon.service    the alternative: nightshift daemon on daemon.schedule (not both)
-  nightshift-alert@.service    OnFailure=: nightshift alert --unit %i
-  nightshift-watch.service     nightshift doctor --alert
+  nightshift-alert@.service    OnFailure=: nightshift alert --unit %i, through nightshift-alert.sh
+  nightshift-watch.service     nightshift doctor --alert, through nightshift-alert.sh
   nightshift-watch.timer       fires it hourly at :17
+  nightshift-check.service     the dry tick: loads the config and the agents, runs nothing
+  nightshift-alert.sh          sh and curl: when nightshift itself cannot run (node, the bundle),
+                               posts a plain alarm to DISCORD_WEBHOOK_URL and pings
+                               monitor.ping_url/fail
 Every unit logs as SyslogIdentifier=nightshift (journalctl -t nightshift). The units run with
 Environment=PATH= holding the folder claude.command is found in on this shell's PATH and node's:
 a CLI not found, or under /tmp (hidden by PrivateTmp=), renders nothing (exit 64).
-install writes them to --prefix (default /etc/systemd/system), makes the missing vault, state and
-log folders (owned by --user), and prints the systemctl line to run; it never runs systemctl.
+Before writing, install checks as --user under the units' sandbox: node, nightshift's bin and the
+CLI must be outside /tmp and /var/tmp (PrivateTmp= hides both) and reachable by --user, and the
+config folder, state_dir, log_dir and vault must belong to --user (the config folder may be
+root's); else it refuses (exit 64), writes nothing, and names the fix. print and a staging
+--prefix only warn. doctor --prefix DIR checks the units installed there the same way.
+install writes them to --prefix (default /etc/systemd/system), writes nightshift-monitor.env
+(0600, beside the env file: monitor.ping_url and discord.api_base for nightshift-alert.sh),
+makes the missing vault, state and log folders (owned by --user), then, when systemd runs here,
+starts nightshift-check.service once and prints its result (exit 1 when it failed), and prints
+the systemctl line that enables the timers.
 A --prefix systemd does not read only stages them: the line printed copies them into place first.
 With --user root, each session runs as session_user (default nightshift-session), never root:
 install makes that user where missing (useradd --system --no-create-home --shell

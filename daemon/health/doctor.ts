@@ -22,6 +22,7 @@ import { headBranch } from '../../vault/refs.js';
 import { withoutCredentials } from '../../sessions/wall/git-credentials.js';
 import { lockOwner } from '../../core/lock.js';
 import { installedTimer, UNIT_DIR } from '../systemd.js';
+import { unitsCheck } from './units-check.js';
 import { accessCheck, cliReachChecks, credentialCheck, envCheck, permissionCheck, scheduleCheck, sessionUserCheck, toolsCheck } from './doctor-setup.js';
 import { ENV_FILE_NAME, type EnvFileResult } from '../../config/env-file.js';
 import { accessFacts, accessAdvice } from '../../core/file-access.js';
@@ -291,7 +292,7 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const api = await apiCheck(deps.env, deps.env.ANTHROPIC_BASE_URL || c.claude.api_base, envFile, PROBE_MS);
   if (api) checks.push(api);
   checks.push(
-    agents.check, permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), ...cliReachChecks(c, deps.env, path.join(path.dirname(deps.timerFile ?? path.join(UNIT_DIR, 'nightshift.timer')), 'nightshift.service')), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
+    agents.check, permissionCheck(c, agents.agents, deps.uid ?? process.getuid?.() ?? -1, deps.env), toolsCheck(agents.agents), await cliCheck(l, deps), ...cliReachChecks(c, deps.env, path.join(path.dirname(deps.timerFile ?? path.join(UNIT_DIR, 'nightshift.timer')), 'nightshift.service')), ...unitsCheck(c, path.join(path.dirname(deps.timerFile ?? path.join(UNIT_DIR, 'nightshift.timer')), 'nightshift.service')), await sandboxCheck(l, deps), ...networkChecks(agents.agents, c.sandbox), accessCheck(c),
   );
   const sessionUser = await sessionUserCheck(c, deps.uid ?? process.getuid?.() ?? -1, deps.env);
   if (sessionUser) checks.push(sessionUser);

@@ -3,12 +3,32 @@ import { readAgents } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
 import { explain } from '../schedule/explain.js';
 import { dreamDue } from './dream-tick.js';
-import { supervise } from './supervise.js';
+import { exitCodeOf, supervise } from './supervise.js';
+import { ping } from '../../report/ping.js';
 import type { RunDeps, SuperviseResult } from './types.js';
 
 export type TickResult = Omit<SuperviseResult, 'limit'>;
 
+// The dead-man's ping (monitor.ping_url) around the tick: /start now, not awaited, and success or
+// /fail at the end, bounded by monitor.ping_timeout; it never changes the tick's result.
 export async function tick(config: Config, deps: RunDeps): Promise<TickResult> {
+  const url = config.monitor.ping_url;
+  const pingDeps = { fetch: deps.fetch ?? fetch, logger: deps.logger, timeoutMs: config.monitor.ping_timeout };
+  const started = ping(url, 'start', null, pingDeps);
+  let r: TickResult;
+  try {
+    r = await tickOnce(config, deps);
+  } catch (err) {
+    await Promise.all([started, ping(url, 'fail', deps.redact(`tick failed: ${(err as Error).message}`), pingDeps)]);
+    throw err;
+  }
+  const failed = exitCodeOf(r) !== 0;
+  const why = r.session ? `${r.session.agent}: ${r.session.outcome}${r.session.error ? `: ${r.session.error}` : ''}` : r.reason;
+  await Promise.all([started, ping(url, failed ? 'fail' : 'success', deps.redact(`${r.action}: ${why ?? ''}`), pingDeps)]);
+  return r;
+}
+
+async function tickOnce(config: Config, deps: RunDeps): Promise<TickResult> {
   const { agents, broken } = readAgents(config);
   const byName = new Map(agents.map((a) => [a.name, a]));
   deps.logger.info({ event: 'tick_start' }, 'tick');

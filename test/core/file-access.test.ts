@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { Ledger } from '../../budget/ledger.js';
 import { PermissionError } from '../../core/errors.js';
-import { accessAdvice, accessFacts, type AccessFacts } from '../../core/file-access.js';
+import { accessAdvice, accessFacts, foreignOwnerAdvice, type AccessFacts } from '../../core/file-access.js';
 import { MemoryStore } from '../../memory/store.js';
 import { MemoryError } from '../../memory/types.js';
 import { ROOT, tempDir } from '../helpers.js';
@@ -26,14 +26,29 @@ describe('accessAdvice', () => {
     ['our own folder we cannot enter: chmod u+x', { path: '/s', need: ['enter'], owner: me, mode: 0o40600 }, /cannot enter .*chmod u\+x \/s$/],
     ['a user without a name: by uid', { user: { name: null, uid: 4242 } }, /runs as uid 4242 .*sudo chown -R 4242 /],
     ['a path with a space is quoted', { path: '/srv/night shift' }, /sudo chown -R nightshift '\/srv\/night shift'$/],
+    // Why-point 8 of issue 35: the service user running `systemd install` was told to chown
+    // /etc/systemd/system to itself. A folder of the system's (root's, outside our site): run as root.
+    ['a system folder (root\'s, outside our site): run as root, never chown', { what: '', path: '/etc/systemd/system', insideOurs: false }, /fix the access: it is a folder of the system's, root's to write: run the command as root \(sudo nightshift …\), never chown it$/],
+    ['control: a root-made leftover inside our own site is chowned back to us', { what: '', path: '/srv/site/state/sessions', insideOurs: true }, /sudo chown -R nightshift \/srv\/site\/state\/sessions$/],
+    ['a named path that is a system folder (state_dir: /var/lib) is never chowned', { what: 'state_dir', path: '/var/lib' }, /it is a folder of the system's/],
+    // Another user's site (the operator as alice on the service user's site): run as its owner.
+    ['another user\'s site: runuser as its owner, units for them, no chown', { user: { name: 'alice', uid: 1001 }, owner: me, path: '/srv/site/state' }, /fix the access: it belongs to nightshift: run nightshift as them \(sudo runuser -u nightshift -- nightshift …\), and install the units for them \(nightshift systemd install --user nightshift\)/],
   ];
   for (const [name, facts, expected] of table) {
     test(name, () => {
       const m = accessAdvice({ ...base, ...facts });
       assert.match(m, expected);
       assert.doesNotMatch(m, /move it aside/i);
+      // No advice hands a system folder, or another user's site, to us.
+      if (/system's|belongs to/.test(m)) assert.doesNotMatch(m, /sudo chown/);
     });
   }
+});
+
+test('units for root on a service user\'s site (EPERM on its files): the owner named, runuser and the units for them, no chown', () => {
+  const m = foreignOwnerAdvice('/srv/site/state/sessions', { name: 'nightshift', uid: 998 });
+  assert.match(m, /nightshift runs as root and may not change \/srv\/site\/state\/sessions, owned by nightshift \(uid 998\): it belongs to nightshift: run nightshift as them \(runuser -u nightshift -- nightshift …\), and install the units for them/);
+  assert.doesNotMatch(m, /chown -R|sudo chown/);
 });
 
 const isRoot = process.getuid?.() === 0;

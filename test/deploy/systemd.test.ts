@@ -36,8 +36,16 @@ describe('systemd units', () => {
     assert.match(ran.stdout, /systemctl daemon-reload && systemctl enable --now nightshift\.timer nightshift-watch\.timer/);
     const names = fs.readdirSync(units).sort();
     assert.deepEqual(names, [
-      'nightshift-alert@.service', 'nightshift-daemon.service', 'nightshift-watch.service', 'nightshift-watch.timer', 'nightshift.service', 'nightshift.timer',
+      'nightshift-alert.sh', 'nightshift-alert@.service', 'nightshift-check.service', 'nightshift-daemon.service', 'nightshift-watch.service', 'nightshift-watch.timer', 'nightshift.service', 'nightshift.timer',
     ]);
+    // The alarm's shell path wraps nightshift's own alert and doctor, from where systemd reads units
+    // (staged: where the printed line copies them), with the monitor's 0600 file beside the env file.
+    const alertUnit = fs.readFileSync(path.join(units, 'nightshift-alert@.service'), 'utf8');
+    assert.match(alertUnit, new RegExp(`^ExecStart=/bin/sh /etc/systemd/system/nightshift-alert\\.sh alert %i ${process.execPath} ${ROOT}/dist/cli/bin\\.js alert --unit %i --config `, 'm'));
+    assert.match(alertUnit, new RegExp(`^EnvironmentFile=-${dir}/nightshift-monitor\\.env$`, 'm'));
+    assert.match(fs.readFileSync(path.join(units, 'nightshift-watch.service'), 'utf8'), /^ExecStart=\/bin\/sh \/etc\/systemd\/system\/nightshift-alert\.sh watch %n \S+ \S+ doctor --alert /m);
+    assert.equal(fs.readFileSync(path.join(units, 'nightshift-alert.sh'), 'utf8'), fs.readFileSync(path.join(ROOT, 'deploy', 'systemd', 'nightshift-alert.sh'), 'utf8'));
+    assert.ok(!fs.existsSync(path.join(dir, 'nightshift-monitor.env')), 'staging writes no site file');
     const service = fs.readFileSync(path.join(units, 'nightshift.service'), 'utf8');
     assert.ok(!/\{\{/.test(names.map((n) => fs.readFileSync(path.join(units, n), 'utf8')).join('')), 'every placeholder filled');
     assert.match(service, new RegExp(`ExecStart=${process.execPath} ${ROOT}/dist/cli/bin.js tick --config ${dir}/nightshift.yaml`));
@@ -49,7 +57,7 @@ describe('systemd units', () => {
     // The watch runs the doctor on its own schedule; the alert reports the failed unit (%i), and
     // neither stops on a missing folder, which is what they are there to report.
     const watch = fs.readFileSync(path.join(units, 'nightshift-watch.service'), 'utf8');
-    assert.match(watch, new RegExp(`ExecStart=${process.execPath} ${ROOT}/dist/cli/bin.js doctor --alert --config ${dir}/nightshift.yaml`));
+    assert.match(watch, new RegExp(`ExecStart=/bin/sh /etc/systemd/system/nightshift-alert.sh watch %n ${process.execPath} ${ROOT}/dist/cli/bin.js doctor --alert --config ${dir}/nightshift.yaml`));
     assert.match(watch, new RegExp(`ReadWritePaths=-${dir}/vault -${dir}/state -${dir}/logs\n`));
     assert.match(watch, new RegExp(`WorkingDirectory=-${dir}\n`));
     assert.doesNotMatch(watch, /^OnFailure=/m);

@@ -1,0 +1,118 @@
+#!/bin/sh
+# The alarm that does not need nightshift (POSIX sh and curl only). The alert and watch units run
+#   sh nightshift-alert.sh alert|watch UNIT COMMAND...
+# COMMAND is nightshift's own (`alert --unit` or `doctor --alert`), tried first: its report is the
+# rich one, through the outbox. It marks the file named by NIGHTSHIFT_REPORTED when it has reported
+# (or had nothing to report). No mark (node missing, the bundle gone, a crash before its report):
+# this script posts a plain message to DISCORD_WEBHOOK_URL itself, with the cause from COMMAND's
+# stderr and systemd's MONITOR_* variables, and pings NIGHTSHIFT_PING_URL/fail. A failed unit
+# (alert) pings /fail whatever COMMAND did: silence must not pass for health.
+# Secrets (the env file's values) are cut out of every text sent or printed; URLs go to curl on
+# its stdin, never in argv, which every local user can read.
+set -u
+mode=${1:-}
+unit=${2:-}
+if [ $# -lt 3 ] || { [ "$mode" != alert ] && [ "$mode" != watch ]; }; then
+  echo "<3>nightshift-alert.sh: usage: nightshift-alert.sh alert|watch UNIT COMMAND..." >&2
+  exit 64
+fi
+shift 2
+umask 077
+work=$(mktemp -d 2>/dev/null) || work=/tmp/nightshift-alert.$$
+mkdir -p "$work" 2>/dev/null
+trap 'rm -rf "$work"' EXIT
+mark="$work/reported"
+
+# nightshift first; its stderr still reaches the journal.
+NIGHTSHIFT_REPORTED="$mark" "$@" 2>"$work/stderr"
+code=$?
+cat "$work/stderr" >&2
+
+# Every secret value of the environment (as nightshift's redactor names them) replaced, control
+# characters dropped, at most $2 characters.
+clean() {
+  awk -v max="$2" '
+    BEGIN { n = 0; for (k in ENVIRON) if (k ~ /(_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PAT|_URL)$/ && length(ENVIRON[k]) >= 6) s[n++] = ENVIRON[k] }
+    { line = $0
+      for (i = 0; i < n; i++) { out = ""; while ((p = index(line, s[i])) > 0) { out = out substr(line, 1, p - 1) "[redacted]"; line = substr(line, p + length(s[i])) } line = out line }
+      gsub(/[\001-\010\013-\037\177]/, "", line); gsub(/`/, "\047", line)
+      text = text (NR > 1 ? "\n" : "") line }
+    END { if (length(text) > max) text = substr(text, 1, max - 3) "..."; printf "%s", text }' "$1"
+}
+
+# JSON string body of stdin's text (quotes, backslashes, newlines, tabs).
+json() {
+  awk 'BEGIN { ORS = "" } { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }'
+}
+
+# A URL curl may take from a config line: no quote, backslash, space or control character.
+plain_url() {
+  case "$1" in
+    http://* | https://*) ;;
+    *) return 1 ;;
+  esac
+  case "$1" in
+    *[\"\\\ ]* | *[![:print:]]*) return 1 ;;
+  esac
+  return 0
+}
+
+# POST file $2 to URL $1 (content type $3), 10 s at most; the URL reaches curl on stdin.
+post() {
+  plain_url "$1" || { echo "<4>nightshift-alert.sh: a URL that is not a plain http(s) URL: not used" >&2; return 1; }
+  command -v curl >/dev/null 2>&1 || { echo "<3>nightshift-alert.sh: curl is not installed: nothing sent (apt-get install curl)" >&2; return 1; }
+  printf 'url = "%s"\n' "$1" | curl -sS -f -m 10 -o /dev/null -K - -H "Content-Type: $3" --data-binary "@$2" 2>"$work/curl"
+  rc=$?
+  [ $rc -eq 0 ] || echo "<4>nightshift-alert.sh: post failed: $(clean "$work/curl" 300)" >&2
+  return $rc
+}
+
+reported=no
+[ -f "$mark" ] && reported=yes
+
+# The cause, in words: systemd's view of the failed unit, then COMMAND's own failure.
+{
+  if [ "$mode" = alert ]; then
+    echo "unit $unit failed: result=${MONITOR_SERVICE_RESULT:-?} code=${MONITOR_EXIT_CODE:-?} status=${MONITOR_EXIT_STATUS:-?}"
+  else
+    echo "the watch ($unit) could not run nightshift doctor"
+  fi
+  if [ $reported = no ]; then
+    echo "nightshift itself could not report it (exit $code):"
+    # The lines that say why (node's stack frames left out), else the last ones.
+    grep -v -E '^[[:space:]]*at |^[[:space:]]*$' "$work/stderr" >"$work/said"
+    grep -i -m 4 -E 'error|cannot|denied|not found|no such|killed' "$work/said" || tail -n 8 "$work/said"
+  fi
+} >"$work/cause.raw"
+clean "$work/cause.raw" 1500 >"$work/cause"
+
+if [ $reported = no ]; then
+  hook=${DISCORD_WEBHOOK_URL:-}
+  id=$(printf '%s' "$hook" | sed -n 's#^.*/webhooks/\([0-9][0-9]*\)/\([A-Za-z0-9_.-][A-Za-z0-9_.-]*\)/\{0,1\}$#\1#p')
+  token=$(printf '%s' "$hook" | sed -n 's#^.*/webhooks/\([0-9][0-9]*\)/\([A-Za-z0-9_.-][A-Za-z0-9_.-]*\)/\{0,1\}$#\2#p')
+  if [ -n "$id" ] && [ -n "$token" ]; then
+    api=${NIGHTSHIFT_DISCORD_API:-https://discord.com/api}
+    api=${api%/}
+    host=$(hostname 2>/dev/null || echo '?')
+    {
+      printf '{"username":"nightshift","allowed_mentions":{"parse":[]},"content":"'
+      { printf '**nightshift alarm on %s** (plain: nightshift could not send its own report)\n```\n' "$host"; cat "$work/cause"; printf '\n```'; } | json
+      printf '"}'
+    } >"$work/discord.json"
+    if post "$api/v10/webhooks/$id/$token?wait=true" "$work/discord.json" application/json; then
+      echo "<4>nightshift-alert.sh: nightshift could not report ($unit, exit $code): sent a plain alarm to Discord" >&2
+    fi
+  else
+    echo "<3>nightshift-alert.sh: nightshift could not report ($unit, exit $code) and DISCORD_WEBHOOK_URL is not a webhook URL: the journal is all there is" >&2
+  fi
+fi
+
+# The dead-man's check outside the host hears of a failed unit, or of a watch that could not run.
+ping=${NIGHTSHIFT_PING_URL:-}
+if [ -n "$ping" ] && { [ "$mode" = alert ] || [ $reported = no ]; }; then
+  post "${ping%/}/fail" "$work/cause" 'text/plain; charset=utf-8' && echo "nightshift-alert.sh: pinged the monitor: fail" >&2
+fi
+
+if [ $reported = yes ]; then exit "$code"; fi
+# Not reported by nightshift: the unit fails, so systemctl shows the broken alarm path too.
+exit 1
