@@ -19,6 +19,8 @@ export type RunDeps = {
   live?: LiveLine | null;
   // The time this tick was scheduled for (the daemon's cron slot), to tell a late run.
   slot?: Date | null;
+  // Told the session's id once it is charged (the fire notes it: a crash keeps which session it was).
+  onCharged?: (session: string) => void;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at
   // settle), the subreaper's (off), the seccomp filter's (off), the shell prefix's Landlock domain
   // (off), the pinned user settings (off), session_user's (off: a root supervisor's session runs as
