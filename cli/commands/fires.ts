@@ -40,14 +40,19 @@ Exit codes:
 
 export const stage = 'full';
 
+// A parser's message can span lines (YAML's caret): one line in a table.
+const oneLine = (t: string) => t.replace(/\s*\n\s*/g, ' ');
+
 // Pure: the fires as lines (times in budget.timezone), a passed-over rule and lateness under each.
 export function firesText(rows: FireRow[], timezone: string): string {
   if (!rows.length) return 'no fires recorded in this window';
   const out: string[][] = [];
   for (const r of rows) {
     const what = r.status === 'open' ? 'running' : r.action ?? '?';
-    out.push([zoneStamp(r.at, timezone), `${r.kind}/${r.trigger}`, what, r.agent ?? '-', r.exit_code === null ? '-' : `exit ${r.exit_code}`, r.reason ?? '']);
-    for (const p of r.passed_over) out.push(['', '', '', '', '', `passed over: rule ${p.rule ?? '-'} (${p.agent}), ${p.cause}: ${p.why}`]);
+    const reason = oneLine(r.reason ?? '');
+    out.push([zoneStamp(r.at, timezone), `${r.kind}/${r.trigger}`, what, r.agent ?? '-', r.exit_code === null ? '-' : `exit ${r.exit_code}`, reason]);
+    // The why once: a skip's reason already holds it.
+    for (const p of r.passed_over) out.push(['', '', '', '', '', `passed over: rule ${p.rule ?? '-'} (${p.agent}), ${p.cause}${reason.includes(oneLine(p.why)) ? '' : `: ${oneLine(p.why)}`}`]);
     if (r.late) out.push(['', '', '', '', '', r.late]);
   }
   return table(out);

@@ -52,7 +52,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
       ['ticks', ticksLine(s, at)],
     ];
     const sessions = s.last_sessions.map((r) => [at(r.started_at), r.agent, r.outcome, money(r.cost_usd), counted(r.turns, 'turn'), r.id, r.memory === 'unavailable' ? '(no memory tools)' : '']);
-    const fires = s.last_fires.map((f) => [at(f.at), `${f.kind}/${f.trigger}`, f.status === 'open' ? 'running' : f.action ?? '?', f.agent ?? '-', f.exit_code === null ? '-' : `exit ${f.exit_code}`, f.reason ?? '']);
+    const fires = s.last_fires.map((f) => [at(f.at), `${f.kind}/${f.trigger}`, f.status === 'open' ? 'running' : f.action ?? '?', f.agent ?? '-', f.exit_code === null ? '-' : `exit ${f.exit_code}`, (f.reason ?? '').replace(/\s*\n\s*/g, ' ')]);
     io.out([table(rows), ...(fires.length ? ['', 'last fires (nightshift fires for more)', table(fires)] : []), ...(sessions.length ? ['', 'last sessions', table(sessions, [3])] : [])].join('\n'));
   }
   return EXIT.OK;

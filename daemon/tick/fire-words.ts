@@ -65,8 +65,9 @@ export function fireWords(f: FireFacts): FireWords {
       return { ...base, action: 'locked', reason: r.reason + invalidNote(exit), passed_over: passed, exit_code: exit };
     }
     if (f.kind === 'run') return { ...base, action: 'refused', reason: r.reason, passed_over: passed, exit_code: EXIT.REFUSED };
+    // Dispatch's reason already names the invalid file and the exit.
     const exit = withInvalid(EXIT.OK);
-    return { ...base, action: 'skip', reason: r.reason + invalidNote(exit), passed_over: passed, exit_code: exit };
+    return { ...base, action: 'skip', reason: r.reason, passed_over: passed, exit_code: exit };
   }
   const exit = withInvalid(r.exit);
   if (r.action === 'dream') {
