@@ -86,7 +86,8 @@ export class FireRecord {
     } catch {
       // the settlement is committed or logged above
     }
-    this.deps.logger.info({ event: 'fire', fire: this.id, action: end.action, agent: end.agent, exit_code: end.exit_code, passed_over: end.passed_over }, `fire: ${end.action} (${end.reason})`);
+    // Debug: what it did is already said once (skipped, refused, the session's report); the row keeps it.
+    this.deps.logger.debug({ event: 'fire', fire: this.id, action: end.action, agent: end.agent, exit_code: end.exit_code, passed_over: end.passed_over }, `fire: ${end.action} (${end.reason})`);
     const exit = end.exit_code ?? EXIT.FAILED;
     return { ...words, exit: exit === EXIT.OK && this.error ? exitCodeForError(this.error) : exit };
   }
