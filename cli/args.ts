@@ -65,6 +65,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   show: ['config', 'environment-file', 'json', 'transcript'],
   logs: ['config', 'environment-file', 'follow'],
   tick: ['config', 'environment-file', 'json'],
+  fires: ['config', 'environment-file', 'json', 'days', 'agent'],
   next: ['config', 'environment-file', 'json', 'at', 'prefix'],
   status: ['config', 'environment-file', 'json', 'prefix'],
   lock: ['config', 'environment-file', 'timeout'],
@@ -83,7 +84,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
 
 // How many arguments each command takes after its name ([min, max]); more are refused, not ignored.
 const ARITY: Record<string, [number, number]> = {
-  run: [1, 1], agents: [0, 0], budget: [0, 0], sessions: [0, 0], show: [1, 1], logs: [0, 1], tick: [0, 0], next: [0, 0], status: [0, 0],
+  run: [1, 1], agents: [0, 0], budget: [0, 0], sessions: [0, 0], show: [1, 1], logs: [0, 1], tick: [0, 0], fires: [0, 0], next: [0, 0], status: [0, 0],
   daemon: [0, 0], systemd: [1, 1], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0],
 };
 

@@ -13,6 +13,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   77  permission: a folder or file this user cannot use (the message names its owner and the fix),
       or memory forget --approve with a wrong code (nothing deleted)
   78  config: the config file or an agent file is invalid (the message names the file and field),
+      a tick passed over a due rule because its agent file is invalid (it names the agent and file),
       the env file holds secrets and its group or others may read it (chmod 600 fixes it),
       or sandbox: bwrap is configured and bwrap cannot make a sandbox here
   130 the session was interrupted (Ctrl-C, or the service stopped): not the agent's failure`;
@@ -30,6 +31,7 @@ Commands:
   show <session-id>    one session; --transcript: its conversation
   logs [ID] [-f]       today's log, or a session's transcript; -f follows
   tick                 what the timer fires: dispatch, budget, git pull, one session, git push
+  fires [--days N]     every tick and run: what it did, why, its exit code, the rules it passed over
   next                 which agent the next tick would run, why not the others, and when each is due
   status               budget, last sessions, next decision, locks, unpushed commits
   lock -- CMD...       run CMD holding the host-wide git lock

@@ -28,6 +28,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   show: () => import('./commands/show.js'),
   logs: () => import('./commands/logs.js'),
   tick: () => import('./commands/tick.js'),
+  fires: () => import('./commands/fires.js'),
   next: () => import('./commands/next.js'),
   status: () => import('./commands/status.js'),
   lock: () => import('./commands/lock.js'),

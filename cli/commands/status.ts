@@ -13,8 +13,14 @@ export const help = `Usage: nightshift status [--json] [--prefix DIR] [--config 
 Budget, the next tick's decision (the ticks of the installed timer, DIR/nightshift.timer with
 --prefix, default /etc/systemd/system: see nightshift next), held agents (rate limited or backed
 off, and until when), the last ok session, locks, unpushed commits and the last sessions.
+The ticks line checks the installed timer's expected ticks of the last day (since the timer file
+was written, if later) against the fires: "no tick recorded since 06:00; 3 expected" when the
+timer went silent (a tick still running covers the ticks systemd folds into it); nothing is
+checked where no timer is installed. The last fires are listed (see nightshift fires).
 --json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json>, holds: {...},
-         locks: {run, git}, unpushed, last_ok_at, invalid_agents: [{name, file, problems}]}`;
+         locks: {run, git}, unpushed, last_ok_at, invalid_agents: [{name, file, problems}],
+         last_fires: [<as fires --json>, at most 5], fires_error: null|why,
+         tick_gaps: null|{from, on_calendar, expected, missed: [ISO time], last_fire, since_last}}`;
 
 export const stage = 'full';
 
@@ -23,7 +29,8 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   const now = new Date();
   const unpushed = unpushedOf(config);
   const timer = timerTicks(flags.prefix, now, env.PATH);
-  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, timer, unpushed));
+  const past = (from: Date) => timerTicks(flags.prefix, from, env.PATH).ticks;
+  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, timer, unpushed, past));
   if (flags.json) io.out(JSON.stringify(s));
   else {
     const tz = config.budget.timezone;
@@ -42,9 +49,27 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
       ['run lock', lock(s.locks.run)],
       ['git lock', lock(s.locks.git)],
       ['unpushed', String(s.unpushed ?? 'n/a')],
+      ['ticks', ticksLine(s, at)],
     ];
     const sessions = s.last_sessions.map((r) => [at(r.started_at), r.agent, r.outcome, money(r.cost_usd), counted(r.turns, 'turn'), r.id, r.memory === 'unavailable' ? '(no memory tools)' : '']);
-    io.out([table(rows), ...(sessions.length ? ['', 'last sessions', table(sessions, [3])] : [])].join('\n'));
+    const fires = s.last_fires.map((f) => [at(f.at), `${f.kind}/${f.trigger}`, f.status === 'open' ? 'running' : f.action ?? '?', f.agent ?? '-', f.exit_code === null ? '-' : `exit ${f.exit_code}`, (f.reason ?? '').replace(/\s*\n\s*/g, ' ')]);
+    io.out([table(rows), ...(fires.length ? ['', 'last fires (nightshift fires for more)', table(fires)] : []), ...(sessions.length ? ['', 'last sessions', table(sessions, [3])] : [])].join('\n'));
   }
   return EXIT.OK;
+}
+
+type Look = Awaited<ReturnType<typeof import('../../daemon/tick/status.js').status>>;
+
+// The timer's expected ticks against the fires: the silence now and any earlier gap, or that none
+// was missed; nothing is claimed where no timer is installed.
+function ticksLine(s: Look, at: (iso: string) => string): string {
+  if (s.fires_error) return `fires cannot be read: ${s.fires_error}`;
+  const g = s.tick_gaps;
+  if (!g) return s.next.calendar.source === 'timer' ? `not checked (${s.next.calendar.assumed ?? 'the timer\'s times are unknown'})` : `not checked: no timer installed at ${s.next.calendar.file}`;
+  if (!g.missed.length) return `every expected tick since ${at(g.from)} left a fire (${g.expected})`;
+  const stamp = (iso: string) => at(iso);
+  const now = g.since_last ? `no tick recorded since ${g.last_fire ? stamp(g.last_fire) : `${stamp(g.from)} (none since)`}; ${g.since_last} expected` : null;
+  const earlier = g.missed.length - g.since_last;
+  const before = earlier ? `${earlier} earlier expected tick${earlier === 1 ? '' : 's'} left no fire (the first at ${stamp(g.missed[0])})` : null;
+  return [now, before].filter(Boolean).join('; ');
 }

@@ -1,5 +1,5 @@
 // `nightshift tick`: what the timer fires. A skip (nothing due, a limit, locked) exits 0; a failed
-// session exits 1 so OnFailure= fires.
+// session exits 1 and a due rule passed over for an invalid agent file 78, so OnFailure= fires.
 import { runDeps, type FullContext } from '../context.js';
 import { withStopSignal } from '../stop-signal.js';
 import { gitLine } from './run.js';
@@ -7,17 +7,33 @@ import { printRecord } from './sessions.js';
 
 export const help = `Usage: nightshift tick [--json] [--config PATH]
 
-One tick: run lock -> settle abandoned sessions -> dispatch -> budget -> git pull -> session ->
-git commit/push -> report. A second tick while one runs exits 0 at once with reason "locked".
-A skip (nothing due, a limit, locked) exits 0; a session that did not end ok exits 1.
---json: {action: "session"|"skip", reason, session: <as run --json>|null,
-         git: {pulled, committed, pushed, branch, error}}`;
+One tick: fire row -> run lock -> settle abandoned sessions -> dispatch -> budget -> git pull ->
+session -> git commit/push -> report -> fire settled. Every tick leaves a row in state_dir/fires.db
+(see nightshift fires): what it did, why, and the exit code below. A second tick while one runs
+exits 0 at once with reason "locked".
+--json: {action: "session"|"skip"|"dream", reason, session: <as run --json>|null,
+         git: {pulled, committed, pushed, branch, error}, exit_code, fire: id|null,
+         passed_over: [{rule, agent, cause: "held"|"invalid"|"budget"|"window"|"stopped", why}]}
+
+Exit codes:
+  0   a session ended ok, or a skip (nothing due, a hold, a limit, locked)
+  1   the session ended any other way, git left its work uncommitted, or a dream failed
+  70  internal error (the ledger cannot be opened, a bug); also a tick whose fire row could not
+      be written (a damaged fires.db) that would otherwise have exited 0
+  75  refused: a disk nightshift writes has less free than limits.disk_free
+  77  permission: a folder or file this user cannot use (the message names its owner and the fix),
+      also when only the fire row could not be written
+  78  config: a due rule was passed over because its agent file is invalid (the log and the fire
+      name the agent and the file; the other agents still ran), or the config, the env file or
+      the sandbox cannot be used
+  130 the session was interrupted (the service stopped)
+  An unknown code is a failure.`;
 
 export const stage = 'full';
 export const liveLine = true;
 
 export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
-  const [{ tick }, { exitCodeOf }] = await Promise.all([import('../../daemon/tick/tick.js'), import('../../daemon/tick/supervise.js')]);
+  const { tick } = await import('../../daemon/tick/tick.js');
   const r = await withStopSignal(logger, 'ending the session', (signal) => tick(config, runDeps(io, logger, env, signal)));
   if (flags.json) io.out(JSON.stringify(r));
   else if (r.action === 'skip') io.out(`skip: ${r.reason}`);
@@ -27,5 +43,5 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
     io.out(`git       ${gitLine(r.git)}`);
     if (r.late) io.out(`late      ${r.late.replace(/^late: /, '')}`);
   }
-  return exitCodeOf(r);
+  return r.exit_code;
 }

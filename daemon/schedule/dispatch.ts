@@ -6,7 +6,8 @@ import { DAY_NAMES } from '../../config/schedule-spec.js';
 
 export type Rule = { agent: string; days?: number[]; hours?: number[]; min_interval?: number; max_runs_per_day?: number };
 export type AgentHistory = { today: number; lastStartedAt: Date | null };
-export type RuleVerdict = { index: number; agent: string; matched: boolean; why: string };
+// passed: the rule's own terms held and it was passed over all the same (a hold, an invalid file).
+export type RuleVerdict = { index: number; agent: string; matched: boolean; why: string; passed?: 'held' | 'invalid' };
 export type Decision = { agent: string | null; rule: number | null; reason: string; rules: RuleVerdict[] };
 
 const parts = new Map<string, Intl.DateTimeFormat>();
@@ -45,14 +46,25 @@ export function decide(
   const verdicts: RuleVerdict[] = [];
   for (const [index, r] of rules.entries()) {
     const h = history[r.agent] ?? { today: 0, lastStartedAt: null };
-    const why = (broken[r.agent] !== undefined ? `the agent file is invalid: ${broken[r.agent]}` : null) ?? whyNot(r, day, hour, h, agentLimits[r.agent]?.maxRunsPerDay ?? null, now) ?? heldWhy(holds[r.agent]);
-    verdicts.push({ index, agent: r.agent, matched: why === null, why: why ?? 'due' });
+    const invalid = broken[r.agent];
+    // An invalid file has no limits of its own to read: the rule's terms alone decide if it was due.
+    const not = whyNot(r, day, hour, h, invalid !== undefined ? null : agentLimits[r.agent]?.maxRunsPerDay ?? null, now);
+    if (invalid !== undefined) {
+      // Due but for its file: passed over, and the tick exits 78 so OnFailure= fires.
+      verdicts.push(not === null
+        ? { index, agent: r.agent, matched: false, why: `the agent file is invalid: ${invalid} (due now: the tick passes it over and exits 78)`, passed: 'invalid' }
+        : { index, agent: r.agent, matched: false, why: `${not}; the agent file is invalid: ${invalid}` });
+      continue;
+    }
+    const held = not === null ? heldWhy(holds[r.agent]) : null;
+    const why = not ?? held;
+    verdicts.push({ index, agent: r.agent, matched: why === null, why: why ?? 'due', ...(held ? { passed: 'held' as const } : {}) });
     if (why === null) {
       return { agent: r.agent, rule: index, reason: `rule ${index} (${r.agent}) is due`, rules: verdicts };
     }
   }
-  // A rule due but for its agent's hold: the skip names the hold and its end.
-  const held = verdicts.filter((v) => v.why.startsWith('held until')).map((v) => `rule ${v.index} (${v.agent}) is ${v.why}`);
+  // A rule due but for its agent's hold or file: the skip names the hold and its end, or the file.
+  const held = verdicts.filter((v) => v.passed).map((v) => (v.passed === 'held' ? `rule ${v.index} (${v.agent}) is ${v.why}` : `rule ${v.index} (${v.agent}) is passed over: ${v.why}`));
   const none = held.length ? `no rule is due: ${[...new Set(held)].join('; ')}` : 'no rule is due';
   return { agent: null, rule: null, reason: rules.length ? none : 'no dispatch rules configured', rules: verdicts };
 }

@@ -24,7 +24,7 @@ export async function runDaemon(config: Config, deps: DaemonDeps): Promise<numbe
     const n = ++ticks;
     running = (async () => {
       try {
-        const r = await tick(config, { ...deps, signal: session!.signal, slot });
+        const r = await tick(config, { ...deps, signal: session!.signal, slot }, 'daemon');
         log.info({ event: 'tick_end', tick: n, schedule, action: r.action, reason: r.reason, outcome: r.session?.outcome ?? null }, `tick ${n}: ${r.action} (${r.reason})`);
       } catch (err) {
         log.error({ event: 'tick_failed', tick: n, schedule, err }, `tick ${n} failed: ${(err as Error).message}`);

@@ -6,7 +6,8 @@ import type { Agent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
 import { currentHolds } from '../schedule/holds.js';
 import type { SessionRecord } from '../../budget/session-record.js';
-import { supervise } from './supervise.js';
+import { exitCodeForError, FireRecord } from './fire-record.js';
+import { exitCodeOf, supervise } from './supervise.js';
 import type { Choice, RunDeps, SuperviseResult } from './types.js';
 
 export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
@@ -17,7 +18,21 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
     deps.logger.warn({ event: 'held_run_by_hand', agent: agent.name, until: hold.until, kind: hold.kind }, `${agent.name} is held until ${hold.until} (${hold.reason}): running it anyway, by hand`);
     return { agent, reason: `run by hand while held until ${hold.until}` };
   };
-  const r = await supervise(config, choose, { ...options, refuse: true }, deps);
+  // The operator's choice, not a fire of the timer: its row says kind `run`, so the fires page
+  // explains every start of the supervisor, a refused run included (never counted as a timer tick).
+  const fire = FireRecord.begin(config, { kind: 'run', trigger: 'hand', slot: null }, deps);
+  fire.choose(agent.name, null);
+  let r: SuperviseResult;
+  try {
+    r = await supervise(config, choose, { ...options, refuse: true }, { ...deps, onCharged: (id) => fire.charge(id) });
+  } catch (err) {
+    fire.settle({ dispatch: [], error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } });
+    throw err;
+  }
+  fire.settle({
+    dispatch: [],
+    result: { action: r.action, reason: r.reason, limit: r.limit, exit: exitCodeOf(r), session: r.session ? { id: r.session.id, outcome: r.session.outcome } : null, dream: null },
+  });
   if (r.action === 'skip') {
     if (r.limit === 'lock' || r.limit === 'stopped') throw new LockedError(`Refused: ${r.reason}`);
     throw new BudgetExhaustedError(r.limit ?? 'unknown', `Refused: ${r.reason} (use --force to run anyway)`);

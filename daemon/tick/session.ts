@@ -277,6 +277,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     await guestReady.then((g) => g.close(), () => {});
     return { refused: reserved };
   }
+  deps.onCharged?.(id);
   meter.reserve(reserved?.usd ?? limits.maxUsdPerSession);
   meter.open();
   // From here the meter's record is the session's spend (a crash keeps it).

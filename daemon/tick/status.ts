@@ -14,6 +14,7 @@ import { currentHolds } from '../schedule/holds.js';
 import { windowHold } from '../../budget/windows.js';
 import { budgetReport } from './budget-report.js';
 import { toRecord } from '../../budget/session-record.js';
+import { GAP_WINDOW_MS, readFires, timerGaps } from './fires-view.js';
 
 // Git's answer starts before the ledger opens: its process runs while the ledger is read. (A
 // failure still reaches the caller, when it awaits.)
@@ -31,8 +32,10 @@ function nextOf(f: Forecast, calendar: TickCalendar) {
 }
 
 // `nightshift status --json`: one look at the host. `timer`: when its ticks come (../schedule/timer-ticks.ts).
-export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config)) {
+// `past`: the timer's elapses from an instant (timer-ticks.ts), for the ticks it left without a fire.
+export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config), past: (from: Date) => Date[] = () => []) {
   const { agents, broken } = readAgents(config);
+  const fires = firesLook(config, at, timer.calendar, past);
   const look = {
     invalid_agents: broken,
     budget: budgetReport(config, ledger, dayOf(at, config.budget.timezone)),
@@ -45,5 +48,20 @@ export async function status(config: Config, ledger: Ledger, at: Date, timer: { 
     window_hold: windowHold(ledger.windows(), config.budget.max_window_utilization, at),
     locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
   };
-  return { ...look, unpushed: await unpushed, last_ok_at: ledger.lastOkAt() };
+  return { ...look, ...fires, unpushed: await unpushed, last_ok_at: ledger.lastOkAt() };
 }
+
+// The last fires and the timer's gaps; a fires file that cannot be read is said, not fatal.
+function firesLook(config: Config, at: Date, calendar: TickCalendar, past: (from: Date) => Date[]) {
+  try {
+    const rows = readFires(config, { since: new Date(at.getTime() - GAP_WINDOW_MS) }, at);
+    const g = timerGaps(rows, at, calendar, past);
+    const iso = (d: Date | null) => (d ? d.toISOString() : null);
+    const gaps = g ? { from: g.from.toISOString(), on_calendar: g.calendar, expected: g.expected, missed: g.missed.map((d) => d.toISOString()), last_fire: iso(g.last_fire), since_last: g.since_last } : null;
+    return { last_fires: rows.slice(0, LAST_FIRES), tick_gaps: gaps, fires_error: null as string | null };
+  } catch (err) {
+    return { last_fires: [], tick_gaps: null, fires_error: (err as Error).message };
+  }
+}
+
+const LAST_FIRES = 5;

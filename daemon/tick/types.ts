@@ -21,6 +21,8 @@ export type RunDeps = {
   slot?: Date | null;
   // The monitor's ping (report/ping.ts) goes through it; production: the global fetch.
   fetch?: typeof fetch;
+  // Told the session's id once it is charged (the fire notes it: a crash keeps which session it was).
+  onCharged?: (session: string) => void;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at
   // settle), the subreaper's (off), the seccomp filter's (off), the shell prefix's Landlock domain
   // (off), the pinned user settings (off), session_user's (off: a root supervisor's session runs as

@@ -1,5 +1,5 @@
 // One broken agent file stops nothing but itself (issue 29, block 1): the tick skips it, says so
-// and runs the agent that is due; status and next still answer; agents lists it as INVALID.
+// (exit 78, so OnFailure= fires) and runs the agent that is due; status and next still answer; agents lists it as INVALID.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,15 +8,17 @@ import { configYaml, fakeApiPerFile, nightshift, workspace, writeAgent } from '.
 
 const api = fakeApiPerFile();
 
-test('a broken agent file is skipped by the tick, which runs the agent due; status, next and agents say which file', async (t) => {
+test('a broken agent file is skipped by the tick, which runs the agent due and exits 78; status, next and agents say which file', async (t) => {
   const ws = workspace(t, api.url, configYaml({ top: 'dispatch:\n  - agent: broken\n  - agent: worker\n' }));
   fs.writeFileSync(path.join(ws.prompts, 'broken.md'), '---\nmodel: [unclosed\n---\nhi\n');
   writeAgent(ws, 'worker', 'SCENARIO=text');
   const tick = await nightshift(['tick', '--json'], ws.env, ws.dir);
-  assert.equal(tick.code, 0, tick.stderr);
+  // The worker ran; the broken agent's due rule was passed over, so the tick exits 78 (issue 35).
+  assert.equal(tick.code, 78, tick.stderr);
   const r = JSON.parse(tick.stdout);
   assert.equal(r.session?.agent, 'worker', tick.stdout);
   assert.equal(r.session?.outcome, 'ok');
+  assert.equal(r.exit_code, 78);
   assert.match(tick.stderr, /"event":"agent_invalid".*broken\.md/);
   const status = await nightshift(['status', '--json'], ws.env, ws.dir);
   assert.equal(status.code, 0, status.stderr);

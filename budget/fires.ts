@@ -1,0 +1,157 @@
+// The fires table, the one owner of its SQLite file (state_dir/fires.db): every start of the
+// supervisor (a tick of the timer, of the daemon or by hand, and `nightshift run`) writes its row
+// before it decides and settles it after, so a fire that did nothing still leaves a trace. A file
+// of its own, not the ledger's: a ledger that cannot be opened (damaged, a failed migration) still
+// gets a fire that says so. A row a dead supervisor left open is settled `crashed` by the next open.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { InternalError, PermissionError } from '../core/errors.js';
+import { accessProblem } from '../core/file-access.js';
+
+export type FireKind = 'tick' | 'run';
+// What started it: the systemd timer, `nightshift daemon`'s cron, or a person (`tick`, `run`).
+export type FireTrigger = 'timer' | 'daemon' | 'hand';
+export type FireAction = 'session' | 'skip' | 'dream' | 'refused' | 'failed to start' | 'locked' | 'crashed';
+// A due rule the fire passed over, and why (the hold, the invalid file, the day's budget, a usage
+// window, a stop request).
+export type PassedOver = { rule: number | null; agent: string; cause: 'held' | 'invalid' | 'budget' | 'window' | 'stopped'; why: string };
+
+export type FireStart = {
+  at: string;
+  kind: FireKind;
+  trigger: FireTrigger;
+  // The daemon's cron slot (null: the timer does not pass its slot on).
+  slot: string | null;
+  // Why the fire came late (daemon/schedule/late.ts), else null.
+  late: string | null;
+  supervisor_pid: number;
+  supervisor_start: string | null;
+};
+
+export type FireEnd = {
+  action: FireAction;
+  agent: string | null;
+  rule: number | null;
+  session: string | null;
+  outcome: string | null;
+  reason: string;
+  passed_over: PassedOver[];
+  exit_code: number | null;
+  ended_at: string;
+};
+
+export type FireRow = FireStart & { id: number; status: 'open' | 'settled' } & { [K in keyof FireEnd]: FireEnd[K] | null } & { passed_over: PassedOver[] };
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS fires (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  trigger TEXT NOT NULL,
+  slot TEXT,
+  late TEXT,
+  status TEXT NOT NULL CHECK (status IN ('open', 'settled')),
+  action TEXT,
+  agent TEXT,
+  rule INTEGER,
+  session TEXT,
+  outcome TEXT,
+  reason TEXT,
+  passed_over TEXT NOT NULL DEFAULT '[]',
+  exit_code INTEGER,
+  ended_at TEXT,
+  supervisor_pid INTEGER,
+  supervisor_start TEXT
+);
+CREATE INDEX IF NOT EXISTS fires_at ON fires (at);
+`;
+
+// Where the fires live: one file under state_dir, beside the ledger.
+export function firesFile(config: { state_dir: string }): string {
+  return path.join(config.state_dir, 'fires.db');
+}
+
+type Raw = Omit<FireRow, 'passed_over'> & { passed_over: string };
+const row = (r: Raw): FireRow => ({ ...r, passed_over: JSON.parse(r.passed_over || '[]') as PassedOver[] });
+
+export class Fires {
+  private constructor(private readonly db: Database.Database, readonly file: string) {}
+
+  static open(file: string): Fires {
+    let db: Database.Database | undefined;
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      db = new Database(file);
+      db.pragma('busy_timeout = 5000');
+      db.pragma('journal_mode = WAL');
+      // NORMAL for the settle: one lost to a power cut leaves the row open, and the next open
+      // settles it `crashed`. The row itself is written FULL (see begin).
+      db.pragma('synchronous = NORMAL');
+      db.pragma(`journal_size_limit = ${256 * 1024}`);
+      db.exec(SCHEMA);
+    } catch (err) {
+      db?.close();
+      const denied = accessProblem(file, 'fires');
+      if (denied) throw new PermissionError(denied, { cause: err });
+      const code = (err as { code?: string }).code ?? '';
+      const damaged = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' ? ' It is damaged: move it aside; a new one is made on the next start.' : '';
+      throw new InternalError(`Fires ${file} cannot be opened (${code || (err as Error).message}).${damaged}`, { cause: err });
+    }
+    return new Fires(db, file);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  // The fire's row, on disk before the tick decides anything (FULL for this one commit).
+  begin(s: FireStart): number {
+    this.db.pragma('synchronous = FULL');
+    try {
+      return Number(this.db.prepare(`INSERT INTO fires (at, kind, trigger, slot, late, status, supervisor_pid, supervisor_start)
+        VALUES (@at, @kind, @trigger, @slot, @late, 'open', @supervisor_pid, @supervisor_start)`).run(s).lastInsertRowid);
+    } finally {
+      this.db.pragma('synchronous = NORMAL');
+    }
+  }
+
+  // What is known while it runs (the agent chosen, the session charged): a crash keeps it.
+  note(id: number, n: { agent?: string | null; rule?: number | null; session?: string | null }): void {
+    this.db.prepare(`UPDATE fires SET agent = coalesce(@agent, agent), rule = coalesce(@rule, rule), session = coalesce(@session, session) WHERE id = @id AND status = 'open'`)
+      .run({ id, agent: n.agent ?? null, rule: n.rule ?? null, session: n.session ?? null });
+  }
+
+  settle(id: number, e: FireEnd): void {
+    this.db.prepare(`UPDATE fires SET status = 'settled', action = @action, agent = coalesce(@agent, agent), rule = coalesce(@rule, rule),
+      session = coalesce(@session, session), outcome = @outcome, reason = @reason, passed_over = @passed_over, exit_code = @exit_code, ended_at = @ended_at
+      WHERE id = @id`).run({ ...e, id, passed_over: JSON.stringify(e.passed_over) });
+  }
+
+  // Rows whose supervisor is gone, settled `crashed` (what they noted kept); `alive` says whether
+  // a (pid, start) still runs.
+  settleDead(alive: (pid: number, start: string | null) => boolean, at: Date): FireRow[] {
+    const open = (this.db.prepare(`SELECT * FROM fires WHERE status = 'open'`).all() as Raw[]).map(row);
+    const dead = open.filter((r) => !(r.supervisor_pid && alive(r.supervisor_pid, r.supervisor_start)));
+    for (const r of dead) {
+      const reason = `the supervisor (pid ${r.supervisor_pid}) died before the fire was settled${r.session ? `: its session ${r.session} is settled abandoned by the ledger` : ''}`;
+      this.settle(r.id, { action: 'crashed', agent: r.agent, rule: r.rule, session: r.session, outcome: r.session ? 'abandoned' : null, reason, passed_over: [], exit_code: null, ended_at: at.toISOString() });
+    }
+    return dead.map((r) => this.get(r.id)!);
+  }
+
+  get(id: number): FireRow | null {
+    const r = this.db.prepare('SELECT * FROM fires WHERE id = ?').get(id) as Raw | undefined;
+    return r ? row(r) : null;
+  }
+
+  // Newest first: since an instant, for one agent, at most `limit`.
+  list(f: { since?: string; agent?: string; limit?: number } = {}): FireRow[] {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (f.since) where.push('at >= ?'), args.push(f.since);
+    if (f.agent) where.push('agent = ?'), args.push(f.agent);
+    const sql = `SELECT * FROM fires${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY at DESC, id DESC LIMIT ?`;
+    return (this.db.prepare(sql).all(...args, f.limit ?? -1) as Raw[]).map(row);
+  }
+}

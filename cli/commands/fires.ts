@@ -1,0 +1,70 @@
+// `nightshift fires [--days N] [--agent A] [--json]`: every start of the supervisor, newest first,
+// with what it did and why (budget/fires.ts keeps them).
+import { EXIT, UsageError } from '../../core/errors.js';
+import type { FireRow } from '../../budget/fires.js';
+import type { FullContext } from '../context.js';
+import { table, zoneStamp } from '../table.js';
+
+export const help = `Usage: nightshift fires [--days N] [--agent NAME] [--json] [--config PATH]
+
+Every fire of the last N days (default 1), newest first: each tick (of the timer, of nightshift
+daemon, or by hand) and each nightshift run, from state_dir/fires.db. A fire's row is written
+before the tick decides anything and settled after, so a tick that did nothing still says why:
+  session          a session ran (its id and outcome)
+  skip             nothing started: nothing due, a hold, a limit (the reason says which)
+  dream            the memory dreamed instead
+  locked           another supervisor held the run lock
+  refused          refused before anything was charged (a full disk, an invalid config or agent
+                   file, a sandbox that cannot be made, a permission; run: a limit or the lock)
+  failed to start  the tick failed before a session (the ledger cannot be opened, a bug)
+  crashed          the supervisor died before it settled the fire (SIGKILL, power loss); the
+                   next start settled it, and the ledger settles its session abandoned
+  running          still under way
+Each fire lists the due rules it passed over and why (held, invalid: the agent file; budget,
+window: a limit; stopped) and whether it came late. Only fires of a tick count as the timer's
+ticks in nightshift status's gap line.
+
+  --days N      the last N days (24 hours each), default 1
+  --agent NAME  only the fires that chose or passed over NAME
+  --json        [{id, at, kind: "tick"|"run", trigger: "timer"|"daemon"|"hand", slot, late,
+                status: "open"|"settled", action, agent, rule, session, outcome, reason,
+                passed_over: [{rule, agent, cause, why}], exit_code, ended_at,
+                supervisor_pid, supervisor_start}]
+
+Exit codes:
+  0   listed (none is a list too)
+  64  usage: --days is not a positive whole number
+  70  internal: state_dir/fires.db cannot be opened (damaged: move it aside)
+  77  permission: state_dir/fires.db cannot be read by this user (the message says whose it is)
+  78  config: the config file is invalid`;
+
+export const stage = 'full';
+
+// A parser's message can span lines (YAML's caret): one line in a table.
+const oneLine = (t: string) => t.replace(/\s*\n\s*/g, ' ');
+
+// Pure: the fires as lines (times in budget.timezone), a passed-over rule and lateness under each.
+export function firesText(rows: FireRow[], timezone: string): string {
+  if (!rows.length) return 'no fires recorded in this window';
+  const out: string[][] = [];
+  for (const r of rows) {
+    const what = r.status === 'open' ? 'running' : r.action ?? '?';
+    const reason = oneLine(r.reason ?? '');
+    out.push([zoneStamp(r.at, timezone), `${r.kind}/${r.trigger}`, what, r.agent ?? '-', r.exit_code === null ? '-' : `exit ${r.exit_code}`, reason]);
+    // The why once: a skip's reason already holds it.
+    for (const p of r.passed_over) out.push(['', '', '', '', '', `passed over: rule ${p.rule ?? '-'} (${p.agent}), ${p.cause}${reason.includes(oneLine(p.why)) ? '' : `: ${oneLine(p.why)}`}`]);
+    if (r.late) out.push(['', '', '', '', '', r.late]);
+  }
+  return table(out);
+}
+
+export async function run({ config, flags, io }: FullContext): Promise<number> {
+  const days = flags.days === undefined ? 1 : Number(flags.days);
+  if (!Number.isInteger(days) || days < 1) throw new UsageError(`Expected --days as a positive whole number, got \`${flags.days}\``);
+  const { readFires } = await import('../../daemon/tick/fires-view.js');
+  const now = new Date();
+  const all = readFires(config, { since: new Date(now.getTime() - days * 86_400_000) }, now);
+  const rows = flags.agent ? all.filter((r) => r.agent === flags.agent || r.passed_over.some((p) => p.agent === flags.agent)) : all;
+  io.out(flags.json ? JSON.stringify(rows) : firesText(rows, config.budget.timezone));
+  return EXIT.OK;
+}

@@ -1,0 +1,43 @@
+// The fires as the screens read them (`fires`, `status`): a site that has none yet has no file
+// (nothing is made by a look), and a fire a dead supervisor left open is settled `crashed` first.
+import fs from 'node:fs';
+import { isAlive } from '../../core/process-tree.js';
+import { Fires, firesFile, type FireRow } from '../../budget/fires.js';
+import type { Config } from '../../config/schema.js';
+import { tickGaps, type TickGaps } from '../schedule/tick-gaps.js';
+import type { TickCalendar } from '../schedule/timer-ticks.js';
+
+export function readFires(config: Config, f: { since?: Date; agent?: string; limit?: number }, now: Date): FireRow[] {
+  const file = firesFile(config);
+  if (!fs.existsSync(file)) return [];
+  const fires = Fires.open(file);
+  try {
+    fires.settleDead(isAlive, now);
+    return fires.list({ since: f.since?.toISOString(), agent: f.agent, limit: f.limit });
+  } finally {
+    fires.close();
+  }
+}
+
+// How far back status looks for ticks the timer left without a fire.
+export const GAP_WINDOW_MS = 24 * 3_600_000;
+
+export type TimerGaps = TickGaps & { from: Date; calendar: string[] };
+
+// The gaps of the installed timer since it was installed (its file's time), at most a day back:
+// null when no timer is installed (the daemon's schedule or hand ticks: nothing is expected) or
+// its times cannot be had. `past` gives the timer's elapses from an instant (timer-ticks.ts).
+export function timerGaps(fires: FireRow[], now: Date, calendar: TickCalendar, past: (from: Date) => Date[]): TimerGaps | null {
+  if (calendar.source !== 'timer' || calendar.assumed) return null;
+  let installed = 0;
+  try {
+    installed = fs.statSync(calendar.file).mtimeMs;
+  } catch {
+    return null;
+  }
+  const from = new Date(Math.max(now.getTime() - GAP_WINDOW_MS, installed));
+  const expected = past(from).filter((t) => t.getTime() <= now.getTime());
+  // A crashed fire's end is not known: it covers its own start only. An open one runs now.
+  const ticks = fires.filter((x) => x.kind === 'tick').map((x) => ({ at: new Date(x.at), ended_at: x.action === 'crashed' ? new Date(x.at) : x.ended_at ? new Date(x.ended_at) : null }));
+  return { ...tickGaps(expected, ticks, now), from, calendar: calendar.on_calendar };
+}
