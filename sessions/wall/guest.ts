@@ -151,7 +151,7 @@ export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, h
   } catch {
     // no resolv.conf
   }
-  return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home, tmpBytes: config.limits.tmp };
+  return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home, tmpBytes: config.limits.tmp, apiDir: WALL_API.dir };
 }
 
 // The vault's .git/config as the session sees it, when the real one holds push credentials.
