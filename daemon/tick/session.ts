@@ -27,7 +27,8 @@ import { leaveBehind } from '../../sessions/capture/capture.js';
 import { prepareSessionState } from '../../sessions/state/session-state.js';
 import type { Agent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
-import { ConfigError, EXIT } from '../../core/errors.js';
+import { ConfigError, EnvFileError, EXIT } from '../../core/errors.js';
+import { credentialFrom } from '../../sessions/wall/api-proxy.js';
 import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../../vault/git-guard.js';
 import { lateness, uptimeMs } from '../schedule/late.js';
 import { VaultGit, type GitReport } from '../../vault/git-sync.js';
@@ -91,6 +92,12 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   // charged only to fail. Refused here, with doctor's fix. Walled, it runs as session_user.
   const permission = permissionCheck(config, [agent], process.getuid?.() ?? -1, deps.env);
   if (permission.status === 'fail') throw new ConfigError(config.file, [`claude.permission_mode: ${permission.detail}; fix: ${permission.fix}`]);
+  // No credential at all: every call would fail (the CLI retries for minutes, then blames the
+  // server). Refused here, before the pull and the charge, naming the env file (exit 78).
+  if (!credentialFrom(deps.env)) {
+    const envFile = deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env');
+    throw new EnvFileError(envFile, [`no credential: neither ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN nor ANTHROPIC_AUTH_TOKEN is set, in the environment or ${envFile}; nothing was started or charged. Fix: put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=..., from \`claude setup-token\`) in ${envFile}, chmod 600 it, then \`nightshift doctor\``]);
+  }
   const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal) : null;
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
   // Both wait on a child process, so they wait together.
