@@ -92,7 +92,14 @@ export function printRecord(io: Out, r: SessionRecord, json: boolean | undefined
 }
 
 export async function showCommand(config: Config, id: string, flags: SessionsFlags, io: Out, logger: Logger): Promise<number> {
-  const row = await withLedger(config, logger, (l) => l.get(id));
+  // A unique prefix of an id names it (the stamp and agent are enough to type).
+  const row = await withLedger(config, logger, (l) => {
+    const exact = l.get(id);
+    if (exact || !id) return exact;
+    const matches = l.recent(1000).filter((r) => r.id.startsWith(id));
+    if (matches.length > 1) throw new UsageError(`\`${id}\` is the start of ${matches.length} sessions (${matches.slice(0, 5).map((r) => r.id).join(', ')}${matches.length > 5 ? ', …' : ''}): give more of the id`);
+    return matches[0] ?? null;
+  });
   if (!row) {
     const near = await withLedger(config, logger, (l) => l.recent(200).map((r) => r.id));
     throw new UsageError(`No session \`${id}\` in the ledger.${didYouMean(id, near)} See \`nightshift sessions\`.`);
