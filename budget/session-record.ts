@@ -13,7 +13,10 @@ export type SessionRecord = {
   cli_cost_usd: number | null;
   // What the charge reserved of the day (null: a session from before reservations).
   reserved_usd: number | null;
+  // The session's model turns; api_calls: the calls its API proxy metered beside them (answered
+  // or refused; the CLI makes calls of its own), null for a session from before the meter.
   turns: number;
+  api_calls: number | null;
   duration_ms: number | null;
   started_at: string;
   ended_at: string | null;
@@ -41,6 +44,7 @@ export function toRecord(r: SessionRow): SessionRecord {
     cli_cost_usd: r.cli_cost_usd === null || r.cli_cost_usd === undefined ? null : roundUsd(r.cli_cost_usd),
     reserved_usd: r.reserved_usd === null || r.reserved_usd === undefined ? null : roundUsd(r.reserved_usd),
     turns: r.turns,
+    api_calls: r.metered_calls ?? null,
     duration_ms: r.duration_ms,
     started_at: r.started_at,
     ended_at: r.ended_at,

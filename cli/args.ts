@@ -5,7 +5,7 @@ import { UsageError } from '../core/errors.js';
 import { didYouMean } from '../core/suggest.js';
 
 export type Flags = {
-  config?: string; json?: boolean; force?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
+  config?: string; json?: boolean; force?: boolean; all?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
   at?: string; timeout?: string; user?: string; 'on-calendar'?: string; prefix?: string; unit?: string;
   source?: string; category?: string; tags?: string; speaker?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
   'valid-from'?: string; 'as-of'?: string;
@@ -19,6 +19,7 @@ const OPTIONS = {
   port: { type: 'string' },
   json: { type: 'boolean' },
   force: { type: 'boolean' },
+  all: { type: 'boolean' },
   date: { type: 'string' },
   limit: { type: 'string' },
   at: { type: 'string' },
@@ -78,6 +79,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   state: ['config', 'environment-file', 'json', 'agent'],
   anneal: ['config', 'environment-file', 'json', 'agent'],
   rehearse: ['port'],
+  hold: ['config', 'environment-file', 'json', 'all'],
   hook: ['config'],
   init: ['remote'],
 };
@@ -85,7 +87,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
 // How many arguments each command takes after its name ([min, max]); more are refused, not ignored.
 const ARITY: Record<string, [number, number]> = {
   run: [1, 1], agents: [0, 0], budget: [0, 0], sessions: [0, 0], show: [1, 1], logs: [0, 1], tick: [0, 0], fires: [0, 0], next: [0, 0], status: [0, 0],
-  daemon: [0, 0], systemd: [1, 1], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0],
+  daemon: [0, 0], systemd: [1, 1], hold: [1, 2], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0],
 };
 
 export function parse(argv: string[]): { command: string | null; positionals: string[]; flags: Flags } {

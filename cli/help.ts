@@ -15,7 +15,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   78  config: the config file or an agent file is invalid (the message names the file and field),
       a tick passed over a due rule because its agent file is invalid (it names the agent and file),
       the env file holds secrets and its group or others may read it (chmod 600 fixes it),
-      or sandbox: bwrap is configured and bwrap cannot make a sandbox here
+      or sandbox: bwrap is configured and bwrap cannot make a sandbox here, or no API credential
+      is set (run and tick refuse before anything is charged; the message names the env file)
   130 the session was interrupted (Ctrl-C, or the service stopped): not the agent's failure`;
 
 export const MAIN_HELP = `nightshift — watched, counted, remembered headless Claude Code sessions
@@ -34,6 +35,7 @@ Commands:
   fires [--days N]     every tick and run: what it did, why, its exit code, the rules it passed over
   next                 which agent the next tick would run, why not the others, and when each is due
   status               budget, last sessions, next decision, locks, unpushed commits
+  hold release AGENT|--all  lift a rate-limit or backoff hold once its cause is fixed
   lock -- CMD...       run CMD holding the host-wide git lock
   daemon               run ticks on daemon.schedule (node-cron) until SIGTERM
   systemd print|install  render the systemd units for this install

@@ -90,7 +90,8 @@ function tickForCache(cache, yaml, check) {
     fs.writeFileSync(path.join(dir, 'nightshift.yaml'), yaml(dir));
     const run = spawnSync(process.execPath, [path.join(root, 'dist', 'cli', 'bin.js'), 'tick', '--json'], {
       cwd: dir,
-      env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), NIGHTSHIFT_BUILD_CODE_CACHE: cache },
+      // A key that is never sent (the stand-in calls no API): a session without one is refused.
+      env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), NIGHTSHIFT_BUILD_CODE_CACHE: cache, ANTHROPIC_API_KEY: 'sk-build-code-cache-never-sent' },
       encoding: 'utf8',
     });
     let answer = null;

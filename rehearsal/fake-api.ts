@@ -28,7 +28,7 @@ export type Reply =
   // deltaUsage: fields message_delta carries besides output_tokens (a client that believes them
   // over message_start's counts less than was billed).
   | { kind: 'message'; blocks: Block[]; usage?: Usage; stopReason?: string; deltaSize?: number; pingEvery?: number; streamError?: StreamError; deltaUsage?: Record<string, number> }
-  | { kind: 'status'; status: number; retryAfter?: number }
+  | { kind: 'status'; status: number; retryAfter?: number; headers?: Record<string, string> }
   | { kind: 'hang' }            // accept the request, never answer
   | { kind: 'stall'; usage?: Usage };  // send message_start, then nothing
 
@@ -181,6 +181,17 @@ function windowHeaders(prompt: string): Record<string, string> {
   return out;
 }
 
+// What a refusal says of when to come back, as the prompt asks: RESET=<epoch s> (a subscription's
+// window rejected, in the headers the real API sends) and RETRYAFTER=<seconds>.
+function limitHeaders(prompt: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const reset = arg(prompt, 'RESET');
+  if (reset !== null) Object.assign(out, { 'anthropic-ratelimit-unified-status': 'rejected', 'anthropic-ratelimit-unified-reset': reset });
+  const after = arg(prompt, 'RETRYAFTER');
+  if (after !== null) out['retry-after'] = after;
+  return out;
+}
+
 function streamMessage(raw: http.ServerResponse, model: string, reply: Extract<Reply, { kind: 'message' }>, usage: Usage, stopReason: string, gzip: boolean, done: (sha: string) => void, deltaUsage?: Record<string, number>, extra: Record<string, string> = {}) {
   const { blocks, deltaSize = 7, pingEvery, streamError } = reply;
   raw.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': id('req'), 'cache-control': 'no-cache', ...(gzip ? { 'content-encoding': 'gzip' } : {}), ...extra });
@@ -311,13 +322,13 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
         json(res, 400, 'invalid_request_error', `fake API: unknown scenario ${JSON.stringify(scenario)} (known: ${Object.keys(scripts).sort().join(', ')}, errNNN)`);
         return;
       }
-      const reply: Reply = m ? { kind: 'status', status: Number(m[1]) } : script(t);
+      const reply: Reply = m ? { kind: 'status', status: Number(m[1]), headers: limitHeaders(got.prompt) } : script(t);
       const model = String(body.model ?? 'claude-sonnet-5');
       open.add(res);
       res.on('close', () => open.delete(res));
       switch (reply.kind) {
         case 'status': {
-          const headers: Record<string, string> = { 'content-type': 'application/json' };
+          const headers: Record<string, string> = { 'content-type': 'application/json', ...reply.headers };
           if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
           res.writeHead(reply.status, headers);
           res.end(JSON.stringify({ type: 'error', error: { type: reply.status === 529 ? 'overloaded_error' : 'api_error', message: `fake ${reply.status}` } }));

@@ -18,9 +18,17 @@ import { didYouMean } from '../../core/suggest.js';
 
 export type LogsDeps = { out: (text: string) => void; human: boolean; color: boolean; logger: Logger; signal: AbortSignal; pollMs?: number };
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const t = setTimeout(resolve, ms);
-  signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+// The abort listener goes with the timer: one left behind on every poll passed node's limit of 10
+// (MaxListenersExceededWarning after ~6 s of -f).
+export const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
+  if (signal.aborted) return resolve();
+  const done = () => {
+    clearTimeout(t);
+    signal.removeEventListener('abort', done);
+    resolve();
+  };
+  const t = setTimeout(done, ms);
+  signal.addEventListener('abort', done, { once: true });
 });
 
 // Reads what was appended to `file` since `offset`; a missing file reads as nothing yet.

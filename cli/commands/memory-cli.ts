@@ -1,5 +1,6 @@
 // `nightshift memory observe|query|recall|stats|import|export` and `nightshift mcp`. cli/main.ts
 // only dispatches here; the store is opened once per command and always closed.
+import { didYouMean } from '../../core/suggest.js';
 import fs from 'node:fs';
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -88,7 +89,7 @@ export async function memoryCommand(config: Config, positionals: string[], flags
     return learningCommand(config, learning, args, flags as LearningFlags, io, withStore);
   }
   const allowed = sub ? SUB_FLAGS[sub] : undefined;
-  if (!allowed) throw new UsageError(`Expected \`nightshift memory observe|query|recall|stats|import|export|${LEARNING_SUBS.join('|')}\`, got ${sub ? `\`${sub}\`` : 'nothing'}. See \`nightshift memory --help\`.`);
+  if (!allowed) throw new UsageError(`Expected \`nightshift memory observe|query|recall|stats|import|export|${LEARNING_SUBS.join('|')}\`, got ${sub ? `\`${sub}\`` : 'nothing'}.${sub ? didYouMean(sub, [...Object.keys(SUB_FLAGS), ...LEARNING_SUBS]) : ''} See \`nightshift memory --help\`.`);
   for (const k of FLAG_KEYS) {
     if (flags[k] !== undefined && !allowed.includes(k)) throw new UsageError(`\`memory ${sub}\` does not take --${k}. See \`nightshift memory --help\`.`);
   }

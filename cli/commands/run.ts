@@ -21,8 +21,9 @@ backoff.after_failures failures in a row; see \`nightshift status\`) is skipped 
 \`run\` by hand still runs it: the operator decided. A warning says it was held.
 
   --force   run even when a daily limit (sessions, USD, the agent's runs per day) is reached
-  --json    print one object: id, agent, outcome, exit_code, cost_usd, cost_estimated, turns,
-            duration_ms, started_at, ended_at, result, error, transcript
+  --json    print one object: id, agent, outcome, exit_code, cost_usd, cost_estimated, turns (the
+            model turns), api_calls (the calls the proxy metered), duration_ms, started_at,
+            ended_at, result, error, retry_at, transcript
 
 ${EXIT_CODES_HELP}`;
 

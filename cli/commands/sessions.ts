@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import { dayOf } from '../../config/day.js';
 import { money } from '../../core/money.js';
+import { counted } from '../../core/words.js';
 import type { Logger } from '../../logs/logger.js';
 import { terminalText } from '../../logs/terminal-text.js';
 import { OUTCOMES } from '../../sessions/run/outcome.js';
@@ -38,11 +39,14 @@ export function parseSince(value: string, now: Date, timezone: string): Date {
   throw new UsageError(`Expected --since as a time back (\`2d\`, \`12h\`), a day (\`2026-12-01\`) or an ISO time, got \`${value}\``);
 }
 
+// The model turns, and the API calls the proxy metered beside them (`1/2`: 1 turn, 2 calls).
+const turnsCell = (r: SessionRecord) => (r.api_calls === null ? String(r.turns) : `${r.turns}/${r.api_calls}`);
+
 // Pure: the rows as aligned columns, times in the budget's zone; each cell one escaped line.
 export function sessionsTable(rows: SessionRecord[], timezone: string): string {
-  const head = ['START', 'AGENT', 'OUTCOME', 'COST', 'TURNS', 'DURATION', 'ID'];
+  const head = ['START', 'AGENT', 'OUTCOME', 'COST', 'TURNS/CALLS', 'DURATION', 'ID'];
   const body = rows.map((r) => [
-    zoneStamp(r.started_at, timezone), r.agent, r.outcome, `${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`, String(r.turns), shortDuration(r.duration_ms), r.id,
+    zoneStamp(r.started_at, timezone), r.agent, r.outcome, `${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`, turnsCell(r), shortDuration(r.duration_ms), r.id,
   ].map((c) => terminalText(c)));
   return table([head, ...body], [3, 4, 5]);
 }
@@ -77,7 +81,7 @@ export function printRecord(io: Out, r: SessionRecord, json: boolean | undefined
     `agent     ${one(r.agent)}`,
     `outcome   ${one(r.outcome)}`,
     `cost      ${money(r.cost_usd)}${r.cost_estimated ? ' (estimated)' : ''} metered${r.cli_cost_usd !== null ? `, ${money(r.cli_cost_usd)} by the CLI's count` : ', none reported by the CLI'}${r.reserved_usd !== null ? ` (reserved ${money(r.reserved_usd)})` : ''}`,
-    `turns     ${r.turns}`,
+    `turns     ${counted(r.turns, 'turn')}${r.api_calls === null ? '' : ` (${counted(r.api_calls, 'API call')} metered by the proxy)`}`,
     `duration  ${shortDuration(r.duration_ms)}`,
     `started   ${r.started_at}`,
   ];
@@ -88,7 +92,14 @@ export function printRecord(io: Out, r: SessionRecord, json: boolean | undefined
 }
 
 export async function showCommand(config: Config, id: string, flags: SessionsFlags, io: Out, logger: Logger): Promise<number> {
-  const row = await withLedger(config, logger, (l) => l.get(id));
+  // A unique prefix of an id names it (the stamp and agent are enough to type).
+  const row = await withLedger(config, logger, (l) => {
+    const exact = l.get(id);
+    if (exact || !id) return exact;
+    const matches = l.recent(1000).filter((r) => r.id.startsWith(id));
+    if (matches.length > 1) throw new UsageError(`\`${id}\` is the start of ${matches.length} sessions (${matches.slice(0, 5).map((r) => r.id).join(', ')}${matches.length > 5 ? ', …' : ''}): give more of the id`);
+    return matches[0] ?? null;
+  });
   if (!row) {
     const near = await withLedger(config, logger, (l) => l.recent(200).map((r) => r.id));
     throw new UsageError(`No session \`${id}\` in the ledger.${didYouMean(id, near)} See \`nightshift sessions\`.`);
@@ -112,7 +123,8 @@ export async function showCommand(config: Config, id: string, flags: SessionsFla
 export const help = `Usage: nightshift sessions [--json] [--limit N] [--agent NAME] [--outcome O] [--since WHEN] [--config PATH]
 
 The latest sessions, newest first (default 20), as columns: start (budget.timezone), agent,
-outcome, cost (~ an estimate), turns, duration, id.
+outcome, cost (~ an estimate), turns/calls (the session's model turns, then the API calls its
+proxy metered: the CLI makes calls of its own, so 1/2 is a normal one-turn session), duration, id.
   --agent NAME   only this agent's
   --outcome O    only this outcome (ok, error, rate_limited, max_turns, timeout, stalled, loop,
                  budget, spawn_failed, abandoned, running)

@@ -9,6 +9,7 @@ import { passRecurrence, recurrenceOf, type AnnealPass, type FailureFacts } from
 import { readPasses } from '../../sessions/state/state-data.js';
 import type { Config } from '../../config/schema.js';
 import { DEFAULTS } from '../../config/defaults.js';
+import { readReleases, sinceRelease } from '../../budget/hold-releases.js';
 
 const FIX = 'read the ATTENTION section of the agent\'s next state and its earlier passes: nightshift anneal --agent NAME; fix the cause, not the symptom';
 
@@ -47,7 +48,9 @@ export function recurringFromFiles(config: Config, ledgerFile: string): CheckFac
   }
   const ledger = Ledger.open(ledgerFile);
   try {
-    const rows = ledger.recent(200).map((r) => ({ id: r.id, agent: r.agent, outcome: r.status === 'running' ? 'running' : (r.outcome ?? 'error'), error: r.error, started_at: r.started_at }));
+    // A hold the operator released starts the agent's story again: earlier failures are not "again".
+    const releases = readReleases(config.state_dir);
+    const rows = ledger.recent(200).filter((r) => sinceRelease([r], releases[r.agent]).length).map((r) => ({ id: r.id, agent: r.agent, outcome: r.status === 'running' ? 'running' : (r.outcome ?? 'error'), error: r.error, started_at: r.started_at }));
     return recurringCheck(rows, passes, config.anneal?.recurring_similarity ?? DEFAULTS.anneal.recurring_similarity);
   } finally {
     ledger.close();

@@ -2,6 +2,7 @@
 import { backoffChange, holdsOf, type Hold, type HoldSettings } from '../../budget/holds.js';
 import type { Ledger } from '../../budget/ledger.js';
 import type { Config } from '../../config/schema.js';
+import { afterReleases, readReleases } from '../../budget/hold-releases.js';
 
 export function holdSettings(config: Config): HoldSettings {
   const b = config.backoff;
@@ -11,12 +12,17 @@ export function holdSettings(config: Config): HoldSettings {
 // Rows enough for any streak that still changes the wait (it is capped after ~30 doublings).
 const HOLD_ROWS = 40;
 
+// Each agent's last settled rows, those before the operator's release of its hold left out.
+function heldRows(config: Config, ledger: Ledger) {
+  return afterReleases(ledger.lastSettled(config.backoff.after_failures + HOLD_ROWS), readReleases(config.state_dir));
+}
+
 // Every agent that waits now, read from the ledger.
 export function currentHolds(config: Config, ledger: Ledger, at: Date): Record<string, Hold> {
-  return holdsOf(ledger.lastSettled(config.backoff.after_failures + HOLD_ROWS), at, holdSettings(config));
+  return holdsOf(heldRows(config, ledger), at, holdSettings(config));
 }
 
 // What the session just settled for `agent` changed about its backoff (once per change).
 export function settledChange(config: Config, ledger: Ledger, agent: string) {
-  return backoffChange(ledger.lastSettled(config.backoff.after_failures + HOLD_ROWS)[agent] ?? [], holdSettings(config));
+  return backoffChange(heldRows(config, ledger)[agent] ?? [], holdSettings(config));
 }

@@ -19,7 +19,7 @@ import { prepareGuest, type Guest } from '../../sessions/wall/guest.js';
 import { checkSandbox } from '../../sessions/wall/sandbox-check.js';
 import { checkedByProxy, classify, type Outcome } from '../../sessions/run/outcome.js';
 import { diskFacts, diskFullReason, diskProblem, isDiskFull, lowDisks, type LowDisk } from '../../config/disk-space.js';
-import { resetTime } from '../../sessions/stream/rate-limit.js';
+import { isRateLimited } from '../../sessions/stream/rate-limit.js';
 import { readProc } from '../../core/process-tree.js';
 import { runClaude } from '../../sessions/run/runner.js';
 import { keepInTranscript } from '../../sessions/run/transcript.js';
@@ -28,7 +28,8 @@ import { leaveBehind } from '../../sessions/capture/capture.js';
 import { prepareSessionState } from '../../sessions/state/session-state.js';
 import type { Agent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
-import { ConfigError, EXIT } from '../../core/errors.js';
+import { ConfigError, EnvFileError, EXIT } from '../../core/errors.js';
+import { credentialFrom } from '../../sessions/wall/api-proxy.js';
 import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../../vault/git-guard.js';
 import { lateness, uptimeMs } from '../schedule/late.js';
 import { VaultGit, type GitReport } from '../../vault/git-sync.js';
@@ -92,6 +93,12 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   // charged only to fail. Refused here, with doctor's fix. Walled, it runs as session_user.
   const permission = permissionCheck(config, [agent], process.getuid?.() ?? -1, deps.env);
   if (permission.status === 'fail') throw new ConfigError(config.file, [`claude.permission_mode: ${permission.detail}; fix: ${permission.fix}`]);
+  // No credential at all: every call would fail (the CLI retries for minutes, then blames the
+  // server). Refused here, before the pull and the charge, naming the env file (exit 78).
+  if (!credentialFrom(deps.env)) {
+    const envFile = deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env');
+    throw new EnvFileError(envFile, [`no credential: neither ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN nor ANTHROPIC_AUTH_TOKEN is set, in the environment or ${envFile}; nothing was started or charged. Fix: put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=..., from \`claude setup-token\`) in ${envFile}, chmod 600 it, then \`nightshift doctor\``]);
+  }
   const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal) : null;
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
   // Both wait on a child process, so they wait together.
@@ -359,7 +366,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     meter.close('the session is over');
     const classified = internal || !run
       ? { outcome: 'error' as const, error: `internal: ${deps.redact((internal as Error)?.message ?? String(internal))}` }
-      : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal, rateLimit: t.rateLimit });
+      : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal });
     // The proxy refused a call the reservation could not hold: the CLI ended on our 400.
     const fitted = meter.exhausted && classified.outcome === 'error' && !internal
       ? { outcome: 'budget' as const, error: `the proxy refused a call: ${meter.exhausted}` }
@@ -368,19 +375,21 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     const named = fitted.outcome === 'error' && /API error 401\b/.test(fitted.error ?? '')
       ? { outcome: fitted.outcome, error: `the API refused the credential (401): fix ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN) in ${deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env')} (${fitted.error})` }
       : fitted;
-    // The stream is the session's to write: the proxy's view of the calls decides turns and an ok.
-    // Walled sessions only: unwalled, the session could as well write the ledger (no guarantee to keep).
-    const checked = checkedByProxy(named, t.turns(), guest?.sandboxed ? guest.api : null);
+    // The stream is the session's to write: the proxy's view of the calls decides turns, an ok and
+    // a rate limit. Its calls and stop are kept for walled sessions only (unwalled, the session could
+    // as well write the ledger); the limit it relayed from upstream counts either way.
+    const checked = checkedByProxy(named, { turns: t.turns(), limited: isRateLimited(t.result, t.rateLimit) }, guest?.sandboxed ? guest.api : null, guest?.api.limited ?? null);
     const { turns, disagreements } = checked;
     if (disagreements.length) {
-      log.warn({ event: 'stream_disagreement', disagreements, stream_turns: t.turns(), answered: guest?.api.answered, last_stop: guest?.api.lastStop }, `the stream disagrees with what the proxy saw: ${disagreements.join('; ')}; the proxy's view is kept`);
+      log.warn({ event: 'stream_disagreement', disagreements, stream_turns: t.turns(), answered: guest?.api.answered, last_stop: guest?.api.lastStop, limits: guest?.api.limits }, `the stream disagrees with what the proxy saw: ${disagreements.join('; ')}; the proxy's view is kept`);
     }
     // A disk left full (by the session, or under it) says so, whatever the CLI made of it; a full
     // disk under one of our own steps is that, not an internal error.
     const { outcome, error } = diskFullEnding(checked, lowDisks(diskFacts(config), config.limits.disk_free), config.limits.disk_free, internal);
     if (outcome === 'disk_full' && internal && isDiskFull(internal)) internal = null;
-    // A rate limit holds the agent until the reset the answer gave (budget/holds.ts reads it back).
-    const retryAt = outcome === 'rate_limited' ? resetTime(t.result, t.rateLimit, endedAt) : null;
+    // A rate limit holds the agent until the reset the upstream's headers gave (budget/holds.ts
+    // reads it back); none given, the hold backs off.
+    const retryAt = outcome === 'rate_limited' ? checked.retryAt : null;
     // The meter's cost, never the stream's: the CLI's own total is kept beside it.
     const cliCost = t.result && typeof t.result.total_cost_usd === 'number' ? t.result.total_cost_usd : null;
     const metered = meter.state();
@@ -403,7 +412,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       // The ledger keeps a bounded summary (redacted, then cut); the transcript has the rest.
       result: capped(redactOrNull(deps.redact, t.result?.result ?? t.lastText ?? null)),
       error: capped(fullError ? deps.redact(fullError) : null),
-      retry_at: retryAt ? retryAt.toISOString() : null,
+      retry_at: retryAt,
       cli_cost_usd: cliCost,
       metered_calls: metered.calls,
       input_tokens: tokens.input + tokens.cacheRead + tokens.cacheWrite,

@@ -165,8 +165,11 @@ export class StreamTracker {
     return t;
   }
 
-  // num_turns from the result, else the API calls we saw.
+  // The model turns: num_turns from the result, else the API calls we saw. At max_turns the CLI
+  // counts the turn it refused to take (2.1.197: max_turns 2 says 3), which no call answered.
   turns(): number {
-    return typeof this.result?.num_turns === 'number' ? this.result.num_turns : Math.max(this.apiCalls, this.seenMessages.size);
+    if (typeof this.result?.num_turns !== 'number') return Math.max(this.apiCalls, this.seenMessages.size);
+    const refused = this.result.subtype === 'error_max_turns' || this.result.terminal_reason === 'max_turns' ? 1 : 0;
+    return Math.max(0, this.result.num_turns - refused);
   }
 }

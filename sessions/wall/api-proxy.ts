@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type { SessionMeter } from '../../budget/meter.js';
 import { usageTap } from './usage-tap.js';
+import { upstreamLimit, type UpstreamLimit } from '../../budget/upstream-limit.js';
 
 export type ApiCredential = { kind: 'api_key'; value: string } | { kind: 'oauth'; value: string } | { kind: 'auth_token'; value: string };
 
@@ -34,6 +35,8 @@ export type ApiProxyOptions = {
   meter?: SessionMeter;
   // Every upstream reply's headers (the usage windows a subscription reports). Must not throw.
   onHeaders?: (headers: http.IncomingHttpHeaders) => void;
+  // The clock a limit's retry-after is read against.
+  now?: () => Date;
   // Tests only (the negative control): forward any origin-form path, as before the allowlist.
   // Never set from the environment or the config.
   unsafeForwardAnyPath?: boolean;
@@ -45,7 +48,9 @@ export type ApiProxyOptions = {
 // at their worst case).
 // answered: inference calls the API answered 2xx, read to their end; lastStop: how the last of them
 // ended (its stop_reason), null while none has, or when the last was cut or unreadable.
-export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number; metered: number; lowered: number; meterErrors: number; credentialRefused: number; answered: number; lastStop: string | null };
+// limits: upstream replies that were a limit (429, 529, a window rejected); limited: the last of
+// them, with the reset its headers gave, until a reply that is no limit follows it (then null).
+export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number; metered: number; lowered: number; meterErrors: number; credentialRefused: number; answered: number; lastStop: string | null; limits: number; limited: UpstreamLimit | null };
 
 export type ApiProxy = { url: string; token: string; stats: ApiProxyStats; close(): Promise<void> };
 
@@ -180,7 +185,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     return { ok: (typeof key === 'string' && same(key)) || (bearer !== null && same(bearer)), any: key !== undefined || auth !== undefined };
   };
 
-  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0, metered: 0, lowered: 0, meterErrors: 0, credentialRefused: 0, answered: 0, lastStop: null };
+  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0, metered: 0, lowered: 0, meterErrors: 0, credentialRefused: 0, answered: 0, lastStop: null, limits: 0, limited: null };
   const inflight = new Set<http.ClientRequest>();
   let closing = false;
   const sockets = new Set<Socket>();
@@ -302,6 +307,13 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
         stats.credentialRefused++;
         o.logger.warn({ event: 'api_credential_refused', status: 401, credential: o.credential?.kind ?? 'none' }, `the API refused the ${o.credential?.kind ?? 'missing'} credential (401)`);
       }
+      // A limit the API itself answered: what a rate_limited outcome and its hold rest on.
+      const limit = upstreamLimit(ur.statusCode ?? 0, (k) => (typeof ur.headers[k] === 'string' ? (ur.headers[k] as string) : undefined), (o.now ?? (() => new Date()))());
+      if (limit) {
+        stats.limits++;
+        stats.limited = limit;
+        o.logger.info({ event: 'api_limited', status: limit.status, rejected: limit.rejected, retry_at: limit.retry_at, source: limit.source }, `the API answered ${limit.status}${limit.rejected ? ' (usage window rejected)' : ''}${limit.retry_at ? `, come back at ${limit.retry_at} (${limit.source})` : ', no reset time given'}`);
+      } else stats.limited = null;
       res.writeHead(ur.statusCode ?? 502, ur.statusMessage, headers);
       res.flushHeaders();
       try {

@@ -179,10 +179,15 @@ export function bridged(perl: string, plan: BridgePlan, command: string, args: s
 export const WALL_PORTS = { api: 41001, hooks: 41002, memory: 41003, egress: 41004 } as const;
 export const wallUrl = (port: number) => `http://127.0.0.1:${port}`;
 
-// The API inside the wall: the bridge's socket (in the wall's own /tmp) and the base URL the CLI is
-// given beside it (2.1.197 sends its calls to the socket with this URL's host and path; port 80,
-// which nothing in the session can listen on, is where a CLI that ignored the socket would fail).
-export const WALL_API = { socket: '/tmp/nightshift-api.sock', baseUrl: 'http://localhost' } as const;
+// The API inside the wall: the bridge's socket and the base URL the CLI is given beside it (2.1.197
+// sends its calls to the socket with this URL's host and path; port 80, which nothing in the
+// session can listen on, is where a CLI that ignored the socket would fail). The socket's folder is
+// a tmpfs of its own under the wall's read-only /run (sessions/wall/sandbox.ts), where the bridge
+// makes it and no Bash tool may make, remove or rename a name: the shell prefix's Landlock domain
+// holds those rights everywhere but there (sessions/wall/landlock.ts). In the wall's writable /tmp
+// a tool renamed a listener of its own over it and answered the CLI (a forged 429 held an agent
+// until 2100: e2e/wall-redteam).
+export const WALL_API = { dir: '/run/nightshift', socket: '/run/nightshift/api.sock', baseUrl: 'http://localhost' } as const;
 
 // A line the bridge writes on the `refused` socket: `refused <pid> <name>`.
 export type Refusal = { pid: number; comm: string };

@@ -6,11 +6,16 @@
 // under its shell); this prefix puts the command in a Landlock domain of its own before it runs, and
 // the kernel refuses a process in a domain ptrace access (/proc/<pid>/mem, /proc/<pid>/fd,
 // ptrace, pidfd_getfd) to any process outside it (Landlock's ptrace scoping, every ABI).
-// The domain restricts nothing else: ABI 6 and later scope abstract unix sockets only (the wall's
-// network is the session's own); before that it handles `execute` and allows it under `/`.
+// The domain also keeps the API socket's folder (WALL_API.dir, a tmpfs under the wall's read-only
+// /run) the bridge's alone: it handles the rights that make, remove or move a name (make a socket, a
+// file, a link, a folder; remove; refer) and grants them beneath every folder at the top of `/` and
+// of `/run` but that one, so a tool can neither plant a listener there nor rename one over the
+// bridge's socket (the man in the middle of e2e/wall-redteam). Reading, writing and truncating files
+// stay as the wall has them; ABI 6 and later also scope abstract unix sockets.
 // perl, like the bridge: perl-base is Essential on Debian and starts in a few milliseconds.
 import fs from 'node:fs';
 import path from 'node:path';
+import { WALL_API } from './bridge.js';
 
 // Exit code and stderr line by which the prefix says it could not enter a domain (the command
 // never ran: fail closed).
@@ -23,22 +28,30 @@ export const PREFIX_FAILED_RE = /nightshift-wall: (.*)/;
 // holds alone). O_PATH is 0x200000 on both. No module is loaded: POSIX alone costs ~20 ms a
 // command. The ruleset fd is O_CLOEXEC: the command does not inherit it.
 const PRCTL: Readonly<Record<string, number>> = { x64: 157, arm64: 167 };
-const script = (prctl: number) => String.raw`
+// LANDLOCK_ACCESS_FS_REMOVE_DIR .. MAKE_SYM (ABI 1) and REFER (ABI 2): the rights over names.
+const NAME_RIGHTS = 0x1ff0;
+const REFER = 0x2000;
+const script = (prctl: number, apiDir: string) => String.raw`
 use strict;
 sub fail { print STDERR "nightshift-wall: $_[0]\n"; exit 126 }
 my $abi = syscall(444, 0, 0, 1);
 $abi >= 1 or fail("Landlock is not available here (errno " . ($! + 0) . ": $!): a tool could write the memory of the processes that hold the supervisor's stream");
-my $ruleset;
-if ($abi >= 6) {
-  $ruleset = syscall(444, my $attr = pack('QQQ', 0, 0, 1), 24, 0);
-} else {
-  $ruleset = syscall(444, my $attr = pack('QQQ', 1, 0, 0), 24, 0);
-  if ($ruleset >= 0) {
-    sysopen(my $root, '/', 0x200000) or fail("open /: $!");
-    syscall(445, $ruleset, 1, my $rule = pack('Ql', 1, fileno $root), 0) == 0 or fail("landlock_add_rule: $!");
+my $fs = ${NAME_RIGHTS};
+$fs |= ${REFER} if $abi >= 2;
+my $ruleset = $abi >= 6 ? syscall(444, my $a6 = pack('QQQ', $fs, 0, 1), 24, 0) : syscall(444, my $a1 = pack('Q', $fs), 8, 0);
+$ruleset >= 0 or fail("landlock_create_ruleset: $!");
+# Names may change beneath every real folder at the top of / and of its parent but the API's.
+my ($api, $apiParent) = ('${apiDir}', '${path.dirname(apiDir)}');
+for my $top ('/', $apiParent) {
+  opendir(my $d, $top) or fail("opendir $top: $!");
+  for my $e (readdir $d) {
+    next if $e eq '.' || $e eq '..';
+    my $p = $top eq '/' ? "/$e" : "$top/$e";
+    next if $p eq $api || $p eq $apiParent || -l $p || !-d _;
+    sysopen(my $h, $p, 0x200000) or next;
+    syscall(445, $ruleset, 1, my $rule = pack('Ql', $fs, fileno $h), 0) == 0 or fail("landlock_add_rule $p: $!");
   }
 }
-$ruleset >= 0 or fail("landlock_create_ruleset: $!");
 syscall(${prctl}, 38, 1, 0, 0, 0) == 0 or fail("PR_SET_NO_NEW_PRIVS: $!");
 syscall(446, $ruleset, 0) == 0 or fail("landlock_restrict_self: $!");
 @ARGV or fail('no command');
@@ -50,7 +63,7 @@ fail("exec /bin/bash: $!");
 export function prefixBody(arch: string = process.arch): string {
   const prctl = PRCTL[arch];
   if (prctl === undefined) throw new Error(`no Landlock prefix for this machine (${arch}): nightshift knows the syscall numbers of ${Object.keys(PRCTL).join(', ')} only`);
-  return script(prctl);
+  return script(prctl, WALL_API.dir);
 }
 
 // The prefix as a file (the CLI takes one executable path, no arguments: a space and a dash in the

@@ -35,6 +35,10 @@ export type SandboxLayout = {
   network?: 'private' | 'host';
   // The size of the private /tmp and /dev/shm, each (limits.tmp); unset: the kernel's half of RAM.
   tmpBytes?: number;
+  // A small tmpfs of its own for the API's socket, under a hidden folder (/run): the bridge makes
+  // the socket there; the shell prefix's domain keeps every Bash tool from making, removing or
+  // renaming a name in it (sessions/wall/bridge.ts WALL_API).
+  apiDir?: string | null;
   // Files the session sees in place of others, read-only (a .git/config without its credentials).
   overlays?: Array<{ source: string; target: string }>;
 };
@@ -48,6 +52,9 @@ const within = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWit
 export class SandboxError extends Error {
   override name = 'SandboxError';
 }
+
+// The API socket's folder holds one socket: a few pages are room enough.
+const API_DIR_BYTES = 64 * 1024;
 
 // The fd bwrap reads the seccomp program from: the first after stdin, stdout and stderr (the
 // runner writes the program there, see `inputs` in sessions/run/runner.ts).
@@ -98,6 +105,8 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[], o: 
   for (const o of l.overlays ?? []) add(path.resolve(o.target), 5, ['--ro-bind', path.resolve(o.source), path.resolve(o.target)]);
   add(path.resolve(l.sessionDir), 5, ['--ro-bind', path.resolve(l.sessionDir), path.resolve(l.sessionDir)]);
   add(path.resolve(l.home), 6, ['--bind', path.resolve(l.home), path.resolve(l.home)]);
+  // Its parent is hidden and made read-only last, non-recursively: this tmpfs stays writable.
+  if (l.apiDir) add(path.resolve(l.apiDir), 7, ['--size', String(API_DIR_BYTES), '--perms', '0700', '--tmpfs', path.resolve(l.apiDir)]);
   mounts.sort((a, b) => depth(a.at) - depth(b.at) || a.rank - b.rank);
   // A hidden folder is made read-only last: the mounts above needed their mount points in it.
   const readOnlyAfter = hidden.flatMap((h) => ['--remount-ro', h]);

@@ -8,6 +8,7 @@ import { ENV_FILE_VAR } from '../../config/env-file.js';
 import { outOfReach, type SessionUser } from '../../config/session-user.js';
 import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
+import { WALL_API } from './bridge.js';
 import { withoutCredentials } from './git-credentials.js';
 import type { SandboxLayout } from './sandbox.js';
 
@@ -38,7 +39,7 @@ export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, h
   } catch {
     // no resolv.conf
   }
-  return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home, tmpBytes: config.limits.tmp };
+  return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home, tmpBytes: config.limits.tmp, apiDir: WALL_API.dir };
 }
 
 // The vault's .git/config as the session sees it, when the real one holds push credentials.

@@ -37,6 +37,24 @@ describe('holds and backoff', () => {
     assert.match(byHand.ran.stderr, /limited is held until \S+Z \(rate limited .*\): running it anyway, by hand/);
   });
 
+  test('a 429 whose headers give a reset holds the agent until that reset, to the second (the proxy read it; the CLI\'s text is not asked)', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: dispatch('window', 'other') }));
+    // Two hours on, in whole seconds: what a subscription's rejected window says.
+    const reset = Math.floor(Date.now() / 1000) + 7200;
+    writeAgent(ws, 'window', `SCENARIO=err429 RESET=${reset}`);
+    writeAgent(ws, 'other', 'SCENARIO=text');
+    const { ran, record } = await runJson(ws, 'window');
+    assert.equal(record.outcome, 'rate_limited', ran.stderr.slice(-1500));
+    const until = new Date(reset * 1000).toISOString();
+    assert.equal(record.retry_at, until);
+    assert.match(record.error, new RegExp(`^the API answered 429 \\(usage window rejected\\), until ${until.replace(/\./g, '\\.')}`));
+    assert.match(ran.stderr, /"event":"api_limited".*"source":"anthropic-ratelimit-unified-reset"/);
+    const next = JSON.parse((await nightshift(['next', '--json'], ws.env, ws.dir)).stdout);
+    assert.equal(next.holds.window.until, until.replace(/\.\d+Z$/, 'Z'));
+    assert.equal(next.holds.window.reason, 'rate limited (the API gave this reset time)');
+    assert.equal(next.agent, 'other');
+  });
+
   test('three failures in a row back the agent off (tick skips it); fewer do not', async (t) => {
     const ws = workspace(t, api.url, configYaml({ top: `${dispatch('flaky')}backoff:\n  after_failures: 3\n  base: 2h\n` }));
     writeAgent(ws, 'flaky', 'SCENARIO=err400');

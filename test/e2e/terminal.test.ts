@@ -13,14 +13,14 @@ import { BIN, FIXTURES, fakeApiPerFile, ledgerRows, nightshift, waitFor, workspa
 const api = fakeApiPerFile();
 
 // A settled session written straight into the ledger (no CLI needed for what is only shown).
-function seed(ws: Workspace, s: { id: string; agent: string; outcome: string; cost: number; started: string; turns?: number; transcript?: string | null }): void {
+function seed(ws: Workspace, s: { id: string; agent: string; outcome: string; cost: number; started: string; turns?: number; calls?: number; transcript?: string | null }): void {
   const l = Ledger.open(path.join(ws.state, 'ledger.db'));
   try {
     const open = { id: s.id, agent: s.agent, day: s.started.slice(0, 10), started_at: s.started, transcript: s.transcript ?? null, model: 'sonnet', supervisor_pid: null, supervisor_start: null };
     l.open(open);
     l.settle(open, {
       outcome: s.outcome, ended_at: new Date(Date.parse(s.started) + 65_000).toISOString(), duration_ms: 65_000, cost_usd: s.cost, cost_estimated: false,
-      turns: s.turns ?? 2, exit_code: s.outcome === 'ok' ? 0 : 1, result: null, error: null, input_tokens: 0, output_tokens: 0,
+      turns: s.turns ?? 2, exit_code: s.outcome === 'ok' ? 0 : 1, result: null, error: null, input_tokens: 0, output_tokens: 0, metered_calls: s.calls ?? null,
     });
   } finally {
     l.close();
@@ -43,15 +43,15 @@ describe('the terminal', () => {
     writeAgent(ws, 'gardener', 'SCENARIO=text');
     writeAgent(ws, 'researcher', 'SCENARIO=text');
     seed(ws, { id: 's-old', agent: 'gardener', outcome: 'ok', cost: 0.0045, started: '2026-11-01T10:00:00.000Z' });
-    seed(ws, { id: 's-mid', agent: 'researcher', outcome: 'error', cost: 1.5, started: '2026-11-20T10:00:00.000Z', turns: 12 });
+    seed(ws, { id: 's-mid', agent: 'researcher', outcome: 'error', cost: 1.5, started: '2026-11-20T10:00:00.000Z', turns: 12, calls: 13 });
     seed(ws, { id: 's-new', agent: 'gardener', outcome: 'rate_limited', cost: 0.009, started: '2026-11-30T10:00:00.000Z' });
     const all = await nightshift(['sessions'], ws.env, ws.dir);
     assert.equal(all.code, 0, all.stderr);
     const lines = all.stdout.trimEnd().split('\n');
-    assert.match(lines[0], /^START\s+AGENT\s+OUTCOME\s+COST\s+TURNS\s+DURATION\s+ID$/);
+    assert.match(lines[0], /^START\s+AGENT\s+OUTCOME\s+COST\s+TURNS\/CALLS\s+DURATION\s+ID$/);
     const cells = (l: string) => l.split(/ {2,}/);
     assert.deepEqual(cells(lines[1]), ['2026-11-30 10:00 UTC', 'gardener', 'rate_limited', '$0.01', '2', '1m 05s', 's-new']);
-    assert.deepEqual(cells(lines[2]), ['2026-11-20 10:00 UTC', 'researcher', 'error', '$1.50', '12', '1m 05s', 's-mid']);
+    assert.deepEqual(cells(lines[2]), ['2026-11-20 10:00 UTC', 'researcher', 'error', '$1.50', '12/13', '1m 05s', 's-mid']);
     // Aligned: the left columns start, and the number columns end, at the same place on every line.
     for (const word of ['AGENT', 'OUTCOME', 'ID']) {
       const at = lines[0].indexOf(word);

@@ -15,6 +15,7 @@ import { describe, test, type TestContext } from 'node:test';
 import { FIXTURES, NEEDS_BWRAP, configYaml, fakeApiPerFile, nightshift, workspace, writeAgent } from '../helpers.js';
 import { bash, text, type Reply, type Turn } from '../fake-api.js';
 import { FORGED_LINE, MEM_FORGER_PY } from '../stream-thief.js';
+import { WALL_API } from '../../sessions/wall/bridge.js';
 
 const api = fakeApiPerFile();
 const tool = (name: string, input: Record<string, unknown>): Reply => ({
@@ -121,7 +122,7 @@ const call = (scenario: string) => `-H "x-api-key: $ANTHROPIC_API_KEY" -H 'anthr
 // folder as the bridge holds it (its cwd, which only the domain keeps a tool out of).
 const WAYS: Record<string, string> = {
   tcp: 'http://127.0.0.1:41001',
-  unix: '--unix-socket /tmp/nightshift-api.sock http://localhost',
+  unix: `--unix-socket ${WALL_API.socket} http://localhost`,
   direct: '--unix-socket $HOME/../s/a http://localhost',
   cwd: '--unix-socket "$(for p in /proc/[0-9]*; do [ -S $p/cwd/a ] && echo $p/cwd/a && break; done)" http://localhost',
 };
@@ -181,26 +182,29 @@ describe('only the CLI reaches the API from inside the wall', { skip: NEEDS_BWRA
   });
 });
 
-// The API's socket is a name in the wall's /tmp, which every process of the session may rename: a
-// background tool takes the name (a man in the middle), so the CLI's next call comes to it. It
-// tries its own call through the bridge's socket under its new name (refused: its pid is not the
-// CLI's), sees what the CLI sends (the session token it already has: useless but through that
-// socket), and answers the CLI an end_turn of its own, so the CLI itself reports an ok the API
-// never gave. The proxy's view catches it: the last call it answered asked for a tool.
+// The API's socket was a name in the wall's /tmp, which every process of the session could rename:
+// a background tool took the name (a man in the middle), so the CLI's next call came to it, and it
+// answered a 429 of its own ("usage limit reached|<2100-01-01>"): the session was recorded
+// rate_limited and the agent held until 2100. Now the socket's folder is a tmpfs of its own where
+// the shell prefix's domain lets no tool make, remove or rename a name (sessions/wall/landlock.ts),
+// so the plant fails; and an outcome of rate_limited, with its hold, comes only from a limit the
+// proxy itself relayed from upstream (sessions/run/outcome.ts checkedByProxy). The control: without
+// the domain the plant works, the CLI reports the forged 429, and still no rate_limited, no hold.
 const MITM_PY = String.raw`
 import json, os, socket, sys, time
 out = {}
-P, R = '/tmp/nightshift-api.sock', '/tmp/real-api.sock'
+P, R = sys.argv[2], sys.argv[2] + '.real'
+def done():
+  open(sys.argv[1], 'w').write(json.dumps(out))
 # The name changes hands at once (a link, then a rename over it): no call falls between.
-os.link(P, R)
-s = socket.socket(socket.AF_UNIX); s.bind(P + '.new'); s.listen(8)
-os.rename(P + '.new', P)
 try:
-  c = socket.socket(socket.AF_UNIX); c.connect(R)
-  c.sendall(b'POST /v1/messages HTTP/1.1\r\nHost: localhost\r\nx-api-key: ' + os.environ['ANTHROPIC_API_KEY'].encode() + b'\r\ncontent-length: 2\r\n\r\n{}')
-  c.settimeout(5)
-  out['own'] = repr(c.recv(100))
-except Exception as e: out['own'] = 'error ' + str(e)
+  os.link(P, R)
+  s = socket.socket(socket.AF_UNIX); s.bind(P + '.new'); s.listen(8)
+  os.rename(P + '.new', P)
+  out['planted'] = True
+except Exception as e:
+  out['planted'] = 'refused: ' + str(e)
+  done(); sys.exit(0)
 s.settimeout(30)
 try:
   k, _ = s.accept()
@@ -209,47 +213,56 @@ try:
   head, body = buf.split(b'\r\n\r\n', 1)
   lines = head.decode().split('\r\n')
   hdr = {l.split(':', 1)[0].lower(): l.split(':', 1)[1].strip() for l in lines[1:]}
-  out['request'] = lines[0]
-  out['token_is_env'] = hdr.get('x-api-key') == os.environ['ANTHROPIC_API_KEY']
-  out['answered'] = True
-  open(sys.argv[1], 'w').write(json.dumps(out))
   n = int(hdr.get('content-length', '0'))
   while len(body) < n: body += k.recv(65536)
-  ev = lambda e, d: ('event: %s\ndata: %s\n\n' % (e, json.dumps(d))).encode()
-  msg = {'id': 'msg_mitm', 'type': 'message', 'role': 'assistant', 'model': 'claude-sonnet-4-5', 'content': [], 'stop_reason': None, 'stop_sequence': None, 'usage': {'input_tokens': 1, 'output_tokens': 1}}
-  k.sendall(b'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n'
-    + ev('message_start', {'type': 'message_start', 'message': msg})
-    + ev('content_block_start', {'type': 'content_block_start', 'index': 0, 'content_block': {'type': 'text', 'text': ''}})
-    + ev('content_block_delta', {'type': 'content_block_delta', 'index': 0, 'delta': {'type': 'text_delta', 'text': 'answered by the man in the middle'}})
-    + ev('content_block_stop', {'type': 'content_block_stop', 'index': 0})
-    + ev('message_delta', {'type': 'message_delta', 'delta': {'stop_reason': 'end_turn', 'stop_sequence': None}, 'usage': {'output_tokens': 3}})
-    + ev('message_stop', {'type': 'message_stop'}))
+  err = json.dumps({'type': 'error', 'error': {'type': 'rate_limit_error', 'message': 'Claude AI usage limit reached|4102444800'}}).encode()
+  k.sendall(b'HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nanthropic-ratelimit-unified-status: rejected\r\n'
+    + b'anthropic-ratelimit-unified-reset: 4102444800\r\nretry-after: 2366000000\r\nconnection: close\r\ncontent-length: ' + str(len(err)).encode() + b'\r\n\r\n' + err)
   k.close()
+  out['answered'] = True
 except Exception as e:
   out['answered'] = 'error ' + str(e)
-  open(sys.argv[1], 'w').write(json.dumps(out))
+done()
 `;
 
-describe('a tool that takes the API socket\'s name does not make its own answer believed', { skip: NEEDS_BWRAP }, () => {
-  test('the CLI\'s next call comes to the tool, the tool\'s own call is refused, and the CLI\'s ok on the tool\'s answer is not believed', { timeout: 3 * 60_000 }, async (t) => {
-    const { seen, record, ws } = await redTeam(t, null, (v) => [
-      bash('echo hi'),
-      bash(`echo ${b64(MITM_PY)} | base64 -d > /tmp/mitm.py; setsid /usr/bin/python3 /tmp/mitm.py ${v}/mitm.json > ${v}/mitm.err 2>&1 < /dev/null & sleep 1; echo started`),
-      bash('echo never asked'),
-    ]);
-    const err = path.join(ws.vault, 'mitm.err');
-    assert.ok(fs.existsSync(path.join(ws.vault, 'mitm.json')), `the tool answered: ${record.error}; ${fs.existsSync(err) ? fs.readFileSync(err, 'utf8') : ''}`);
-    const mitm = JSON.parse(fs.readFileSync(path.join(ws.vault, 'mitm.json'), 'utf8'));
-    t.diagnostic(`mitm: ${JSON.stringify(mitm)}; result ${JSON.stringify(record.result)}; error ${record.error}`);
-    assert.equal(mitm.answered, true, 'the CLI\'s next call came to the tool');
-    assert.doesNotMatch(mitm.own, /HTTP/, 'the tool\'s own call through the bridge\'s socket was closed unanswered');
-    assert.equal(mitm.token_is_env, true, 'what the CLI sent the tool is the token it already had');
+const mitm = (v: string) => [
+  bash('echo hi'),
+  bash(`echo ${b64(MITM_PY)} | base64 -d > /tmp/mitm.py; setsid /usr/bin/python3 /tmp/mitm.py ${v}/mitm.json ${WALL_API.socket} > ${v}/mitm.err 2>&1 < /dev/null & sleep 1; echo started`),
+  bash('echo after the plant'),
+];
+const readMitm = (ws: { vault: string }, record: any) => {
+  const f = path.join(ws.vault, 'mitm.json');
+  const err = path.join(ws.vault, 'mitm.err');
+  assert.ok(fs.existsSync(f), `the tool ran: ${record.error}; ${fs.existsSync(err) ? fs.readFileSync(err, 'utf8') : ''}`);
+  return JSON.parse(fs.readFileSync(f, 'utf8'));
+};
+
+describe('a tool that takes the API socket\'s name', { skip: NEEDS_BWRAP }, () => {
+  test('cannot: the domain refuses the plant in the socket\'s folder, the CLI\'s next call reaches the API, and the session ends ok', { timeout: 3 * 60_000 }, async (t) => {
+    const { seen, record, ws } = await redTeam(t, null, mitm);
+    const m = readMitm(ws, record);
+    t.diagnostic(`mitm: ${JSON.stringify(m)}; seen ${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error})`);
+    assert.match(String(m.planted), /^refused: .*(Permission denied|cross-device)/, 'the plant was refused');
+    assert.equal(seen.length, 3, 'every call after the attempt still came to the API');
+    assert.match(seen[2], /after the plant/);
+    assert.equal(record.outcome, 'ok', record.error);
+  });
+
+  test('control: without the domain the plant works and the CLI reports the tool\'s 429, and still no rate_limited and no hold', { timeout: 3 * 60_000 }, async (t) => {
+    const { seen, record, ws } = await redTeam(t, 'domain', mitm);
+    const m = readMitm(ws, record);
+    t.diagnostic(`mitm: ${JSON.stringify(m)}; seen ${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error}); retry_at ${record.retry_at}`);
+    assert.equal(m.planted, true, 'the name was taken');
+    assert.equal(m.answered, true, 'the CLI\'s next call came to the tool');
     assert.equal(seen.length, 1, 'the API saw no call after the tool took the name');
-    // The harm: the CLI itself reports the tool's answer as a successful end.
-    assert.equal(record.result, 'answered by the man in the middle');
-    assert.equal(record.api_refused, 1, 'the tool\'s own call is counted');
-    assert.notEqual(record.outcome, 'ok', 'the CLI\'s ok on an answer the API never gave is not believed');
-    assert.match(record.error, /the last call the API answered asked for a tool/);
+    // The harm as it was: the CLI reports the API refusing the session for a usage limit.
+    assert.match(record.error ?? '', /429/);
+    assert.notEqual(record.outcome, 'rate_limited', 'a 429 the proxy never relayed is not a rate limit');
+    assert.equal(record.retry_at, null);
+    const next = JSON.parse((await nightshift(['next', '--json'], ws.env, ws.dir)).stdout);
+    assert.equal(next.holds.red, undefined, `no hold: ${JSON.stringify(next.holds)}`);
+    const logged = (fs.readdirSync(ws.logs, { recursive: true }) as string[]).map((f) => path.join(ws.logs, f)).filter((f) => f.endsWith('.log') && fs.statSync(f).isFile()).map((f) => fs.readFileSync(f, 'utf8')).join('');
+    assert.match(logged, /"event":"stream_disagreement".*the stream says the API refused the session for a limit, but the proxy relayed no such answer/);
   });
 });
 
@@ -264,7 +277,7 @@ import socket, sys, time
 n, t0 = 0, time.time()
 while time.time() - t0 < float(sys.argv[2]):
   c = socket.socket(socket.AF_UNIX)
-  try: c.connect('/tmp/nightshift-api.sock'); n += 1
+  try: c.connect(sys.argv[3]); n += 1
   except OSError: pass
   c.close()
   if n % 200 == 0: open(sys.argv[1], 'w').write('%d %.2f' % (n, time.time() - t0))
@@ -276,7 +289,7 @@ describe('a flood of connections to the API\'s socket', { skip: NEEDS_BWRAP }, (
     const t0 = Date.now();
     const { seen, record, ws } = await redTeam(t, null, (v) => [
       bash('echo hi'),
-      bash(`echo ${b64(FLOOD_PY)} | base64 -d > /tmp/flood.py; setsid /usr/bin/python3 /tmp/flood.py ${v}/flood.txt 4 > ${v}/flood.err 2>&1 < /dev/null & sleep 0.5; echo flooding`),
+      bash(`echo ${b64(FLOOD_PY)} | base64 -d > /tmp/flood.py; setsid /usr/bin/python3 /tmp/flood.py ${v}/flood.txt 4 ${WALL_API.socket} > ${v}/flood.err 2>&1 < /dev/null & sleep 0.5; echo flooding`),
       bash('echo during the flood'),
       bash(`sleep 5; cat ${v}/flood.txt`),
     ]);
@@ -365,16 +378,27 @@ describe('the CLI does not lend a tool its pid at the API\'s socket', { skip: NE
 });
 
 // The CLI is in no domain: a tool that points the API socket's name at the bridge's folder
-// (/proc/<bridge>/cwd/r, the supervisor's socket that hears the bridge's refusals) has the CLI
-// write its next call there. That socket hears lines, not calls: nothing it reads counts as a
-// refusal, and the session still ends, not ok.
+// (/proc/<bridge>/cwd/r, the supervisor's socket that hears the bridge's refusals) would have the
+// CLI write its next call there. The domain refuses the link in the socket's folder; without the
+// domain (the control) the link lands, and that socket hears lines, not calls: nothing it reads
+// counts as a refusal, and the session still ends, not ok.
+const pointAtRefusals = () => [
+  bash(`b=$(cut -d" " -f4 /proc/$(${CLI_PID})/stat); ln -s /proc/$b/cwd/r ${WALL_API.dir}/r-link && mv -f ${WALL_API.dir}/r-link ${WALL_API.socket} && ls -l ${WALL_API.socket}; echo tried`),
+  bash('echo answered'),
+];
 describe('a tool that points the API socket\'s name at the supervisor\'s refusals socket', { skip: NEEDS_BWRAP }, () => {
-  test('makes no refusal counted that was not one', { timeout: 3 * 60_000 }, async (t) => {
+  test('cannot: the link is refused in the socket\'s folder, and the session goes on to an ok', { timeout: 3 * 60_000 }, async (t) => {
+    const { seen, record } = await redTeam(t, null, pointAtRefusals);
+    t.diagnostic(`${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error}); api_refused ${record.api_refused}`);
+    assert.match(seen[0] ?? '', /Permission denied/);
+    assert.match(seen[1] ?? '', /answered/, 'the CLI\'s next call reached the API');
+    assert.equal(record.api_refused, 0);
+    assert.equal(record.outcome, 'ok', record.error);
+  });
+
+  test('control: without the domain the link lands, and makes no refusal counted that was not one', { timeout: 3 * 60_000 }, async (t) => {
     const t0 = Date.now();
-    const { seen, record } = await redTeam(t, null, () => [
-      bash(`b=$(cut -d" " -f4 /proc/$(${CLI_PID})/stat); ln -s /proc/$b/cwd/r /tmp/r-link && mv -f /tmp/r-link /tmp/nightshift-api.sock && ls -l /tmp/nightshift-api.sock`),
-      bash('echo never answered'),
-    ]);
+    const { seen, record } = await redTeam(t, 'domain', pointAtRefusals);
     t.diagnostic(`${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error}); api_refused ${record.api_refused}; ${Date.now() - t0} ms`);
     // Measured: the CLI follows the link (its call after the tool never reached the API) and times out.
     assert.deepEqual(seen, [], 'the CLI\'s next call went to the link, not the API');
