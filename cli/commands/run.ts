@@ -1,5 +1,4 @@
 // `nightshift run <agent>`: one session of the agent now, watched and counted.
-import type { GitReport } from '../../vault/git-sync.js';
 import { positional } from '../args.js';
 import { runDeps, type FullContext } from '../context.js';
 import { EXIT_CODES_HELP } from '../help.js';
@@ -35,14 +34,7 @@ export async function run({ config, positionals, flags, io, logger, env }: FullC
   const [{ loadAgent }, { runAgent }, { exitCodeOf }] = await Promise.all([import('../../config/agents.js'), import('../../daemon/tick/run.js'), import('../../daemon/tick/supervise.js')]);
   const agent = loadAgent(config, name);
   const r = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
+  // The record carries the git outcome (printed with it) whenever git sync is on.
   printRecord(io, r.session, flags.json);
-  if (!flags.json && (r.git.error || r.git.committed)) io.out(`git       ${gitLine(r.git)}`);
   return exitCodeOf(r);
-}
-
-// What git did around a session, in one line (run and tick print it).
-export function gitLine(g: GitReport): string {
-  const parts = [g.pulled ? 'pulled' : 'not pulled', g.committed ? 'committed' : 'nothing committed', g.pushed ? 'pushed' : 'not pushed'];
-  if (g.branch) parts.push(`branch ${g.branch}`);
-  return `${parts.join(', ')}${g.error ? ` (${g.error})` : ''}`;
 }

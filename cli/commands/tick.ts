@@ -2,7 +2,7 @@
 // session exits 1 so OnFailure= fires.
 import { runDeps, type FullContext } from '../context.js';
 import { withStopSignal } from '../stop-signal.js';
-import { gitLine } from './run.js';
+import { gitLine } from '../git-line.js';
 import { printRecord } from './sessions.js';
 
 export const help = `Usage: nightshift tick [--json] [--config PATH]
@@ -11,7 +11,8 @@ One tick: run lock -> settle abandoned sessions -> dispatch -> budget -> git pul
 git commit/push -> report. A second tick while one runs exits 0 at once with reason "locked".
 A skip (nothing due, a limit, locked) exits 0; a session that did not end ok exits 1.
 --json: {action: "session"|"skip", reason, session: <as run --json>|null,
-         git: {pulled, committed, pushed, branch, error}}`;
+         git: {pulled, committed, pushed, branch, branch_pushed, error, uncommitted,
+         left_out: [{path, size, limit}], untracked}}`;
 
 export const stage = 'full';
 export const liveLine = true;
@@ -24,7 +25,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   else if (r.action === 'dream') io.out(`dream: ${r.dream?.ok ? 'ok' : 'failed'} (${r.reason})${r.dream?.error ? `: ${r.dream.error}` : ''}`);
   else {
     printRecord(io, r.session!, false);
-    io.out(`git       ${gitLine(r.git)}`);
+    if (!r.session!.git) io.out(`git       ${gitLine(r.git)}`);
     if (r.late) io.out(`late      ${r.late.replace(/^late: /, '')}`);
   }
   return exitCodeOf(r);

@@ -91,7 +91,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   // charged only to fail. Refused here, with doctor's fix. Walled, it runs as session_user.
   const permission = permissionCheck(config, [agent], process.getuid?.() ?? -1, deps.env);
   if (permission.status === 'fail') throw new ConfigError(config.file, [`claude.permission_mode: ${permission.detail}; fix: ${permission.fix}`]);
-  const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal) : null;
+  const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal, deps.gitChecks) : null;
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
   // Both wait on a child process, so they wait together.
   const untrusted = vault ? fs.existsSync(untrustedGitMarker(config.state_dir)) : false;
@@ -151,6 +151,15 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
     } catch (err) {
       git.error = deps.redact((err as Error).message);
       deps.logger.error({ event: 'git_error', err }, `git: ${git.error}`);
+    }
+  }
+  // Where the work went, for `show` and `sessions` later (the ledger keeps it with the session).
+  if (vault) {
+    session.git = { ...git };
+    try {
+      ledger.setGit(session.id, JSON.stringify(git));
+    } catch (err) {
+      deps.logger.warn({ event: 'git_record_failed', err }, `could not record the git outcome in the ledger: ${(err as Error).message}`);
     }
   }
   deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${counted(session.turns, 'turn')}${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
@@ -232,7 +241,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let lastWindows = '';
   const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, warn: (o, m) => log.warn(o, m) });
   meter.close('the session has no reservation yet');
-  const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log });
+  const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log, excludeOnlyWithGit: deps.gitChecks?.excludeAlways === false });
   const guestReady = prepareGuest(
     {
       config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: stateBuilt.then((s) => s?.text ?? null), version: version(),

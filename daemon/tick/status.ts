@@ -24,6 +24,14 @@ export function unpushedOf(config: Config): Promise<number | null> {
   return pending;
 }
 
+// The nightshift/ branches holding work that is not on main (empty: git sync off, or none).
+export function openBranchesOf(config: Config): Promise<Array<{ name: string; local: boolean; remote: boolean }>> {
+  if (!config.git.enabled) return Promise.resolve([]);
+  const pending = new VaultGit(config, pino({ enabled: false })).openBranches();
+  pending.catch(() => {});
+  return pending;
+}
+
 // status's `next`: the tick's decision, whether it starts, and each agent's next run.
 function nextOf(f: Forecast, calendar: TickCalendar) {
   const iso = (t: Date | null) => (t ? t.toISOString() : null);
@@ -31,7 +39,7 @@ function nextOf(f: Forecast, calendar: TickCalendar) {
 }
 
 // `nightshift status --json`: one look at the host. `timer`: when its ticks come (../schedule/timer-ticks.ts).
-export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config)) {
+export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config), branches = openBranchesOf(config)) {
   const { agents, broken } = readAgents(config);
   const look = {
     invalid_agents: broken,
@@ -45,5 +53,5 @@ export async function status(config: Config, ledger: Ledger, at: Date, timer: { 
     window_hold: windowHold(ledger.windows(), config.budget.max_window_utilization, at),
     locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
   };
-  return { ...look, unpushed: await unpushed, last_ok_at: ledger.lastOkAt() };
+  return { ...look, unpushed: await unpushed, branches: await branches, last_ok_at: ledger.lastOkAt() };
 }
