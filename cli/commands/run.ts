@@ -21,7 +21,8 @@ backoff.after_failures failures in a row; see \`nightshift status\`) is skipped 
 
   --force   run even when a daily limit (sessions, USD, the agent's runs per day) is reached
   --json    print one object: id, agent, outcome, exit_code, cost_usd, cost_estimated, turns,
-            duration_ms, started_at, ended_at, result, error, transcript
+            duration_ms, started_at, ended_at, result, error, transcript, git (where the work
+            went: pushed, or a nightshift/ branch, files left out; null with git sync off)
 
 ${EXIT_CODES_HELP}`;
 

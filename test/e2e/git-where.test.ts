@@ -210,6 +210,25 @@ describe('git: an oversized file is left out, the rest goes on', () => {
   }
 });
 
+describe('git: doctor warns about commits the remote has not taken', () => {
+  test('a commit unpushed for more than 3 hours is a warning naming the command that shows git\'s reason; a fresh one is not', async (t) => {
+    const ws = workspace(t, api.url, dispatch());
+    makeRepos(ws.dir, ws.vault);
+    const unpushed = async () => JSON.parse((await nightshift(['doctor', '--json'], ws.env, ws.dir)).stdout).checks.find((c: any) => c.name === 'unpushed');
+    fs.writeFileSync(path.join(ws.vault, 'notes.md'), 'fresh\n');
+    git(ws.vault, 'commit', '--quiet', '-am', 'fresh');
+    // Control: a commit of a minute ago is the next tick's to push.
+    assert.equal((await unpushed()).status, 'ok');
+    const old = new Date(Date.now() - 4 * 3_600_000).toISOString();
+    fs.writeFileSync(path.join(ws.vault, 'notes.md'), 'old\n');
+    spawnSync('git', ['-c', 'user.name=x', '-c', 'user.email=x@example.com', 'commit', '--quiet', '--amend', '-am', 'old'], { cwd: ws.vault, env: { ...process.env, GIT_COMMITTER_DATE: old } });
+    const check = await unpushed();
+    assert.equal(check.status, 'warn', JSON.stringify(check));
+    assert.match(check.detail, /1 commit\(s\) not on origin, the oldest 4h.* old: every push since has failed/);
+    assert.match(check.fix, /git -C .* push origin/);
+  });
+});
+
 // The remote bind-mounted read-only in a mount namespace of the tick's own: what ProtectSystem=
 // does to a path outside ReadWritePaths=.
 const readOnlyRemote = (remote: string) => ['unshare', '-m', 'sh', '-c', `mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"`, remote];
