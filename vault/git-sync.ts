@@ -314,8 +314,8 @@ export class VaultGit {
         if (saved.error) return `leftover work could not be committed before the pull: ${saved.error}`;
         if (saved.committed && saved.conflict) {
           const name = `nightshift/leftovers-${new Date().toISOString().replace(/[-:.]/g, '').replace('T', '-')}`;
-          const moved = await this.moveAside(name, report, `the work left uncommitted before this session holds ${saved.conflict}`);
-          if (moved) return moved;
+          // Said in the report; the pull goes on, onto a clean main.
+          report.error = await this.moveAside(name, report, `the work left uncommitted before this session holds ${saved.conflict}`);
         } else if (saved.committed) this.log.warn({ event: 'git_leftovers_committed' }, 'git: committed work an earlier session left uncommitted');
       }
       const branch = await this.branch();
@@ -331,7 +331,7 @@ export class VaultGit {
     });
     if (!r.held) report.error = this.signal?.aborted ? 'stop requested: pull skipped' : 'git lock not obtained in time: pull skipped';
     else if (r.value === null) report.pulled = true;
-    else if (r.value !== undefined) report.error = r.value;
+    else if (r.value !== undefined) report.error = report.error ? `${report.error}; ${r.value}` : r.value;
     if (report.error) this.log.warn({ event: 'git_pull', error: report.error }, `git: ${report.error}`);
   }
 

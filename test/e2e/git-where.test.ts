@@ -133,6 +133,28 @@ describe('git: nothing reaches main that a check did not pass', () => {
   }
 });
 
+describe('git: leftovers with markers before the pull', () => {
+  for (const control of [false, true]) {
+    test(control ? 'negative control: with the conflict checks off, leftover markers are committed before the pull and pushed to main' : 'markers an earlier session left uncommitted go to a pushed nightshift/leftovers- branch before the pull; this session\'s work reaches main', async (t) => {
+      const ws = workspace(t, api.url, dispatch());
+      const repos = makeRepos(ws.dir, ws.vault);
+      // No operation in progress: only the markers, as a stash pop or an abandoned session leaves them.
+      fs.writeFileSync(path.join(ws.vault, 'notes.md'), '<<<<<<< Updated upstream\nline one\n=======\nline uno\n>>>>>>> Stashed changes\n');
+      bashAgent(ws, `leftover-markers-${control}`, "printf 'new work\\n' > todo.md");
+      const { ran, r } = await tick(ws, control ? ['conflicts'] : []);
+      assert.equal(r.session.outcome, 'ok', ran.stderr);
+      if (control) return assert.match(remoteFile(repos, 'notes.md'), MARKERS, 'the harm: markers on the remote\'s main');
+      assert.doesNotMatch(remoteFile(repos, 'notes.md'), MARKERS);
+      assert.match(remoteFile(repos, 'todo.md'), /new work/, 'the session\'s own work is on main');
+      assert.match(r.git.branch, /^nightshift\/leftovers-\d{8}-\d+Z$/);
+      assert.equal(r.git.branch_pushed, true);
+      assert.match(remoteFile(repos, 'notes.md', r.git.branch), MARKERS, 'nothing lost: the leftovers are on the branch');
+      assert.equal(r.git.pulled, true, 'the pull went on, onto a clean main');
+      assert.match(r.git.error, /^the work left uncommitted before this session holds conflict markers: saved on branch nightshift\/leftovers-.*, pushed to origin/);
+    });
+  }
+});
+
 describe('git: nightshift\'s own files are never tracked', () => {
   for (const control of [false, true]) {
     test(control ? 'negative control: with the exclude only while git is on and no untracking, the state reaches the remote' : 'git turned on after init without a remote: the state never reaches the remote', async (t) => {
