@@ -53,6 +53,8 @@ export type SessionRow = {
   egress_refused?: number | null;
   // Connections to the API the wall refused, not the CLI's (null: unwalled, or before version 10).
   api_refused?: number | null;
+  // The git outcome as JSON (vault/git-sync.ts GitReport; null: git off, or before version 11).
+  git?: string | null;
 };
 
 export type OpenSession = Pick<SessionRow, 'id' | 'agent' | 'day' | 'started_at' | 'transcript' | 'model' | 'supervisor_pid' | 'supervisor_start'>;
@@ -118,6 +120,8 @@ const COLUMNS: Array<{ version: number; column: string; type?: 'REAL' | 'INTEGER
   { version: 9, column: 'egress_refused', type: 'INTEGER' },
   // What the bridge refused at the API's socket (sessions/wall/bridge.ts).
   { version: 10, column: 'api_refused', type: 'INTEGER' },
+  // Where the session's work went (vault/git-sync.ts GitReport, as JSON; null: git sync off).
+  { version: 11, column: 'git' },
 ];
 
 function addColumns(db: Database.Database): void {
@@ -218,6 +222,10 @@ export class Ledger {
 
   setApiRefused(id: string, refused: number): void {
     this.stmt('UPDATE sessions SET api_refused = ? WHERE id = ?').run(refused, id);
+  }
+
+  setGit(id: string, json: string): void {
+    this.stmt('UPDATE sessions SET git = ? WHERE id = ?').run(json, id);
   }
 
   setChild(id: string, pid: number): void {

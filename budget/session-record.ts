@@ -2,6 +2,32 @@
 import type { SessionRow } from './ledger.js';
 import { roundUsd } from '../core/money.js';
 
+// Where a session's work went (vault/git-sync.ts fills it). `branch`: a nightshift/ branch that
+// holds the work instead of main; `branch_pushed`: the remote has it. `left_out`: files kept out of
+// the commit for their size. `untracked`: nightshift's own files taken out of the repository.
+export type GitOutcome = {
+  pulled: boolean; committed: boolean; pushed: boolean; branch: string | null; branch_pushed: boolean; error: string | null; uncommitted: boolean;
+  left_out: Array<{ path: string; size: number; limit: 'commit_file' | 'commit_total' }>; untracked: string[];
+};
+
+// Pure: the ledger's JSON back as an outcome; null when there is none or it does not read.
+export function gitOutcomeOf(json: string | null | undefined): GitOutcome | null {
+  if (!json) return null;
+  try {
+    const g = JSON.parse(json);
+    if (!g || typeof g !== 'object') return null;
+    return {
+      pulled: g.pulled === true, committed: g.committed === true, pushed: g.pushed === true,
+      branch: typeof g.branch === 'string' ? g.branch : null, branch_pushed: g.branch_pushed === true,
+      error: typeof g.error === 'string' ? g.error : null, uncommitted: g.uncommitted === true,
+      left_out: Array.isArray(g.left_out) ? g.left_out.filter((f: any) => f && typeof f.path === 'string') : [],
+      untracked: Array.isArray(g.untracked) ? g.untracked.filter((f: unknown) => typeof f === 'string') : [],
+    };
+  } catch {
+    return null;
+  }
+}
+
 export type SessionRecord = {
   id: string;
   agent: string;
@@ -31,6 +57,8 @@ export type SessionRecord = {
   egress_refused: number | null;
   // Connections to the API the wall refused (processes other than the CLI); null: unwalled.
   api_refused: number | null;
+  // Where the work went; null: git sync off, not recorded yet, or a session before it was kept.
+  git: GitOutcome | null;
 };
 
 export function toRecord(r: SessionRow): SessionRecord {
@@ -55,5 +83,6 @@ export function toRecord(r: SessionRow): SessionRecord {
     retry_at: r.retry_at ?? null,
     egress_refused: r.egress_refused ?? null,
     api_refused: r.api_refused ?? null,
+    git: gitOutcomeOf(r.git),
   };
 }

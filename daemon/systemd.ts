@@ -156,6 +156,18 @@ export function privateTmpWarnings(c: Config): string[] {
     .map(([key, p]) => `warning: ${key} ${path.resolve(p)} is under /tmp or /var/tmp, which the units' PrivateTmp= hides from them: move it (e.g. under /srv or /var/lib)`);
 }
 
+// A remote on this host (a path, or file://) that the units cannot write: ProtectSystem= makes it
+// read-only unless ReadWritePaths= names it, and every push fails ("remote unpack failed"). null:
+// not a path, or writable to them.
+export function pathRemoteWarning(c: Config, remote: string, url: string | null): string | null {
+  if (!url) return null;
+  const local = url.startsWith('file://') ? decodeURIComponent(url.slice('file://'.length)) : /^[a-z][a-z0-9+.-]*:\/\/|^[^/]+:/i.test(url) ? null : url;
+  if (local === null) return null;
+  const at = path.resolve(c.vault, local);
+  if (writablePaths(c).some((p) => at === p || at.startsWith(`${p}/`))) return null;
+  return `warning: git remote \`${remote}\` is ${at}, outside the units' ReadWritePaths= (${writablePaths(c).join(' ')}): every push from the units fails there ("remote unpack failed"); move the remote under one of them, or use a URL (ssh://, https://)`;
+}
+
 export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): Array<{ name: string; text: string }> {
   const longest = Math.max(c.claude.timeout, ...agents.map((a) => a.timeoutMs));
   const user = o.user ?? os.userInfo().username;

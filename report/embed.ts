@@ -73,12 +73,12 @@ export type SessionFacts = {
   api_refused?: number | null;
 };
 // null: git sync is off for this vault.
-export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; error: string | null } | null;
+export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; branch_pushed?: boolean; error: string | null; left_out?: Array<{ path: string }> } | null;
 export type DayFacts = { day: string; sessions: number; max_sessions: number; cost_usd: number; max_usd: number };
 
 export function gitSummary(g: GitFacts): string {
   if (!g) return 'git sync off';
-  if (g.branch) return `conflict: saved on branch \`${g.branch}\`${g.error ? ` (${g.error})` : ''}`;
+  if (g.branch) return `the work is on branch \`${g.branch}\` (${g.branch_pushed ? 'pushed' : 'local only'}), not on main until merged${g.error ? ` (${g.error})` : ''}`;
   const state = `${g.committed ? 'committed' : 'nothing committed'}, ${g.pushed ? 'pushed' : 'not pushed'}`;
   return g.error ? `${state} (${g.error})` : state;
 }

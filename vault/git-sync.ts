@@ -13,14 +13,23 @@ import { startChild } from '../core/child-process.js';
 import { headBranch, refSha } from './refs.js';
 import { formatSize } from '../config/size.js';
 import { sessionUserFor } from '../config/session-user.js';
+import type { GitOutcome } from '../budget/session-record.js';
+import { addExcludes, LEFT_OUT_HEADING, literalPattern, OWN_DIR, OWN_EXCLUDE } from './info-exclude.js';
 
-// `uncommitted`: the work tree still holds changes that no commit saved (exit 1, OnFailure= fires).
-export type GitReport = { pulled: boolean; committed: boolean; pushed: boolean; branch: string | null; error: string | null; uncommitted: boolean };
-export const emptyGitReport = (): GitReport => ({ pulled: false, committed: false, pushed: false, branch: null, error: null, uncommitted: false });
+// A file kept out of the commit for its size: over limits.commit_file (listed in
+// .git/info/exclude, so it stays out), or dropped, largest first, to bring the commit under
+// limits.commit_total (left untracked; a later commit with room takes it).
+export type LeftOut = GitOutcome['left_out'][number];
+// `uncommitted`: the work tree still holds changes that no commit saved, the files left out
+// aside (exit 1, OnFailure= fires). `branch`: where work went instead of main (a conflict, conflict
+// markers), `branch_pushed` whether the remote has it. `untracked`: nightshift's own files a
+// commit took out of the repository.
+export type GitReport = GitOutcome;
+export const emptyGitReport = (): GitReport => ({ pulled: false, committed: false, pushed: false, branch: null, branch_pushed: false, error: null, uncommitted: false, left_out: [], untracked: [] });
 
 // `raw`: stdout untrimmed, for output whose leading blanks mean something (`status --porcelain`).
 type GitResult = { ok: boolean; stdout: string; stderr: string; raw?: string };
-type Git = (args: string[], input?: string) => Promise<GitResult>;
+export type Git = (args: string[], input?: string) => Promise<GitResult>;
 
 // After SIGTERM to a git's process group, this long before SIGKILL.
 const GIT_KILL_GRACE_MS = 2000;
@@ -102,6 +111,84 @@ export function commitMessage(s: SessionSummary, redact: Redactor): string {
 // Pure: does `git diff --cached --check` output report conflict markers?
 export const hasConflictMarkers = (checkOutput: string): boolean => /leftover conflict marker/.test(checkOutput);
 
+// What git leaves in its folder while an operation waits for the operator, and the way out.
+export const OPERATIONS: ReadonlyArray<{ file: string; what: string; fix: (v: string) => string }> = [
+  { file: 'MERGE_HEAD', what: 'a merge', fix: (v) => `finish it (fix the conflicts, then git -C ${v} commit) or abort it (git -C ${v} merge --abort)` },
+  { file: 'rebase-merge', what: 'a rebase', fix: (v) => `finish it (git -C ${v} rebase --continue) or abort it (git -C ${v} rebase --abort)` },
+  { file: 'rebase-apply', what: 'a rebase or git am', fix: (v) => `finish it (git -C ${v} rebase --continue, or am --continue) or abort it (rebase --abort, or am --abort)` },
+  { file: 'CHERRY_PICK_HEAD', what: 'a cherry-pick', fix: (v) => `finish it (git -C ${v} cherry-pick --continue) or abort it (git -C ${v} cherry-pick --abort)` },
+  { file: 'REVERT_HEAD', what: 'a revert', fix: (v) => `finish it (git -C ${v} revert --continue) or abort it (git -C ${v} revert --abort)` },
+];
+
+// The operation in progress in the vault, as a sentence with its fix; null when none.
+export async function operationInProgress(git: Git, vault: string): Promise<string | null> {
+  const r = await git(['rev-parse', ...OPERATIONS.flatMap((o) => ['--git-path', o.file])]);
+  if (!r.ok) return null;
+  const paths = r.stdout.split('\n');
+  const i = OPERATIONS.findIndex((_, k) => paths[k] && fs.existsSync(path.resolve(vault, paths[k])));
+  return i < 0 ? null : `the vault has ${OPERATIONS[i].what} in progress (.git/${OPERATIONS[i].file}): ${OPERATIONS[i].fix(vault)}`;
+}
+
+// What would keep a commit off main, as doctor tells it: an operation in progress, unmerged
+// paths, conflict markers in the tracked changes (each with its fix). Empty: none.
+export async function vaultConflicts(git: Git, vault: string): Promise<string[]> {
+  const out: string[] = [];
+  const op = await operationInProgress(git, vault);
+  if (op) out.push(op);
+  const st = await git(['status', '--porcelain=v1', '-z', '--ignore-submodules=all']);
+  const unmerged = st.ok ? unmergedPaths(parseStatus(st.raw ?? '')) : [];
+  if (unmerged.length) out.push(`unmerged paths (${unmerged.slice(0, 5).join(', ')}${unmerged.length > 5 ? ', …' : ''}): fix the conflicts and git -C ${vault} add them, or git -C ${vault} checkout -- them`);
+  const check = await git(['diff', 'HEAD', '--check']);
+  if (hasConflictMarkers(check.stdout) && !unmerged.length) out.push(`conflict markers in uncommitted changes (git -C ${vault} diff HEAD --check): resolve them; until then nightshift commits the vault's work to a nightshift/ branch, not main`);
+  return out;
+}
+
+// One entry of `git status --porcelain=v1 -z`: its two status letters and its (new) path.
+export type StatusEntry = { x: string; y: string; path: string };
+
+// Pure: the entries of `git status --porcelain=v1 -z` (a rename's old path left out).
+export function parseStatus(z: string): StatusEntry[] {
+  const out: StatusEntry[] = [];
+  const parts = z.split('\0');
+  for (let i = 0; i < parts.length; i++) {
+    const e = parts[i];
+    if (e.length < 4) continue;
+    out.push({ x: e[0], y: e[1], path: e.slice(3) });
+    if (e[0] === 'R' || e[0] === 'C') i++;
+  }
+  return out;
+}
+
+// Pure: paths git still calls unmerged (both sides changed them: `AA`, `UU`, `DU`…).
+export const unmergedPaths = (entries: StatusEntry[]): string[] =>
+  entries.filter((e) => e.x === 'U' || e.y === 'U' || (e.x === 'A' && e.y === 'A') || (e.x === 'D' && e.y === 'D')).map((e) => e.path);
+
+// Pure: which files stay out of this commit. Over `file`: out, each. Then, while the rest adds
+// more than `total`, the largest goes. Sizes are what this commit adds, path by path.
+export function leaveOut(files: Array<{ path: string; size: number }>, max: { file: number; total: number }): LeftOut[] {
+  const out: LeftOut[] = files.filter((f) => f.size > max.file).map((f) => ({ ...f, limit: 'commit_file' as const }));
+  const rest = files.filter((f) => f.size <= max.file).sort((a, b) => b.size - a.size || a.path.localeCompare(b.path));
+  let total = rest.reduce((n, f) => n + f.size, 0);
+  for (const f of rest) {
+    if (total <= max.total) break;
+    out.push({ ...f, limit: 'commit_total' });
+    total -= f.size;
+  }
+  return out;
+}
+
+// Pure: a failed push read as git wrote it. `race`: only a non-fast-forward (someone pushed
+// first), which a rebase and a retry settle; anything else (`remote rejected`, `remote unpack
+// failed`, a hook's refusal, a permission) is told in git's own words, never retried as a race.
+export function pushFailure(stderr: string): { race: boolean; line: string } {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  const refs = lines.filter((l) => /^! \[/.test(l));
+  const race = refs.length > 0 && refs.every((l) => /^! \[rejected\].*\((fetch first|non-fast-forward)\)/.test(l));
+  const errors = lines.filter((l) => /^(fatal|error):/.test(l) && !/failed to push some refs/.test(l));
+  const said = [...new Set([...errors, ...refs])];
+  return { race, line: said.length ? said.join('; ') : lastLine(stderr) };
+}
+
 // A git index.lock is stale when no process holds it open: git keeps the file's descriptor open
 // from creating it until it commits or rolls back. A git whose descriptors we cannot read (another
 // user's) counts as a holder.
@@ -131,12 +218,28 @@ export function indexLockHolder(lockPath: string): number | null {
   return null;
 }
 
+// Test-only seams (RunDeps.gitChecks), each the negative control of one check: off, the path a
+// real session takes runs without it. Production leaves them all on.
+export type GitChecks = {
+  // Files over the limits left out of the commit (off: nothing is weighed).
+  keepOut: boolean;
+  // nightshift's own files kept out of every commit, and untracked when tracked.
+  untrackOwn: boolean;
+  // Conflict markers, unmerged paths and an operation in progress kept off main.
+  conflicts: boolean;
+  // Only a non-fast-forward taken for a race (off: any "rejected", as before).
+  pushRule: boolean;
+};
+const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true, pushRule: true };
+
 export class VaultGit {
   private readonly git: Git;
+  private readonly checks: GitChecks;
   // Local steps after a stop request still run (they take milliseconds and save the work); only
   // waits and network steps are cut short by `signal`.
   private readonly localGit: Git;
-  constructor(private readonly config: Config, private readonly log: Logger, private readonly signal?: AbortSignal) {
+  constructor(private readonly config: Config, private readonly log: Logger, private readonly signal?: AbortSignal, checks: Partial<GitChecks> = {}) {
+    this.checks = { ...ALL_CHECKS, ...checks };
     const sessionUid = sessionUserFor(config).user?.uid ?? null;
     const groupWrite = sessionUid !== null;
     this.git = gitIn(config.vault, { timeoutMs: config.git.timeout, signal, groupWrite, sessionUid });
@@ -187,22 +290,33 @@ export class VaultGit {
     this.log.warn({ event: 'git_stale_lock_cleared', file }, `git: removed stale ${file} (no process holds it)`);
   }
 
-  private async dirty(): Promise<boolean> {
-    const s = await this.localGit(STATUS);
-    return !s.ok || s.stdout.length > 0;
+  // Changes no commit holds, the files left out for their size aside.
+  private async dirty(except: LeftOut[] = []): Promise<boolean> {
+    const s = await this.localGit(['status', '--porcelain=v1', '-z', '--ignore-submodules=all']);
+    if (!s.ok) return true;
+    const out = new Set(except.map((f) => f.path));
+    return parseStatus(s.raw ?? '').some((e) => !out.has(e.path));
   }
 
-  // Before a session: leftovers of an abandoned session are committed as their own commit (never
-  // autostashed: a stash pop onto an upstream edit of the same lines writes conflict markers),
-  // then pull --rebase. A failure is reported, never fatal: the agent can still work on what is here.
+  // Before a session: an operation the operator left in progress stops everything (nothing is
+  // committed over it, nothing pulled); leftovers of an abandoned session are committed as their
+  // own commit (never autostashed: a stash pop onto an upstream edit of the same lines writes
+  // conflict markers), moved to a branch if they hold a conflict, then pull --rebase. A failure is
+  // reported, never fatal: the agent can still work on what is here.
   async pull(report: GitReport): Promise<void> {
     const r = await this.locked('pull', async () => {
       if (!(await this.hasRemote())) return `no remote \`${this.config.git.remote}\``;
       await this.clearStaleIndexLock();
+      const op = this.checks.conflicts ? await operationInProgress(this.localGit, this.config.vault) : null;
+      if (op) return `nothing committed or pulled: ${op}`;
       if (await this.dirty()) {
-        const saved = await this.commitAll('nightshift: work left uncommitted by an earlier session\n');
+        const saved = await this.commitAll('nightshift: work left uncommitted by an earlier session\n', report);
         if (saved.error) return `leftover work could not be committed before the pull: ${saved.error}`;
-        this.log.warn({ event: 'git_leftovers_committed' }, 'git: committed work an earlier session left uncommitted');
+        if (saved.committed && saved.conflict) {
+          const name = `nightshift/leftovers-${new Date().toISOString().replace(/[-:.]/g, '').replace('T', '-')}`;
+          // Said in the report; the pull goes on, onto a clean main.
+          report.error = await this.moveAside(name, report, `the work left uncommitted before this session holds ${saved.conflict}`);
+        } else if (saved.committed) this.log.warn({ event: 'git_leftovers_committed' }, 'git: committed work an earlier session left uncommitted');
       }
       const branch = await this.branch();
       const p = await this.git([...(await this.identity()), 'pull', '--rebase', '--no-autostash', this.config.git.remote, branch]);
@@ -213,26 +327,33 @@ export class VaultGit {
         return undefined; // nothing failed, nothing was pulled
       }
       await this.localGit(['rebase', '--abort']);
-      return `pull failed (working on the local state; a conflict is saved on a branch after the session): ${lastLine(p.stderr)}`;
+      return `pull failed, working on the local state (the push after the session rebases again; a conflict then goes to a nightshift/ branch): ${lastLine(p.stderr)}`;
     });
     if (!r.held) report.error = this.signal?.aborted ? 'stop requested: pull skipped' : 'git lock not obtained in time: pull skipped';
     else if (r.value === null) report.pulled = true;
-    else if (r.value !== undefined) report.error = r.value;
+    else if (r.value !== undefined) report.error = report.error ? `${report.error}; ${r.value}` : r.value;
     if (report.error) this.log.warn({ event: 'git_pull', error: report.error }, `git: ${report.error}`);
   }
 
-  // After a session, whatever its outcome: commit everything not ignored, then push.
+  // After a session, whatever its outcome: commit everything not ignored (nightshift's own files
+  // and files over the limits left out), then push. Conflict markers or unmerged paths go to a
+  // branch, never main; an operation in progress commits nothing.
   async commitAndPush(s: SessionSummary, redact: Redactor, report: GitReport): Promise<void> {
     // The pull's own failure is kept for the report, but it must not hold back the commit or push.
     const pullError = report.error;
     report.error = null;
     try {
       await this.clearStaleIndexLock();
-      const c = await this.commitAll(commitMessage(s, redact));
+      const op = this.checks.conflicts ? await operationInProgress(this.localGit, this.config.vault) : null;
+      if (op) {
+        report.error = `nothing committed (the work stays in the vault; the first tick after the fix commits it): ${op}`;
+        return;
+      }
+      const c = await this.commitAll(commitMessage(s, redact), report);
       report.committed = c.committed;
       if (c.error) report.error = `commit failed: ${redact(c.error)}`;
-      else if (c.committed && c.markers) await this.moveAside(s, report, 'conflict markers in the committed files');
-      if (!report.error && !report.branch) {
+      else if (c.committed && c.conflict) report.error = await this.moveAside(`nightshift/${s.id}`, report, `the session's commit holds ${c.conflict}`);
+      if (!report.error) {
         if (this.signal?.aborted) report.error = 'stop requested: committed locally, push skipped (the next tick pushes it)';
         else {
           const pushed = await this.locked('push', () => this.push(s, report));
@@ -244,10 +365,11 @@ export class VaultGit {
         }
       }
     } finally {
-      report.uncommitted = await this.dirty();
+      report.uncommitted = await this.dirty(report.left_out);
       if (report.uncommitted && !report.error) report.error = 'the work tree still has uncommitted changes after the commit';
-      if (!report.error && pullError) report.error = pullError;
-      if (report.error) this.log.warn({ event: 'git_error', error: report.error, uncommitted: report.uncommitted }, `git: ${report.error}`);
+      if (pullError) report.error = report.error ? `${report.error}; before the session: ${pullError}` : pullError;
+      if (!report.error && report.left_out.length) report.error = `left out of the commit: ${describeLeftOut(report.left_out, this.config.limits)}`;
+      if (report.error) this.log.warn({ event: 'git_error', error: report.error, uncommitted: report.uncommitted, left_out: report.left_out }, `git: ${report.error}`);
     }
   }
 
@@ -261,22 +383,58 @@ export class VaultGit {
     return this.identityArgs;
   }
 
-  // The commit itself needs no lock: it touches only this work tree. Each step's failure is returned.
-  private async commitAll(message: string): Promise<{ committed: boolean; markers: boolean; error: string | null }> {
+  // The commit itself needs no lock: it touches only this work tree. Each step's failure is
+  // returned; `conflict` says why the commit may not stay on main (markers, unmerged paths).
+  // Files left out and nightshift's own files untracked are added to the report.
+  private async commitAll(message: string, report: GitReport): Promise<{ committed: boolean; conflict: string | null; error: string | null }> {
+    const none = (error: string) => ({ committed: false, conflict: null, error });
     // What a session wrote is weighed before git reads it: a 1 GB file took 93 s to commit and push.
     const listed = await this.localGit(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all']);
-    if (!listed.ok) return { committed: false, markers: false, error: `git status failed: ${lastLine(listed.stderr)}` };
-    const tooBig = oversized(this.config.vault, changedPaths(listed.raw ?? ''), { file: this.config.limits.commit_file, total: this.config.limits.commit_total });
-    if (tooBig) return { committed: false, markers: false, error: `commit refused, nothing committed (the work stays in the vault): ${tooBig}` };
-    const add = await this.localGit(['add', '--all']);
-    if (!add.ok) return { committed: false, markers: false, error: `git add failed: ${lastLine(add.stderr)}` };
+    if (!listed.ok) return none(`git status failed: ${lastLine(listed.stderr)}`);
+    const entries = parseStatus(listed.raw ?? '');
+    const unmerged = unmergedPaths(entries);
+    const own = (p: string) => p === OWN_DIR || p.startsWith(`${OWN_DIR}/`);
+    const adds = entries.filter((e) => e.x !== 'D' && e.y !== 'D' && !own(e.path) && !unmerged.includes(e.path));
+    const out = this.checks.keepOut ? leaveOut(weigh(this.config.vault, adds.map((e) => e.path)), { file: this.config.limits.commit_file, total: this.config.limits.commit_total }) : [];
+    // New files over commit_file stay out of every later commit too (and out of `git status`):
+    // the exclude file names them. A tracked file that grew, or one dropped for the total, is kept
+    // out by pathspec only, and weighed again next time.
+    const untrackedOver = out.filter((f) => f.limit === 'commit_file' && entries.some((e) => e.path === f.path && e.x === '?'));
+    const patterns = untrackedOver.map((f) => literalPattern(f.path)).filter((l): l is string => l !== null);
+    try {
+      if (this.checks.untrackOwn) addExcludes(this.config.vault, this.config.state_dir, "# nightshift's session state", [OWN_EXCLUDE]);
+      if (patterns.length) addExcludes(this.config.vault, this.config.state_dir, LEFT_OUT_HEADING, patterns);
+    } catch (err) {
+      this.log.warn({ event: 'git_exclude_failed', err }, `git: .git/info/exclude not written: ${(err as Error).message} (the files stay out by pathspec)`);
+    }
+    for (const f of out) if (!report.left_out.some((l) => l.path === f.path)) report.left_out.push(f);
+    if (out.length) this.log.warn({ event: 'git_left_out', files: out }, `git: left out of the commit: ${describeLeftOut(out, this.config.limits)}`);
+    // nightshift's own files are never tracked: one that was (the state, written before the
+    // exclude existed) leaves the index in this commit, and stays in the work tree.
+    const tracked = await this.localGit(['ls-files', '-z', '--', OWN_DIR]);
+    const ownTracked = (tracked.raw ?? '').split('\0').filter(Boolean);
+    if (ownTracked.length && this.checks.untrackOwn) {
+      const rm = await this.localGit(['rm', '-r', '--cached', '--quiet', '--', OWN_DIR]);
+      if (!rm.ok) return none(`git rm --cached ${OWN_DIR} failed: ${lastLine(rm.stderr)}`);
+      report.untracked.push(...ownTracked.filter((p) => !report.untracked.includes(p)));
+      this.log.warn({ event: 'git_untracked_own', files: ownTracked }, `git: ${ownTracked.join(', ')} had been tracked: taken out of the repository (kept in the vault)`);
+    }
+    // Kept out by pathspec: what no exclude line keeps out already (git add fails on a pathspec,
+    // even an exclusion, that names an ignored path).
+    const keep = [...(this.checks.untrackOwn ? [OWN_DIR] : []), ...out.map((f) => f.path)];
+    const ignored = keep.length ? await this.localGit(['check-ignore', '-z', '--stdin'], keep.join('\0')) : null;
+    const already = new Set((ignored?.raw ?? '').split('\0').filter(Boolean));
+    const specs = ['.', ...keep.filter((p) => !already.has(p)).map((p) => `:(exclude,literal)${p}`)];
+    const add = await this.localGit(['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], specs.join('\0'));
+    if (!add.ok) return none(`git add failed: ${lastLine(add.stderr)}`);
     const staged = await this.localGit(['diff', '--cached', '--quiet']);
-    if (staged.ok) return { committed: false, markers: false, error: null };
+    if (staged.ok) return { committed: false, conflict: null, error: null };
     const check = await this.localGit(['diff', '--cached', '--check']);
-    const markers = hasConflictMarkers(check.stdout);
+    const conflict = hasConflictMarkers(check.stdout) && this.checks.conflicts ? 'conflict markers'
+      : unmerged.length && this.checks.conflicts ? `unmerged paths (${unmerged.slice(0, 5).join(', ')}${unmerged.length > 5 ? ', …' : ''})` : null;
     const c = await this.localGit([...(await this.identity()), 'commit', '--quiet', '--no-verify', '-F', '-'], message);
-    if (!c.ok) return { committed: false, markers, error: `git commit failed: ${lastLine(c.stderr || c.stdout)}` };
-    return { committed: true, markers, error: null };
+    if (!c.ok) return { committed: false, conflict, error: `git commit failed: ${lastLine(c.stderr || c.stdout)}` };
+    return { committed: true, conflict, error: null };
   }
 
   private async push(s: SessionSummary, report: GitReport): Promise<true> {
@@ -293,8 +451,11 @@ export class VaultGit {
         report.error = null;
         return true;
       }
-      if (!/rejected|non-fast-forward|fetch first/i.test(p.stderr)) {
-        report.error = `push failed (kept locally, the next tick pushes it): ${lastLine(p.stderr)}`;
+      const why = pushFailure(p.stderr);
+      // The control: the old rule, which took any "rejected" for a race.
+      const race = !this.checks.pushRule ? /rejected|non-fast-forward|fetch first/i.test(p.stderr) : why.race;
+      if (!race) {
+        report.error = `push failed, committed locally (the next tick tries again): ${why.line}`;
         return true;
       }
       // Someone else pushed first: rebase on theirs and try again.
@@ -308,10 +469,24 @@ export class VaultGit {
         await this.saveConflict(s, branch, report, lastLine(r.stderr || r.stdout));
         return true;
       }
-      this.log.info({ event: 'git_rebased', attempt }, `git: push rejected, rebased (attempt ${attempt})`);
+      this.log.info({ event: 'git_rebased', attempt }, `git: push rejected (${why.line}), rebased (attempt ${attempt})`);
     }
-    report.error = `push rejected ${this.config.git.push_retries} times: committed locally`;
+    report.error = `push rejected ${this.config.git.push_retries} times, someone else pushing first each time: committed locally (the next tick tries again)`;
     return true;
+  }
+
+  // Pushes a branch of ours; git's own line when it fails.
+  private async pushBranch(name: string): Promise<{ ok: boolean; line: string }> {
+    if (!(await this.hasRemote())) return { ok: false, line: `no remote \`${this.config.git.remote}\`` };
+    const p = await this.git(['push', '--quiet', this.config.git.remote, `refs/heads/${name}:refs/heads/${name}`]);
+    return { ok: p.ok, line: p.ok ? '' : pushFailure(p.stderr).line };
+  }
+
+  // Where a branch of ours went, for the report's sentence.
+  private where(name: string, p: { ok: boolean; line: string }): string {
+    return p.ok
+      ? `saved on branch ${name}, pushed to ${this.config.git.remote} (not on the main branch until you merge it)`
+      : `saved on branch ${name}, local only (its push failed: ${p.line}; not on the main branch until you merge it)`;
   }
 
   // A true conflict: the session's work goes to its own branch (local and remote), and main is
@@ -319,23 +494,54 @@ export class VaultGit {
   private async saveConflict(s: SessionSummary, branch: string, report: GitReport, why: string): Promise<void> {
     const name = `nightshift/${s.id}`;
     await this.localGit(['branch', '--force', name, 'HEAD']);
-    report.branch = name;
-    const p = await this.git(['push', '--quiet', this.config.git.remote, `${name}:refs/heads/${name}`]);
+    const p = await this.pushBranch(name);
     await this.localGit(['reset', '--hard', '--quiet', `${this.config.git.remote}/${branch}`]);
-    report.error = `conflict: could not rebase onto ${this.config.git.remote}/${branch} (${why}): saved on branch ${name}${p.ok ? '' : ' (local only: push failed)'}`;
+    report.branch = name;
+    report.branch_pushed = p.ok;
+    report.error = `conflict: could not rebase onto ${this.config.git.remote}/${branch} (${why}): ${this.where(name, p)}`;
     this.log.warn({ event: 'git_conflict', branch: name, pushed: p.ok }, `git: ${report.error}`);
   }
 
-  // The session's commit carries conflict markers: it goes to its own branch, and main steps back
-  // one commit, so markers never reach main (local or remote).
-  private async moveAside(s: SessionSummary, report: GitReport, why: string): Promise<void> {
-    const name = `nightshift/${s.id}`;
+  // A commit that may not stay on main (conflict markers, unmerged paths): it goes to its own
+  // branch, and main steps back one commit, so it never reaches main (local or remote). Returns
+  // the report's sentence.
+  private async moveAside(name: string, report: GitReport, why: string): Promise<string> {
     await this.localGit(['branch', '--force', name, 'HEAD']);
     await this.localGit(['reset', '--hard', '--quiet', 'HEAD~1']);
+    const p = await this.pushBranch(name);
     report.branch = name;
-    const p = (await this.hasRemote()) ? await this.git(['push', '--quiet', this.config.git.remote, `${name}:refs/heads/${name}`]) : { ok: false };
-    report.error = `${why}: saved on branch ${name}${p.ok ? '' : ' (local only)'}, not on the main branch`;
-    this.log.warn({ event: 'git_conflict_markers', branch: name }, `git: ${report.error}`);
+    report.branch_pushed = p.ok;
+    const said = `${why}: ${this.where(name, p)}`;
+    this.log.warn({ event: 'git_conflict_markers', branch: name, pushed: p.ok }, `git: ${said}`);
+    return said;
+  }
+
+  // The nightshift/ branches not merged into HEAD, local or at the remote (as last fetched or
+  // pushed): where work went that is not on main.
+  async openBranches(): Promise<Array<{ name: string; local: boolean; remote: boolean }>> {
+    const r = await this.localGit(['for-each-ref', '--format=%(refname)', '--no-merged', 'HEAD', 'refs/heads/nightshift/', `refs/remotes/${this.config.git.remote}/nightshift/`]);
+    if (!r.ok) return [];
+    const byName = new Map<string, { name: string; local: boolean; remote: boolean }>();
+    const remotePrefix = `refs/remotes/${this.config.git.remote}/`;
+    for (const ref of r.stdout.split('\n').filter(Boolean)) {
+      const local = ref.startsWith('refs/heads/');
+      const name = local ? ref.slice('refs/heads/'.length) : ref.slice(remotePrefix.length);
+      const b = byName.get(name) ?? { name, local: false, remote: false };
+      if (local) b.local = true;
+      else b.remote = true;
+      byName.set(name, b);
+    }
+    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  // How old the oldest commit the remote does not have is, in ms (null: none, or unknown).
+  async oldestUnpushedAge(now: Date): Promise<{ count: number; ageMs: number } | null> {
+    const branch = this.config.git.branch ?? headBranch(this.config.vault);
+    if (!branch) return null;
+    const r = await this.localGit(['log', '--format=%ct', `${this.config.git.remote}/${branch}..HEAD`]);
+    const times = r.ok ? r.stdout.split('\n').filter(Boolean).map(Number) : [];
+    if (!times.length) return null;
+    return { count: times.length, ageMs: now.getTime() - Math.min(...times) * 1000 };
   }
 
   // Commits on this branch the remote does not have yet (null: unknown).
@@ -363,31 +569,17 @@ export class VaultGit {
 
 // Pure: the paths `git status --porcelain=v1 -z` names as added or changed (a rename's old path and
 // deletions left out).
-export function changedPaths(z: string): string[] {
-  const out: string[] = [];
-  const parts = z.split('\0');
-  for (let i = 0; i < parts.length; i++) {
-    const e = parts[i];
-    if (e.length < 4) continue;
-    const [x, y, p] = [e[0], e[1], e.slice(3)];
-    if (x === 'R' || x === 'C') i++;
-    if (x === 'D' || y === 'D') continue;
-    out.push(p);
-  }
-  return out;
-}
+export const changedPaths = (z: string): string[] => parseStatus(z).filter((e) => e.x !== 'D' && e.y !== 'D').map((e) => e.path);
 
-// Why these files may not be committed (limits.commit_file, limits.commit_total), or null. Sizes
-// as lstat tells them: a link weighs its target's name, never its target.
-export function oversized(vault: string, paths: string[], max: { file: number; total: number }): string | null {
-  let total = 0;
+// Each path's size as lstat tells it (a link weighs its target's name, never its target); folders
+// (a submodule) and paths gone meanwhile are left out.
+export function weigh(vault: string, paths: string[]): Array<{ path: string; size: number }> {
+  const out: Array<{ path: string; size: number }> = [];
   for (const p of paths) {
     const st = fs.lstatSync(path.join(vault, p), { throwIfNoEntry: false });
-    if (!st || st.isDirectory()) continue;
-    if (st.size > max.file) return `\`${p}\` is ${formatSize(st.size)} (limits.commit_file is ${formatSize(max.file)})`;
-    total += st.size;
+    if (st && !st.isDirectory()) out.push({ path: p, size: st.size });
   }
-  return total > max.total ? `the session added ${formatSize(total)} (limits.commit_total is ${formatSize(max.total)})` : null;
+  return out;
 }
 
 // The line that says what went wrong: git's `fatal:`/`error:` line when there is one.
@@ -395,6 +587,11 @@ const lastLine = (s: string) => {
   const lines = s.trim().split('\n').filter(Boolean);
   return lines.find((l) => /^(fatal|error):/.test(l)) ?? lines.at(-1) ?? 'unknown error';
 };
+
+// Pure: the files left out, as the report says them.
+export function describeLeftOut(out: LeftOut[], limits: { commit_file: number; commit_total: number }): string {
+  return out.map((f) => `\`${f.path}\` (${formatSize(f.size)}, ${f.limit === 'commit_file' ? `over limits.commit_file ${formatSize(limits.commit_file)}: kept out, listed in .git/info/exclude` : `dropped to keep the commit under limits.commit_total ${formatSize(limits.commit_total)}: a later commit takes it`})`).join(', ');
+}
 
 // Pure: a umask that no longer takes group write away.
 export const groupWritable = (mask: number) => mask & ~0o020;

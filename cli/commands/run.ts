@@ -1,5 +1,4 @@
 // `nightshift run <agent>`: one session of the agent now, watched and counted.
-import type { GitReport } from '../../vault/git-sync.js';
 import { positional } from '../args.js';
 import { runDeps, type FullContext } from '../context.js';
 import { EXIT_CODES_HELP } from '../help.js';
@@ -23,7 +22,8 @@ backoff.after_failures failures in a row; see \`nightshift status\`) is skipped 
   --force   run even when a daily limit (sessions, USD, the agent's runs per day) is reached
   --json    print one object: id, agent, outcome, exit_code, cost_usd, cost_estimated, turns (the
             model turns), api_calls (the calls the proxy metered), duration_ms, started_at,
-            ended_at, result, error, retry_at, transcript
+            ended_at, result, error, retry_at, transcript, git (where the work went: pushed, or a
+            nightshift/ branch, files left out; null with git sync off)
 
 ${EXIT_CODES_HELP}`;
 
@@ -36,14 +36,7 @@ export async function run({ config, positionals, flags, io, logger, env }: FullC
   const [{ loadAgent }, { runAgent }, { exitCodeOf }] = await Promise.all([import('../../config/agents.js'), import('../../daemon/tick/run.js'), import('../../daemon/tick/supervise.js')]);
   const agent = loadAgent(config, name);
   const r = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
+  // The record carries the git outcome (printed with it) whenever git sync is on.
   printRecord(io, r.session, flags.json);
-  if (!flags.json && (r.git.error || r.git.committed)) io.out(`git       ${gitLine(r.git)}`);
   return exitCodeOf(r);
-}
-
-// What git did around a session, in one line (run and tick print it).
-export function gitLine(g: GitReport): string {
-  const parts = [g.pulled ? 'pulled' : 'not pulled', g.committed ? 'committed' : 'nothing committed', g.pushed ? 'pushed' : 'not pushed'];
-  if (g.branch) parts.push(`branch ${g.branch}`);
-  return `${parts.join(', ')}${g.error ? ` (${g.error})` : ''}`;
 }

@@ -14,6 +14,7 @@ import { toRecord, type SessionRecord } from '../../budget/session-record.js';
 import { didYouMean } from '../../core/suggest.js';
 import { shortDuration, table, zoneStamp } from '../table.js';
 import { renderTranscript } from '../transcript-view.js';
+import { gitLine, gitNotes } from '../git-line.js';
 import { withLedger } from '../with-ledger.js';
 import type { FullContext } from '../context.js';
 
@@ -51,6 +52,13 @@ export function sessionsTable(rows: SessionRecord[], timezone: string): string {
   return table([head, ...body], [3, 4, 5]);
 }
 
+// Pure: below the table, each session whose work is not on main, and where it is.
+export function branchNotes(rows: SessionRecord[]): string[] {
+  const held = rows.filter((r) => r.git?.branch);
+  if (!held.length) return [];
+  return ['', ...held.map((r) => terminalText(`${r.id}: work on branch ${r.git!.branch} (${r.git!.branch_pushed ? 'pushed' : 'local only'}), not on main until merged`))];
+}
+
 export async function sessionsCommand(config: Config, flags: SessionsFlags, io: Out, logger: Logger, now = new Date()): Promise<number> {
   const limit = flags.limit === undefined ? 20 : Number(flags.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`Expected --limit to be a whole number above 0, got \`${flags.limit}\``);
@@ -67,7 +75,7 @@ export async function sessionsCommand(config: Config, flags: SessionsFlags, io: 
   }
   if (flags.json) io.out(terminalText(JSON.stringify(rows)));
   else if (!rows.length) io.out(flags.agent || flags.outcome || flags.since ? 'no sessions match' : 'no sessions yet');
-  else io.out(sessionsTable(rows, config.budget.timezone));
+  else io.out([sessionsTable(rows, config.budget.timezone), ...branchNotes(rows)].join('\n'));
   return EXIT.OK;
 }
 
@@ -87,6 +95,7 @@ export function printRecord(io: Out, r: SessionRecord, json: boolean | undefined
   ];
   if (r.error) lines.push(`error     ${terminalText(r.error, { block: true })}`);
   if (r.result) lines.push(`result    ${terminalText(r.result.length > 400 ? `${r.result.slice(0, 400)}…` : r.result, { block: true })}`);
+  if (r.git) lines.push(`git       ${terminalText(gitLine(r.git), { block: true })}`, ...gitNotes(r.git).map((n) => `          ${one(n)}`));
   if (r.transcript) lines.push(`transcript ${one(r.transcript)}`);
   io.out(lines.join('\n'));
 }

@@ -7,30 +7,36 @@ import type { FullContext } from '../context.js';
 import { withLedger } from '../with-ledger.js';
 import { shortDuration, table, zoneStamp } from '../table.js';
 import { counted } from '../../core/words.js';
+import { terminalText } from '../../logs/terminal-text.js';
 
 export const help = `Usage: nightshift status [--json] [--prefix DIR] [--config PATH]
 
 Budget, the next tick's decision (the ticks of the installed timer, DIR/nightshift.timer with
 --prefix, default /etc/systemd/system: see nightshift next), held agents (rate limited or backed
-off, and until when), the last ok session, locks, unpushed commits and the last sessions.
+off, and until when), the last ok session, locks, unpushed commits, the nightshift/ branches
+holding work not on main (a conflict, conflict markers) and the last sessions.
 The ticks line checks the installed timer's expected ticks of the last day (since the timer file
 was written, if later) against the fires: "no tick recorded since 06:00; 3 expected" when the
 timer went silent (a tick still running covers the ticks systemd folds into it); nothing is
 checked where no timer is installed. The last fires are listed (see nightshift fires).
 --json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json>, holds: {...},
-         locks: {run, git}, unpushed, last_ok_at, invalid_agents: [{name, file, problems}],
+         locks: {run, git}, unpushed, branches: [{name, local, remote}], last_ok_at,
+         invalid_agents: [{name, file, problems}],
          last_fires: [<as fires --json>, at most 5], fires_error: null|why,
-         tick_gaps: null|{from, on_calendar, expected, missed: [ISO time], last_fire, since_last}}`;
+         tick_gaps: null|{from, on_calendar, expected, missed: [ISO time], last_fire, since_last}}
+         branches: nightshift/ branches not merged into the vault's HEAD (remote: as last fetched
+         or pushed)`;
 
 export const stage = 'full';
 
 export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
-  const [{ status, unpushedOf }, { timerTicks, calendarLine }] = await Promise.all([import('../../daemon/tick/status.js'), import('../../daemon/schedule/timer-ticks.js')]);
+  const [{ status, unpushedOf, openBranchesOf }, { timerTicks, calendarLine }] = await Promise.all([import('../../daemon/tick/status.js'), import('../../daemon/schedule/timer-ticks.js')]);
   const now = new Date();
   const unpushed = unpushedOf(config);
+  const branches = openBranchesOf(config);
   const timer = timerTicks(flags.prefix, now, env.PATH);
   const past = (from: Date) => timerTicks(flags.prefix, from, env.PATH).ticks;
-  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, timer, unpushed, past));
+  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, timer, unpushed, past, branches));
   if (flags.json) io.out(JSON.stringify(s));
   else {
     const tz = config.budget.timezone;
@@ -50,8 +56,10 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
       ['git lock', lock(s.locks.git)],
       ['unpushed', String(s.unpushed ?? 'n/a')],
       ['ticks', ticksLine(s, at)],
+      ...s.branches.map((b) => ['branch', terminalText(`${b.name} (${b.remote ? `on ${config.git.remote}` : 'local only'}): work not on main until you merge it`)]),
     ];
-    const sessions = s.last_sessions.map((r) => [at(r.started_at), r.agent, r.outcome, money(r.cost_usd), counted(r.turns, 'turn'), r.id, r.memory === 'unavailable' ? '(no memory tools)' : '']);
+    const note = (r: (typeof s.last_sessions)[number]) => [r.memory === 'unavailable' ? '(no memory tools)' : '', r.git?.branch ? terminalText(`(work on branch ${r.git.branch}, ${r.git.branch_pushed ? 'pushed' : 'local only'}: not on main until merged)`) : ''].filter(Boolean).join(' ');
+    const sessions = s.last_sessions.map((r) => [at(r.started_at), r.agent, r.outcome, money(r.cost_usd), counted(r.turns, 'turn'), r.id, note(r)]);
     const fires = s.last_fires.map((f) => [at(f.at), `${f.kind}/${f.trigger}`, f.status === 'open' ? 'running' : f.action ?? '?', f.agent ?? '-', f.exit_code === null ? '-' : `exit ${f.exit_code}`, (f.reason ?? '').replace(/\s*\n\s*/g, ' ')]);
     io.out([table(rows), ...(fires.length ? ['', 'last fires (nightshift fires for more)', table(fires)] : []), ...(sessions.length ? ['', 'last sessions', table(sessions, [3])] : [])].join('\n'));
   }

@@ -71,6 +71,8 @@ export async function systemdCommand(config: Config, positionals: string[], flag
   const { loadAgents } = await import('../../config/agents.js');
   const units = renderUnits(config, loadAgents(config), { user: flags.user, onCalendar: spec, node, path: run.path, unitDir: staged ? UNIT_DIR : prefix });
   for (const w of [...privateTmpWarnings(config), ...reach.map((r) => `warning: ${r}`)]) io.err(`${io.redact(w)}\n`);
+  const remote = await remoteWarning(config);
+  if (remote) io.err(`${io.redact(remote)}\n`);
   if (action === 'print') {
     io.out(units.map((u) => `# ---- ${u.name} ----\n${u.text}`).join('\n'));
     return EXIT.OK;
@@ -166,4 +168,12 @@ export const noLogFile = true;
 
 export async function run({ config, positionals, flags, io, env, deps }: FullContext): Promise<number> {
   return systemdCommand(config, positionals, flags, { out: io.out, err: deps.stderr, redact: io.redact, env });
+}
+
+// The vault's remote, when git sync is on and it is a path the units could not write.
+async function remoteWarning(config: Config): Promise<string | null> {
+  if (!config.git.enabled) return null;
+  const [{ gitIn }, { pathRemoteWarning }] = await Promise.all([import('../../vault/git-sync.js'), import('../../daemon/systemd.js')]);
+  const r = await gitIn(config.vault, { timeoutMs: 10_000 })(['remote', 'get-url', config.git.remote]).catch(() => null);
+  return r?.ok ? pathRemoteWarning(config, config.git.remote, r.stdout) : null;
 }

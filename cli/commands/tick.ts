@@ -2,7 +2,7 @@
 // session exits 1 and a due rule passed over for an invalid agent file 78, so OnFailure= fires.
 import { runDeps, type FullContext } from '../context.js';
 import { withStopSignal } from '../stop-signal.js';
-import { gitLine } from './run.js';
+import { gitLine } from '../git-line.js';
 import { printRecord } from './sessions.js';
 
 export const help = `Usage: nightshift tick [--json] [--config PATH]
@@ -12,7 +12,8 @@ session -> git commit/push -> report -> fire settled. Every tick leaves a row in
 (see nightshift fires): what it did, why, and the exit code below. A second tick while one runs
 exits 0 at once with reason "locked".
 --json: {action: "session"|"skip"|"dream", reason, session: <as run --json>|null,
-         git: {pulled, committed, pushed, branch, error}, exit_code, fire: id|null,
+         git: {pulled, committed, pushed, branch, branch_pushed, error, uncommitted,
+              left_out: [{path, size, limit}], untracked}, exit_code, fire: id|null,
          passed_over: [{rule, agent, cause: "held"|"invalid"|"budget"|"window"|"stopped", why}]}
 
 Exit codes:
@@ -40,7 +41,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   else if (r.action === 'dream') io.out(`dream: ${r.dream?.ok ? 'ok' : 'failed'} (${r.reason})${r.dream?.error ? `: ${r.dream.error}` : ''}`);
   else {
     printRecord(io, r.session!, false);
-    io.out(`git       ${gitLine(r.git)}`);
+    if (!r.session!.git) io.out(`git       ${gitLine(r.git)}`);
     if (r.late) io.out(`late      ${r.late.replace(/^late: /, '')}`);
   }
   return r.exit_code;

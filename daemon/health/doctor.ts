@@ -17,7 +17,8 @@ import { loadAgents, type Agent } from '../../config/agents.js';
 import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from '../../config/config-fallback.js';
 import { formatDuration } from '../../config/duration.js';
-import { gitIn } from '../../vault/git-sync.js';
+import { gitIn, vaultConflicts, VaultGit } from '../../vault/git-sync.js';
+import pino from 'pino';
 import { headBranch } from '../../vault/refs.js';
 import { withoutCredentials } from '../../sessions/wall/git-credentials.js';
 import { lockOwner } from '../../core/lock.js';
@@ -122,7 +123,7 @@ function configCheck(l: LenientConfig): Check {
 
 // The checks that read a path or a setting from the config: with none readable, the defaults would
 // make them report what is not there (no remote, Discord unreachable), so they are skipped.
-export const NEEDS_CONFIG = ['api', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', 'ledger', 'memory', 'vault', 'remote', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures'] as const;
+export const NEEDS_CONFIG = ['api', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', 'ledger', 'memory', 'vault', 'remote', 'unpushed', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures'] as const;
 const skipped = (name: string, why: string): Check => ({ name, status: 'skip', detail: `skipped: ${why}`, fix: null });
 
 function agentsCheck(l: LenientConfig): { check: Check; agents: Agent[] } {
@@ -214,7 +215,11 @@ async function vaultChecks(l: LenientConfig): Promise<Check[]> {
   if (inside.stdout !== 'true') {
     return [fail('vault', `${c.vault} is not a git work tree`, `git clone the vault there, or set git.enabled: false in ${c.file}`)];
   }
-  const out = [ok('vault', `${c.vault}: git work tree`)];
+  // What keeps a commit off main fails here: nightshift commits nothing over it, or only to a branch.
+  const conflicts = await vaultConflicts(git, c.vault);
+  const out = [conflicts.length
+    ? fail('vault', `${c.vault}: ${conflicts.join('; ')}`, `finish or undo it by hand (the fix is named above); nightshift commits nothing to main until then`)
+    : ok('vault', `${c.vault}: git work tree`)];
   // The session sees a copy without them, but the file is in the vault: a link or a copy leaks it.
   const config = path.join(c.vault, '.git', 'config');
   const held = fs.lstatSync(config, { throwIfNoEntry: false })?.isFile() ? withoutCredentials(fs.readFileSync(config, 'utf8')).found : [];
@@ -231,7 +236,18 @@ async function vaultChecks(l: LenientConfig): Promise<Check[]> {
   const first = c.git.branch ?? headBranch(c.vault) ?? 'HEAD';
   const empty = r.ok && !r.stdout.trim() ? ` and empty: the first session's push creates branch \`${first}\`${c.git.branch ? ' (git.branch)' : ` (the vault's HEAD; set git.branch in ${c.file} for another)`}` : '';
   out.push(r.ok ? ok('remote', `${c.git.remote} reachable${empty}`) : fail('remote', `git ls-remote ${c.git.remote}: ${firstLine(r.stderr) || 'failed'}`, `check the network and credentials: git -C ${c.vault} ls-remote ${c.git.remote}`));
+  out.push(unpushedCheck(await new VaultGit(c, pino({ enabled: false })).oldestUnpushedAge(new Date()).catch(() => null), c.vault, c.git.remote));
   return out;
+}
+
+// Commits the remote has not taken for this long are a push that keeps failing (reachable for a
+// read is not writable): a warning, with git's own answer one command away.
+export const UNPUSHED_WARN_MS = 3 * 3_600_000;
+
+export function unpushedCheck(u: { count: number; ageMs: number } | null, vault: string, remote: string): Check {
+  if (!u) return ok('unpushed', 'none');
+  if (u.ageMs <= UNPUSHED_WARN_MS) return ok('unpushed', `${u.count} commit(s), the oldest ${formatMs(u.ageMs)} old (the next tick pushes them)`);
+  return warn('unpushed', `${u.count} commit(s) not on ${remote}, the oldest ${formatMs(u.ageMs)} old: every push since has failed`, `see git's reason: git -C ${vault} push ${remote} (and the git line of the last sessions: nightshift sessions, nightshift show ID)`);
 }
 
 // A lock whose owner is gone (or whose directory has no owner at all) is stale. A live owner holding

@@ -99,7 +99,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
     const envFile = deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env');
     throw new EnvFileError(envFile, [`no credential: neither ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN nor ANTHROPIC_AUTH_TOKEN is set, in the environment or ${envFile}; nothing was started or charged. Fix: put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=..., from \`claude setup-token\`) in ${envFile}, chmod 600 it, then \`nightshift doctor\``]);
   }
-  const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal) : null;
+  const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal, deps.gitChecks) : null;
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
   // Both wait on a child process, so they wait together.
   const untrusted = vault ? fs.existsSync(untrustedGitMarker(config.state_dir)) : false;
@@ -159,6 +159,15 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
     } catch (err) {
       git.error = deps.redact((err as Error).message);
       deps.logger.error({ event: 'git_error', err }, `git: ${git.error}`);
+    }
+  }
+  // Where the work went, for `show` and `sessions` later (the ledger keeps it with the session).
+  if (vault) {
+    session.git = { ...git };
+    try {
+      ledger.setGit(session.id, JSON.stringify(git));
+    } catch (err) {
+      deps.logger.warn({ event: 'git_record_failed', err }, `could not record the git outcome in the ledger: ${(err as Error).message}`);
     }
   }
   deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${counted(session.turns, 'turn')}${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
@@ -240,7 +249,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let lastWindows = '';
   const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, warn: (o, m) => log.warn(o, m) });
   meter.close('the session has no reservation yet');
-  const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log });
+  const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log, excludeOnlyWithGit: deps.gitChecks?.excludeAlways === false });
   const guestReady = prepareGuest(
     {
       config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: stateBuilt.then((s) => s?.text ?? null), version: version(),

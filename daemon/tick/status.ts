@@ -25,6 +25,14 @@ export function unpushedOf(config: Config): Promise<number | null> {
   return pending;
 }
 
+// The nightshift/ branches holding work that is not on main (empty: git sync off, or none).
+export function openBranchesOf(config: Config): Promise<Array<{ name: string; local: boolean; remote: boolean }>> {
+  if (!config.git.enabled) return Promise.resolve([]);
+  const pending = new VaultGit(config, pino({ enabled: false })).openBranches();
+  pending.catch(() => {});
+  return pending;
+}
+
 // status's `next`: the tick's decision, whether it starts, and each agent's next run.
 function nextOf(f: Forecast, calendar: TickCalendar) {
   const iso = (t: Date | null) => (t ? t.toISOString() : null);
@@ -33,7 +41,7 @@ function nextOf(f: Forecast, calendar: TickCalendar) {
 
 // `nightshift status --json`: one look at the host. `timer`: when its ticks come (../schedule/timer-ticks.ts).
 // `past`: the timer's elapses from an instant (timer-ticks.ts), for the ticks it left without a fire.
-export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config), past: (from: Date) => Date[] = () => []) {
+export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config), past: (from: Date) => Date[] = () => [], branches = openBranchesOf(config)) {
   const { agents, broken } = readAgents(config);
   const fires = firesLook(config, at, timer.calendar, past);
   const look = {
@@ -48,7 +56,7 @@ export async function status(config: Config, ledger: Ledger, at: Date, timer: { 
     window_hold: windowHold(ledger.windows(), config.budget.max_window_utilization, at),
     locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
   };
-  return { ...look, ...fires, unpushed: await unpushed, last_ok_at: ledger.lastOkAt() };
+  return { ...look, ...fires, unpushed: await unpushed, branches: await branches, last_ok_at: ledger.lastOkAt() };
 }
 
 // The last fires and the timer's gaps; a fires file that cannot be read is said, not fatal.

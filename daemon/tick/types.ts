@@ -2,7 +2,7 @@
 // that none imports another back for a type.
 import type { Agent } from '../../config/agents.js';
 import type { DreamReport } from '../../memory/dream/dream.js';
-import type { GitReport } from '../../vault/git-sync.js';
+import type { GitChecks, GitReport } from '../../vault/git-sync.js';
 import type { Logger } from '../../logs/logger.js';
 import type { LiveLine } from '../../logs/live-line.js';
 import type { Redactor } from '../../core/redact.js';
@@ -36,6 +36,9 @@ export type RunDeps = {
   egressNet?: Partial<EgressNet>;
   sessionUser?: boolean;
   apiPeer?: boolean;
+  // The vault's git checks (vault/git-sync.ts GitChecks), each off only as its negative control;
+  // `excludeAlways: false` writes the state's exclude only while git.enabled, as before.
+  gitChecks?: Partial<GitChecks> & { excludeAlways?: boolean };
 };
 
 export type Choice = { agent: Agent; reason: string } | { skip: string } | { dream: string };

@@ -7,14 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Ledger } from '../../budget/ledger.js';
 import type { Config } from '../../config/schema.js';
-import { untrustedGitMarker } from '../../vault/git-guard.js';
+import { addExcludes, OWN_DIR, OWN_EXCLUDE } from '../../vault/info-exclude.js';
 import { cleanDerived } from '../../memory/text/text-hygiene.js';
 import { gatherState } from './state-data.js';
 import { injectedMemories, renderState, type RenderedState } from './state.js';
 
-export const STATE_DIR = '.nightshift';
+export const STATE_DIR = OWN_DIR;
 export const STATE_FILE = 'session-state.md';
-const EXCLUDE_LINE = `/${STATE_DIR}/`;
+const EXCLUDE_LINE = OWN_EXCLUDE;
 
 type Log = { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 
@@ -29,36 +29,12 @@ const isLink = (p: string) => {
 // Where the state of session `id` is kept beside its transcript.
 export const stateBesideTranscript = (transcript: string) => transcript.replace(/\.jsonl$/, '') + '.state.md';
 
-// Adds `/.nightshift/` to the vault's .git/info/exclude, only in a repository nightshift trusts
-// (git sync on, no untrusted marker, `.git` a real folder) and never through a link: a session's
-// `.git/info/exclude` -> `../nightshift.yaml` would have the supervisor append to its own config.
-// No git runs for it: the path is the folder's own, checked component by component.
-export async function excludeStateDir(config: Pick<Config, 'vault' | 'state_dir' | 'git'>): Promise<boolean> {
-  if (!config.git.enabled || fs.existsSync(untrustedGitMarker(config.state_dir))) return false;
-  const dotGit = path.join(config.vault, '.git');
-  if (!fs.lstatSync(dotGit, { throwIfNoEntry: false })?.isDirectory()) return false;
-  const info = path.join(dotGit, 'info');
-  const st = fs.lstatSync(info, { throwIfNoEntry: false });
-  if (!st) fs.mkdirSync(info);
-  else if (!st.isDirectory()) throw new Error(`${info} is not a folder (a link or a file): not written through`);
-  if (fs.realpathSync(info) !== path.join(fs.realpathSync(dotGit), 'info')) throw new Error(`${info} leads outside the vault's .git: not written through`);
-  const { O_RDWR, O_CREAT, O_APPEND, O_NOFOLLOW } = fs.constants;
-  let fd: number;
-  try {
-    fd = fs.openSync(path.join(info, 'exclude'), O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW, 0o644);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`${path.join(info, 'exclude')} is a link: not written through`);
-    throw err;
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) throw new Error(`${path.join(info, 'exclude')} is not a regular file: not written to`);
-    const text = fs.readFileSync(fd, 'utf8');
-    if (text.split('\n').some((l) => l.trim() === EXCLUDE_LINE || l.trim() === `${STATE_DIR}/`)) return true;
-    fs.writeSync(fd, `${text && !text.endsWith('\n') ? '\n' : ''}# nightshift's session state\n${EXCLUDE_LINE}\n`);
-    return true;
-  } finally {
-    fs.closeSync(fd);
-  }
+// Adds `/.nightshift/` to the vault's .git/info/exclude whenever the vault is a repository
+// nightshift trusts, git sync on or off: a state written while git was off must not be tracked
+// once it is turned on (vault/info-exclude.ts: never through a link).
+export async function excludeStateDir(config: Pick<Config, 'vault' | 'state_dir' | 'git'>, onlyWithGit = false): Promise<boolean> {
+  if (onlyWithGit && !config.git.enabled) return false;
+  return addExcludes(config.vault, config.state_dir, "# nightshift's session state", [OWN_EXCLUDE]);
 }
 
 export type SessionStateInput = {
@@ -70,6 +46,8 @@ export type SessionStateInput = {
   transcript: string;
   redact: (text: string) => string;
   logger: Log;
+  // Test-only: the exclude written only while git.enabled, as before (the negative control).
+  excludeOnlyWithGit?: boolean;
 };
 
 // The rendered state, written where the session and the operator find it; null when it could not
@@ -81,7 +59,7 @@ export async function prepareSessionState(i: SessionStateInput): Promise<Rendere
     state.injected = injectedMemories(data, state.text);
     // Whatever an older version let into the store, the session's system prompt holds text only.
     state.text = cleanDerived(state.text);
-    await excludeStateDir(i.config).catch((err) => i.logger.warn({ event: 'state_exclude_failed', err }, `could not add ${EXCLUDE_LINE} to .git/info/exclude: ${(err as Error).message}`));
+    await excludeStateDir(i.config, i.excludeOnlyWithGit).catch((err) => i.logger.warn({ event: 'state_exclude_failed', err }, `could not add ${EXCLUDE_LINE} to .git/info/exclude: ${(err as Error).message}`));
     const dir = path.join(i.config.vault, STATE_DIR);
     // The vault is the session's: a link planted at the folder or the file is replaced, never
     // written through.

@@ -4,8 +4,10 @@ import { dayOf } from '../../config/day.js';
 import type { Ledger } from '../../budget/ledger.js';
 import type { Config } from '../../config/schema.js';
 import { gitIn, STATUS } from '../../vault/git-sync.js';
+import { leftOutPaths, readExcludes } from '../../vault/info-exclude.js';
 import { untrustedGitMarker } from '../../vault/git-guard.js';
 import fs from 'node:fs';
+import path from 'node:path';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { StateView } from '../../memory/store/state-view.js';
 import { MemoryStore } from '../../memory/store.js';
@@ -244,6 +246,7 @@ async function gatherGit(config: Config): Promise<StateData['git']> {
       lastCommit: last.ok && last.stdout ? last.stdout : null,
       uncommitted: status.ok ? status.stdout.split('\n').filter((l) => l.trim() && !l.slice(3).startsWith('.nightshift/')) : [],
       unpushed,
+      leftOut: leftOutPaths(readExcludes(config.vault, config.state_dir)).filter((f) => fs.existsSync(path.join(config.vault, f))),
     };
     return { ok: true, value };
   } catch (err) {

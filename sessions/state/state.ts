@@ -16,7 +16,8 @@ export type StateContradiction = { a: { id: number; text: string }; b: { id: num
 export type StateOverdue = { id: number; text: string; due: string };
 export type StateStep = { id: number; text: string; via: string | null };
 export type StateSession = { id: string; agent: string; outcome: string; started_at: string; cost_usd: number; turns: number; result: string | null; error: string | null };
-export type StateGit = { branch: string | null; lastCommit: string | null; uncommitted: string[]; unpushed: number | null };
+// `leftOut`: files nightshift keeps out of every commit for their size (.git/info/exclude).
+export type StateGit = { branch: string | null; lastCommit: string | null; uncommitted: string[]; unpushed: number | null; leftOut?: string[] };
 // The agent's last session did not end ok (sessions/state/attention.ts gathers it).
 export type StateAttentionPass = { id: number | null; at: string; session: string | null; symptom: string | null; cause: string | null; fix: string | null; test: string | null; complete: boolean };
 export type StateAttention = {
@@ -257,6 +258,9 @@ export function stateSections(d: StateData): Section[] {
           `- uncommitted: ${d.git.value.uncommitted.length ? '' : 'none'}`,
           ...d.git.value.uncommitted.slice(0, 20).map((f) => `  - ${quoted(f, 200)}`),
           ...(d.git.value.uncommitted.length > 20 ? [`  - … and ${d.git.value.uncommitted.length - 20} more`] : []),
+          ...(d.git.value.leftOut?.length
+            ? ['- left out of every commit, over limits.commit_file (never pushed; make them smaller, or move them out of the vault):', ...d.git.value.leftOut.slice(0, 20).map((f) => `  - ${quoted(f, 200)}`)]
+            : []),
         ],
   });
   return s;

@@ -57,7 +57,7 @@ describe('git sync', () => {
     const { ran, r } = await tickJson(ws);
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(r.action, 'session');
-    assert.deepEqual(r.git, { pulled: true, committed: true, pushed: true, branch: null, error: null, uncommitted: false });
+    assert.deepEqual(r.git, { pulled: true, committed: true, pushed: true, branch: null, branch_pushed: false, error: null, uncommitted: false, left_out: [], untracked: [] });
     assert.ok(fs.existsSync(path.join(ws.vault, 'from-other.md')), 'pulled before the session');
     const msg = git(repos.remote, 'log', '-1', '--format=%B', 'main');
     assert.match(msg, /^nightshift\(writer\): ok\n/);
@@ -97,7 +97,8 @@ describe('git sync', () => {
     const branch = `nightshift/${r.session.id}`;
     assert.equal(r.git.branch, branch);
     assert.equal(r.git.pushed, false);
-    assert.match(r.git.error, /conflict/);
+    assert.equal(r.git.branch_pushed, true, 'the branch reached the remote, and is said so');
+    assert.match(r.git.error, new RegExp(`conflict: .*saved on branch ${branch}, pushed to origin \\(not on the main branch until you merge it\\)`));
     assert.match(remoteFile(repos, 'notes.md', branch), /agent version/, 'the session\'s work is on the remote branch');
     assert.equal(remoteFile(repos, 'notes.md'), 'their version', 'main keeps the other writer\'s work');
     assert.equal(git(ws.vault, 'status', '--porcelain'), '', 'the vault is clean');
@@ -158,7 +159,7 @@ describe('git sync', () => {
     fs.appendFileSync(ws.config, 'git:\n  enabled: false\n');
     writerAgent(ws, 'git-disabled', 'notes.md', 'not committed');
     const off = await tickJson(ws);
-    assert.deepEqual(off.r.git, { pulled: false, committed: false, pushed: false, branch: null, error: null, uncommitted: false });
+    assert.deepEqual(off.r.git, { pulled: false, committed: false, pushed: false, branch: null, branch_pushed: false, error: null, uncommitted: false, left_out: [], untracked: [] });
     assert.match(git(ws.vault, 'status', '--porcelain'), /notes\.md/);
   });
 

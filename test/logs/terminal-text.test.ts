@@ -8,7 +8,7 @@ import { liveText } from '../../logs/live-line.js';
 import { createLogger } from '../../logs/logger.js';
 import { terminalText } from '../../logs/terminal-text.js';
 import { renderTranscript } from '../../cli/transcript-view.js';
-import { printRecord, sessionsTable } from '../../cli/commands/sessions.js';
+import { branchNotes, printRecord, sessionsTable } from '../../cli/commands/sessions.js';
 import type { SessionRecord } from '../../budget/session-record.js';
 
 // Raw bytes a terminal acts on, or that disguise text: none may survive a renderer.
@@ -136,4 +136,19 @@ test('the sessions table and a printed record: the session\'s words escaped, JSO
   assert.ok(out[0].includes('result    first\nok \\u001b]0;pwned') && out[0].includes('error     git: branch \\u001b]0;pwned\\u0007\\u202e'), out[0]);
   assert.doesNotMatch(out[1], RAW, out[1]);
   assert.deepEqual(JSON.parse(out[1]), record);
+});
+
+test('where the work went, as show and sessions print it: file names and git\'s words escaped', () => {
+  const git = {
+    pulled: true, committed: true, pushed: false, branch: `nightshift/s1${TITLE}`, branch_pushed: true, error: `push failed: remote: ${HOSTILE}`, uncommitted: false,
+    left_out: [{ path: `dump${CURSOR}.bin`, size: 2_000_000, limit: 'commit_file' as const }], untracked: [`.nightshift/${TITLE}`],
+  };
+  const out: string[] = [];
+  printRecord({ out: (t) => void out.push(t) }, { ...record, git }, false);
+  assert.doesNotMatch(out[0], RAW, out[0]);
+  assert.ok(out[0].includes('left out: dump\\u001b[2A\\u001b[2K.bin (1.9M'), out[0]);
+  assert.ok(out[0].includes('work on branch nightshift/s1\\u001b]0;pwned\\u0007 (pushed)'), out[0]);
+  const notes = branchNotes([{ ...record, git }]).join('\n');
+  assert.doesNotMatch(notes, RAW, notes);
+  assert.match(notes, /s1: work on branch nightshift\/s1\\u001b\]0;pwned\\u0007 \(pushed\), not on main until merged/);
 });

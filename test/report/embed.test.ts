@@ -59,7 +59,8 @@ test('an estimated cost is marked, and git states read plainly', () => {
     [null, 'git sync off'],
     [{ committed: true, pushed: false, branch: null, error: 'push failed (kept locally, the next tick pushes it): fatal: unreachable' }, 'committed, not pushed (push failed (kept locally, the next tick pushes it): fatal: unreachable)'],
     [{ committed: false, pushed: false, branch: null, error: null }, 'nothing committed, not pushed'],
-    [{ committed: true, pushed: false, branch: 'nightshift/abc', error: 'conflict' }, 'conflict: saved on branch `nightshift/abc` (conflict)'],
+    [{ committed: true, pushed: false, branch: 'nightshift/abc', branch_pushed: true, error: 'conflict' }, 'the work is on branch `nightshift/abc` (pushed), not on main until merged (conflict)'],
+    [{ committed: true, pushed: false, branch: 'nightshift/abc', branch_pushed: false, error: 'conflict' }, 'the work is on branch `nightshift/abc` (local only), not on main until merged (conflict)'],
   ];
   for (const [g, want] of cases) assert.equal(e(g).fields.find((f) => f.name === 'Git')!.value, want);
 });

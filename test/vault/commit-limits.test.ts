@@ -1,47 +1,81 @@
-// What a session wrote is weighed before nightshift's git reads it (issue 26, point 4): a file over
-// limits.commit_file, or more than limits.commit_total in all, is neither committed nor pushed.
+// What a session wrote is weighed, path by path, before nightshift's git reads it (issue 36, point
+// 3): a file over limits.commit_file is left out (listed in .git/info/exclude), a total over
+// limits.commit_total drops the largest first, and the rest of the work is committed and pushed.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import pino from 'pino';
 import { validateConfig } from '../../config/config.js';
-import { changedPaths, emptyGitReport, oversized, VaultGit } from '../../vault/git-sync.js';
+import { changedPaths, emptyGitReport, leaveOut, VaultGit, weigh, type GitChecks } from '../../vault/git-sync.js';
 import { tempDir } from '../helpers.js';
-import { makeRepos, remoteLog } from '../git-helpers.js';
+import { git, makeRepos, remoteFile } from '../git-helpers.js';
 
 test('changedPaths reads status -z: leading blanks kept, renames\' old paths and deletions left out', () => {
   assert.deepEqual(changedPaths(' M a.md\0?? new dir/b c.txt\0D  gone.md\0R  to.md\0from.md\0 D also-gone\0'), ['a.md', 'new dir/b c.txt', 'to.md']);
 });
 
-test('oversized names the file over the bound, or the total, and weighs a link by its own size', (t) => {
+test('weigh takes lstat\'s size: a link weighs its own name, a path gone is left out', (t) => {
   const dir = tempDir(t);
-  fs.writeFileSync(path.join(dir, 'big.bin'), Buffer.alloc(3000));
   fs.writeFileSync(path.join(dir, 'a'), Buffer.alloc(600));
-  fs.writeFileSync(path.join(dir, 'b'), Buffer.alloc(600));
   fs.symlinkSync('/dev/zero', path.join(dir, 'link'));
-  assert.match(oversized(dir, ['a', 'big.bin'], { file: 2000, total: 1e9 })!, /`big\.bin` is 2\.9k \(limits\.commit_file is 2k\)/);
-  assert.match(oversized(dir, ['a', 'b'], { file: 2000, total: 1000 })!, /added 1\.2k \(limits\.commit_total is 1000 bytes\)/);
-  assert.equal(oversized(dir, ['a', 'link', 'gone'], { file: 2000, total: 1e9 }), null);
+  assert.deepEqual(weigh(dir, ['a', 'link', 'gone']), [{ path: 'a', size: 600 }, { path: 'link', size: 9 }]);
 });
 
-for (const [name, limits, pushed] of [
-  ['a file over limits.commit_file is neither committed nor pushed', { commit_file: '1M' }, false],
-  ['negative control: with the default bounds the same file is committed and pushed', {}, true],
-] as const) {
-  test(name, async (t) => {
+test('leaveOut: each file over the file bound, then the largest until the total fits', () => {
+  const files = [{ path: 'big.bin', size: 3000 }, { path: 'a', size: 600 }, { path: 'b', size: 700 }, { path: 'c', size: 100 }];
+  assert.deepEqual(leaveOut(files, { file: 2000, total: 1e9 }), [{ path: 'big.bin', size: 3000, limit: 'commit_file' }]);
+  assert.deepEqual(leaveOut(files, { file: 2000, total: 800 }), [
+    { path: 'big.bin', size: 3000, limit: 'commit_file' }, { path: 'b', size: 700, limit: 'commit_total' },
+  ]);
+  assert.deepEqual(leaveOut(files, { file: 2000, total: 300 }).map((f) => f.path), ['big.bin', 'b', 'a']);
+  assert.deepEqual(leaveOut(files, { file: 5000, total: 5000 }), []);
+});
+
+async function commitOnce(dir: string, vault: string, limits: Record<string, string>, checks: Partial<GitChecks> = {}) {
+  const config = validateConfig({ vault: './vault', state_dir: './state', limits }, path.join(dir, 'nightshift.yaml')).config!;
+  const report = emptyGitReport();
+  await new VaultGit(config, pino({ enabled: false }), undefined, checks).commitAndPush({ id: 'S1', agent: 'a', outcome: 'ok', cost_usd: 0, turns: 1, result: null }, (x) => x, report);
+  return report;
+}
+
+for (const control of [false, true]) {
+  test(control ? 'negative control: with the check off the file over limits.commit_file reaches the remote' : 'a file over limits.commit_file is left out, named, excluded; the note beside it is pushed', async (t) => {
     const dir = tempDir(t);
     const repos = makeRepos(dir, path.join(dir, 'vault'));
-    const config = validateConfig({ vault: './vault', state_dir: './state', limits }, path.join(dir, 'nightshift.yaml')).config!;
     fs.writeFileSync(path.join(repos.vault, 'dump.bin'), Buffer.alloc(2 * 1024 * 1024, 7));
     fs.writeFileSync(path.join(repos.vault, 'note.md'), 'small\n');
-    const report = emptyGitReport();
-    await new VaultGit(config, pino({ enabled: false })).commitAndPush({ id: 'S1', agent: 'a', outcome: 'ok', cost_usd: 0, turns: 1, result: null }, (x) => x, report);
-    assert.equal(report.pushed, pushed, JSON.stringify(report));
-    assert.equal(remoteLog(repos)[0].startsWith('nightshift(a)'), pushed);
-    if (!pushed) {
-      assert.match(report.error!, /commit refused, nothing committed .*`dump\.bin` is 2M \(limits\.commit_file is 1M\)/);
-      assert.ok(fs.existsSync(path.join(repos.vault, 'dump.bin')), 'the work stays in the vault');
-    }
+    const report = await commitOnce(dir, repos.vault, { commit_file: '1M' }, control ? { keepOut: false } : {});
+    assert.equal(report.pushed, true, JSON.stringify(report));
+    assert.equal(remoteFile(repos, 'note.md'), 'small');
+    const onRemote = git(repos.remote, 'ls-tree', '-r', '--name-only', 'main').split('\n');
+    if (control) return assert.ok(onRemote.includes('dump.bin'), 'the harm: the big file is on the remote');
+    assert.ok(!onRemote.includes('dump.bin'));
+    assert.deepEqual(report.left_out, [{ path: 'dump.bin', size: 2 * 1024 * 1024, limit: 'commit_file' }]);
+    assert.equal(report.uncommitted, false);
+    assert.match(report.error ?? '', /left out of the commit: `dump\.bin` \(2M, over limits\.commit_file 1M/);
+    assert.match(fs.readFileSync(path.join(repos.vault, '.git', 'info', 'exclude'), 'utf8'), /^\/dump\.bin$/m);
+    assert.ok(fs.existsSync(path.join(repos.vault, 'dump.bin')), 'the file stays in the vault');
+    // Nothing it left blocks the next commit.
+    fs.writeFileSync(path.join(repos.vault, 'next.md'), 'next\n');
+    const next = await commitOnce(dir, repos.vault, { commit_file: '1M' });
+    assert.equal(next.pushed, true, JSON.stringify(next));
+    assert.equal(next.error, null);
+    assert.equal(remoteFile(repos, 'next.md'), 'next');
   });
 }
+
+test('a total over limits.commit_total drops the largest first; a later commit with room takes it', async (t) => {
+  const dir = tempDir(t);
+  const repos = makeRepos(dir, path.join(dir, 'vault'));
+  fs.writeFileSync(path.join(repos.vault, 'a.bin'), Buffer.alloc(600 * 1024, 1));
+  fs.writeFileSync(path.join(repos.vault, 'b.bin'), Buffer.alloc(500 * 1024, 2));
+  const first = await commitOnce(dir, repos.vault, { commit_total: '1M' });
+  assert.deepEqual(first.left_out.map((f) => [f.path, f.limit]), [['a.bin', 'commit_total']]);
+  assert.equal(first.pushed, true);
+  assert.equal(first.uncommitted, false, 'a file left out is not counted as work left uncommitted');
+  assert.ok(git(repos.remote, 'ls-tree', '-r', '--name-only', 'main').split('\n').includes('b.bin'));
+  const second = await commitOnce(dir, repos.vault, { commit_total: '1M' });
+  assert.deepEqual(second.left_out, []);
+  assert.ok(git(repos.remote, 'ls-tree', '-r', '--name-only', 'main').split('\n').includes('a.bin'));
+});

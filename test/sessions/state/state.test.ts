@@ -371,7 +371,7 @@ describe('the state file in the vault', () => {
       fs.rmSync(path.join(g, 'info'), { recursive: true, force: true });
       plant(g, outside);
       await assert.rejects(excludeStateDir(config), /link|outside/);
-      assert.equal(await excludeStateDir({ ...config, git: { ...config.git, enabled: false } }), false);
+      await assert.rejects(excludeStateDir({ ...config, git: { ...config.git, enabled: false } }), /link|outside/, 'git sync off too: written whenever the repository is trusted, never through a link');
       assert.equal(fs.readFileSync(outside, 'utf8'), 'operator: config\n', 'the file behind the link is untouched');
       // Control: followed as a plain append does (the old code), the link writes outside.
       fs.appendFileSync(path.join(g, 'info', 'exclude'), '/.nightshift/\n');
