@@ -55,6 +55,12 @@ export const bash = (command: string, say = 'I will call Bash.'): Reply => ({
   stopReason: 'tool_use',
 });
 
+// A tool call that runs for `seconds`. Not a bare `sleep N`: from 2.1.332 the CLI refuses a Bash
+// command whose first part is `sleep` of 25 s or more (it tells the model to use Monitor or
+// run_in_background instead), so the call would end at once. A program that runs long is what a
+// real session's long call is; its command line still holds `sleep N` for processesMatching.
+export const longCall = (seconds: number | string): string => `perl -e 'sleep ${seconds}'`;
+
 function arg(prompt: string, key: string): string | null {
   const m = new RegExp(`${key}=(\\S+)`).exec(prompt);
   return m ? m[1] : null;
@@ -80,7 +86,7 @@ export const SCENARIOS: Record<string, Script> = {
   'bg-hang': ({ turn, prompt }) =>
     turn === 0 ? bash(`setsid sleep ${arg(prompt, 'SLEEP') ?? '600'} >/dev/null 2>&1 < /dev/null & echo started`) : { kind: 'hang' },
   // A tool that itself runs for a long time (the CLI goes silent meanwhile).
-  'slow-tool': ({ turn, prompt }) => (turn === 0 ? bash(`sleep ${arg(prompt, 'SLEEP') ?? '600'}`) : text('slept')),
+  'slow-tool': ({ turn, prompt }) => (turn === 0 ? bash(longCall(arg(prompt, 'SLEEP') ?? '600')) : text('slept')),
   // Runs a tool that prints the session's secrets, then repeats what it saw.
   'echo-secret': ({ turn, lastToolResult }) =>
     turn === 0
