@@ -245,6 +245,9 @@ export type FakeApi = {
   script(name: string, fn: Script): void;
   // Another key to accept from now on (a test whose environment holds its own).
   accept(key: string): void;
+  // A subscription (OAuth) token, as the real API takes one: as a bearer with the OAuth beta
+  // header, else 401; `expired`: refused with the real API's words for an expired token.
+  oauth(token: string, o?: { expired?: boolean }): void;
   close(): Promise<void>;
 };
 
@@ -265,6 +268,7 @@ function keyOf(headers: http.IncomingHttpHeaders): string | null {
 export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): Promise<FakeApi> {
   const scripts: Record<string, Script> = { ...SCENARIOS };
   const keys = new Set(o.keys ?? [TEST_API_KEY]);
+  const oauthTokens = new Map<string, { expired: boolean }>();
   const requests: RequestRecord[] = [];
   const served: ServedRecord[] = [];
   const asked = new Map<string, number>();
@@ -279,7 +283,20 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
       return;
     }
     const key = keyOf(req.headers);
-    if (key === null || !keys.has(key)) {
+    const token = key === null ? undefined : oauthTokens.get(key);
+    if (token) {
+      // Worded like the real API's answers; the beta header is what marks a bearer as OAuth.
+      const beta = String(req.headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim()).includes('oauth-2025-04-20');
+      const refusal = !beta || !String(req.headers.authorization ?? '').startsWith('Bearer ')
+        ? 'OAuth authentication is currently not supported.'
+        : token.expired ? 'OAuth token has expired. Please obtain a new token or refresh your existing token.' : null;
+      if (refusal) {
+        unauthorized++;
+        json(res, 401, 'authentication_error', refusal);
+        req.resume();
+        return;
+      }
+    } else if (key === null || !keys.has(key)) {
       unauthorized++;
       // The real API's words; the key itself is never echoed.
       json(res, 401, 'authentication_error', key === null ? 'x-api-key header is required' : 'invalid x-api-key');
@@ -382,6 +399,7 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
     },
     script: (name, fn) => void (scripts[name] = fn),
     accept: (key) => void keys.add(key),
+    oauth: (token, o = {}) => void oauthTokens.set(token, { expired: o.expired ?? false }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const r of open) r.destroy();
