@@ -55,6 +55,12 @@ export const bash = (command: string, say = 'I will call Bash.'): Reply => ({
   stopReason: 'tool_use',
 });
 
+// A tool call that runs for `seconds`. Not a bare `sleep N`: from 2.1.332 the CLI refuses a Bash
+// command whose first part is `sleep` of 25 s or more (it tells the model to use Monitor or
+// run_in_background instead), so the call would end at once. A program that runs long is what a
+// real session's long call is; its command line still holds `sleep N` for processesMatching.
+export const longCall = (seconds: number | string): string => `perl -e 'sleep ${seconds}'`;
+
 function arg(prompt: string, key: string): string | null {
   const m = new RegExp(`${key}=(\\S+)`).exec(prompt);
   return m ? m[1] : null;
@@ -80,7 +86,7 @@ export const SCENARIOS: Record<string, Script> = {
   'bg-hang': ({ turn, prompt }) =>
     turn === 0 ? bash(`setsid sleep ${arg(prompt, 'SLEEP') ?? '600'} >/dev/null 2>&1 < /dev/null & echo started`) : { kind: 'hang' },
   // A tool that itself runs for a long time (the CLI goes silent meanwhile).
-  'slow-tool': ({ turn, prompt }) => (turn === 0 ? bash(`sleep ${arg(prompt, 'SLEEP') ?? '600'}`) : text('slept')),
+  'slow-tool': ({ turn, prompt }) => (turn === 0 ? bash(longCall(arg(prompt, 'SLEEP') ?? '600')) : text('slept')),
   // Runs a tool that prints the session's secrets, then repeats what it saw.
   'echo-secret': ({ turn, lastToolResult }) =>
     turn === 0
@@ -250,6 +256,9 @@ export type FakeApi = {
   script(name: string, fn: Script): void;
   // Another key to accept from now on (a test whose environment holds its own).
   accept(key: string): void;
+  // A subscription (OAuth) token, as the real API takes one: as a bearer with the OAuth beta
+  // header, else 401; `expired`: refused with the real API's words for an expired token.
+  oauth(token: string, o?: { expired?: boolean }): void;
   close(): Promise<void>;
 };
 
@@ -270,6 +279,7 @@ function keyOf(headers: http.IncomingHttpHeaders): string | null {
 export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): Promise<FakeApi> {
   const scripts: Record<string, Script> = { ...SCENARIOS };
   const keys = new Set(o.keys ?? [TEST_API_KEY]);
+  const oauthTokens = new Map<string, { expired: boolean }>();
   const requests: RequestRecord[] = [];
   const served: ServedRecord[] = [];
   const asked = new Map<string, number>();
@@ -284,7 +294,20 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
       return;
     }
     const key = keyOf(req.headers);
-    if (key === null || !keys.has(key)) {
+    const token = key === null ? undefined : oauthTokens.get(key);
+    if (token) {
+      // Worded like the real API's answers; the beta header is what marks a bearer as OAuth.
+      const beta = String(req.headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim()).includes('oauth-2025-04-20');
+      const refusal = !beta || !String(req.headers.authorization ?? '').startsWith('Bearer ')
+        ? 'OAuth authentication is currently not supported.'
+        : token.expired ? 'OAuth token has expired. Please obtain a new token or refresh your existing token.' : null;
+      if (refusal) {
+        unauthorized++;
+        json(res, 401, 'authentication_error', refusal);
+        req.resume();
+        return;
+      }
+    } else if (key === null || !keys.has(key)) {
       unauthorized++;
       // The real API's words; the key itself is never echoed.
       json(res, 401, 'authentication_error', key === null ? 'x-api-key header is required' : 'invalid x-api-key');
@@ -387,6 +410,7 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
     },
     script: (name, fn) => void (scripts[name] = fn),
     accept: (key) => void keys.add(key),
+    oauth: (token, o = {}) => void oauthTokens.set(token, { expired: o.expired ?? false }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const r of open) r.destroy();

@@ -13,7 +13,41 @@ import { DEFAULT_SESSION_USER, vaultFix, type SessionUser } from '../config/sess
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
-export const CLAUDE = path.join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
+// The real CLI the tests run: the pinned one, or NIGHTSHIFT_TEST_CLAUDE (npm run compat's). From a
+// clone under /tmp, /var/tmp or /dev/shm it is a copy under /opt: the wall hides /tmp and /dev/shm
+// from a session, the units /tmp and /var/tmp, and `systemd install` rightly refuses such a CLI.
+export const PINNED_CLAUDE = path.join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
+export const HIDDEN_FROM_UNITS = /^\/(var\/tmp|tmp|dev\/shm)(\/|$)/;
+// Where reachableCli keeps its copies; a cache like CI's Node under /opt, one file per CLI build.
+export const TEST_CLI_CACHE = '/opt/nightshift-test-cli';
+export const CLAUDE = reachableCli(process.env.NIGHTSHIFT_TEST_CLAUDE || PINNED_CLAUDE);
+
+export function reachableCli(cli: string, cache = TEST_CLI_CACHE): string {
+  let real: string;
+  try {
+    real = fs.realpathSync(cli);
+  } catch {
+    return cli; // missing: the tests that run it say so
+  }
+  if (!HIDDEN_FROM_UNITS.test(real)) return cli;
+  const st = fs.statSync(real);
+  const dir = path.join(cache, `${st.size}-${Math.floor(st.mtimeMs)}`);
+  const copy = path.join(dir, 'claude');
+  if (fs.statSync(copy, { throwIfNoEntry: false })?.size === st.size) return copy;
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  fs.chmodSync(cache, 0o755);
+  fs.chmodSync(dir, 0o755);
+  // A link where the file system allows one; a rename puts it in place whole (test files run in parallel).
+  const part = `${copy}.${process.pid}`;
+  try {
+    fs.linkSync(real, part);
+  } catch {
+    fs.copyFileSync(real, part);
+  }
+  fs.chmodSync(part, 0o755);
+  fs.renameSync(part, copy);
+  return copy;
+}
 // This shell's PATH without any folder that holds a `claude` (npm test puts node_modules/.bin first):
 // what a machine without the CLI on its PATH would have.
 export const PATH_WITHOUT_CLAUDE = (process.env.PATH ?? '').split(':').filter((d) => d && !fs.existsSync(path.join(d, 'claude'))).join(':');

@@ -1,5 +1,5 @@
 // Runs every compiled test file with node's own test runner, then prints our own closing line,
-// `N passed, N failed, N skipped`, last (CI reads it): node 20's summary drops the tests of a
+// `N passed, N failed, N skipped on node vX.Y.Z`, last (CI reads it): node 20's summary drops the tests of a
 // skipped suite, so the count comes from test/reporter.mjs's records (test/summary.mjs).
 // NIGHTSHIFT_TEST_ROOT runs another folder of *.test.js / *.test.mjs (the runner's own fixtures).
 import { spawnSync } from 'node:child_process';
@@ -48,5 +48,5 @@ if (r.status !== 0 && summary.failed === 0) {
   console.log(`node --test exited ${r.status ?? r.signal} with no failed test reported`);
   summary.failed = 1;
 }
-for (const line of closingLines(summary)) console.log(line);
+for (const line of closingLines(summary, process.version)) console.log(line);
 process.exit(summary.failed > 0 ? 1 : 0);

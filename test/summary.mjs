@@ -61,13 +61,14 @@ export function summarize(records, { root = '', ci = false, proofs = [] } = {}) 
   return { passed, failed, skipped, skips };
 }
 
-// The lines run.mjs prints after node's own summary; the last one is what CI reads.
-export function closingLines({ passed, failed, skipped, skips }) {
+// The lines run.mjs prints after node's own summary; the last one is what CI reads, and names the
+// node that ran (`node`: process.version), since CI may install its own (.ci/run).
+export function closingLines({ passed, failed, skipped, skips }, node) {
   const plural = (n) => `${n} test${n === 1 ? '' : 's'}`;
   const lines = skips.map((g) =>
     g.proof
       ? `failed (CI=true: a proof may not skip): ${g.file} › ${g.suite}: ${plural(g.count)}: ${g.reason}`
       : `skipped: ${g.file} › ${g.suite}: ${plural(g.count)}: ${g.reason}`);
-  lines.push(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+  lines.push(`${passed} passed, ${failed} failed, ${skipped} skipped on node ${node}`);
   return lines;
 }

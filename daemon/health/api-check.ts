@@ -11,6 +11,17 @@ const NAMES: Record<ApiCredential['kind'], string> = { api_key: 'ANTHROPIC_API_K
 
 export type ApiAnswer = { status: number; body: string } | { error: string };
 
+// Pure: what to do about a refused credential. A subscription token expires (or is revoked) while
+// `claude auth status` still says logged in; only a new one from `claude setup-token` helps.
+export function refusedFix(kind: ApiCredential['kind'], said: string, envFile: string): string {
+  if (kind === 'oauth') {
+    const why = /expired/i.test(said) ? 'the subscription token has expired' : /revoked/i.test(said) ? 'the subscription token was revoked' : 'the subscription token is not one the API takes';
+    return `${why}: run \`claude setup-token\` (as the operator, where a browser can open; it prints a new token valid for a year) and put CLAUDE_CODE_OAUTH_TOKEN=<the new token> in ${envFile}, then nightshift doctor again`;
+  }
+  if (kind === 'auth_token') return `put a valid ANTHROPIC_AUTH_TOKEN (your gateway's) in ${envFile}`;
+  return `put a valid ANTHROPIC_API_KEY in ${envFile} (a new key from console.anthropic.com, or CLAUDE_CODE_OAUTH_TOKEN from \`claude setup-token\` for a subscription)`;
+}
+
 // Pure: the verdict on what the API answered.
 export function apiVerdict(answer: ApiAnswer, credential: ApiCredential, base: string, envFile: string): Check {
   const name = NAMES[credential.kind];
@@ -24,7 +35,7 @@ export function apiVerdict(answer: ApiAnswer, credential: ApiCredential, base: s
   }
   const why = `${answer.status}${said ? ` ${said.slice(0, 200)}` : ''}`;
   if (answer.status === 401 || answer.status === 403) {
-    return { name: 'api', status: 'fail', detail: `the API at ${base} refuses ${name} (${why}): every session would fail`, fix: `put a valid ${name} in ${envFile} (a new key from console.anthropic.com, or \`claude setup-token\` for a subscription)` };
+    return { name: 'api', status: 'fail', detail: `the API at ${base} refuses ${name} (${why}): every session would fail`, fix: refusedFix(credential.kind, said, envFile) };
   }
   // 400/404: past the key check (a model or a field it did not like), so the key is taken.
   if ((answer.status >= 200 && answer.status < 300) || answer.status === 400 || answer.status === 404) {

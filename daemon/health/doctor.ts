@@ -29,12 +29,16 @@ import { ENV_FILE_NAME, type EnvFileResult } from '../../config/env-file.js';
 import { accessFacts, accessAdvice } from '../../core/file-access.js';
 import { boundsCheck, diskCheck } from './doctor-bounds.js';
 import { apiCheck } from './api-check.js';
+import { cliVersionCheck } from './cli-version.js';
+import { nodeCheck } from './node-check.js';
 
 export type Check = CheckFacts;
 export type DoctorDeps = {
   env: NodeJS.ProcessEnv; now: () => Date; logger: Logger; redact: (t: string) => string;
   // What main read of nightshift.env; the user we run as; where an installed timer would be.
   envFile?: EnvFileResult | null; uid?: number; timerFile?: string;
+  // The Node.js to judge (default: the one running).
+  nodeVersion?: string;
 };
 
 const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
@@ -81,7 +85,7 @@ async function cliCheck(l: LenientConfig, deps: DoctorDeps): Promise<Check> {
   try {
     const { execa } = await import('execa');
     const r = await execa(cmd, ['--version'], { reject: false, timeout: PROBE_MS, env: { PATH: deps.env.PATH ?? '', HOME: deps.env.HOME ?? '' }, extendEnv: false, stdin: 'ignore' });
-    if (r.exitCode === 0) return ok('cli', `${cmd}: ${firstLine(r.stdout)}`);
+    if (r.exitCode === 0) return cliVersionCheck(cmd, firstLine(r.stdout));
     return fail('cli', `\`${cmd} --version\` failed: ${firstLine(r.stderr) || firstLine(r.shortMessage) || `exit ${r.exitCode}`}`, fix);
   } catch (err) {
     return fail('cli', `\`${cmd}\` cannot run: ${firstLine((err as Error).message)}`, fix);
@@ -300,7 +304,7 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const now = deps.now();
   const envFile = deps.envFile?.file ?? path.join(c.dir, ENV_FILE_NAME);
   const checks: Check[] = [
-    configCheck(l), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile),
+    configCheck(l), nodeCheck(deps.nodeVersion ?? process.version, now), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile),
   ];
   if (l.unreadable) return [...checks, ...NEEDS_CONFIG.map((n) => skipped(n, l.unreadable!))];
   const agents = agentsCheck(l);

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, nightshift, processesMatching, runJson, workspace, writeAgent, zombiesUnder } from '../helpers.js';
+import { longCall } from '../fake-api.js';
 
 const api = fakeApiPerFile();
 
@@ -106,11 +107,11 @@ describe('nightshift run', () => {
     t.after(() => processesMatching('sleep 671').forEach((p) => process.kill(p.pid, 'SIGKILL')));
     api.script('hook-dies', ({ turn }) =>
       turn === 0
-        ? { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'sleep 671', description: 'wait' } }] }
+        ? { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: longCall(671), description: 'wait' } }] }
         : { kind: 'message', blocks: [{ type: 'text', text: 'done' }] },
     );
     writeAgent(ws, 'orphaned', 'SCENARIO=hook-dies', { allowed_tools: ['Bash'] });
-    // The fixture closes the supervisor's hook server right after it allowed the `sleep`.
+    // The fixture closes the supervisor's hook server right after it allowed the long call.
     const { ran, record } = await runJson(ws, 'orphaned', [], { NODE_OPTIONS: `--import=${path.join(FIXTURES, 'hook-server-dies.mjs')}` });
     assert.match(ran.stderr, /closing the hook server/, 'the fixture did close it');
     assert.match(ran.stderr, /"event":"hook_server_dead"/);

@@ -163,10 +163,13 @@ describe('nightshift doctor', () => {
     // Where bwrap cannot run, the workspace runs `sandbox: none`, which the doctor warns of.
     assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok').map((c: any) => `${c.name} ${c.status}`), SANDBOX === 'bwrap' ? [] : ['sandbox warn']);
     assert.deepEqual(out.checks.map((c: any) => c.name), [
-      'config', 'env', 'credential', 'api', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'bounds', 'disk', 'ledger', 'memory', 'vault', 'remote', 'unpushed', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
+      'config', 'node', 'env', 'credential', 'api', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'bounds', 'disk', 'ledger', 'memory', 'vault', 'remote', 'unpushed', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
     ]);
     assert.equal(out.alert, null);
     assert.equal(discord.messages.length, 0);
+    // The node that ran it, and the pinned CLI inside the tested range.
+    assert.match(out.checks.find((c: any) => c.name === 'node').detail, new RegExp(`^node ${process.version.replace(/\./g, '\\.')} \\(Node\\.js \\d+, supported until \\d{4}-\\d\\d-\\d\\d\\)$`));
+    assert.match(out.checks.find((c: any) => c.name === 'cli').detail, /: Claude Code \d+\.\d+\.\d+ \(tested: \S+ to \S+\)$/);
     const text = await nightshift(['doctor'], ws.env, ws.dir);
     assert.match(text.stdout, /^ok {4}config/m);
   });
