@@ -3,8 +3,9 @@
 // the usage the API itself reported. No I/O: `persist` (the ledger) and `warn` are handed in, so
 // a crash loses at most the call in flight, and that call's worst case is persisted before it goes.
 import { scanTopLevel, type Span } from './body-scan.js';
-import { fitCall, type CallPlan } from './reservation.js';
-import { costAt, lookupPrice, type CallUsage, type Price, type PriceOverrides } from './pricing.js';
+import { countMedia } from './media-tokens.js';
+import { fitCall, inputWorstTokens, type CallPlan } from './reservation.js';
+import { costWith, lookupPrice, surchargeFor, surcharged, type CallUsage, type Price, type PriceOverrides, type Surcharge } from './pricing.js';
 
 // What the ledger keeps while a session runs: spent (finished calls, priced) and pending (the
 // worst case of calls still in flight).
@@ -26,7 +27,8 @@ export type Admission =
   | { ok: true; call: number; body: Buffer; lowered: { from: number; to: number } | null }
   | { ok: false; reason: string };
 
-type InFlight = { price: Price; model: string | null; maxTokens: number; worstUsd: number };
+// price: the model's row; surcharge: what the call's features (fast mode, data residency) add.
+type InFlight = { price: Price; surcharge: Surcharge; model: string | null; maxTokens: number; worstUsd: number };
 
 // Pure: what the proxy reads from a call's body. Cache: the dearest write the body names.
 export function planOf(body: Record<string, any>, raw: Buffer, price: Price): CallPlan | string {
@@ -54,13 +56,17 @@ export function readCall(raw: Buffer): ReadCall | string {
     };
     let model: unknown;
     let thinking: any;
+    let speed: unknown;
+    let geo: unknown;
     try {
       model = slice('model');
       thinking = slice('thinking');
+      speed = slice('speed');
+      geo = slice('inference_geo');
     } catch {
       return readParsed(raw);
     }
-    const fields = { max_tokens: Number(raw.toString('latin1', mt.start, mt.end)), thinking };
+    const fields = { max_tokens: Number(raw.toString('latin1', mt.start, mt.end)), thinking, speed, inference_geo: geo };
     return {
       fields,
       model: typeof model === 'string' ? model : null,
@@ -92,7 +98,11 @@ function readParsed(raw: Buffer): ReadCall | string {
     return 'the request body is not JSON';
   }
   if (!body || typeof body !== 'object' || Array.isArray(body)) return 'the request body is not a JSON object';
-  const b = body as Record<string, any>;
+  return readObject(body as Record<string, any>);
+}
+
+// A body parsed whole: always re-serialised, so what the API reads is what was counted.
+function readObject(b: Record<string, any>): ReadCall {
   return {
     fields: b,
     model: typeof b.model === 'string' ? b.model : null,
@@ -161,11 +171,18 @@ export class SessionMeter {
   // what is left, in place), or why it may not go.
   admit(raw: Buffer): Admission {
     if (this.closed) return { ok: false, reason: this.closed };
-    const read = readCall(raw);
+    // Images and PDF pages are counted from the media (a body without them is not parsed whole).
+    const media = countMedia(raw);
+    if (media.kind === 'refuse') return { ok: false, reason: media.reason };
+    const read = media.kind === 'media' ? readObject(media.count.parsed) : readCall(raw);
     if (typeof read === 'string') return { ok: false, reason: read };
     const price = this.priceFor(read.model);
+    const surcharge = surchargeFor(read.model, { speed: read.fields.speed, inferenceGeo: read.fields.inference_geo });
+    if ('refuse' in surcharge) return { ok: false, reason: surcharge.refuse };
     const plan = planOf(read.fields, raw, price);
     if (typeof plan === 'string') return { ok: false, reason: plan };
+    if (media.kind === 'media') plan.media = { tokens: media.count.tokens, bytes: media.count.mediaBytes };
+    plan.price = surcharged(price, surcharge, inputWorstTokens(plan));
     let maxTokens = plan.maxTokens;
     let out = raw;
     let lowered: { from: number; to: number } | null = null;
@@ -187,7 +204,7 @@ export class SessionMeter {
       out = read.rewrite(lowered ? fit.maxTokens : null, fit.thinkingBudget !== plan.thinkingBudget ? fit.thinkingBudget : null);
     }
     const call = this.next++;
-    this.inflight.set(call, { price, model: read.model, maxTokens, worstUsd });
+    this.inflight.set(call, { price, surcharge, model: read.model, maxTokens, worstUsd });
     try {
       this.persist?.(this.state());
     } catch (err) {
@@ -214,7 +231,7 @@ export class SessionMeter {
       const served = outcome.model && outcome.model !== c.model ? lookupPrice(outcome.model, this.o.prices) : null;
       const price = served?.known && lookupPrice(c.model, this.o.prices).source !== 'config' ? served.price : c.price;
       const usage = outcome.complete ? outcome.usage : { ...outcome.usage, output: Math.max(outcome.usage.output, c.maxTokens) };
-      usd = costAt(price, usage);
+      usd = costWith(price, c.surcharge, usage);
       if (!outcome.complete) this.worstCase++;
     }
     this.spent += usd;

@@ -64,3 +64,64 @@ export function costAt(p: Price, u: CallUsage): number {
 export function costOf(model: string | null | undefined, u: CallUsage): number {
   return costAt(priceOf(model), u);
 }
+
+// Fast mode (`speed: "fast"`), a multiplier on every rate of the model. Published per model:
+// Opus 4.6 and 4.7 at 6x ($30/$150 against $5/$25), Opus 4.8 and Opus 5 at 2x (Anthropic's fast
+// mode page, platform.claude.com/docs/en/build-with-claude/fast-mode, as the gateways quote it).
+// A model not named here is refused fast mode: its multiplier is not known.
+const FAST: Array<[RegExp, number]> = [
+  [/opus-4-[67](?![0-9])/i, 6],
+  [/opus-4-8(?![0-9])/i, 2],
+  [/opus-5(-\d{8})?$/i, 2],
+];
+// Data residency (`inference_geo: "us"`): 1.1x every rate (platform.claude.com/docs/en/manage-
+// claude/data-residency; "A 1.1x pricing multiplier applies"). "global" is the standard price.
+export const US_GEO_MULTIPLIER = 1.1;
+// Long context: a call whose input passes 200k tokens is billed 2x input (and cache) and 1.5x
+// output for the whole call (platform.claude.com/docs/en/about-claude/pricing, long context
+// pricing). Applied to every model past 200k: a model without the 1M window refuses such a
+// call, so the surcharge can only over-price.
+export const LONG_CONTEXT_TOKENS = 200_000;
+export const LONG_CONTEXT_INPUT = 2;
+export const LONG_CONTEXT_OUTPUT = 1.5;
+
+// What raises a call's price beyond the model's row, as the body names it.
+export type PriceFeatures = { speed?: unknown; inferenceGeo?: unknown };
+// inputMultiplier applies to input and every cache rate; outputMultiplier to output.
+export type Surcharge = { inputMultiplier: number; outputMultiplier: number; names: string[] };
+
+// Pure: the multipliers a call's features put on its price, or why it may not go. Unknown values
+// are refused: a feature we cannot price must not pass at the standard rate.
+export function surchargeFor(model: string | null | undefined, f: PriceFeatures): Surcharge | { refuse: string } {
+  let m = 1;
+  const names: string[] = [];
+  if (f.speed !== undefined && f.speed !== null && f.speed !== 'standard') {
+    if (f.speed !== 'fast') return { refuse: `\`speed\` ${JSON.stringify(f.speed)} is not one the meter can price (only "standard", or "fast" on a model whose fast price is published)` };
+    const row = FAST.find(([re]) => re.test(model ?? ''));
+    if (!row) return { refuse: `fast mode (\`speed: "fast"\`) on model ${JSON.stringify(model)}: the meter knows no published fast-mode multiplier for it, so the cap cannot bound it (turn fast mode off)` };
+    m *= row[1];
+    names.push(`fast ${row[1]}x`);
+  }
+  if (f.inferenceGeo !== undefined && f.inferenceGeo !== null && f.inferenceGeo !== 'global') {
+    if (f.inferenceGeo !== 'us') return { refuse: `\`inference_geo\` ${JSON.stringify(f.inferenceGeo)} is not one the meter can price ("global" or "us")` };
+    m *= US_GEO_MULTIPLIER;
+    names.push(`inference_geo us ${US_GEO_MULTIPLIER}x`);
+  }
+  return { inputMultiplier: m, outputMultiplier: m, names };
+}
+
+// Pure: a price with a surcharge, and with the long-context rates when `inputTokens` passes
+// LONG_CONTEXT_TOKENS.
+export function surcharged(p: Price, s: Pick<Surcharge, 'inputMultiplier' | 'outputMultiplier'>, inputTokens: number): Price {
+  const long = inputTokens > LONG_CONTEXT_TOKENS;
+  const i = s.inputMultiplier * (long ? LONG_CONTEXT_INPUT : 1);
+  const o = s.outputMultiplier * (long ? LONG_CONTEXT_OUTPUT : 1);
+  return { input: p.input * i, output: p.output * o, cache_write: p.cache_write * i, cache_write_1h: p.cache_write_1h * i, cache_read: p.cache_read * i };
+}
+
+// Pure: what a call cost at price `p` with its surcharge, long context judged from the input the
+// usage reports (fresh, cache written and read).
+export function costWith(p: Price, s: Pick<Surcharge, 'inputMultiplier' | 'outputMultiplier'>, u: CallUsage): number {
+  const webSearch = (u.webSearches ?? 0) * WEB_SEARCH_USD;
+  return costAt(surcharged(p, s, u.input + u.cacheWrite + u.cacheRead), { ...u, webSearches: 0 }) + webSearch;
+}

@@ -4,6 +4,7 @@
 import { money } from '../core/money.js';
 import type { Redactor } from '../core/redact.js';
 import { terminalText } from '../logs/terminal-text.js';
+import { markdownText } from './markdown-text.js';
 
 export type EmbedField = { name: string; value: string; inline?: boolean };
 export type Embed = { title: string; description?: string; color: number; fields: EmbedField[]; footer?: { text: string }; timestamp?: string };
@@ -85,15 +86,16 @@ export function gitSummary(g: GitFacts): string {
 
 // One session's report.
 export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o: { redact: Redactor; host?: string; late?: string | null; projectFiles?: { files: string[]; loaded: boolean } | null }): Report {
-  const r = (t: string) => o.redact(t);
+  // What the session said or caused: redacted, then shown as text, never as markdown.
+  const r = (t: string) => markdownText(o.redact(t));
   const fields: EmbedField[] = [
     { name: 'Outcome', value: s.outcome, inline: true },
-    { name: 'Model', value: s.model ?? '-', inline: true },
+    { name: 'Model', value: s.model ? r(s.model) : '-', inline: true },
     { name: 'Cost', value: s.cost_estimated ? `~${money(s.cost_usd)} (estimated)` : money(s.cost_usd), inline: true },
     { name: 'Turns', value: String(s.turns), inline: true },
     { name: 'Duration', value: formatMs(s.duration_ms), inline: true },
     { name: 'Budget today', value: `${today.sessions}/${today.max_sessions} sessions, ${money(today.cost_usd)} of ${money(today.max_usd)} (${today.day})`, inline: true },
-    { name: 'Git', value: gitSummary(git) },
+    { name: 'Git', value: gitSummary(git && { ...git, error: git.error && r(git.error) }) },
     { name: 'Session', value: `\`${s.id}\`` },
   ];
   if (s.error) fields.push({ name: 'Error', value: shorten(r(s.error), 300) });
@@ -105,7 +107,7 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
   if (o.late) fields.push({ name: 'Late', value: o.late });
   // Names a session chose, shown as code: data, never markdown.
   if (o.projectFiles) {
-    const names = o.projectFiles.files.slice(0, 8).map((f) => `\`${r(f).replace(/`/g, "'")}\``).join(', ') + (o.projectFiles.files.length > 8 ? ` and ${o.projectFiles.files.length - 8} more` : '');
+    const names = o.projectFiles.files.slice(0, 8).map((f) => `\`${o.redact(f).replace(/`/g, "'")}\``).join(', ') + (o.projectFiles.files.length > 8 ? ` and ${o.projectFiles.files.length - 8} more` : '');
     fields.push({ name: 'Project files changed', value: shorten(`${names}: ${o.projectFiles.loaded ? 'the next session loads them (claude.project_settings)' : 'never loaded (claude.project_settings is off)'}`, 300) });
   }
   const embed: Embed = {

@@ -88,10 +88,11 @@ describe('session meter', () => {
     for (let i = 0; i < 3; i++) {
       const a = m.admit(body({ model: 'renamed-by-gateway', max_tokens: 10 }));
       assert.ok(a.ok);
-      m.finish(a.call, { usage: { input: 1e6, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'renamed-by-gateway', complete: true });
+      m.finish(a.call, { usage: { input: 1e5, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'renamed-by-gateway', complete: true });
     }
     assert.equal(warned.length, 1);
-    assert.equal(m.state().spentUsd, 3 * UNKNOWN_PRICE.input);
+    assert.equal(UNKNOWN_PRICE.input, 15, 'the dearest row: opus 4.1 at $15/$75');
+    assert.equal(Math.round(m.state().spentUsd * 1e6) / 1e6, 3 * 1.5); // 100k tokens at $15/M, three times
   });
   test('a record that cannot be written keeps the call from going (fail closed)', () => {
     const m = new SessionMeter({ reservationUsd: 1, persist: () => { throw new Error('disk full'); } });
@@ -119,9 +120,9 @@ describe('what goes upstream', () => {
     const m = new SessionMeter({ reservationUsd: null, prices: { 'my-gateway': { input: 1, output: 1 } } });
     const a = m.admit(body({ model: 'claude-haiku-4-5', max_tokens: 10 }));
     assert.ok(a.ok);
-    assert.equal(m.finish(a.call, { usage: { input: 1e6, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'claude-opus-4-1', complete: true }), 15);
+    assert.equal(m.finish(a.call, { usage: { input: 1e5, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'claude-opus-4-1', complete: true }), 1.5);
     const b = m.admit(body({ model: 'my-gateway', max_tokens: 10 }));
     assert.ok(b.ok);
-    assert.equal(m.finish(b.call, { usage: { input: 1e6, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'claude-opus-4-1', complete: true }), 1);
+    assert.equal(m.finish(b.call, { usage: { input: 1e5, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'claude-opus-4-1', complete: true }), 0.1);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { Ledger } from '../../budget/ledger.js';
-import { windowHold, windowsFrom, type UsageWindow } from '../../budget/windows.js';
+import { windowHold, windowLines, windowsFrom, type UsageWindow } from '../../budget/windows.js';
 import { tempDir } from '../helpers.js';
 
 const NOW = new Date('2026-12-01T20:00:00Z');
@@ -33,6 +33,18 @@ describe('usage windows', () => {
       if (h?.until) assert.ok(h.reason.includes(`resets at ${h.until}`));
     });
   }
+  test('a weekly-only plan (no 5-hour window in the reply): held at the share on the 7-day window, and only that window shown', () => {
+    const got = windowsFrom(headers({ 'anthropic-ratelimit-unified-7d-utilization': '0.86', 'anthropic-ratelimit-unified-7d-reset': '1796090400' }), NOW);
+    assert.deepEqual(got.map((x) => [x.name, x.utilization, x.resets_at]), [['7d', 0.86, '2026-12-01T02:00:00.000Z']]);
+    const hold = windowHold(got, 0.8, new Date('2026-11-28T00:00:00Z'));
+    assert.equal(hold?.window, '7d');
+    assert.equal(hold?.until, '2026-12-01T02:00:00.000Z');
+    assert.equal(windowHold(got, 0.9, new Date('2026-11-28T00:00:00Z')), null, 'under the share: runs');
+    const lines = windowLines(got, 0.8);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0], /^7d +86% used \(limit 80%\), resets 2026-12-01T02:00:00.000Z/);
+    assert.ok(!lines.join('\n').includes('5h'));
+  });
   test('the ledger keeps the last value of each window', (t) => {
     const l = Ledger.open(path.join(tempDir(t), 'l.db'));
     t.after(() => l.close());

@@ -48,7 +48,8 @@ for (const [outcome, color] of outcomes) {
     assert.equal(e.color, color);
     assert.equal(e.title, `gardener: ${outcome}`);
     assert.equal(e.fields[0].value, outcome);
-    assert.equal(e.fields.find((f) => f.name === 'Error')?.value ?? null, error);
+    // Shown as text: markdown's `_` escaped (Discord draws `max\_turns` as max_turns).
+    assert.equal(e.fields.find((f) => f.name === 'Error')?.value ?? null, error && `the session ended ${outcome.replace('_', '\\_')}`);
   });
 }
 
@@ -223,9 +224,18 @@ test('a session\'s escapes, bidi overrides and invisible characters reach Discor
   assert.match(`line one\n${hostile}`, /[\u001b\u009b\u202e\u200b]/, 'the input held them raw');
   assert.doesNotMatch(body, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\u200b]/, body);
   assert.equal(r.embed.title, 'gardener\\u202e: ok');
-  assert.ok(r.embed.description!.startsWith('line one\ndone \\u001b]0;pwned\\u0007 \\u001b]52;c;'), 'the description keeps its lines');
-  assert.ok(r.embed.fields.find((f) => f.name === 'Error')!.value.includes('\\u001b[2A'));
+  assert.ok(r.embed.description!.startsWith('line one\ndone \\u001b\\]0;pwned\\u0007 \\u001b\\]52;c;'), r.embed.description);
+  assert.ok(r.embed.fields.find((f) => f.name === 'Error')!.value.includes('\\u001b\\[2A'));
   assert.ok(r.embed.fields.find((f) => f.name === 'Git')!.value.includes('conflict-\\u2066x\\u2069'));
+});
+
+test('session text is data in Discord: a masked link, a heading, bold, code, a quote and a mention reach it escaped', () => {
+  const said = '## Done\n**all good**, see [the docs](http://evil.example/x) `rm -rf` > quoted @everyone <@123> ~~gone~~ ||spoiler||';
+  const r = sessionReport({ ...base, result: said, error: '[click](http://evil.example)', model: '**opus**' }, { ...git, error: '# [x](http://e)' }, today, { redact: noRedact });
+  assert.equal(r.embed.description, '\\#\\# Done\n\\*\\*all good\\*\\*, see \\[the docs\\](http://evil.example/x) \\`rm -rf\\` \\> quoted \\@everyone \\<\\@123\\> \\~\\~gone\\~\\~ \\|\\|spoiler\\|\\|');
+  assert.equal(r.embed.fields.find((f) => f.name === 'Error')!.value, '\\[click\\](http://evil.example)');
+  assert.equal(r.embed.fields.find((f) => f.name === 'Model')!.value, '\\*\\*opus\\*\\*');
+  assert.match(r.embed.fields.find((f) => f.name === 'Git')!.value, /\(\\# \\\[x\\\]\(http:\/\/e\)\)$/);
 });
 
 test('a session whose egress proxy refused connections says how many; none refused, nothing is said', () => {

@@ -74,6 +74,19 @@ test('a report is posted with ?wait=true and marked sent with the message id', a
   assert.equal(row.message_id, discord.messages[0].messageId);
 });
 
+test('a session\'s masked link reaches Discord as text, not as a link', async (t) => {
+  const { settings, deps } = setup(t);
+  const said = 'all done: [open the report](http://evil.example/phish) ## and **bold** @everyone';
+  // A masked link in Discord markdown: `[text](url)` with no backslash before the bracket.
+  const masked = /(?<!\\)\[[^\]]*(?<!\\)\]\(http/;
+  assert.match(said, masked, 'the control: the session\'s text is a masked link as written');
+  await deliver(report('ok', said), settings, deps);
+  const got = discord.messages[0].body.embeds[0].description;
+  assert.equal(got, 'all done: \\[open the report\\](http://evil.example/phish) \\#\\# and \\*\\*bold\\*\\* \\@everyone');
+  assert.doesNotMatch(got, masked);
+  assert.deepEqual(discord.messages[0].body.allowed_mentions, { parse: [] });
+});
+
 test('a 429 within the time budget is waited out by discord.js and sent once', async (t) => {
   const { settings, deps } = setup(t, 5000);
   discord.script = [{ status: 429, retryAfter: 0.3 }];
