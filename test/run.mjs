@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { closingLines, summarize } from './summary.mjs';
 
-// The suites the README calls proofs: under CI=true their skips are failures.
+// The suites docs/development.md calls proofs: under CI=true their skips are failures.
 const PROOFS = ['deploy/systemd-real', 'deploy/install', 'e2e/sandbox-escape', 'e2e/stream-forgery', 'e2e/network', 'e2e/egress', 'e2e/git-nested'];
 
 const root = path.resolve(process.env.NIGHTSHIFT_TEST_ROOT || path.join(import.meta.dirname, '..', 'dist', 'test'));

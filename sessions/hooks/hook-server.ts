@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import type { Verdict } from './guardrail.js';
+import type { Verdict } from './guardrail/verdict.js';
 
 // The fields of a PreToolUse payload the guardrail needs (the CLI sends more: session_id, prompt_id ...).
 export type PreToolUse = { tool_name: string; tool_input: unknown; cwd: string | null; tool_use_id: string | null };

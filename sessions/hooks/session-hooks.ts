@@ -4,7 +4,9 @@
 // PreToolUse before it runs, in the order the stream reports it, so it mirrors the loop detector's
 // history without racing the stdout pipe.
 import os from 'node:os';
-import { guard, loopPreBlock, type GuardRoots, type Verdict } from './guardrail.js';
+import { guard } from './guardrail.js';
+import { loopPreBlock } from './guardrail/loop-pre-block.js';
+import type { GuardRoots, Verdict } from './guardrail/verdict.js';
 import { startHookServer, hookSettings, writeSettingsFile, type HookServer, type PreToolUse } from './hook-server.js';
 import { toolKey, type LoopLimits } from '../stream/loop-detector.js';
 import type { Listen } from '../../core/loopback.js';

@@ -101,9 +101,9 @@ describe('config', () => {
     assert.deepEqual(config.claude.permission_mode, ['Read', 'Bash(git *)']);
   });
 
-  test('the config shown in the README loads as it stands', (t) => {
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    const block = /```yaml\n([\s\S]*?)```/.exec(readme)![1].replace(/^ {3}/gm, '');
+  test('the config shown in docs/configuration.md loads as it stands', (t) => {
+    const page = fs.readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
+    const block = /```yaml\n([\s\S]*?)```/.exec(page)![1];
     const c = load(t, block);
     fs.cpSync(path.join(ROOT, 'prompts'), path.join(path.dirname(c.file), 'prompts'), { recursive: true });
     const config = c.load();

@@ -10,7 +10,7 @@ import { ROOT, tempDir, waitFor } from '../helpers.js';
 
 // Another process takes the lock and keeps it until killed.
 async function holder(t: TestContext, file: string): Promise<ChildProcess> {
-  const src = `import { acquireLock } from ${JSON.stringify(path.join(ROOT, 'dist', 'daemon', 'lock.js'))};
+  const src = `import { acquireLock } from ${JSON.stringify(path.join(ROOT, 'dist', 'core', 'lock.js'))};
 const h = await acquireLock(${JSON.stringify(file)}, { timeoutMs: 0, purpose: 'holder' });
 process.stdout.write(h ? 'held\\n' : 'refused\\n');
 setInterval(() => {}, 1000);`;

@@ -1,4 +1,4 @@
-// An operator's install, as the README's "Running it for real" does it: `npm pack` (which builds),
+// An operator's install, as docs/install-and-upgrade.md does it: `npm pack` (which builds),
 // `npm install -g` of the tarball into a prefix, then the installed `nightshift` on PATH runs a
 // real session (the real Claude Code CLI against the loopback API) and renders units pointing at
 // itself. The pack happens in a copy of the tree, so its clean build never touches this dist/.
@@ -62,18 +62,18 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     assert.ok(bin, `${pkg.bin.nightshift} missing from ${names.join(' ')}`);
     assert.match(bin.mode, /^-rwx/, 'the bin has its run bit');
     assert.match(fs.readFileSync(path.join(installed(), pkg.bin.nightshift), 'utf8'), /^#!\/usr\/bin\/env node\n/);
-    for (const need of ['package/package.json', 'package/README.md', 'package/deploy/systemd/nightshift.service', 'package/deploy/systemd/nightshift-watch.timer', 'package/dist/cli/main.js', 'package/dist/memory/mcp/server.js']) {
+    for (const need of ['package/package.json', 'package/README.md', 'package/docs/install-and-upgrade.md', 'package/docs/nightshift.schema.json', 'package/deploy/systemd/nightshift.service', 'package/deploy/systemd/nightshift-watch.timer', 'package/dist/cli/main.js', 'package/dist/memory/mcp/server.js']) {
       assert.ok(names.includes(need), `${need} missing`);
     }
     const stray = names.filter((n) => /^package\/(dist\/(test|bench)\/|test\/|bench\/|node_modules\/)|\.ts$|\.map$|tsconfig/.test(n));
     assert.deepEqual(stray, []);
   });
 
-  test('the README states the tarball\'s size as npm pack makes it', () => {
-    const said = /install of the ([\d.]+) MB tarball/.exec(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
-    assert.ok(said, 'the README names the tarball size');
+  test('docs/install-and-upgrade.md states the tarball\'s size as npm pack makes it', () => {
+    const said = /install of the ([\d.]+) MB tarball/.exec(fs.readFileSync(path.join(ROOT, 'docs', 'install-and-upgrade.md'), 'utf8'));
+    assert.ok(said, 'docs/install-and-upgrade.md names the tarball size');
     const mb = fs.statSync(tarball).size / 1e6;
-    assert.ok(Math.abs(mb - Number(said[1])) <= 0.15 * mb, `README says ${said[1]} MB, the tarball is ${mb.toFixed(2)} MB`);
+    assert.ok(Math.abs(mb - Number(said[1])) <= 0.15 * mb, `docs/install-and-upgrade.md says ${said[1]} MB, the tarball is ${mb.toFixed(2)} MB`);
   });
 
   test('the installed rehearse serves the API imitation (nothing it needs is left in test/)', async () => {
@@ -95,7 +95,7 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     const has = (name: string) => fs.existsSync(path.join(installed(), 'node_modules', name));
     for (const dev of ['typescript', '@anthropic-ai/claude-code', '@modelcontextprotocol/server-memory']) assert.ok(!has(dev), `devDependency ${dev} installed`);
     for (const dep of Object.keys(pkg.dependencies)) assert.ok(has(dep), `dependency ${dep} missing`);
-    // A plain install keeps the optional features (the lighter install is the README's opt-in).
+    // A plain install keeps the optional features (the lighter install, docs/install-and-upgrade.md, is an opt-in).
     for (const dep of Object.keys(pkg.optionalDependencies ?? {})) assert.ok(has(dep), `optional dependency ${dep} missing`);
     // better-sqlite3's native part was built for this node.
     const r = await sh(process.execPath, ['-e', "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"], { cwd: installed() });

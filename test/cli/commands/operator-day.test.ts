@@ -60,8 +60,8 @@ test('init into a folder the user cannot make: exit 77 (in the table) and `insta
   const again = spawnSync(process.execPath, [BIN, 'init', site], { encoding: 'utf8', cwd: '/', uid: NOBODY, gid: NOBODY, env: { PATH: process.env.PATH, HOME: '/nonexistent' } });
   assert.equal(again.status, 0, again.stderr);
   assert.ok(fs.existsSync(path.join(site, 'nightshift.yaml')));
-  // The README's table names 77 for it.
-  assert.match(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'), /^\| 77 \| permission: .*`sudo install -d -o USER DIR`/m);
+  // The exit-code table (docs/exit-codes.md) names 77 for it.
+  assert.match(fs.readFileSync(path.join(ROOT, 'docs', 'exit-codes.md'), 'utf8'), /^\| 77 \| permission: .*`sudo install -d -o USER DIR`/m);
 });
 
 test('root, unwalled, bypassPermissions and no allowed_tools: `run` is refused before the charge (78) with doctor\'s fix', { skip: isRoot ? false : 'the CLI refuses bypassPermissions only as root' }, async (t) => {

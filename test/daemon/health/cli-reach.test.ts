@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { validateConfig } from '../../../config/config.js';
 import { SandboxUnavailableError } from '../../../core/errors.js';
 import { cliReachChecks } from '../../../daemon/health/doctor-setup.js';
-import { checkSandbox } from '../../../sessions/wall/guest.js';
+import { checkSandbox } from '../../../sessions/wall/sandbox-check.js';
 import { CLAUDE, nightshift, tempDir } from '../../helpers.js';
 
 test('doctor checks the CLI on the installed units\' PATH: found where install put it, missing where a unit names none', async (t) => {

@@ -8,7 +8,7 @@ import { Ledger } from '../../../budget/ledger.js';
 import { salvage } from '../../../config/config-fallback.js';
 import { failuresCheck, lockCheck, NEEDS_CONFIG, networkChecks, sandboxCheck, silenceCheck } from '../../../daemon/health/doctor.js';
 import { SandboxUnavailableError } from '../../../core/errors.js';
-import { checkSandbox } from '../../../sessions/wall/guest.js';
+import { checkSandbox } from '../../../sessions/wall/sandbox-check.js';
 import { bwrapHint } from '../../../sessions/wall/sandbox.js';
 import { Outbox, outboxFile } from '../../../report/outbox.js';
 import { startFakeDiscord, type FakeDiscord } from '../../fake-discord.js';

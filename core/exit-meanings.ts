@@ -1,0 +1,14 @@
+// What each exit code means to an operator, by its name in EXIT: docs/exit-codes.md is generated
+// from this (config/docs-pages.ts), and the type makes a new code without a meaning a compile error.
+import type { EXIT } from './errors.js';
+
+export const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
+  OK: 'the session ended `ok` (or the command succeeded; a tick that skipped)',
+  FAILED: 'the session ended any other way, git left its work uncommitted, a dream phase failed, a doctor check failed, `init --remote` could not clone (nothing is left behind: the vault is cloned before anything else is written)',
+  USAGE: 'usage: unknown command, option or agent (with a "did you mean"), or an extra argument',
+  INTERNAL: 'internal error (e.g. the ledger cannot be opened, the memory database is corrupt or not ours)',
+  REFUSED: 'refused: a daily limit is reached (see `--force`), another supervisor holds the lock, a stop request came before the session started, a forgotten claim was observed again, or a disk nightshift writes has less free than `limits.disk_free` (the disk named)',
+  NOPERM: 'permission: a folder or file of the site this user cannot use (the message names its owner and the command that fixes it, e.g. `init` into a folder it cannot make: `sudo install -d -o USER DIR`), or `memory forget --approve` with a wrong code: nothing deleted',
+  CONFIG: 'config: the config or an agent file is invalid (the message names the file and field), the env file holds secrets and its group or others may read it (`chmod 600` fixes it), or `sandbox: bwrap` and bwrap cannot make a sandbox here; `agents` when an agent file is invalid',
+  INTERRUPTED: 'the session was interrupted (Ctrl-C, or the service stopped); the unit counts it as a success',
+};
