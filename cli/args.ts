@@ -78,6 +78,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   state: ['config', 'environment-file', 'json', 'agent'],
   anneal: ['config', 'environment-file', 'json', 'agent'],
   rehearse: ['port'],
+  web: ['config', 'environment-file', 'port', 'prefix'],
   hook: ['config'],
   init: ['remote'],
 };
@@ -85,7 +86,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
 // How many arguments each command takes after its name ([min, max]); more are refused, not ignored.
 const ARITY: Record<string, [number, number]> = {
   run: [1, 1], agents: [0, 0], budget: [0, 0], sessions: [0, 0], show: [1, 1], logs: [0, 1], tick: [0, 0], fires: [0, 0], next: [0, 0], status: [0, 0],
-  daemon: [0, 0], systemd: [1, 1], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0],
+  daemon: [0, 0], systemd: [1, 1], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0], web: [0, 0],
 };
 
 export function parse(argv: string[]): { command: string | null; positionals: string[]; flags: Flags } {

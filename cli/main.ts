@@ -42,6 +42,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   anneal: () => import('./commands/anneal.js'),
   hook: () => import('./commands/hook.js'),
   rehearse: () => import('./commands/rehearse.js'),
+  web: () => import('./commands/web.js'),
 };
 
 // Runs a command; returns the exit code. Never calls process.exit itself.
