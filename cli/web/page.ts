@@ -81,11 +81,17 @@ export function firesSection(d: PageData, esc: Escape = html): string {
   const marks = shown.map((f) => `<rect class="fire" data-action="${esc(what(f))}" x="${x(f.at) - 1}" y="10" width="3" height="30" fill="${FIRE_COLOURS[what(f)] ?? '#000'}"><title>${esc(`${zoneStamp(f.at, d.timezone)} ${f.kind}/${f.trigger} ${what(f)}${f.agent ? ` ${f.agent}` : ''}: ${f.reason ?? ''}`)}</title></rect>`);
   const missed = (d.status.tick_gaps?.missed ?? []).filter((m) => Date.parse(m) >= start);
   const gaps = missed.map((m) => `<rect class="gap" x="${x(m) - 2}" y="44" width="5" height="10" fill="#d32f2f"><title>${esc(`expected tick at ${zoneStamp(m, d.timezone)} left no fire`)}</title></rect>`);
-  const hours = Array.from({ length: FIRE_HOURS / 6 + 1 }, (_, i) => start + i * 6 * 3_600_000).map((t) => `<text x="${x(new Date(t).toISOString())}" y="70" font-size="10" text-anchor="middle">${esc(zoneStamp(new Date(t).toISOString(), d.timezone).slice(5, 16))}</text>`);
+  const hours = Array.from({ length: FIRE_HOURS / 6 + 1 }, (_, i) => start + i * 6 * 3_600_000).map((t, i, all) => `<text x="${x(new Date(t).toISOString())}" y="70" font-size="10" text-anchor="${i === 0 ? 'start' : i === all.length - 1 ? 'end' : 'middle'}">${esc(zoneStamp(new Date(t).toISOString(), d.timezone).slice(5, 16))}</text>`);
   const counts = new Map<string, number>();
   for (const f of shown) counts.set(what(f), (counts.get(what(f)) ?? 0) + 1);
   const legend = [...counts].map(([a, n]) => `<span class="count" data-action="${esc(a)}"><i class="sw" style="background:${FIRE_COLOURS[a] ?? '#000'}"></i>${esc(a)} <b>${esc(n)}</b></span>`);
-  const gapText = d.status.fires_error ? `<p class="bad">fires cannot be read: ${esc(d.status.fires_error)}</p>` : `<p id="gaps">${esc(missed.length)} expected tick${missed.length === 1 ? '' : 's'} left no fire</p>`;
+  // Only an installed timer's ticks are expected (status's tick_gaps); without one nothing is claimed.
+  const g = d.status.tick_gaps;
+  const gapText = d.status.fires_error
+    ? `<p class="bad">fires cannot be read: ${esc(d.status.fires_error)}</p>`
+    : g
+      ? `<p id="gaps">${esc(missed.length)} expected tick${missed.length === 1 ? '' : 's'} of the timer left no fire (checked since ${esc(zoneStamp(g.from, d.timezone))})</p>`
+      : `<p id="gaps" class="muted">the timer's expected ticks are not checked: ${esc(d.status.next.calendar.source === 'timer' ? d.status.next.calendar.assumed ?? 'its times are unknown' : `no timer installed at ${d.status.next.calendar.file}`)}</p>`;
   return `<section id="fires"><h2>Fires, the last ${FIRE_HOURS} hours</h2><p class="legend" id="fire-count" data-total="${shown.length}">${esc(shown.length)} fires: ${legend.join('')}</p>
 <svg class="timeline" width="${W}" height="76" role="img" aria-label="fires"><line x1="5" y1="40" x2="${W - 5}" y2="40" stroke="#999"/>${marks.join('')}${gaps.join('')}${hours.join('')}</svg>${gapText}</section>`;
 }

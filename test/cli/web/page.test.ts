@@ -30,7 +30,7 @@ function data(): PageData {
     next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null } },
     holds: { scout: { until: '2026-12-02T10:00:00.000Z', reason: 'rate limited' } },
     windows: [{ name: 'five_hour', utilization: 0.42, resets_at: '2026-12-02T11:00:00.000Z', seen_at: '2026-12-02T07:00:00.000Z' }],
-    tick_gaps: { missed: ['2026-12-02T03:00:00.000Z', '2026-12-02T04:00:00.000Z'] }, fires_error: null,
+    tick_gaps: { from: '2026-12-01T08:00:00.000Z', missed: ['2026-12-02T03:00:00.000Z', '2026-12-02T04:00:00.000Z'] }, fires_error: null,
   } as unknown as StatusLook;
   return {
     at: '2026-12-02T08:00:00.000Z', timezone: 'UTC', status,
@@ -77,6 +77,12 @@ describe('web page', () => {
     assert.match(page, /data-action="skip"><i [^>]*><\/i>skip <b>2<\/b>/);
     assert.match(page, /data-action="session"><i [^>]*><\/i>session <b>1<\/b>/);
     assert.equal(page.match(/<rect class="gap"/g)?.length, 2);
+    assert.match(page, /2 expected ticks of the timer left no fire \(checked since 2026-12-01 08:00 UTC\)/);
+    // No timer installed: nothing is claimed about ticks (not "0 left no fire").
+    const d = data();
+    const none = renderPage({ ...d, status: { ...d.status, tick_gaps: null, next: { ...d.status.next, calendar: { source: 'default', file: '/etc/systemd/system/nightshift.timer' } } } as unknown as StatusLook });
+    assert.match(none, /not checked: no timer installed at \/etc\/systemd\/system\/nightshift\.timer/);
+    assert.doesNotMatch(none, /left no fire/);
   });
 
   test('spend: one bar per day, stacked by agent, the month total, the cap', () => {
