@@ -2,7 +2,8 @@
 // week of sessions and fires written through the ledger's and the fires' own modules, and one
 // session the real CLI made against the fake API. Each section's numbers are read from the page
 // and checked against what the test wrote (not against the page's code); a session's `<script>`
-// shows as text and never runs; no token, 403; only 127.0.0.1 answers. A screenshot of the page
+// shows as text and never runs; no token, 403; only 127.0.0.1 answers, and a walled session
+// (the real CLI in bwrap) cannot reach it. A screenshot of the page
 // goes to docs/status-page.png with NIGHTSHIFT_SCREENSHOT=1.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -11,7 +12,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { Ledger } from '../../budget/ledger.js';
 import { Fires, type FireAction } from '../../budget/fires.js';
-import { configYaml, fakeApiPerFile, ledgerRows, nightshift, ROOT, runJson, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
+import { bash, text } from '../fake-api.js';
+import { BWRAP, configYaml, fakeApiPerFile, ledgerRows, nightshift, ROOT, runJson, startNightshift, tempDir, waitFor, workspace, writeAgent } from '../helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -135,5 +137,19 @@ describe('nightshift web in a browser', { skip: fs.existsSync(CHROMIUM) ? false 
     const shot = process.env.NIGHTSHIFT_SCREENSHOT === '1' ? path.join(ROOT, 'docs', 'status-page.png') : path.join(userDataDir, 'page.png');
     await page.screenshot({ path: shot, fullPage: true });
     assert.ok(fs.statSync(shot).size > 10_000);
+
+    // A walled session cannot reach the page: it runs in its own network namespace (control: the
+    // host, the same URL, 200 above; test/e2e/network.test.ts holds the unwalled session's control).
+    if (BWRAP) {
+      const probe = `node -e "fetch(process.argv[1]).then(r => console.log('WEB', r.status), e => console.log('WEB', e.cause?.code ?? e.message))" ${url}`;
+      api.script('probe-web', ({ turn }) => (turn === 0 ? bash(probe) : text('Probed.')));
+      writeAgent(ws, 'prober', 'SCENARIO=probe-web', { allowed_tools: ['Bash'] });
+      const r = await runJson(ws, 'prober');
+      assert.equal(r.record.outcome, 'ok', r.ran.stderr);
+      const seen = api.requests.filter((q) => q.scenario === 'probe-web').map((q) => q.toolResult ?? '').find((x) => x.includes('WEB '));
+      assert.ok(seen, 'the probe ran');
+      assert.match(seen, /WEB (ECONNREFUSED|ENETUNREACH|EADDRNOTAVAIL|EHOSTUNREACH|fetch failed)/);
+      assert.doesNotMatch(seen, /WEB 200/);
+    }
   });
 });
