@@ -48,6 +48,8 @@ Commands:
   anneal [--agent NAME] the anneal log: each ANNEAL: pass (symptom, cause, fix, test) sessions recorded
   hook pre-tool-use    the guardrail as a Claude Code command hook (payload on stdin)
   rehearse [--port N]  serve the loopback API imitation; prints the URL and key for nightshift.env
+  web [--port N]       a read-only status page on 127.0.0.1 (charts of fires, spend, sessions);
+                       prints its URL with a token
 
 Global options:
   --config PATH        config file (else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml)

@@ -43,6 +43,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   hook: () => import('./commands/hook.js'),
   rehearse: () => import('./commands/rehearse.js'),
   hold: () => import('./commands/hold.js'),
+  web: () => import('./commands/web.js'),
 };
 
 // Runs a command; returns the exit code. Never calls process.exit itself.

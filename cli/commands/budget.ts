@@ -20,17 +20,19 @@ export function daysEnding(last: string, n: number): string[] {
   return Array.from({ length: n }, (_, i) => new Date(end - (n - 1 - i) * 86_400_000).toISOString().slice(0, 10));
 }
 
-// Pure: a bar of `width` cells for `value` out of `max` (eighths, so small spends still show).
-export function bar(value: number, max: number, width = 20): string {
+// Pure: a bar of `width` cells for `value` out of `max` (eighths, so small spends still show);
+// `ascii`: whole cells of `#` (a pipe, a log, NO_COLOR), at least one for any spend.
+export function bar(value: number, max: number, width = 20, ascii = false): string {
   if (max <= 0 || value <= 0) return '';
+  if (ascii) return '#'.repeat(Math.max(1, Math.round((value / max) * width)));
   const eighths = Math.max(1, Math.round((value / max) * width * 8));
   return '█'.repeat(Math.floor(eighths / 8)) + (eighths % 8 ? ' ▏▎▍▌▋▊▉'[eighths % 8] : '');
 }
 
 // Pure: the days as rows, each with its bar scaled to the day's USD limit (or the largest day).
-export function daysChart(days: Day[]): string {
+export function daysChart(days: Day[], o: { ascii?: boolean } = {}): string {
   const scale = Math.max(days[0]?.max_usd ?? 0, ...days.map((d) => d.cost_usd));
-  const rows = days.map((d) => [d.date, `${d.sessions}/${d.max_sessions}`, money(d.cost_usd), d.reserved_usd ? money(d.reserved_usd) : '-', bar(d.cost_usd + d.reserved_usd, scale)]);
+  const rows = days.map((d) => [d.date, `${d.sessions}/${d.max_sessions}`, money(d.cost_usd), d.reserved_usd ? money(d.reserved_usd) : '-', bar(d.cost_usd + d.reserved_usd, scale, 20, o.ascii)]);
   return table([['DAY', 'SESSIONS', 'SPENT', 'RESERVED', `OF ${money(days[0]?.max_usd ?? 0)} A DAY`], ...rows], [1, 2, 3]);
 }
 
@@ -41,7 +43,8 @@ function windowText(windows: Parameters<typeof windowLines>[0], limit: number): 
   return ['usage windows (subscription)', ...windowLines(windows, limit).map((l) => `  ${l}`), ...(hold ? [`  no session starts: ${hold.reason}`] : [])];
 }
 
-export async function budgetCommand(config: Config, flags: { json?: boolean; date?: string; days?: string }, io: Out, logger: Logger): Promise<number> {
+// `ascii`: the bars in plain `#` (stdout not a terminal, or NO_COLOR set).
+export async function budgetCommand(config: Config, flags: { json?: boolean; date?: string; days?: string }, io: Out, logger: Logger, ascii = true): Promise<number> {
   // A real calendar day: 2026-13-01 and 2026-02-30 are not.
   if (flags.date !== undefined && !isCalendarDay(flags.date)) throw new UsageError(`Expected --date as a calendar day YYYY-MM-DD, got \`${flags.date}\``);
   const n = flags.days === undefined ? null : Number(flags.days);
@@ -50,7 +53,7 @@ export async function budgetCommand(config: Config, flags: { json?: boolean; dat
   if (n !== null) {
     const { days, windows } = await withLedger(config, logger, (l) => ({ days: daysEnding(date, n).map((d) => budgetReport(config, l, d)), windows: l.windows() }));
     if (flags.json) io.out(JSON.stringify({ timezone: config.budget.timezone, days, windows }));
-    else io.out([`${days[0].date} .. ${date} (${config.budget.timezone})`, daysChart(days), ...windowText(windows, config.budget.max_window_utilization)].join('\n'));
+    else io.out([`${days[0].date} .. ${date} (${config.budget.timezone})`, daysChart(days, { ascii }), ...windowText(windows, config.budget.max_window_utilization)].join('\n'));
     return EXIT.OK;
   }
   const { b, windows } = await withLedger(config, logger, (l) => ({ b: budgetReport(config, l, date), windows: l.windows() }));
@@ -77,7 +80,8 @@ Spend is the meter's: every API call priced at the proxy from the API's own usag
 what running sessions still hold: a session reserves up to max_usd_per_session of what is left
 when it starts, and its calls are fitted into that.
 --days N: the N days ending at --date (default today), one row each with a bar of the day's spend
-and reservations against max_usd_per_day.
+and reservations against max_usd_per_day: unicode blocks at a terminal, plain # when stdout is
+not a terminal or NO_COLOR is set.
 With a subscription (CLAUDE_CODE_OAUTH_TOKEN), the usage windows its replies last reported, each
 with its reset; past budget.max_window_utilization no session starts until that window resets.
 --json: {date, sessions, max_sessions, cost_usd, reserved_usd, left_usd, max_usd,
@@ -87,8 +91,8 @@ with its reset; past budget.max_window_utilization no session starts until that 
 
 export const stage = 'full';
 
-export async function run({ config, flags, io, logger }: FullContext): Promise<number> {
-  return budgetCommand(config, flags, io, logger);
+export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
+  return budgetCommand(config, flags, io, logger, !io.stdoutIsTTY || !!env.NO_COLOR);
 }
 
 const isCalendarDay = (d: string) => {

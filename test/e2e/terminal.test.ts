@@ -29,9 +29,11 @@ function seed(ws: Workspace, s: { id: string; agent: string; outcome: string; co
 
 // Runs nightshift under a pseudo-terminal, as a person would; returns what the terminal showed.
 // Asynchronous: the fake API lives in this process and must go on answering meanwhile.
-function inPty(args: string[], ws: Workspace): Promise<{ code: number | null; out: string }> {
+function inPty(args: string[], ws: Workspace, noColor = true): Promise<{ code: number | null; out: string }> {
   const cmd = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: ws.dir, env: { ...ws.env, TERM: 'xterm', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...ws.env, TERM: 'xterm', NO_COLOR: '1' } as NodeJS.ProcessEnv;
+  if (!noColor) delete env.NO_COLOR;
+  const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: ws.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (c) => (out += c));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
@@ -96,9 +98,18 @@ describe('the terminal', () => {
     assert.equal(chart.code, 0, chart.stderr);
     const rows = chart.stdout.trimEnd().split('\n');
     // SPENT, RESERVED (`-`: nothing held by a running session), the bar.
-    assert.match(rows[2], /^2026-11-28\s+1\/12\s+\$10\.00\s+-\s+█{10}$/, 'half of the $20 day: 10 of 20 cells');
+    // Piped: plain ASCII.
+    assert.match(rows[2], /^2026-11-28\s+1\/12\s+\$10\.00\s+-\s+#{10}$/, 'half of the $20 day: 10 of 20 cells');
     assert.match(rows[3], /^2026-11-29\s+0\/12\s+\$0\.00\s+-$/);
-    assert.match(rows[4], /^2026-11-30\s+1\/12\s+\$5\.00\s+-\s+█{5}$/);
+    assert.match(rows[4], /^2026-11-30\s+1\/12\s+\$5\.00\s+-\s+#{5}$/);
+    // At a terminal: unicode blocks; with NO_COLOR there too, ASCII again.
+    const tty = await inPty(['budget', '--days', '3', '--date', '2026-11-30'], ws, false);
+    assert.equal(tty.code, 0, tty.out);
+    assert.match(tty.out, /2026-11-28\s+1\/12\s+\$10\.00\s+-\s+█{10}\r?\n/);
+    assert.doesNotMatch(tty.out, /#/);
+    const plain = await inPty(['budget', '--days', '3', '--date', '2026-11-30'], ws);
+    assert.match(plain.out, /2026-11-28\s+1\/12\s+\$10\.00\s+-\s+#{10}\r?\n/);
+    assert.doesNotMatch(plain.out, /█/);
     const json = JSON.parse((await nightshift(['budget', '--days', '3', '--date', '2026-11-30', '--json'], ws.env, ws.dir)).stdout);
     assert.deepEqual(json.days.map((d: any) => [d.date, d.sessions, d.cost_usd]), [['2026-11-28', 1, 10], ['2026-11-29', 0, 0], ['2026-11-30', 1, 5]]);
     assert.equal((await nightshift(['budget', '--days', '0'], ws.env, ws.dir)).code, 64);

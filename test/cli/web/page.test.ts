@@ -1,0 +1,104 @@
+// The status page's HTML as pure functions over plain data: the escape, each section's numbers,
+// and a session's `<script>` kept inert by the escape alone (control: an identity escape leaves it
+// live in the same page).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { html } from '../../../cli/web/escape.js';
+import { renderPage, renderSession, type Day, type PageData, type StatusLook } from '../../../cli/web/page.js';
+import type { SessionRecord } from '../../../budget/session-record.js';
+import type { FireRow } from '../../../budget/fires.js';
+
+const EVIL = '<script>alert("x")</script> & \'q\'';
+
+const record = (o: Partial<SessionRecord>): SessionRecord => ({
+  id: 's1', agent: 'gardener', outcome: 'ok', exit_code: 0, cost_usd: 0.5, cost_estimated: false, cli_cost_usd: null, reserved_usd: null, turns: 3, duration_ms: 61_000,
+  started_at: '2026-12-02T07:00:00.000Z', ended_at: '2026-12-02T07:01:01.000Z', result: null, error: null, transcript: null, memory: 'served', retry_at: null, egress_refused: null, api_refused: null, ...o,
+});
+const day = (date: string, by: Record<string, number>): Day => ({
+  date, sessions: Object.keys(by).length, max_sessions: 10, cost_usd: Object.values(by).reduce((a, b) => a + b, 0), reserved_usd: 0, left_usd: 0, max_usd: 5,
+  max_usd_per_session: 1, min_session_usd: 0.1, by_agent: Object.fromEntries(Object.entries(by).map(([a, c]) => [a, { sessions: 1, cost_usd: c }])),
+} as unknown as Day);
+const fire = (at: string, action: string, o: Partial<FireRow> = {}): FireRow => ({
+  id: 1, at, kind: 'tick', trigger: 'timer', slot: null, late: null, status: 'settled', action, agent: null, rule: null, session: null, outcome: null,
+  reason: 'nothing due', passed_over: [], exit_code: 0, ended_at: at, supervisor_pid: 1, supervisor_start: null, ...o,
+} as FireRow);
+
+function data(): PageData {
+  const status = {
+    invalid_agents: [{ name: 'broken', file: '/p/broken.md', problems: ['max_turns: expected a number'] }],
+    budget: day('2026-12-02', { gardener: 1.25 }),
+    next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null } },
+    holds: { scout: { until: '2026-12-02T10:00:00.000Z', reason: 'rate limited' } },
+    windows: [{ name: 'five_hour', utilization: 0.42, resets_at: '2026-12-02T11:00:00.000Z', seen_at: '2026-12-02T07:00:00.000Z' }],
+    tick_gaps: { from: '2026-12-01T08:00:00.000Z', missed: ['2026-12-02T03:00:00.000Z', '2026-12-02T04:00:00.000Z'] }, fires_error: null,
+  } as unknown as StatusLook;
+  return {
+    at: '2026-12-02T08:00:00.000Z', timezone: 'UTC', status,
+    days: [day('2026-11-30', { gardener: 1 }), day('2026-12-01', { gardener: 2, scout: 0.5 }), day('2026-12-02', { gardener: 1.25 })],
+    month: [day('2026-12-01', { gardener: 2, scout: 0.5 }), day('2026-12-02', { gardener: 1.25 })],
+    fires: [fire('2026-12-02T07:00:00.000Z', 'session'), fire('2026-12-02T06:00:00.000Z', 'skip'), fire('2026-12-02T05:00:00.000Z', 'skip'), fire('2026-11-29T05:00:00.000Z', 'skip')],
+    sessions: [record({ id: 'evil1', result: EVIL, agent: 'gardener' }), record({ id: 's2', outcome: 'timeout' })],
+    memory: { memories: 12, faded: 1, superseded: 2, observations: 30, edges: 4, threads_open: 3, predictions_open: 1, contradiction_candidates: 2, overdue: 5, retrievability: { mean: 0.8, below_half: 1 } } as unknown as PageData['memory'],
+  };
+}
+
+describe('web page', () => {
+  test('html escapes <, >, &, and both quotes, and nothing else', () => {
+    assert.equal(html(EVIL), '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;');
+    assert.equal(html('plain text 1.5'), 'plain text 1.5');
+    assert.equal(html(null), '');
+    assert.equal(html(3), '3');
+  });
+
+  test("a session's <script> result is text in the page; with an identity escape the same page holds it live (control)", () => {
+    const page = renderPage(data());
+    assert.ok(!page.includes('<script'), 'no script element');
+    assert.ok(page.includes('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;'));
+    const unescaped = renderPage(data(), (t) => String(t ?? ''));
+    assert.ok(unescaped.includes('<script>alert("x")</script>'), 'control: without the escape the script is live');
+    const one = renderSession(record({ id: '<b>id', result: EVIL, transcript: '/x' }), `assistant: ${EVIL}`);
+    assert.ok(!one.includes('<script') && !one.includes('<b>id'));
+    assert.ok(renderSession(record({ result: EVIL }), EVIL, (t) => String(t ?? '')).includes('<script>'), 'control for the session page');
+  });
+
+  test('now: each agent with its next due, hold or invalid file; the day and each window as bars', () => {
+    const page = renderPage(data());
+    assert.match(page, /<tr data-agent="gardener"><td>gardener<\/td><td>2026-12-02 09:00 UTC<\/td><td>ready<\/td><\/tr>/);
+    assert.match(page, /<tr data-agent="scout">.*held until 2026-12-02 10:00 UTC: rate limited/);
+    assert.match(page, /<tr data-agent="broken">.*invalid: \/p\/broken\.md: max_turns: expected a number/);
+    assert.match(page, /id="budget-spent">\$1\.25 of \$5\.00</);
+    assert.match(page, /id="budget-sessions">1 of 10</);
+    assert.match(page, /window five_hour.*42%/);
+  });
+
+  test('fires: only the last 48 hours, counted by action; the missed ticks as gaps', () => {
+    const page = renderPage(data());
+    assert.equal(page.match(/<rect class="fire"/g)?.length, 3, 'the fire of 11-29 is older than 48 hours');
+    assert.match(page, /data-action="skip"><i [^>]*><\/i>skip <b>2<\/b>/);
+    assert.match(page, /data-action="session"><i [^>]*><\/i>session <b>1<\/b>/);
+    assert.equal(page.match(/<rect class="gap"/g)?.length, 2);
+    assert.match(page, /2 expected ticks of the timer left no fire \(checked since 2026-12-01 08:00 UTC\)/);
+    // No timer installed: nothing is claimed about ticks (not "0 left no fire").
+    const d = data();
+    const none = renderPage({ ...d, status: { ...d.status, tick_gaps: null, next: { ...d.status.next, calendar: { source: 'default', file: '/etc/systemd/system/nightshift.timer' } } } as unknown as StatusLook });
+    assert.match(none, /not checked: no timer installed at \/etc\/systemd\/system\/nightshift\.timer/);
+    assert.doesNotMatch(none, /left no fire/);
+  });
+
+  test('spend: one bar per day, stacked by agent, the month total, the cap', () => {
+    const page = renderPage(data());
+    assert.equal(page.match(/<g class="day"/g)?.length, 3);
+    assert.equal(page.match(/<rect class="part"/g)?.length, 4);
+    assert.match(page, /id="month-total">\$3\.75</);
+    assert.match(page, /id="cap">\$5\.00</);
+  });
+
+  test('sessions and memory: each session a row linking its record; the counts', () => {
+    const page = renderPage(data());
+    assert.match(page, /<a href="session\/evil1">evil1<\/a>/);
+    assert.match(page, /<tr class="session" data-id="s2">.*timeout/);
+    assert.match(page, /data-key="threads_open">3</);
+    assert.match(page, /data-key="contradiction_candidates">2</);
+    assert.match(renderPage({ ...data(), memory: { error: 'locked <x>' } }), /cannot be read: locked &lt;x&gt;/);
+  });
+});
