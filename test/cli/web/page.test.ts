@@ -12,7 +12,7 @@ const EVIL = '<script>alert("x")</script> & \'q\'';
 
 const record = (o: Partial<SessionRecord>): SessionRecord => ({
   id: 's1', agent: 'gardener', outcome: 'ok', exit_code: 0, cost_usd: 0.5, cost_estimated: false, cli_cost_usd: null, reserved_usd: null, turns: 3, duration_ms: 61_000,
-  started_at: '2026-12-02T07:00:00.000Z', ended_at: '2026-12-02T07:01:01.000Z', result: null, error: null, transcript: null, memory: 'served', retry_at: null, egress_refused: null, api_refused: null, ...o,
+  started_at: '2026-12-02T07:00:00.000Z', ended_at: '2026-12-02T07:01:01.000Z', result: null, error: null, transcript: null, memory: 'served', retry_at: null, egress_refused: null, api_refused: null, api_calls: 3, git: null, ...o,
 });
 const day = (date: string, by: Record<string, number>): Day => ({
   date, sessions: Object.keys(by).length, max_sessions: 10, cost_usd: Object.values(by).reduce((a, b) => a + b, 0), reserved_usd: 0, left_usd: 0, max_usd: 5,
