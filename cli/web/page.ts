@@ -1,7 +1,7 @@
 // The status page as HTML: pure functions over the plain data the --json outputs give (status,
 // budget --days, fires, sessions, show, memory stats). Every text goes through one escape (`esc`,
 // ./escape.ts by default; a test passes another to show it is what keeps a session's words inert).
-import type { SessionRecord } from '../../budget/session-record.js';
+import type { GitOutcome, SessionRecord } from '../../budget/session-record.js';
 import type { FireRow } from '../../budget/fires.js';
 import type { MemoryStats } from '../../memory/types.js';
 import type { budgetReport } from '../../daemon/tick/budget-report.js';
@@ -124,9 +124,22 @@ export function spendSection(d: PageData, esc: Escape = html): string {
 <p class="legend">${legend.join('')}</p><svg class="spend" width="${W}" height="${H + 30}" role="img" aria-label="spend per day">${bars.join('')}<line class="cap" x1="36" x2="${W}" y1="${capY}" y2="${capY}" stroke="#c62828" stroke-dasharray="4 3"/><text x="0" y="${capY + 4}" font-size="10">${esc(money(cap))}</text></svg></section>`;
 }
 
+// Pure: where a session's work went, in words (sessions --json `git`; null: git sync off or an
+// older row that did not keep it).
+export function gitWords(g: GitOutcome | null | undefined): string {
+  if (!g) return '-';
+  const out = g.branch ? `branch ${g.branch} (${g.branch_pushed ? 'pushed' : 'local only'}): not on main until merged`
+    : g.error ? `error: ${g.error}`
+    : g.pushed ? 'pushed'
+    : g.committed ? 'committed, not pushed'
+    : g.uncommitted ? 'left uncommitted'
+    : 'nothing to commit';
+  return g.left_out.length ? `${out}; ${g.left_out.length} file(s) left out` : out;
+}
+
 export function sessionsSection(d: PageData, esc: Escape = html): string {
-  const rows = d.sessions.map((r) => `<tr class="session" data-id="${esc(r.id)}"><td>${esc(zoneStamp(r.started_at, d.timezone))}</td><td>${esc(r.agent)}</td><td class="${r.outcome === 'ok' ? '' : 'bad'}">${esc(r.outcome)}</td><td class="n">${esc(`${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`)}</td><td class="n">${esc(r.turns)}</td><td class="n">${esc(shortDuration(r.duration_ms))}</td><td><a href="session/${encodeURIComponent(r.id)}">${esc(r.id)}</a></td><td class="result">${esc((r.result ?? r.error ?? '').slice(0, 120))}</td></tr>`);
-  return `<section id="sessions"><h2>Sessions, the last ${esc(d.sessions.length)}</h2><table><tr><th>start</th><th>agent</th><th>outcome</th><th>cost</th><th>turns</th><th>duration</th><th>id</th><th>result</th></tr>${rows.join('')}</table></section>`;
+  const rows = d.sessions.map((r) => `<tr class="session" data-id="${esc(r.id)}"><td>${esc(zoneStamp(r.started_at, d.timezone))}</td><td>${esc(r.agent)}</td><td class="${r.outcome === 'ok' ? '' : 'bad'}">${esc(r.outcome)}</td><td class="n">${esc(`${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`)}</td><td class="n">${esc(r.turns)}</td><td class="n">${esc(shortDuration(r.duration_ms))}</td><td><a href="session/${encodeURIComponent(r.id)}">${esc(r.id)}</a></td><td class="git">${esc(gitWords(r.git))}</td><td class="result">${esc((r.result ?? r.error ?? '').slice(0, 120))}</td></tr>`);
+  return `<section id="sessions"><h2>Sessions, the last ${esc(d.sessions.length)}</h2><table><tr><th>start</th><th>agent</th><th>outcome</th><th>cost</th><th>turns</th><th>duration</th><th>id</th><th>git</th><th>result</th></tr>${rows.join('')}</table></section>`;
 }
 
 export function memorySection(d: PageData, esc: Escape = html): string {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { html } from '../../../cli/web/escape.js';
-import { renderPage, renderSession, type Day, type PageData, type StatusLook } from '../../../cli/web/page.js';
+import { gitWords, renderPage, renderSession, type Day, type PageData, type StatusLook } from '../../../cli/web/page.js';
 import type { SessionRecord } from '../../../budget/session-record.js';
 import type { FireRow } from '../../../budget/fires.js';
 
@@ -100,5 +100,18 @@ describe('web page', () => {
     assert.match(page, /data-key="threads_open">3</);
     assert.match(page, /data-key="contradiction_candidates">2</);
     assert.match(renderPage({ ...data(), memory: { error: 'locked <x>' } }), /cannot be read: locked &lt;x&gt;/);
+  });
+
+  test("each session's git state: pushed, a branch (pushed or local), files left out, an error; none when git sync is off", () => {
+    const g = { pulled: true, committed: true, pushed: true, branch: null, branch_pushed: false, error: null, uncommitted: false, left_out: [], untracked: [] };
+    assert.equal(gitWords(g), 'pushed');
+    assert.equal(gitWords({ ...g, pushed: false, branch: 'nightshift/s1', branch_pushed: true }), 'branch nightshift/s1 (pushed): not on main until merged');
+    assert.equal(gitWords({ ...g, pushed: false, branch: 'nightshift/s1' }), 'branch nightshift/s1 (local only): not on main until merged');
+    assert.equal(gitWords({ ...g, left_out: [{ path: 'big.bin', size: 3_000_000, limit: 'commit_file' as const }] }), 'pushed; 1 file(s) left out');
+    assert.equal(gitWords({ ...g, pushed: false, error: 'remote unpack failed' }), 'error: remote unpack failed');
+    assert.equal(gitWords({ ...g, pushed: false }), 'committed, not pushed');
+    assert.equal(gitWords(null), '-');
+    const page = renderPage({ ...data(), sessions: [record({ id: 'b1', git: { ...g, pushed: false, branch: 'nightshift/<b1>' } })] });
+    assert.match(page, /<td class="git">branch nightshift\/&lt;b1&gt; \(local only\): not on main until merged<\/td>/);
   });
 });
