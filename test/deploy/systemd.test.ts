@@ -74,7 +74,7 @@ describe('systemd units', () => {
     assert.match(ran.stdout, new RegExp(`Staged in ${units}, which systemd does not read[^\n]*\n  install -m 0644 ${units}/nightshift\.service [^\n]* /etc/systemd/system/\n  systemctl daemon-reload && systemctl enable`));
     assert.doesNotMatch(ran.stdout, /^Now run:/m);
     const alert = fs.readFileSync(path.join(units, 'nightshift-alert@.service'), 'utf8');
-    assert.match(alert, /ExecStart=\S+ \S+ alert --unit %i --config /);
+    assert.match(alert, /^ExecStart=\/bin\/sh \S+\/nightshift-alert\.sh alert %i \S+ \S+ alert --unit %i --config /m);
     assert.match(service, /OnFailure=nightshift-alert@%n\.service/);
   });
 

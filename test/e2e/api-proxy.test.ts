@@ -92,7 +92,9 @@ describe('api proxy with the real CLI', () => {
     assert.deepEqual(seenSince(seen), [TURN, TURN]);
   });
 
-  test('a session whose MCP tool answers at length makes the CLI count tokens, and that call passes the allowlist too', { timeout: 60_000 }, async (t) => {
+  // CLI 2.1.197 counted tokens here (POST /v1/messages/count_tokens); 2.1.332 makes no such call.
+  // Either way, every call the CLI makes for a long tool answer must pass the allowlist.
+  test('a session whose MCP tool answers at length: every call the CLI makes passes the allowlist', { timeout: 60_000 }, async (t) => {
     const p = await proxy(t, { credential: { kind: 'oauth', value: REAL_OAUTH } });
     const dir = tempDir(t);
     fs.writeFileSync(path.join(dir, 'big.cjs'), BIG_MCP);
@@ -104,9 +106,10 @@ describe('api proxy with the real CLI', () => {
     const r = await cli(t, p, 'SCENARIO=mcp-big', { CLAUDE_CODE_OAUTH_TOKEN: p.token }, { MAX_MCP_OUTPUT_TOKENS: '500' }, ['--mcp-config', path.join(dir, 'mcp.json'), '--allowedTools', 'mcp__big__big']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.result?.result, 'counted');
-    assert.ok(api.countTokens > counted, `Expected the CLI to count tokens, got ${api.countTokens - counted} calls`);
-    assert.deepEqual(seenSince(seen), [TURN, 'POST /v1/messages/count_tokens?beta=true', TURN]);
-    assert.deepEqual(notAllowed(seenSince(seen)), []);
+    const calls = seenSince(seen);
+    assert.deepEqual(calls.filter((c) => c === TURN).length, 2, `Expected the tool turn and the answer, got ${JSON.stringify(calls)}`);
+    assert.ok(api.countTokens - counted === calls.filter((c) => c.includes('count_tokens')).length, 'every count the CLI made reached the API');
+    assert.deepEqual(notAllowed(calls), []);
     assert.equal(p.stats.refusedPaths, 0);
   });
 
@@ -157,7 +160,7 @@ describe('api proxy with the real CLI', () => {
     assert.ok(!JSON.stringify(reqs[0].headers).includes(p.token));
   });
 
-  test(`a refusal mid-session ends the CLI's turn at once with the reason, without a retry, even with the CLI's default retries`, { timeout: 60_000 }, async (t) => {
+  test(`a refusal mid-session ends the CLI's turn with the reason, and no retry of it reaches the upstream, even with the CLI's default retries`, { timeout: 60_000 }, async (t) => {
     const p = await proxy(t, { refuse: () => (p.stats.requests >= 1 ? 'the session cost ceiling is reached' : null) });
     const n = api.requests.length;
     // The CLI's default retries (the test environment turns them off).
@@ -167,7 +170,9 @@ describe('api proxy with the real CLI', () => {
     assert.equal(r.result.api_error_status, 400);
     assert.match(r.result.result, /nightshift: the session cost ceiling is reached/);
     assert.equal(since(n).length, 1, 'only the first call went upstream');
-    assert.equal(p.stats.refused, 1, 'the CLI did not retry the refusal');
+    // CLI 2.1.197 never retried it; 2.1.332 retries the 400 a few times (6 calls seen), each refused
+    // here at no cost, before it ends with our reason.
+    assert.ok(p.stats.refused >= 1 && p.stats.refused <= 11, `refused ${p.stats.refused} times`);
   });
 
   test('a CLI holding a wrong token gets a 401 it does not retry, and nothing reaches the upstream', { timeout: 60_000 }, async (t) => {

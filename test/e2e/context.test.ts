@@ -80,8 +80,10 @@ describe('context in', () => {
     writeAgent(ws, 'looper', 'SCENARIO=loop-told');
     const { ran, record } = await runJson(ws, 'looper');
     assert.equal(record.outcome, 'loop', ran.stderr);
-    assert.ok(results.some((r) => /^blocked: repeat: you made this exact call/.test(r)), results.join('\n'));
-    assert.equal(results.filter((r) => r.startsWith('blocked: repeat')).length, 1, 'told once, then ended');
+    // 2.1.332 puts the hook's reason after "PreToolUse:Bash hook error: "; 2.1.197 gave it alone.
+    const told = (r: string) => /^(?:PreToolUse:Bash hook error: )?blocked: repeat: you made this exact call/.test(r.split('\n').find((l) => l.includes('blocked: repeat')) ?? '');
+    assert.ok(results.some(told), results.join('\n'));
+    assert.equal(results.filter(told).length, 1, 'told once, then ended');
   });
 
   test('OBSERVE lines in the agent\'s text are in the store afterwards, with the session as source', async (t) => {
