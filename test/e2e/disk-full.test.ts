@@ -62,7 +62,10 @@ test('a session that fills the disk ends disk_full, its report reaches stderr, a
 
 test('control: with the handling off (limits.disk_free: 0) the next start dies as an internal error', { skip: SKIP, timeout: 180_000 }, async (t) => {
   const { first, next } = await fillThenNext(t, '0');
-  assert.notEqual(JSON.parse(first.stdout).outcome, 'disk_full', 'nothing looked at the disk');
+  // With no floor the filler is not stopped for the floor (an ENOSPC of our own writes may still
+  // name it disk_full: CLI 2.1.332 writes more to the session's HOME on this disk).
+  assert.doesNotMatch(JSON.parse(first.stdout).error ?? '', /below limits\.disk_free/, 'nothing looked at the floor');
   assert.equal(next.code, 70, next.stderr);
-  assert.match(next.stderr, /nightshift: internal error: SqliteError: database or disk is full/);
+  // Which write meets the full disk first (the ledger, the fire's lock) is the harm's detail.
+  assert.match(next.stderr, /nightshift: internal error: (SqliteError: database or disk is full|Error: ENOSPC)/);
 });

@@ -56,7 +56,8 @@ test('the real CLI observes and queries through the HTTP server; the session is 
   assert.equal(ran.code, 0, `exit ${ran.code} ${ran.signal}\n${ran.stderr}\n${ran.stdout.slice(-2000)}`);
   const events = ran.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const init = events.find((e) => e.type === 'system' && e.subtype === 'init');
-  assert.deepEqual(init.mcp_servers, [{ name: 'nightshift_memory', status: 'connected' }]);
+  // Name and status (2.1.332 adds `source`).
+  assert.deepEqual(init.mcp_servers.map((m: any) => ({ name: m.name, status: m.status })), [{ name: 'nightshift_memory', status: 'connected' }]);
   assert.equal(events.at(-1).type, 'result');
   assert.equal(events.at(-1).is_error, false);
 
