@@ -3,11 +3,9 @@
 // before it decides and settles it after, so a fire that did nothing still leaves a trace. A file
 // of its own, not the ledger's: a ledger that cannot be opened (damaged, a failed migration) still
 // gets a fire that says so. A row a dead supervisor left open is settled `crashed` by the next open.
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { InternalError, PermissionError } from '../core/errors.js';
-import { accessProblem } from '../core/file-access.js';
+import { openWalFile } from './wal-file.js';
 
 export type FireKind = 'tick' | 'run';
 // What started it: the systemd timer, `nightshift daemon`'s cron, or a person (`tick`, `run`).
@@ -79,25 +77,12 @@ export class Fires {
   private constructor(private readonly db: Database.Database, readonly file: string) {}
 
   static open(file: string): Fires {
-    let db: Database.Database | undefined;
-    try {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      db = new Database(file);
-      db.pragma('busy_timeout = 5000');
-      db.pragma('journal_mode = WAL');
-      // NORMAL for the settle: one lost to a power cut leaves the row open, and the next open
-      // settles it `crashed`. The row itself is written FULL (see begin).
-      db.pragma('synchronous = NORMAL');
-      db.pragma(`journal_size_limit = ${256 * 1024}`);
-      db.exec(SCHEMA);
-    } catch (err) {
-      db?.close();
-      const denied = accessProblem(file, 'fires');
-      if (denied) throw new PermissionError(denied, { cause: err });
-      const code = (err as { code?: string }).code ?? '';
-      const damaged = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' ? ' It is damaged: move it aside; a new one is made on the next start.' : '';
-      throw new InternalError(`Fires ${file} cannot be opened (${code || (err as Error).message}).${damaged}`, { cause: err });
-    }
+    // NORMAL sync for the settle: one lost to a power cut leaves the row open, and the next open
+    // settles it `crashed`. The row itself is written FULL (see begin).
+    const db = openWalFile(file, {
+      label: 'Fires', what: 'fires', damaged: 'It is damaged: move it aside; a new one is made on the next start.',
+      prepare: (d) => d.exec(SCHEMA),
+    });
     return new Fires(db, file);
   }
 

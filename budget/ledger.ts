@@ -2,11 +2,9 @@
 // its row, written in one transaction before the spawn, is the day's count, so a supervisor that
 // dies mid-session cannot lose it. Cost and outcome are settled at the end; a later supervisor
 // settles what a dead one left open as `abandoned`.
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { InternalError, PermissionError } from '../core/errors.js';
-import { accessProblem } from '../core/file-access.js';
+import { openWalFile } from './wal-file.js';
 import type { MeterState } from './meter.js';
 import type { DayTotals } from './policy.js';
 import type { Reservation } from './reservation.js';
@@ -148,28 +146,15 @@ export class Ledger {
   private constructor(private readonly db: Database.Database, readonly file: string, private readonly chargeOn: ChargeOn) {}
 
   static open(file: string, options: { chargeOn?: ChargeOn } = {}): Ledger {
-    let db: Database.Database | undefined;
-    try {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      db = new Database(file);
-      db.pragma('busy_timeout = 5000');
-      db.pragma('journal_mode = WAL');
-      // NORMAL for progress and settle: a settle lost to a power cut leaves the row `running`, and
-      // the next start settles it `abandoned`, still counted. The charge itself is FULL (see open).
-      db.pragma('synchronous = NORMAL');
-      // A WAL that is truncated back after each checkpoint, so it does not keep a large file.
-      db.pragma(`journal_size_limit = ${256 * 1024}`);
-      db.exec(SCHEMA);
-      addColumns(db);
-    } catch (err) {
-      db?.close();
-      const denied = accessProblem(file, 'ledger');
-      if (denied) throw new PermissionError(denied, { cause: err });
-      const code = (err as { code?: string }).code ?? '';
-      // Only a file that is not a database (or a damaged one) is worth moving aside.
-      const damaged = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' ? ' It is damaged or not a ledger: move it aside; a new one is made on the next start.' : '';
-      throw new InternalError(`Ledger ${file} cannot be opened (${code || (err as Error).message}).${damaged}`, { cause: err });
-    }
+    // NORMAL sync for progress and settle: a settle lost to a power cut leaves the row `running`,
+    // and the next start settles it `abandoned`, still counted. The charge itself is FULL (see open).
+    const db = openWalFile(file, {
+      label: 'Ledger', what: 'ledger', damaged: 'It is damaged or not a ledger: move it aside; a new one is made on the next start.',
+      prepare: (d) => {
+        d.exec(SCHEMA);
+        addColumns(d);
+      },
+    });
     return new Ledger(db, file, options.chargeOn ?? 'open');
   }
 
