@@ -88,16 +88,22 @@ export function imageSize(b: Buffer): { width: number; height: number } | null {
   return null;
 }
 
+// The inflated bytes one PDF's object streams may take in all (the proxy inflates them in line).
+export const PDF_INFLATE_BUDGET = 64 << 20;
+
 // PDF names may spell a character as #xx (`/P#61ge` is `/Page`).
 const names = (s: string) => s.replace(/#([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
 
 // Pure: how many pages a PDF has, at most: the Page objects and the largest /Count, read in the
 // file and in its object streams; a PDF whose object streams cannot be read (another filter,
 // encrypted), or where no page is found, counts at PDF_MAX_PAGES.
-export function pdfPages(b: Buffer): number {
+export function pdfPages(b: Buffer, inflateBudget = PDF_INFLATE_BUDGET): number {
   const text = b.toString('latin1');
   let visible = names(text);
   let opaque = false;
+  // What all its object streams may inflate to, together: past it the PDF counts at its maximum
+  // (a bound still), so many small bombs cannot hold the supervisor's event loop.
+  let left = inflateBudget;
   const re = /(?<!end)stream\r?\n/g;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const dictFrom = text.lastIndexOf('obj', m.index);
@@ -108,7 +114,9 @@ export function pdfPages(b: Buffer): number {
     const filters = dict.match(/\/Filter\s*(\[[^\]]*\]|\/\w+)/)?.[1] ?? '';
     try {
       if (filters.replace(/\/FlateDecode|[\s[\]]/g, '') !== '') throw new Error('filter');
-      const plain = /FlateDecode/.test(filters) ? zlib.inflateSync(data, { maxOutputLength: 64 << 20, finishFlush: zlib.constants.Z_SYNC_FLUSH }) : data;
+      if (left <= 0) throw new Error('inflate budget');
+      const plain = /FlateDecode/.test(filters) ? zlib.inflateSync(data, { maxOutputLength: left, finishFlush: zlib.constants.Z_SYNC_FLUSH }) : data;
+      left -= plain.length;
       visible += '\n' + names(plain.toString('latin1'));
     } catch {
       opaque = true;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import zlib from 'node:zlib';
 import { countMedia, imageSize, imageTokens, mayHoldMedia, pdfPages } from '../../budget/media-tokens.js';
 import { gif, jpeg, pdf, png, webpVp8x } from '../fixtures/media-files.js';
 
@@ -42,6 +43,16 @@ describe('image tokens: w*h/750, at most 5,000 (a resize only lowers it)', () =>
 describe('pdf pages', () => {
   test('counted from the page objects', () => assert.equal(pdfPages(pdf(90)), 90));
   test('inside a compressed object stream', () => assert.equal(pdfPages(pdf(90, { objStm: true })), 90));
+  test('object streams that inflate past the budget count at the most a request may carry (control: within it, the pages)', () => {
+    const doc = pdf(90, { objStm: true });
+    assert.equal(pdfPages(doc, 1 << 20), 90);
+    assert.equal(pdfPages(doc, 64), 600);
+    // Two streams that fit alone but not together: the budget is the PDF's, not each stream's.
+    const two = Buffer.concat([doc, pdf(90, { objStm: true })]);
+    const one = pdfPages(doc, 1 << 20) === 90 ? zlibInflatedSize(doc) : 0;
+    assert.equal(pdfPages(two, Math.ceil(one * 1.5)), 600);
+    assert.equal(pdfPages(two, one * 3), 180);
+  });
   test('an object stream under a filter the meter cannot read: the most a request may carry', () => assert.equal(pdfPages(pdf(3, { objStm: true, filter: 'LZWDecode' })), 600));
   test('a name spelled with #xx escapes still counts', () => assert.equal(pdfPages(Buffer.from('%PDF-1.4\n1 0 obj << /Type /P#61ge >> endobj\n2 0 obj << /Type /Page >> endobj\n')), 2));
   test('no page found: the most a request may carry', () => assert.equal(pdfPages(Buffer.from('%PDF-1.4 garbage')), 600));
@@ -89,3 +100,10 @@ describe('every media block type is bounded', () => {
     assert.equal(r.kind === 'media' ? r.count.mediaBytes : null, b64(data).length);
   });
 });
+
+// The inflated size of a fixture's one object stream, measured apart from the code under test.
+function zlibInflatedSize(doc: Buffer): number {
+  const text = doc.toString('latin1');
+  const from = text.indexOf('stream\n', text.indexOf('/ObjStm')) + 'stream\n'.length;
+  return zlib.inflateSync(doc.subarray(from, text.indexOf('\nendstream', from))).length;
+}
