@@ -1,9 +1,10 @@
 // `nightshift init [DIR] [--remote URL]`: a site to start from. A commented config with the
 // defaults, one example agent, a vault (a new git repository, or a clone of --remote), the state and
 // log folders, and nightshift.env at 0600 with the variables to fill. Nothing that exists is
-// overwritten: it is kept and named. Ends with the next three commands to run.
+// overwritten: it is kept and named. Ends with what to run next, as whom.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { CONFIG_DEFAULT_FILE, DEFAULTS } from '../../config/defaults.js';
 import { ENV_FILE_NAME } from '../../config/env-file.js';
@@ -11,6 +12,7 @@ import { EXIT, NightshiftError, PermissionError, UsageError } from '../../core/e
 import { accessProblem } from '../../core/file-access.js';
 import { headBranch, refSha } from '../../vault/refs.js';
 import { ROOT } from '../../daemon/systemd.js';
+import { hiddenBy } from '../../daemon/unit-reach.js';
 import type { BareContext } from '../context.js';
 import { ensureSessionUser, shareWithGroup } from '../../daemon/session-user-setup.js';
 
@@ -82,7 +84,33 @@ export class InitFailedError extends NightshiftError {
   override readonly exitCode = EXIT.FAILED;
 }
 
-type InitIo = { out: (t: string) => void; cwd: string; env: NodeJS.ProcessEnv };
+type InitIo = { out: (t: string) => void; cwd: string; env: NodeJS.ProcessEnv; user?: string | null };
+
+// Pure: what to run next, as the user who owns the site (the units must run as it): the secret,
+// doctor, a rehearsal (offline, in its own state), one real session, then the timer.
+export function nextSteps(o: { dir: string; config: string; conf: string; user: string | null }): string[] {
+  const owner = o.user ?? 'the user who ran init';
+  const timer = o.user === 'root'
+    ? `  5. the timer, as root: NIGHTSHIFT_CONFIG=${shell(o.config)} nightshift systemd install --user root (this site is root's; for a service user of its own, make the site as it instead: useradd --system --user-group --shell /usr/sbin/nologin nightshift, install -d -o nightshift -g nightshift /srv/nightshift, runuser -u nightshift -- nightshift init /srv/nightshift)`
+    : `  5. the timer, as root: NIGHTSHIFT_CONFIG=${shell(o.config)} nightshift systemd install --user ${owner} (the units run as ${owner}, who owns this site; as root, run the steps above as it: runuser -u ${owner} -- nightshift ...)`;
+  return [
+    `Next (as ${owner}, the site's owner):`,
+    `  1. put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=...) in ${shell(path.join(o.dir, ENV_FILE_NAME))}`,
+    `  2. nightshift doctor${o.conf}`,
+    `  3. nightshift rehearse ${EXAMPLE_AGENT}${o.conf}   (offline, unbilled, in its own state: the site keeps no trace)`,
+    `  4. nightshift run ${EXAMPLE_AGENT}${o.conf}`,
+    timer,
+  ];
+}
+
+// The user this runs as, by name (null: no passwd entry for the uid).
+function whoAmI(): string | null {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return null;
+  }
+}
 
 const shell = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
 
@@ -152,15 +180,16 @@ export async function initCommand(positionals: string[], flags: { remote?: strin
   }
   const here = dir === io.cwd;
   const conf = here ? '' : ` --config ${shell(config)}`;
+  // Under /tmp or /var/tmp the units' PrivateTmp= gives each tick an empty folder of its own:
+  // the site works by hand and never under the timer.
+  const hidden = hiddenBy(fs.realpathSync(dir));
+  if (hidden) warnings.push(`warning: ${dir} is under ${hidden.dir}, which the systemd units' ${hidden.by} hides (each unit gets an empty ${hidden.dir} of its own): this site works by hand, never under the timer. For the timer, make it under /srv: nightshift init /srv/nightshift`);
   io.out([
     ...made.map((f) => `made  ${f}`),
     ...kept.map((f) => `kept  ${f} (exists; not changed)`),
     ...warnings,
     '',
-    'Next:',
-    `  1. put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=...) in ${shell(path.join(dir, ENV_FILE_NAME))}`,
-    `  2. nightshift doctor${conf}`,
-    `  3. nightshift run ${EXAMPLE_AGENT}${conf}`,
+    ...nextSteps({ dir, config, conf, user: io.user === undefined ? whoAmI() : io.user }),
   ].join('\n'));
   return EXIT.OK;
 }
@@ -171,7 +200,10 @@ Makes a site in DIR (default: here): nightshift.yaml with the defaults, commente
 (prompts/gardener.md) and a dispatch rule for it; the vault (vault/: a new git repository, or a
 clone of --remote URL, then with git sync on); state/ (0700) and logs/; and nightshift.env (0600)
 with the variables to fill, commented. A file or folder that exists is kept as it is and named.
-Prints the next three commands: fill nightshift.env, nightshift doctor, nightshift run gardener.`;
+Prints what to run next, as the user who owns the site (the units must run as it): fill
+nightshift.env, nightshift doctor, nightshift rehearse gardener (offline, in its own state), nightshift
+run gardener, and systemd install --user naming that user. Under /tmp or /var/tmp it warns: the
+units' PrivateTmp= hides both, so the timer could never see the site (make it under /srv).`;
 
 // Before any config or env file: init makes them.
 export const stage = 'bare';

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { git } from '../../git-helpers.js';
+import { nextSteps } from '../../../cli/commands/init.js';
 import { BWRAP, CLAUDE, nightshift, SESSION_USER, tempDir } from '../../helpers.js';
 
 // The real CLI as `claude` on PATH, as `npm install -g @anthropic-ai/claude-code` leaves it.
@@ -18,7 +19,7 @@ function envWithClaude(dir: string): NodeJS.ProcessEnv {
 }
 
 describe('nightshift init', () => {
-  test('makes a config, an agent, a vault, state and logs, and an env file only its owner reads; prints the next three commands', async (t) => {
+  test('makes a config, an agent, a vault, state and logs, and an env file only its owner reads; prints what to run next', async (t) => {
     const dir = tempDir(t);
     const ran = await nightshift(['init', 'site'], { PATH: process.env.PATH }, dir);
     assert.equal(ran.code, 0, ran.stderr);
@@ -27,7 +28,34 @@ describe('nightshift init', () => {
     assert.equal(fs.statSync(path.join(site, 'nightshift.env')).mode & 0o777, 0o600);
     assert.equal(fs.statSync(path.join(site, 'state')).mode & 0o777, 0o700);
     assert.match(fs.readFileSync(path.join(site, 'nightshift.env'), 'utf8'), /^# ANTHROPIC_API_KEY=$/m);
-    assert.match(ran.stdout, /Next:\n {2}1\. put ANTHROPIC_API_KEY=.* in .*nightshift\.env\n {2}2\. nightshift doctor --config .*site\/nightshift\.yaml\n {2}3\. nightshift run gardener --config /);
+    assert.match(ran.stdout, /Next \(as \S+, the site's owner\):\n {2}1\. put ANTHROPIC_API_KEY=.* in .*nightshift\.env\n {2}2\. nightshift doctor --config .*site\/nightshift\.yaml\n {2}3\. nightshift rehearse gardener --config .*\n {2}4\. nightshift run gardener --config .*\n {2}5\. the timer, as root: NIGHTSHIFT_CONFIG=\S+ nightshift systemd install --user \S+/);
+  });
+
+  // The units' PrivateTmp= hides /tmp and /var/tmp: a site there never runs under the timer.
+  test('under /tmp it warns that the units hide the folder and points to /srv; under /srv it does not', async (t) => {
+    const dir = tempDir(t);
+    assert.ok(dir.startsWith('/tmp/'), `the test's temp folder is under /tmp: ${dir}`);
+    const ran = await nightshift(['init', 'site'], { PATH: process.env.PATH }, dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.stdout, /^warning: \/tmp\/\S+\/site is under \/tmp, which the systemd units' PrivateTmp= hides .*never under the timer\. For the timer, make it under \/srv: nightshift init \/srv\/nightshift$/m);
+    // Control: the same init under /srv says nothing of it.
+    const srv = fs.mkdtempSync('/srv/rehearse-init-');
+    t.after(() => fs.rmSync(srv, { recursive: true, force: true }));
+    const there = await nightshift(['init', 'site'], { PATH: process.env.PATH }, srv);
+    assert.equal(there.code, 0, there.stderr);
+    assert.doesNotMatch(there.stdout, /PrivateTmp|^warning:/m);
+    assert.match(there.stdout, /^ {2}3\. nightshift rehearse gardener /m);
+  });
+
+  test('its next steps name the user who owns the site, for the steps and for the units', () => {
+    const as = (user: string | null) => nextSteps({ dir: '/srv/s', config: '/srv/s/nightshift.yaml', conf: '', user }).join('\n');
+    const alice = as('alice');
+    assert.match(alice, /^Next \(as alice, the site's owner\):$/m);
+    assert.match(alice, /systemd install --user alice \(the units run as alice, who owns this site; as root, run the steps above as it: runuser -u alice -- nightshift \.\.\.\)/);
+    assert.match(alice, /^ {2}3\. nightshift rehearse gardener /m);
+    const root = as('root');
+    assert.match(root, /systemd install --user root \(this site is root's; for a service user of its own, make the site as it instead: useradd --system --user-group .* nightshift, install -d -o nightshift -g nightshift \/srv\/nightshift, runuser -u nightshift -- nightshift init \/srv\/nightshift\)/);
+    assert.doesNotMatch(alice, /useradd/);
   });
 
   test('run as root, the vault it makes is the session user\'s group\'s to write (setgid folders), and it says so', { skip: SESSION_USER ? false : 'needs root: only a root supervisor has a session user' }, async (t) => {
