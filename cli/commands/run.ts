@@ -1,4 +1,5 @@
 // `nightshift run <agent>`: one session of the agent now, watched and counted.
+import { EXIT, NightshiftError } from '../../core/errors.js';
 import { positional } from '../args.js';
 import { runDeps, type FullContext } from '../context.js';
 import { EXIT_CODES_HELP } from '../help.js';
@@ -23,19 +24,42 @@ backoff.after_failures failures in a row; see \`nightshift status\`) is skipped 
   --json    print one object: id, agent, outcome, exit_code, cost_usd, cost_estimated, turns (the
             model turns), api_calls (the calls the proxy metered), duration_ms, started_at,
             ended_at, result, error, retry_at, transcript, git (where the work went: pushed, or a
-            nightshift/ branch, files left out; null with git sync off)
+            nightshift/ branch, files left out; null with git sync off). Refused (no session
+            ran: a limit, the lock, no credential, an invalid agent file), one object still:
+            refused: true, agent, code (e.g. BUDGET_EXHAUSTED), exit_code, reason, and limit
+            for a daily limit; the reason goes to stderr as well
 
 ${EXIT_CODES_HELP}`;
 
 export const stage = 'full';
+
+// Pure: what \`run --json\` prints when no session ran (a limit, the lock, a stop request, no
+// credential, an invalid agent file, ...): the stable code, the exit code and the reason.
+export function refusal(agent: string, err: NightshiftError): Record<string, unknown> {
+  return {
+    refused: true,
+    agent,
+    code: err.code,
+    exit_code: err.exitCode,
+    reason: err.message.replace(/^Refused: /, ''),
+    ...('limit' in err && typeof err.limit === 'string' ? { limit: err.limit } : {}),
+  };
+}
 // At a terminal the session shows one live line on stderr.
 export const liveLine = true;
 
 export async function run({ config, positionals, flags, io, logger, env }: FullContext): Promise<number> {
   const name = positional(positionals, 'run', 'agent');
   const [{ loadAgent }, { runAgent }, { exitCodeOf }] = await Promise.all([import('../../config/agents.js'), import('../../daemon/tick/run.js'), import('../../daemon/tick/supervise.js')]);
-  const agent = loadAgent(config, name);
-  const r = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
+  let r;
+  try {
+    const agent = loadAgent(config, name);
+    r = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
+  } catch (err) {
+    // A script reading --json gets the refusal as data too; stderr still says it in words.
+    if (flags.json && err instanceof NightshiftError && err.exitCode !== EXIT.INTERNAL) io.out(JSON.stringify(refusal(name, err)));
+    throw err;
+  }
   // The record carries the git outcome (printed with it) whenever git sync is on.
   printRecord(io, r.session, flags.json);
   return exitCodeOf(r);

@@ -217,7 +217,8 @@ describe('nightshift run', () => {
     const refused = await nightshift(['run', 'once', '--json'], ws.env, ws.dir);
     assert.equal(refused.code, 75);
     assert.match(refused.stderr, /max_sessions_per_day/);
-    assert.equal(refused.stdout, '');
+    // stdout holds the refusal as one object (test/cli/commands/run-json-refusal.test.ts).
+    assert.equal(JSON.parse(refused.stdout).refused, true);
     const forced = await runJson(ws, 'once', ['--force']);
     assert.equal(forced.record.outcome, 'ok');
     assert.equal(ledgerRows(ws.dir).length, 2);
