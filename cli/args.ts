@@ -10,13 +10,14 @@ export type Flags = {
   source?: string; category?: string; tags?: string; speaker?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
   'valid-from'?: string; 'as-of'?: string;
   agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
-  'environment-file'?: string; remote?: string; fix?: boolean; port?: string;
+  'environment-file'?: string; remote?: string; fix?: boolean; port?: string; serve?: boolean;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string; weight?: string;
 };
 
 const OPTIONS = {
   config: { type: 'string' },
   port: { type: 'string' },
+  serve: { type: 'boolean' },
   json: { type: 'boolean' },
   force: { type: 'boolean' },
   all: { type: 'boolean' },
@@ -78,7 +79,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   mcp: ['config', 'environment-file'],
   state: ['config', 'environment-file', 'json', 'agent'],
   anneal: ['config', 'environment-file', 'json', 'agent'],
-  rehearse: ['port'],
+  rehearse: ['config', 'environment-file', 'json', 'port', 'serve'],
   hold: ['config', 'environment-file', 'json', 'all'],
   web: ['config', 'environment-file', 'port', 'prefix'],
   hook: ['config'],
@@ -88,7 +89,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
 // How many arguments each command takes after its name ([min, max]); more are refused, not ignored.
 const ARITY: Record<string, [number, number]> = {
   run: [1, 1], agents: [0, 0], budget: [0, 0], sessions: [0, 0], show: [1, 1], logs: [0, 1], tick: [0, 0], fires: [0, 0], next: [0, 0], status: [0, 0],
-  daemon: [0, 0], systemd: [1, 1], hold: [1, 2], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0], web: [0, 0],
+  daemon: [0, 0], rehearse: [0, 1], systemd: [1, 1], hold: [1, 2], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0], web: [0, 0],
 };
 
 export function parse(argv: string[]): { command: string | null; positionals: string[]; flags: Flags } {

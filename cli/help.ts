@@ -47,7 +47,8 @@ Commands:
   state [--agent NAME] the session state a session of NAME would start with now
   anneal [--agent NAME] the anneal log: each ANNEAL: pass (symptom, cause, fix, test) sessions recorded
   hook pre-tool-use    the guardrail as a Claude Code command hook (payload on stdin)
-  rehearse [--port N]  serve the loopback API imitation; prints the URL and key for nightshift.env
+  rehearse <agent>     one session against the loopback API imitation, in state of its own
+                       (the site untouched); --serve only serves the imitation
   web [--port N]       a read-only status page on 127.0.0.1 (charts of fires, spend, sessions);
                        prints its URL with a token
 

@@ -351,5 +351,7 @@ export const ConfigSchema = z.strictObject({
 
 export type RawConfig = z.output<typeof ConfigSchema>;
 // Paths absolute; `file` and `dir` say where it came from.
-export type Config = Omit<RawConfig, 'git'> & { git: RawConfig['git'] & { lock_file: string }; file: string; dir: string };
+// `rehearsal`: set only on the config a rehearsal runs with (config/rehearsal.ts), never from the
+// file; `hide` are the real site's folders, hidden from its session like its own state.
+export type Config = Omit<RawConfig, 'git'> & { git: RawConfig['git'] & { lock_file: string }; file: string; dir: string; rehearsal?: { hide: string[] } };
 

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { credentialFrom } from '../../sessions/wall/api-proxy.js';
+import { REHEARSAL_KEY_PREFIX, rehearsalCredential } from '../../config/rehearsal.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import type { CheckFacts } from '../../report/embed.js';
 import { ruleTool, type Agent } from '../../config/agents.js';
@@ -37,6 +38,14 @@ export function envCheck(f: EnvFileResult | null, envFile: string): Check {
 // Pure: every session fails "Not logged in" without one.
 export function credentialCheck(env: NodeJS.ProcessEnv, f: EnvFileResult | null, envFile: string): Check {
   const c = credentialFrom(env);
+  // Left over from `rehearse --serve`: every session would be refused (or, were it not, write the
+  // imitation's answers into the real site).
+  const rehearsing = rehearsalCredential(env);
+  if (rehearsing) {
+    const from = f?.loaded.includes(rehearsing) ? f.file : 'the environment';
+    return fail('credential', `${rehearsing} in ${from} is a rehearsal's key (${REHEARSAL_KEY_PREFIX}…)${env.ANTHROPIC_BASE_URL ? ` and ANTHROPIC_BASE_URL points at ${env.ANTHROPIC_BASE_URL}` : ''}: the site still points at a rehearsal, and every session is refused`,
+      `take the ANTHROPIC_BASE_URL and ${rehearsing} lines of the rehearsal out of ${from === 'the environment' ? 'the environment' : from} and put the real key back (ANTHROPIC_API_KEY=... or CLAUDE_CODE_OAUTH_TOKEN=...); \`nightshift rehearse AGENT\` rehearses with no env file change`);
+  }
   if (c) return ok('credential', `${c.kind === 'api_key' ? 'ANTHROPIC_API_KEY' : c.kind === 'oauth' ? 'CLAUDE_CODE_OAUTH_TOKEN' : 'ANTHROPIC_AUTH_TOKEN'} is set${f?.loaded.some((k) => /^(ANTHROPIC_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|ANTHROPIC_AUTH_TOKEN)$/.test(k)) ? ` (from ${f.file})` : ''}`);
   const detail = 'neither ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN is set, in the environment or the env file: every session would fail "Not logged in"';
   const fix = `put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=..., from \`claude setup-token\`) in ${envFile}`;

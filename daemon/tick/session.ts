@@ -30,6 +30,7 @@ import type { Agent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
 import { ConfigError, EnvFileError, EXIT } from '../../core/errors.js';
 import { credentialFrom } from '../../sessions/wall/api-proxy.js';
+import { REHEARSAL_KEY_PREFIX, rehearsalCredential } from '../../config/rehearsal.js';
 import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../../vault/git-guard.js';
 import { lateness, uptimeMs } from '../schedule/late.js';
 import { VaultGit, type GitReport } from '../../vault/git-sync.js';
@@ -98,6 +99,13 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   if (!credentialFrom(deps.env)) {
     const envFile = deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env');
     throw new EnvFileError(envFile, [`no credential: neither ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN nor ANTHROPIC_AUTH_TOKEN is set, in the environment or ${envFile}; nothing was started or charged. Fix: put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=..., from \`claude setup-token\`) in ${envFile}, chmod 600 it, then \`nightshift doctor\``]);
+  }
+  // A rehearsal's key outside a rehearsal: the env file still points at `rehearse --serve`. Its
+  // session would leave fake costs, memories and commits in the real site; refused, uncounted.
+  const rehearsing = rehearsalCredential(deps.env);
+  if (rehearsing && !config.rehearsal) {
+    const envFile = deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env');
+    throw new EnvFileError(envFile, [`${rehearsing} is a rehearsal's key (${REHEARSAL_KEY_PREFIX}…): a session with it would write the imitation's answers and costs into this site's ledger, memory and vault; nothing was started or charged. Fix: take the ANTHROPIC_BASE_URL and ${rehearsing} lines \`nightshift rehearse --serve\` printed out of ${envFile} and put the real key back (\`nightshift rehearse AGENT\` rehearses in state of its own, with no env file change)`]);
   }
   const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal, deps.gitChecks) : null;
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.

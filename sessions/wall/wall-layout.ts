@@ -22,7 +22,8 @@ function cliRoot(real: string): string {
 
 // Pure apart from existence checks: what the session may see and write.
 export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, home: string, cli: string | null, operatorHome: string | null): SandboxLayout {
-  const hidden = [config.state_dir, config.log_dir, '/run'];
+  // A rehearsal's session sees the real site's folders no more than a real session sees its state.
+  const hidden = [config.state_dir, config.log_dir, '/run', ...(config.rehearsal?.hide ?? [])];
   for (const h of [operatorHome, env.HOME]) if (h && path.resolve(h) !== '/' && path.resolve(h) !== path.resolve(config.vault)) hidden.push(h);
   const db = memoryDbPath(config);
   const memoryDir = path.dirname(db);

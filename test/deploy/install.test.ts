@@ -76,8 +76,8 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     assert.ok(Math.abs(mb - Number(said[1])) <= 0.15 * mb, `docs/install-and-upgrade.md says ${said[1]} MB, the tarball is ${mb.toFixed(2)} MB`);
   });
 
-  test('the installed rehearse serves the API imitation (nothing it needs is left in test/)', async () => {
-    const child = execFile(path.join(prefix, 'bin', 'nightshift'), ['rehearse'], { env });
+  test('the installed rehearse --serve serves the API imitation (nothing it needs is left in test/)', async () => {
+    const child = execFile(path.join(prefix, 'bin', 'nightshift'), ['rehearse', '--serve'], { env });
     let out = '';
     child.stdout!.on('data', (c) => (out += c));
     const end = Date.now() + 20_000;

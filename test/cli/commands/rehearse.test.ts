@@ -1,33 +1,176 @@
-// `nightshift rehearse` (issue 29, point 20): the API imitation served from the shipped command,
-// with the URL and key it prints put in a site's nightshift.env, runs a real session offline.
+// `nightshift rehearse` (issue 35, point 7): a rehearsal runs a real session of the site's agent
+// against the loopback imitation in state of its own, and leaves no trace in the real site: its
+// ledger and day count, memory, log, vault and remote are as they were. The control runs the same
+// agent the non-rehearsal way and shows each of those traces. A site whose env file still points
+// at a rehearsal (`rehearse --serve`'s key) fails doctor and has its sessions refused.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
-import { configYaml, runJson, startNightshift, waitFor, workspace, writeAgent } from '../../helpers.js';
+import { describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { git, makeRepos } from '../../git-helpers.js';
+import { configYaml, fakeApiPerFile, ledgerRows, nightshift, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../../helpers.js';
 
-test('rehearse prints the two env lines; a site with them in nightshift.env runs a session against it', async (t) => {
-  const ws = workspace(t, 'http://127.0.0.1:9', configYaml());
-  const served = startNightshift(['rehearse'], { PATH: process.env.PATH }, ws.dir, t);
-  let out = '';
-  served.child.stdout!.on('data', (c) => (out += c));
-  await waitFor(() => /^ANTHROPIC_API_KEY=/m.test(out), 10_000, 'rehearse to print its lines');
-  const url = /^ANTHROPIC_BASE_URL=(http:\/\/127\.0\.0\.1:\d+)$/m.exec(out)![1];
-  const key = /^ANTHROPIC_API_KEY=(sk-rehearsal-\w+)$/m.exec(out)![1];
-  // The site's own environment names neither: only the env file points it at the imitation.
-  const env = { ...ws.env };
-  delete env.ANTHROPIC_BASE_URL;
-  delete env.ANTHROPIC_API_KEY;
-  fs.writeFileSync(path.join(ws.dir, 'nightshift.env'), `ANTHROPIC_BASE_URL=${url}\nANTHROPIC_API_KEY=${key}\n`, { mode: 0o600 });
-  writeAgent(ws, 'gardener', 'Tidy the notes.');
-  const { ran, record } = await runJson({ ...ws, env }, 'gardener');
-  assert.equal(record.outcome, 'ok', ran.stderr);
-  // Control: another key is refused by the imitation, so the session did use the printed one.
-  fs.writeFileSync(path.join(ws.dir, 'nightshift.env'), `ANTHROPIC_BASE_URL=${url}\nANTHROPIC_API_KEY=sk-other\n`, { mode: 0o600 });
-  const other = await runJson({ ...ws, env }, 'gardener', ['--force']);
-  assert.notEqual(other.record.outcome, 'ok');
-  served.child.kill('SIGINT');
-  const done = await served.done;
-  assert.equal(done.code, 0, done.stderr);
-  assert.match(done.stdout, /stopped \(SIGINT\): [1-9]\d* message request\(s\) answered, [1-9]\d* refused/);
+const api = fakeApiPerFile();
+
+const rows = (dir: string) => (fs.existsSync(path.join(dir, 'state', 'ledger.db')) ? ledgerRows(dir) : []);
+const memories = (db: string) => {
+  if (!fs.existsSync(db)) return [];
+  const d = new Database(db, { readonly: true });
+  try {
+    return d.prepare('SELECT text FROM memories').all().map((r: any) => r.text as string);
+  } finally {
+    d.close();
+  }
+};
+const logFiles = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.log')) : []);
+const sessionsToday = async (ws: Workspace) => JSON.parse((await nightshift(['budget', '--json'], ws.env, ws.dir)).stdout).sessions;
+
+// What the real site holds that a session changes.
+async function siteTraces(ws: Workspace, remote: string) {
+  return {
+    ledger: rows(ws.dir).length,
+    sessions_today: await sessionsToday(ws),
+    memories: memories(path.join(ws.state, 'memory.db')).length,
+    logs: logFiles(ws.logs),
+    vault_head: git(ws.vault, 'rev-parse', 'HEAD').trim(),
+    vault_file: fs.existsSync(path.join(ws.vault, 'made.txt')),
+    remote_head: git(remote, 'rev-parse', 'main').trim(),
+  };
+}
+
+describe('nightshift rehearse <agent>', () => {
+  test('runs a session in state of its own: the site\'s ledger, day count, memory, log, vault and remote are unchanged; the same run by `run` changes each', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ budget: { max_sessions_per_day: 1 } }));
+    const repos = makeRepos(ws.dir, ws.vault);
+    // A file written, a memory marked in the answer: what the session leaves, in a rehearsal or not.
+    writeAgent(ws, 'worker', 'SCENARIO=write FILE=made.txt CONTENT=rehearsed', { allowed_tools: ['Bash'] });
+    const before = await siteTraces(ws, repos.remote);
+    assert.deepEqual({ ...before, vault_head: null, remote_head: null }, { ledger: 0, sessions_today: 0, memories: 0, logs: [], vault_head: null, vault_file: false, remote_head: null });
+    const asked = api.requests.length;
+
+    const ran = await nightshift(['rehearse', 'worker', '--json'], ws.env, ws.dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const o = JSON.parse(ran.stdout);
+    assert.equal(o.outcome, 'ok', ran.stderr);
+    assert.equal(o.result, 'Wrote the file.');
+    // The real site: nothing changed.
+    assert.deepEqual(await siteTraces(ws, repos.remote), before);
+    const site = path.join(ws.state, 'rehearsal', 'site');
+    assert.deepEqual(o.rehearsal, { dir: site, state_dir: path.join(site, 'state'), log_dir: path.join(site, 'logs'), vault: path.join(site, 'vault'), remote: path.join(site, 'remote.git'), api_requests: o.rehearsal.api_requests });
+    assert.ok(o.rehearsal.api_requests >= 1, 'the rehearsal\'s own imitation answered');
+    assert.equal(api.requests.length, asked, 'the site\'s API (here the tests\' imitation) was never asked');
+
+    // What the rehearsal wrote, in its own state: a ledger row, a log, the file committed and pushed to its throwaway remote.
+    assert.deepEqual(rows(site).map((r) => [r.id, r.status]), [[o.id, 'settled']]);
+    assert.ok(logFiles(path.join(site, 'logs')).length >= 1);
+    assert.ok(memories(path.join(site, 'state', 'memory.db')).length >= 1, 'its memories are in its own store');
+    assert.ok(o.transcript.startsWith(path.join(site, 'logs')), o.transcript);
+    assert.equal(fs.readFileSync(path.join(site, 'vault', 'made.txt'), 'utf8').trim(), 'rehearsed');
+    assert.equal(o.git.pushed, true, JSON.stringify(o.git));
+    assert.equal(git(path.join(site, 'remote.git'), 'show', 'main:made.txt').trim(), 'rehearsed');
+
+    // Control: the same agent run the non-rehearsal way leaves each trace the rehearsal did not.
+    const real = await nightshift(['run', 'worker', '--json'], ws.env, ws.dir);
+    assert.equal(real.code, 0, real.stderr);
+    const after = await siteTraces(ws, repos.remote);
+    assert.equal(after.ledger, 1);
+    assert.equal(after.sessions_today, 1);
+    assert.ok(after.logs.length >= 1);
+    assert.equal(after.vault_file, true);
+    assert.ok(after.memories > before.memories, `the session's memories are in the site's memory (${after.memories})`);
+    assert.notEqual(after.remote_head, before.remote_head);
+    assert.ok(api.requests.length > asked, 'the site\'s API was asked');
+
+    // The site's day is now full (max_sessions_per_day: 1); a rehearsal counts against its own.
+    assert.equal((await nightshift(['run', 'worker', '--json'], ws.env, ws.dir)).code, 75);
+    const again = await nightshift(['rehearse', 'worker', '--json'], ws.env, ws.dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(JSON.parse(again.stdout).outcome, 'ok');
+    assert.equal(rows(site).length, 1, 'each rehearsal starts from empty state');
+    assert.equal(rows(ws.dir).length, 1);
+  });
+
+  test('a vault with no git: the rehearsal writes in a copy of it, never in the vault', async (t) => {
+    const ws = workspace(t, api.url, `${configYaml()}git:\n  enabled: false\n`);
+    fs.writeFileSync(path.join(ws.vault, 'notes.md'), 'mine\n');
+    writeAgent(ws, 'worker', 'SCENARIO=write FILE=made.txt CONTENT=rehearsed', { allowed_tools: ['Bash'] });
+    const ran = await nightshift(['rehearse', 'worker', '--json'], ws.env, ws.dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const o = JSON.parse(ran.stdout);
+    assert.equal(o.outcome, 'ok');
+    assert.equal(o.rehearsal.remote, null);
+    assert.deepEqual(fs.readdirSync(ws.vault).sort(), ['notes.md'], 'the vault is as it was');
+    assert.equal(fs.readFileSync(path.join(o.rehearsal.vault, 'made.txt'), 'utf8').trim(), 'rehearsed');
+    assert.equal(fs.readFileSync(path.join(o.rehearsal.vault, 'notes.md'), 'utf8'), 'mine\n', 'the copy holds the vault\'s files');
+    assert.deepEqual(rows(ws.dir), []);
+  });
+
+  test('refused, --json prints one object (an unknown agent; another rehearsal running)', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'worker', 'SCENARIO=text');
+    const unknown = await nightshift(['rehearse', 'wroker', '--json'], ws.env, ws.dir);
+    assert.equal(unknown.code, 64, unknown.stderr);
+    const u = JSON.parse(unknown.stdout);
+    assert.deepEqual([u.refused, u.agent, u.code, u.exit_code], [true, 'wroker', 'USAGE', 64]);
+    assert.match(u.reason, /worker/, 'with its "did you mean"');
+    const { acquireLock } = await import('../../../core/lock.js');
+    fs.mkdirSync(path.join(ws.state, 'rehearsal'), { recursive: true });
+    const held = await acquireLock(path.join(ws.state, 'rehearsal', 'rehearse'), { timeoutMs: 0, purpose: 'test' });
+    assert.ok(held);
+    t.after(() => held.release());
+    const locked = await nightshift(['rehearse', 'worker', '--json'], ws.env, ws.dir);
+    assert.equal(locked.code, 75, locked.stderr);
+    const l = JSON.parse(locked.stdout);
+    assert.deepEqual([l.refused, l.code, l.exit_code], [true, 'LOCKED', 75]);
+    assert.match(l.reason, new RegExp(`another rehearsal of this site is running \\(pid ${process.pid} `));
+  });
+});
+
+describe('a site whose env file still points at a rehearsal', () => {
+  test('fails doctor with the fix, and its session is refused (78) before the charge; the same site with a real key runs', async (t) => {
+    const ws = workspace(t, api.url);
+    writeAgent(ws, 'worker', 'SCENARIO=text');
+    const served = startNightshift(['rehearse', '--serve', '--json'], { PATH: process.env.PATH }, ws.dir, t);
+    let out = '';
+    served.child.stdout!.on('data', (c) => (out += c));
+    await waitFor(() => out.includes('\n'), 10_000, 'rehearse --serve to print its object');
+    const { base_url: url, api_key: key } = JSON.parse(out);
+    assert.match(key, /^sk-rehearsal-\w+$/);
+    // The site's own environment names neither: only the env file points it at the rehearsal.
+    const env = { ...ws.env };
+    delete env.ANTHROPIC_BASE_URL;
+    delete env.ANTHROPIC_API_KEY;
+    const envFile = path.join(ws.dir, 'nightshift.env');
+    fs.writeFileSync(envFile, `ANTHROPIC_BASE_URL=${url}\nANTHROPIC_API_KEY=${key}\n`, { mode: 0o600 });
+
+    const doctor = await nightshift(['doctor', '--json'], env, ws.dir);
+    const credential = JSON.parse(doctor.stdout).checks.find((c: any) => c.name === 'credential');
+    assert.equal(credential.status, 'fail', JSON.stringify(credential));
+    assert.match(credential.detail, new RegExp(`ANTHROPIC_API_KEY in ${envFile.replace(/[.]/g, '\\.')} is a rehearsal's key .*points at ${url.replace(/[.]/g, '\\.')}`));
+    assert.match(credential.fix, /take the ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY lines of the rehearsal out of .*nightshift\.env and put the real key back/);
+    assert.equal(doctor.code, 1);
+
+    const ran = await nightshift(['run', 'worker', '--json'], env, ws.dir);
+    assert.equal(ran.code, 78, ran.stderr);
+    assert.match(ran.stderr, /ANTHROPIC_API_KEY is a rehearsal's key .*nothing was started or charged/);
+    assert.equal(JSON.parse(ran.stdout).code, 'ENV_FILE');
+    assert.deepEqual(rows(ws.dir), [], 'nothing reserved');
+
+    // Control: the same site, the env file holding a key the (tests') API takes, passes doctor's
+    // credential check and runs, counted.
+    fs.writeFileSync(envFile, `ANTHROPIC_BASE_URL=${api.url}\nANTHROPIC_API_KEY=${ws.env.ANTHROPIC_API_KEY}\n`, { mode: 0o600 });
+    const fixed = await nightshift(['doctor', '--json'], env, ws.dir);
+    assert.equal(JSON.parse(fixed.stdout).checks.find((c: any) => c.name === 'credential').status, 'ok');
+    const control = await nightshift(['run', 'worker', '--json'], env, ws.dir);
+    assert.equal(JSON.parse(control.stdout).outcome, 'ok', control.stderr);
+    assert.equal(rows(ws.dir).length, 1);
+
+    served.child.kill('SIGINT');
+    const done = await served.done;
+    assert.equal(done.code, 0, done.stderr);
+    // The imitation was never asked: the refused session never started.
+    assert.match(done.stderr, /stopped \(SIGINT\): 0 message request\(s\) answered/);
+    assert.equal(done.stdout.trim().split('\n').length, 1, 'with --json, stdout held the one object');
+  });
 });
