@@ -91,6 +91,30 @@ describe('nightshift rehearse <agent>', () => {
     assert.equal(rows(ws.dir).length, 1);
   });
 
+  test('its session sees the real site\'s state, logs and vault no more than a real session sees its own state', async (t) => {
+    // Under /srv: the wall hides all of /tmp, which would hide the site whatever the rehearsal did.
+    const ws = workspace(t, api.url, configYaml(), { base: '/srv', prefix: 'rehearse-peek-' });
+    // The session user passes through the site's folder, and may read what lies in it.
+    fs.chmodSync(ws.dir, 0o755);
+    fs.mkdirSync(ws.state, { recursive: true });
+    fs.mkdirSync(ws.logs, { recursive: true });
+    for (const [dir, name] of [[ws.state, 'state-marker'], [ws.logs, 'logs-marker'], [ws.vault, 'vault-marker']]) fs.writeFileSync(path.join(dir, name), 'x');
+    // Readable by anyone, so that only the wall keeps them from the session.
+    for (const d of [ws.state, ws.logs, ws.vault]) fs.chmodSync(d, 0o755);
+    // What the session sees in each real folder, from inside the wall (`echo {a,b,c}/*`).
+    writeAgent(ws, 'peeker', `SCENARIO=write FILE=seen.txt CONTENT={${ws.state},${ws.logs},${ws.vault}}/*`, { allowed_tools: ['Bash'] });
+    const ran = await nightshift(['rehearse', 'peeker', '--json'], ws.env, ws.dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const o = JSON.parse(ran.stdout);
+    assert.ok(fs.existsSync(path.join(o.rehearsal.vault, 'seen.txt')), `${JSON.stringify(o)}\n${fs.readFileSync(o.transcript, 'utf8')}`);
+    const seen = fs.readFileSync(path.join(o.rehearsal.vault, 'seen.txt'), 'utf8');
+    assert.doesNotMatch(seen, /marker/, seen);
+    // Control: the same listing of a folder the wall does not hide (the rehearsal's own vault) shows its file.
+    writeAgent(ws, 'peeker', `SCENARIO=write FILE=seen.txt CONTENT=${o.rehearsal.vault}/*`, { allowed_tools: ['Bash'] });
+    const own = await nightshift(['rehearse', 'peeker', '--json'], ws.env, ws.dir);
+    assert.match(fs.readFileSync(path.join(JSON.parse(own.stdout).rehearsal.vault, 'seen.txt'), 'utf8'), /vault-marker/);
+  });
+
   test('a vault with no git: the rehearsal writes in a copy of it, never in the vault', async (t) => {
     const ws = workspace(t, api.url, `${configYaml()}git:\n  enabled: false\n`);
     fs.writeFileSync(path.join(ws.vault, 'notes.md'), 'mine\n');
