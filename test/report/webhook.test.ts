@@ -275,3 +275,10 @@ test('an outbox written before channels existed opens, its rows Discord\'s', (t)
     box.close();
   }
 });
+
+test('NIGHTSHIFT_WEBHOOK_URL is a secret whole, even a bare ntfy topic (control: the same value under another name is not)', () => {
+  const topic = 'https://ntfy.sh/nightshift-alerts';
+  assert.ok(secretValues({ NIGHTSHIFT_WEBHOOK_URL: topic }).includes(topic));
+  assert.ok(!secretValues({ SOME_URL: topic }).includes(topic));
+  assert.equal(makeRedactor(secretValues({ NIGHTSHIFT_WEBHOOK_URL: topic }))(`posting to ${topic}`), 'posting to [redacted]');
+});
