@@ -30,7 +30,8 @@ export function alarmMessage(r: Report): AlarmMessage {
   const e = r.embed;
   const fields: Record<string, string> = {};
   for (const f of e.fields) fields[unescape(f.name)] = unescape(f.value);
-  const outcome = fields.Outcome ?? (r.kind === 'doctor' || r.kind === 'alert' ? (/healthy$/.test(e.title) ? 'ok' : 'fail') : null);
+  // A session says its outcome; a doctor, a dream and a unit's alert are ok or fail by their title.
+  const outcome = fields.Outcome ?? (r.kind === 'doctor' || r.kind === 'alert' || r.kind === 'dream' ? (/(healthy|: ok)$/.test(e.title) ? 'ok' : /warning\(s\)$/.test(e.title) ? 'warn' : 'fail') : null);
   return {
     event: r.kind,
     key: r.key,
@@ -62,6 +63,14 @@ export function headerValue(t: string): string {
   return /^[\x20-\x7e]*$/.test(one) ? one : `=?UTF-8?B?${Buffer.from(one, 'utf8').toString('base64')}?=`;
 }
 
+// ntfy turns a longer message into an attachment.
+const NTFY_MAX = 4000;
+const toBytes = (t: string, max: number) => {
+  let out = t.slice(0, max);
+  while (Buffer.byteLength(out, 'utf8') > max) out = out.slice(0, -64);
+  return out;
+};
+
 // Pure: the request body and headers for a format. `repeat`: an earlier attempt's fate is unknown.
 export function renderWebhook(m: AlarmMessage, format: WebhookFormat, repeat = false): Rendered {
   if (format === 'ntfy') {
@@ -71,7 +80,7 @@ export function renderWebhook(m: AlarmMessage, format: WebhookFormat, repeat = f
     return {
       contentType: 'text/plain; charset=utf-8',
       headers: { Title: headerValue(`nightshift: ${m.title}`), Priority: priority, Tags: tags.join(',') },
-      body: lines.join('\n').slice(0, 4000) || m.title,
+      body: toBytes(lines.join('\n'), NTFY_MAX) || m.title,
     };
   }
   return {

@@ -60,6 +60,7 @@ test('json: a doctor and a backoff report name their event, outcome and agent', 
   assert.equal(doc.fields['✗ api'], 'key refused\nfix: put a valid key');
   const healthy = alarmMessage(doctorReport([{ name: 'api', status: 'ok', detail: 'fine', fix: null }], { redact: (t) => t, at: new Date() }));
   assert.equal(healthy.outcome, 'ok');
+  assert.equal(alarmMessage(doctorReport([{ name: 'disk', status: 'warn', detail: 'low', fix: null }], { redact: (t) => t, at: new Date() })).outcome, 'warn');
   const b = alarmMessage(backoffReport({ agent: 'scout', change: 'started', failures: 3, until: '2026-03-01T13:00:00Z', session: 's1' }, { redact: (t) => t, at: new Date() }));
   assert.deepEqual([b.event, b.agent, b.title], ['backoff', 'scout', 'scout: backed off']);
 });
@@ -74,6 +75,9 @@ test('ntfy: plain text body, Title, Priority by outcome, Tags; no Markdown heade
   assert.equal(bad.headers.Tags, 'rotating_light,session');
   assert.equal(renderWebhook(alarmMessage(report('max_turns', 'x')), 'ntfy').headers.Priority, '4');
   assert.match(renderWebhook(alarmMessage(report('ok', 'x')), 'ntfy', true).body, /possibly a repeat/);
+  // ntfy makes an attachment of more than 4096 bytes: a long text in many-byte characters is cut in bytes.
+  const long = renderWebhook({ ...alarmMessage(report('ok', 'x')), summary: 'é'.repeat(5000) }, 'ntfy');
+  assert.ok(Buffer.byteLength(long.body, 'utf8') <= 4000 && long.body.length > 1000);
 });
 
 test('a header value is one line of ASCII: a newline cannot add a header, other text is RFC 2047', () => {
