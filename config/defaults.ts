@@ -42,6 +42,7 @@ export const DEFAULTS = {
   hooks: { timeout: '10s' },
   limits: { tmp: '512M', commit_file: '50M', commit_total: '200M', memory_writes: 300, endpoint_requests: 8, egress_connections: 32, pids: 512, memory: '2G', disk_free: '64M' },
   discord: { api_base: 'https://discord.com/api', timeout: '10s' },
+  webhook: { format: 'json', timeout: '10s' },
   monitor: { ping_timeout: '5s' },
   alerts: { max_silence: '26h', max_consecutive_failures: 3 },
   // Holds (budget/holds.ts): after N failures in a row an agent waits base, 2x base, ... up to max;

@@ -272,6 +272,14 @@ export const ConfigSchema = z.strictObject({
       username: nonEmpty.optional(),
     })
     .prefault({}),
+  // The second report channel (report/webhook.ts): the URL itself comes from NIGHTSHIFT_WEBHOOK_URL
+  // (the env file: it may carry a token), never the config; `ntfy` posts plain text to a topic URL.
+  webhook: z
+    .strictObject({
+      format: z.enum(['json', 'ntfy'], { error: 'Expected one of `json`, `ntfy`' }).default(DEFAULTS.webhook.format),
+      timeout: duration(100).prefault(DEFAULTS.webhook.timeout),
+    })
+    .prefault({}),
   // A dead-man's check outside the host (healthchecks.io's convention): each tick pings
   // `<ping_url>/start` when it begins, `<ping_url>` when it ends well, `<ping_url>/fail` (the reason
   // as the body) when it fails; the alert unit pings /fail too, even when nightshift cannot run.

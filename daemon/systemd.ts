@@ -225,6 +225,7 @@ export function monitorEnvText(c: Config): string {
     '# Written by `nightshift systemd install` from the config, for nightshift-alert.sh; 0600 (the ping URL is a secret).',
     line('NIGHTSHIFT_PING_URL', c.monitor.ping_url),
     line('NIGHTSHIFT_DISCORD_API', c.discord.api_base),
+    line('NIGHTSHIFT_WEBHOOK_FORMAT', c.webhook.format),
     '',
   ].join('\n');
 }

@@ -9,7 +9,8 @@ import { markdownText } from './markdown-text.js';
 export type EmbedField = { name: string; value: string; inline?: boolean };
 export type Embed = { title: string; description?: string; color: number; fields: EmbedField[]; footer?: { text: string }; timestamp?: string };
 // What the outbox keeps and the sender posts: `key` dedupes (a session id, a doctor run, a unit failure).
-export type Report = { key: string; kind: 'session' | 'doctor' | 'alert' | 'dream' | 'backoff'; embed: Embed };
+// `agent`: the agent it is about, when one (the webhook's JSON names it).
+export type Report = { key: string; kind: 'session' | 'doctor' | 'alert' | 'dream' | 'backoff'; embed: Embed; agent?: string };
 
 // Discord's limits (https://discord.com/developers/docs/resources/message#embed-object-embed-limits).
 export const LIMITS = { title: 256, description: 4096, fieldName: 256, fieldValue: 1024, fields: 25, footer: 2048, total: 6000 } as const;
@@ -118,7 +119,7 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
     footer: { text: o.host ? `nightshift on ${o.host}` : 'nightshift' },
     timestamp: s.ended_at ?? undefined,
   };
-  return { key: `session:${s.id}`, kind: 'session', embed: finish(embed, o.redact) };
+  return { key: `session:${s.id}`, kind: 'session', embed: finish(embed, o.redact), agent: terminalText(o.redact(s.agent)) };
 }
 
 // An agent's backoff began (failures in a row) or ended (an ok session after it).
@@ -136,7 +137,7 @@ export function backoffReport(b: BackoffFacts, o: { redact: Redactor; host?: str
     footer: { text: o.host ? `nightshift on ${o.host}` : 'nightshift' },
     timestamp: o.at.toISOString(),
   };
-  return { key: `backoff:${b.agent}:${b.change}:${b.session}`, kind: 'backoff', embed: finish(embed, o.redact) };
+  return { key: `backoff:${b.agent}:${b.change}:${b.session}`, kind: 'backoff', embed: finish(embed, o.redact), agent: terminalText(o.redact(b.agent)) };
 }
 
 // A dream the tick ran: each phase with its time and counts; red when a phase failed.

@@ -8,6 +8,9 @@ import Database from 'better-sqlite3';
 import type { Report } from './embed.js';
 
 export type OutboxState = 'queued' | 'sending' | 'sent' | 'dead';
+// Each channel is a queue of its own (its own order, its own sender): Discord down never holds
+// the webhook's reports, nor the other way round.
+export type Channel = 'discord' | 'webhook';
 export type OutboxRow = {
   seq: number;
   key: string;
@@ -22,6 +25,7 @@ export type OutboxRow = {
   claimed_start: string | null;
   sent_at: string | null;
   message_id: string | null;
+  channel: Channel;
 };
 
 const SCHEMA = `
@@ -42,6 +46,11 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 CREATE INDEX IF NOT EXISTS outbox_state ON outbox (state, seq);
 `;
+// Added after the first outboxes were written: an older file gains it, its rows Discord's.
+const CHANNEL_COLUMN = `ALTER TABLE outbox ADD COLUMN channel TEXT NOT NULL DEFAULT 'discord'`;
+
+// A webhook row's key: the report's own, in a namespace of its own (the key column is unique).
+export const channelKey = (key: string, channel: Channel) => (channel === 'discord' ? key : `${channel}|${key}`);
 
 export const outboxFile = (stateDir: string) => path.join(stateDir, 'outbox.db');
 
@@ -59,6 +68,8 @@ export class Outbox {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       db.exec(SCHEMA);
+      const cols = db.prepare(`PRAGMA table_info(outbox)`).all() as Array<{ name: string }>;
+      if (!cols.some((c) => c.name === 'channel')) db.exec(CHANNEL_COLUMN);
     } catch (err) {
       db.close();
       throw err;
@@ -75,11 +86,12 @@ export class Outbox {
     this.db.close();
   }
 
-  // Queues a report; false when its key was queued before (sent or not): dedupe.
-  enqueue(report: Report, at: Date): boolean {
+  // Queues a report; false when its key was queued before (sent or not): dedupe. Discord's row
+  // keeps the embed; another channel's, the payload it is handed (its own neutral message).
+  enqueue(report: Report, at: Date, channel: Channel = 'discord', payload: unknown = report.embed): boolean {
     const r = this.db
-      .prepare(`INSERT OR IGNORE INTO outbox (key, kind, payload, created_at, state) VALUES (?, ?, ?, ?, 'queued')`)
-      .run(report.key, report.kind, JSON.stringify(report.embed), at.toISOString());
+      .prepare(`INSERT OR IGNORE INTO outbox (key, kind, payload, created_at, state, channel) VALUES (?, ?, ?, ?, 'queued', ?)`)
+      .run(channelKey(report.key, channel), report.kind, JSON.stringify(payload), at.toISOString(), channel);
     return r.changes === 1;
   }
 
@@ -95,12 +107,12 @@ export class Outbox {
     return n;
   }
 
-  // Claims the oldest queued report for this process, or null. Only one sender at a time: while
-  // a live sender holds a row, nobody else claims (so reports arrive in order).
-  claimNext(pid: number, start: string | null): OutboxRow | null {
+  // Claims the channel's oldest queued report for this process, or null. Only one sender at a
+  // time per channel: while a live sender holds a row, nobody else claims (so reports arrive in order).
+  claimNext(pid: number, start: string | null, channel: Channel = 'discord'): OutboxRow | null {
     return this.db.transaction(() => {
-      if (this.db.prepare(`SELECT 1 FROM outbox WHERE state = 'sending'`).get()) return null;
-      const row = this.db.prepare(`SELECT * FROM outbox WHERE state = 'queued' ORDER BY seq LIMIT 1`).get() as OutboxRow | undefined;
+      if (this.db.prepare(`SELECT 1 FROM outbox WHERE state = 'sending' AND channel = ?`).get(channel)) return null;
+      const row = this.db.prepare(`SELECT * FROM outbox WHERE state = 'queued' AND channel = ? ORDER BY seq LIMIT 1`).get(channel) as OutboxRow | undefined;
       if (!row) return null;
       this.db.prepare(`UPDATE outbox SET state = 'sending', attempts = attempts + 1, claimed_pid = ?, claimed_start = ? WHERE seq = ?`).run(pid, start, row.seq);
       return { ...row, state: 'sending' as const, attempts: row.attempts + 1, claimed_pid: pid, claimed_start: start };
@@ -127,8 +139,10 @@ export class Outbox {
     this.db.prepare(`UPDATE outbox SET state = 'dead', last_error = ?, claimed_pid = NULL, claimed_start = NULL WHERE seq = ?`).run(error, seq);
   }
 
-  pending(): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE state IN ('queued', 'sending')`).get() as { n: number }).n;
+  // Waiting in every channel, or in one.
+  pending(channel?: Channel): number {
+    const sql = `SELECT COUNT(*) AS n FROM outbox WHERE state IN ('queued', 'sending')${channel ? ' AND channel = ?' : ''}`;
+    return (this.db.prepare(sql).get(...(channel ? [channel] : [])) as { n: number }).n;
   }
 
   oldestPending(): OutboxRow | null {

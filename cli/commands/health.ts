@@ -40,7 +40,7 @@ function open(file: string, io: HealthIo): { l: LenientConfig; logger: Logger; f
 }
 
 const deliveryLine = (d: Delivery) =>
-  !d.configured ? 'not sent: DISCORD_WEBHOOK_URL is not set' : d.sent && !d.pending ? 'sent' : d.queued || d.pending ? `queued (${d.pending} waiting in the outbox)` : `not sent: ${d.error ?? 'already queued before'}`;
+  !d.configured ? 'not sent: neither DISCORD_WEBHOOK_URL nor NIGHTSHIFT_WEBHOOK_URL is set' : d.sent && !d.pending ? 'sent' : d.queued || d.pending ? `queued (${d.pending} waiting in the outbox)` : `not sent: ${d.error ?? 'already queued before'}`;
 
 // nightshift-alert.sh (deploy/systemd) names a file in NIGHTSHIFT_REPORTED: marked once this
 // command has reported (or had nothing to report), it does not post its own plain alarm.
@@ -133,7 +133,7 @@ export async function alertCommand(file: string, unit: string | undefined, io: H
   );
   const d = await deliver(report, reportSettings(l.config), { env, logger, redact: io.redact, now: io.now });
   io.out(`alert for ${unit}: ${deliveryLine(d)}`);
-  if (!d.configured) logger.warn({ event: 'alert_not_sent', unit }, 'alert: DISCORD_WEBHOOK_URL is not set; the failure is in journald and the daily log only');
+  if (!d.configured) logger.warn({ event: 'alert_not_sent', unit }, 'alert: neither DISCORD_WEBHOOK_URL nor NIGHTSHIFT_WEBHOOK_URL is set; the failure is in journald and the daily log only');
   // Neither sent nor kept for later: the alarm itself failed.
   if (d.configured && d.error && !d.sent) return EXIT.FAILED;
   markReported(env);

@@ -15,8 +15,9 @@ reset time, or a backoff after backoff.after_failures failures in a row. Do it o
 fixed (a key in nightshift.env, say): the next tick may run the agent again, and its failures
 before the release no longer count toward a backoff or doctor's "recurring" check. Logged
 (event hold_released); the ledger's rows are kept as they are. An agent that is not held is
-said so, and nothing is recorded.
---json: {released: [{agent, kind, until, reason}], not_held: [agent]}
+said so, and nothing is recorded. It also clears the mark of a key the API refused today (401),
+which refuses every start with that key until the key changes or the day ends.
+--json: {released: [{agent, kind, until, reason}], not_held: [agent], refused_key_cleared: bool}
 
 Exit codes: 0 done (also when nothing was held), 64 usage (an unknown agent, with a "did you mean").`;
 
@@ -28,7 +29,7 @@ export async function run({ config, positionals, flags, io, logger }: FullContex
   if (rest.length || (name && flags.all) || (!name && !flags.all)) throw new UsageError('Expected one AGENT or --all after `nightshift hold release`');
   const known = agentNames(config.agents_dir);
   if (name && !known.includes(name)) throw new UsageError(`No agent \`${name}\` (known: ${known.join(', ') || 'none'}).${didYouMean(name, known)}`);
-  const [{ currentHolds }, { recordReleases }] = await Promise.all([import('../../daemon/schedule/holds.js'), import('../../budget/hold-releases.js')]);
+  const [{ currentHolds }, { recordReleases }, { clearRefusal }] = await Promise.all([import('../../daemon/schedule/holds.js'), import('../../budget/hold-releases.js'), import('../../budget/credential-refusal.js')]);
   const now = new Date();
   const holds = await withLedger(config, logger, (l) => currentHolds(config, l, now));
   const asked = name ? [name] : Object.keys(holds);
@@ -38,11 +39,15 @@ export async function run({ config, positionals, flags, io, logger }: FullContex
     recordReleases(config.state_dir, released.map((r) => r.agent), now);
     for (const r of released) logger.warn({ event: 'hold_released', agent: r.agent, kind: r.kind, until: r.until, reason: r.reason }, `${r.agent}: hold released by the operator (was ${r.reason}, until ${r.until})`);
   }
-  if (flags.json) io.out(JSON.stringify({ released, not_held: notHeld }));
+  // The refused key's mark holds every agent: any release lifts it.
+  const mark = clearRefusal(config.state_dir);
+  if (mark) logger.warn({ event: 'credential_refusal_cleared', refused_at: mark.at, session: mark.session }, `the mark of the key the API refused at ${mark.at} is cleared by the operator`);
+  if (flags.json) io.out(JSON.stringify({ released, not_held: notHeld, refused_key_cleared: !!mark }));
   else {
     const lines = released.map((r) => `released ${r.agent} (was ${r.reason}, until ${r.until})`);
     for (const a of notHeld) lines.push(`${a} is not held: nothing to release`);
     if (!asked.length) lines.push('no agent is held');
+    if (mark) lines.push(`cleared the refused key (the API refused it at ${mark.at}): the next start tries the key again`);
     io.out(lines.join('\n'));
   }
   return EXIT.OK;

@@ -74,6 +74,8 @@ export const INIT_ENV = `# Secrets for nightshift: read by every nightshift comm
 # CLAUDE_CODE_OAUTH_TOKEN=
 # Reports and alerts to a Discord channel (channel settings -> Integrations -> Webhooks):
 # DISCORD_WEBHOOK_URL=
+# And/or a JSON webhook or an ntfy topic URL (config webhook.format: json or ntfy):
+# NIGHTSHIFT_WEBHOOK_URL=
 # Optional: Gemini for the memory's embeddings and what a session leaves behind:
 # GEMINI_API_KEY=
 `;

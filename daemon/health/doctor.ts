@@ -10,6 +10,7 @@ import { memoryDbPath } from '../../memory/store/db-path.js';
 import { parseWebhook, probeWebhook } from '../../report/discord.js';
 import { formatMs, type CheckFacts } from '../../report/embed.js';
 import { Outbox, outboxFile } from '../../report/outbox.js';
+import { webhookTarget } from '../../report/deliver.js';
 import { isAlive } from '../../core/process-tree.js';
 import { sandboxProbe } from '../../sessions/wall/sandbox.js';
 import { sessionUserFor } from '../../config/session-user.js';
@@ -282,6 +283,12 @@ async function discordCheck(l: LenientConfig, deps: DoctorDeps): Promise<Check[]
     out.push(r.ok
       ? ok('discord', `webhook${r.name ? ` "${r.name}"` : ''} reachable at ${l.config.discord.api_base}`)
       : fail('discord', `webhook at ${l.config.discord.api_base}: ${deps.redact(r.error)}`, r.status === 401 || r.status === 404 ? 'the webhook was deleted or its token is wrong: make a new one and update DISCORD_WEBHOOK_URL' : 'check the network (and discord.api_base)'));
+  }
+  // The second channel, only when set: never probed (a probe would post a message).
+  if (deps.env.NIGHTSHIFT_WEBHOOK_URL?.trim()) {
+    out.push(webhookTarget(deps.env.NIGHTSHIFT_WEBHOOK_URL)
+      ? ok('webhook', `NIGHTSHIFT_WEBHOOK_URL is set (format ${l.config.webhook.format}); not probed: a probe would post`)
+      : fail('webhook', 'NIGHTSHIFT_WEBHOOK_URL is not an http(s) URL: no report reaches it', `put the endpoint's full URL (https://...) in ${deps.envFile?.file ?? path.join(l.config.dir, ENV_FILE_NAME)}`));
   }
   const file = outboxFile(l.config.state_dir);
   let box: Outbox | null = null;

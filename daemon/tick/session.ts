@@ -43,6 +43,7 @@ import { toRecord, type SessionRecord } from '../../budget/session-record.js';
 import type { RunDeps, SuperviseResult } from './types.js';
 import { version } from '../../core/version.js';
 import { ENV_FILE_VAR } from '../../config/env-file.js';
+import { credentialFingerprint, envFileIdentity, hhmm, readRefusal, refusedKeyMessage, refusedKeyVerdict, writeRefusal } from '../../budget/credential-refusal.js';
 
 export function newSessionId(agent: string, at: Date): string {
   const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -96,7 +97,8 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   if (permission.status === 'fail') throw new ConfigError(config.file, [`claude.permission_mode: ${permission.detail}; fix: ${permission.fix}`]);
   // No credential at all: every call would fail (the CLI retries for minutes, then blames the
   // server). Refused here, before the pull and the charge, naming the env file (exit 78).
-  if (!credentialFrom(deps.env)) {
+  const credential = credentialFrom(deps.env);
+  if (!credential) {
     const envFile = deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env');
     throw new EnvFileError(envFile, [`no credential: neither ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN nor ANTHROPIC_AUTH_TOKEN is set, in the environment or ${envFile}; nothing was started or charged. Fix: put ANTHROPIC_API_KEY=... (or CLAUDE_CODE_OAUTH_TOKEN=..., from \`claude setup-token\`) in ${envFile}, chmod 600 it, then \`nightshift doctor\``]);
   }
@@ -106,6 +108,13 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   if (rehearsing && !config.rehearsal) {
     const envFile = deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env');
     throw new EnvFileError(envFile, [`${rehearsing} is a rehearsal's key (${REHEARSAL_KEY_PREFIX}…): a session with it would write the imitation's answers and costs into this site's ledger, memory and vault; nothing was started or charged. Fix: take the ANTHROPIC_BASE_URL and ${rehearsing} lines \`nightshift rehearse --serve\` printed out of ${envFile} and put the real key back (\`nightshift rehearse AGENT\` rehearses in state of its own, with no env file change)`]);
+  }
+  // The same key the API already refused today (budget/credential-refusal.ts): it would fail the
+  // same way, after the charge. Refused here too, with the same exit (78) and the same file named.
+  const refused = refusedKeyVerdict(readRefusal(config.state_dir), { fingerprint: credentialFingerprint(credential.value), day });
+  if (refused) {
+    const envFile = deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env');
+    throw new EnvFileError(envFile, [refusedKeyMessage(refused, { envFile, agent: agent.name, hhmm: hhmm(refused.at, config.budget.timezone), envNow: envFileIdentity(envFile) })]);
   }
   const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal, deps.gitChecks) : null;
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
@@ -191,6 +200,18 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
     await reportBackoff(config, { agent: agent.name, ...change, until: hold?.until ?? null, session: session.id }, deps);
   }
   return { action: 'session', reason: choice.reason, limit: null, session, git, late };
+}
+
+function markRefusedKey(config: Config, session: string, day: string, deps: RunDeps): void {
+  const credential = credentialFrom(deps.env);
+  if (!credential) return;
+  const envFile = deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env');
+  try {
+    writeRefusal(config.state_dir, { fingerprint: credentialFingerprint(credential.value), kind: credential.kind, at: deps.now().toISOString(), day, session, ...envFileIdentity(envFile) });
+    deps.logger.warn({ event: 'credential_refusal_marked', session, credential: credential.kind }, `the API refused the credential: no session starts with it again today (a changed key, or \`nightshift hold release\`, clears this)`);
+  } catch (err) {
+    deps.logger.warn({ event: 'credential_refusal_unwritable', err }, `could not mark the refused key: ${deps.redact((err as Error).message)}`);
+  }
 }
 
 // Moves every repository nested in the vault aside before nightshift's git runs there; false
@@ -462,6 +483,9 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       `session ${id} ended: ${outcome}`,
     );
     if (t.garbage) log.warn({ event: 'garbage', lines: t.garbage }, `${t.garbage} stdout line(s) were not stream-json`);
+    // The API itself refused the key (a 401 the proxy relayed; no call answered): the next start
+    // today refuses before the charge (budget/credential-refusal.ts).
+    if (guest && guest.api.credentialRefused > 0 && guest.api.answered === 0) markRefusedKey(config, id, day, deps);
     // What the egress proxy refused, for the record and the report (null: the agent has no network).
     if (guest?.egress) {
       try {

@@ -57,8 +57,8 @@ export async function supervise(
     await storeSpooled(config, deps);
     // What a dead supervisor's sessions are owed: their report and their capture, once.
     await followUpAbandoned(config, ledger, deps);
-    // Reports earlier runs could not deliver, oldest first (bounded by discord.timeout).
-    if (deps.env.DISCORD_WEBHOOK_URL && fs.existsSync(outboxFile(config.state_dir))) await (await import('../../report/session-report.js')).drainOutbox(config, deps);
+    // Reports earlier runs could not deliver, oldest first (bounded by discord.timeout, webhook.timeout).
+    if ((deps.env.DISCORD_WEBHOOK_URL || deps.env.NIGHTSHIFT_WEBHOOK_URL) && fs.existsSync(outboxFile(config.state_dir))) await (await import('../../report/session-report.js')).drainOutbox(config, deps);
     const startedAt = deps.now();
     const day = dayOf(startedAt, config.budget.timezone);
     const choice = await choose(ledger, startedAt, day);

@@ -4,7 +4,8 @@
 # COMMAND is nightshift's own (`alert --unit` or `doctor --alert`), tried first: its report is the
 # rich one, through the outbox. It marks the file named by NIGHTSHIFT_REPORTED when it has reported
 # (or had nothing to report). No mark (node missing, the bundle gone, a crash before its report):
-# this script posts a plain message to DISCORD_WEBHOOK_URL itself, with the cause from COMMAND's
+# this script posts a plain message to DISCORD_WEBHOOK_URL and to NIGHTSHIFT_WEBHOOK_URL (as JSON,
+# or as ntfy's text when NIGHTSHIFT_WEBHOOK_FORMAT=ntfy) itself, with the cause from COMMAND's
 # stderr and systemd's MONITOR_* variables, and pings NIGHTSHIFT_PING_URL/fail. A failed unit
 # (alert) pings /fail whatever COMMAND did: silence must not pass for health.
 # Secrets (the env file's values) are cut out of every text sent or printed; URLs go to curl on
@@ -57,11 +58,15 @@ plain_url() {
   return 0
 }
 
-# POST file $2 to URL $1 (content type $3), 10 s at most; the URL reaches curl on stdin.
+# POST file $2 to URL $1 (content type $3, then header lines), 10 s at most; the URL reaches curl
+# on stdin.
 post() {
   plain_url "$1" || { echo "<4>nightshift-alert.sh: a URL that is not a plain http(s) URL: not used" >&2; return 1; }
   command -v curl >/dev/null 2>&1 || { echo "<3>nightshift-alert.sh: curl is not installed: nothing sent (apt-get install curl)" >&2; return 1; }
-  printf 'url = "%s"\n' "$1" | curl -sS -f -m 10 -o /dev/null -K - -H "Content-Type: $3" --data-binary "@$2" 2>"$work/curl"
+  u=$1 f=$2 ct=$3
+  shift 3
+  set -- -H "Content-Type: $ct" "$@"
+  printf 'url = "%s"\n' "$u" | curl -sS -f -m 10 -o /dev/null -K - "$@" --data-binary "@$f" 2>"$work/curl"
   rc=$?
   [ $rc -eq 0 ] || echo "<4>nightshift-alert.sh: post failed: $(clean "$work/curl" 300)" >&2
   return $rc
@@ -103,7 +108,29 @@ if [ $reported = no ]; then
       echo "<4>nightshift-alert.sh: nightshift could not report ($unit, exit $code): sent a plain alarm to Discord" >&2
     fi
   else
-    echo "<3>nightshift-alert.sh: nightshift could not report ($unit, exit $code) and DISCORD_WEBHOOK_URL is not a webhook URL: the journal is all there is" >&2
+    echo "<3>nightshift-alert.sh: nightshift could not report ($unit, exit $code) and DISCORD_WEBHOOK_URL is not a webhook URL" >&2
+  fi
+  # The second channel (config webhook.format, copied by `systemd install`).
+  wh=${NIGHTSHIFT_WEBHOOK_URL:-}
+  if [ -n "$wh" ]; then
+    host=$(hostname 2>/dev/null | tr -cd 'A-Za-z0-9._-')
+    title="nightshift alarm on ${host:-?}: $(printf '%s' "$unit" | tr -cd 'A-Za-z0-9@._:-')"
+    if [ "${NIGHTSHIFT_WEBHOOK_FORMAT:-json}" = ntfy ]; then
+      { cat "$work/cause"; printf '\n(plain: nightshift could not send its own report)'; } >"$work/ntfy.txt"
+      post "$wh" "$work/ntfy.txt" 'text/plain; charset=utf-8' -H "Title: $title" -H 'Priority: 5' -H 'Tags: rotating_light,alert' \
+        && echo "<4>nightshift-alert.sh: nightshift could not report ($unit, exit $code): sent a plain alarm to the webhook (ntfy)" >&2
+    else
+      {
+        printf '{"source":"nightshift","event":"alarm","plain":true,"title":"'; printf '%s' "$title" | json
+        printf '","unit":"'; printf '%s' "$unit" | json
+        printf '","mode":"%s","exit":%d,"summary":"' "$mode" "$code"; json <"$work/cause"
+        printf '"}'
+      } >"$work/webhook.json"
+      post "$wh" "$work/webhook.json" application/json \
+        && echo "<4>nightshift-alert.sh: nightshift could not report ($unit, exit $code): sent a plain alarm to the webhook" >&2
+    fi
+  elif [ -z "$id" ]; then
+    echo "<3>nightshift-alert.sh: no channel to send on (DISCORD_WEBHOOK_URL, NIGHTSHIFT_WEBHOOK_URL): the journal is all there is" >&2
   fi
 fi
 

@@ -5,7 +5,7 @@ import { sessionEnv } from '../../config/session-env.js';
 const supervisor = {
   PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', TZ: 'UTC', HOME: '/srv/nightshift', USER: 'nightshift',
   ANTHROPIC_API_KEY: 'sk-ant-real', ANTHROPIC_BASE_URL: 'https://gateway.example', CLAUDE_CODE_OAUTH_TOKEN: 'oauth-real',
-  DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/tok', GEMINI_API_KEY: 'gem', NIGHTSHIFT_CONFIG: '/srv/nightshift/nightshift.yaml',
+  DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/tok', NIGHTSHIFT_WEBHOOK_URL: 'https://ntfy.sh/topic-real', GEMINI_API_KEY: 'gem', NIGHTSHIFT_CONFIG: '/srv/nightshift/nightshift.yaml',
   CLAUDE_CODE_MAX_RETRIES: '2', CLAUDE_CODE_API_KEY_HELPER_TTL_MS: '1', DISABLE_TELEMETRY: '1', LC_ALL: 'C', GH_TOKEN: 'gh-real', AWS_SECRET_ACCESS_KEY: 'aws', CLAUDECODE: '1',
 };
 const base = { env: supervisor, agentEnv: [] as string[], home: '/state/sessions/s1/home', apiUrl: 'http://127.0.0.1:4000', apiToken: 'tok-s1' };
@@ -19,13 +19,14 @@ describe('the session\'s environment', () => {
     assert.equal(env.ANTHROPIC_API_KEY, 'tok-s1');
     assert.equal(env.ANTHROPIC_BASE_URL, 'http://127.0.0.1:4000');
     assert.equal(env.HOME, '/state/sessions/s1/home');
-    for (const v of ['sk-ant-real', 'oauth-real', 'gem', 'gh-real', 'aws', '/srv/nightshift']) assert.ok(!Object.values(env).some((x) => x.includes(v)), v);
+    for (const v of ['sk-ant-real', 'oauth-real', 'gem', 'gh-real', 'aws', '/srv/nightshift', 'topic-real']) assert.ok(!Object.values(env).some((x) => x.includes(v)), v);
   });
 
   test('a variable the agent names is passed; the supervisor\'s own never are', () => {
-    const env = sessionEnv({ ...base, agentEnv: ['GH_TOKEN', 'DISCORD_WEBHOOK_URL', 'ANTHROPIC_API_KEY', 'NOT_SET'] });
+    const env = sessionEnv({ ...base, agentEnv: ['GH_TOKEN', 'DISCORD_WEBHOOK_URL', 'NIGHTSHIFT_WEBHOOK_URL', 'ANTHROPIC_API_KEY', 'NOT_SET'] });
     assert.equal(env.GH_TOKEN, 'gh-real');
     assert.equal(env.DISCORD_WEBHOOK_URL, undefined);
+    assert.equal(env.NIGHTSHIFT_WEBHOOK_URL, undefined);
     assert.equal(env.ANTHROPIC_API_KEY, 'tok-s1');
     assert.ok(!('NOT_SET' in env));
   });

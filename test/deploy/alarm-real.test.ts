@@ -34,7 +34,10 @@ const UNITS = '/etc/systemd/system';
 describe('the alarm without nightshift, and install\'s checks, under a real systemd (systemd-nspawn)', () => {
   let discord: FakeDiscord;
   let monitor: http.Server;
-  const pings: Array<{ url: string; body: string }> = [];
+  const pings: Array<{ url: string; body: string; title?: string }> = [];
+  // The second channel (NIGHTSHIFT_WEBHOOK_URL, ntfy's form) on the monitor's server, its own path.
+  const HOOK = '/ntfy-topic-0b7d2c1e5a4f4e21';
+  const hookPosts = () => pings.filter((p) => p.url === HOOK);
   let machine: Machine;
   let site = '';
   let copy = '';
@@ -61,7 +64,7 @@ describe('the alarm without nightshift, and install\'s checks, under a real syst
       let body = '';
       req.on('data', (d) => (body += d));
       req.on('end', () => {
-        pings.push({ url: req.url!, body });
+        pings.push({ url: req.url!, body, title: req.headers.title as string | undefined });
         res.writeHead(200).end('OK');
       });
     });
@@ -73,9 +76,9 @@ describe('the alarm without nightshift, and install\'s checks, under a real syst
     fs.writeFileSync(path.join(site, 'nightshift.yaml'), [
       `vault: ${SITE}/vault`, `state_dir: ${SITE}/state`, `log_dir: ${SITE}/logs`, `agents_dir: ${SITE}/prompts`,
       'claude:', `  command: ${OPT}/${path.relative(ROOT, CLAUDE)}`, 'git:', '  enabled: false',
-      'discord:', `  api_base: ${discord.apiBase}`, 'monitor:', `  ping_url: ${pingUrl}`, 'dispatch:', '  - agent: worker', '',
+      'discord:', `  api_base: ${discord.apiBase}`, 'monitor:', `  ping_url: ${pingUrl}`, 'webhook:', '  format: ntfy', 'dispatch:', '  - agent: worker', '',
     ].join('\n'));
-    fs.writeFileSync(path.join(site, 'nightshift.env'), `ANTHROPIC_API_KEY=sk-test-alarm-key-0123\nDISCORD_WEBHOOK_URL=${discord.webhookUrl}\n`, { mode: 0o600 });
+    fs.writeFileSync(path.join(site, 'nightshift.env'), `ANTHROPIC_API_KEY=sk-test-alarm-key-0123\nDISCORD_WEBHOOK_URL=${discord.webhookUrl}\nNIGHTSHIFT_WEBHOOK_URL=http://127.0.0.1:${(monitor.address() as AddressInfo).port}${HOOK}\n`, { mode: 0o600 });
     // The copy: the build and its templates, node_modules from the bound tree.
     copy = tempDir(null, 'nightshift-copy-');
     for (const d of ['dist', 'deploy']) fs.cpSync(path.join(ROOT, d), path.join(copy, d), { recursive: true });
@@ -149,9 +152,15 @@ describe('the alarm without nightshift, and install\'s checks, under a real syst
     const [msg] = discord.messages.slice(seen);
     assert.match(msg.body.content, /nightshift alarm on .*\n```\nunit nightshift\.service failed: result=exit-code code=exited status=1\nnightshift itself could not report it \(exit 1\):\n[\s\S]*Cannot find module/);
     assert.ok(!JSON.stringify(msg.body).includes('sk-test-alarm-key'), 'no secret in the alarm');
-    await waitFor(() => pings.length > pinged, 20_000, 'the monitor\'s /fail');
-    assert.deepEqual(pings.slice(pinged).map((p) => p.url), [`/${UUID}/fail`]);
-    assert.match(pings[pinged].body, /^unit nightshift\.service failed: [\s\S]*Cannot find module/);
+    await waitFor(() => pings.some((p, i) => i >= pinged && p.url === `/${UUID}/fail`), 20_000, 'the monitor\'s /fail');
+    assert.deepEqual(pings.slice(pinged).map((p) => p.url), [HOOK, `/${UUID}/fail`]);
+    assert.match(pings.find((p, i) => i >= pinged && p.url === `/${UUID}/fail`)!.body, /^unit nightshift\.service failed: [\s\S]*Cannot find module/);
+    // The second channel, in the form the config names (copied by install into the monitor env file).
+    const posted = pings.slice(pinged).find((p) => p.url === HOOK)!;
+    assert.match(posted.title ?? '', /^nightshift alarm on .+: nightshift\.service$/);
+    assert.match(posted.body, /^unit nightshift\.service failed: [\s\S]*Cannot find module[\s\S]*\(plain: nightshift could not send its own report\)$/);
+    assert.ok(!posted.body.includes('sk-test-alarm-key'), 'no secret in the webhook\'s alarm');
+    assert.match(alertLog, /sent a plain alarm to the webhook \(ntfy\)/);
 
     // The watch: the same shell path when its doctor cannot run.
     seen = discord.messages.length;
@@ -161,8 +170,8 @@ describe('the alarm without nightshift, and install\'s checks, under a real syst
     await settled('nightshift-watch.service', watchBefore);
     await waitFor(() => discord.messages.length > seen, 20_000, 'the watch\'s plain alarm on Discord');
     assert.match(discord.messages[seen].body.content, /the watch \(nightshift-watch\.service\) could not run nightshift doctor\nnightshift itself could not report it/);
-    await waitFor(() => pings.length > pinged, 20_000, 'the watch\'s /fail');
-    assert.equal(pings[pinged].url, `/${UUID}/fail`);
+    await waitFor(() => pings.some((p, i) => i >= pinged && p.url === `/${UUID}/fail`), 20_000, 'the watch\'s /fail');
+    assert.deepEqual(pings.slice(pinged).map((p) => p.url), [HOOK, `/${UUID}/fail`]);
 
     // Control: the alert unit as it was before the script (nightshift's own alert alone).
     const dropIn = `${UNITS}/${ALERT.replace('nightshift.service.service', '.service')}.d`;
@@ -180,6 +189,7 @@ describe('the alarm without nightshift, and install\'s checks, under a real syst
     // Given the time the script's path took above, nothing arrives.
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal(discord.messages.length, seen, 'nothing reached Discord');
-    assert.equal(pings.length, pinged, 'nothing reached the monitor');
+    assert.equal(pings.length, pinged, 'nothing reached the monitor, nor the webhook');
+    assert.ok(hookPosts().length >= 2, 'the webhook had the two alarms above');
   });
 });

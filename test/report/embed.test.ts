@@ -16,6 +16,7 @@ test('a session embed carries every field the operator reads (inline snapshot)',
   assert.deepEqual(r, {
     key: 'session:20260301T100000Z-gardener-abc123',
     kind: 'session',
+    agent: 'gardener',
     embed: {
       title: 'gardener: ok',
       color: 0x2ecc71,

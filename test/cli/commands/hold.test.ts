@@ -63,3 +63,19 @@ test('hold release lifts a backoff and a rate limit, is logged, and leaves the l
   const help = await nightshift(['hold', '--help'], ws.env, ws.dir);
   assert.match(help.stdout, /Usage: nightshift hold release AGENT/);
 });
+
+// The refused key's mark (budget/credential-refusal.ts) goes with any release, said and logged;
+// with no mark, nothing is said of it.
+test('hold release clears the mark of a key the API refused today, and says so; none, nothing said', { timeout: 60_000 }, async (t) => {
+  const ws = workspace(t, 'http://127.0.0.1:9', configYaml());
+  writeAgent(ws, 'worker', 'SCENARIO=text');
+  const { writeRefusal, refusalFile, credentialFingerprint } = await import('../../../budget/credential-refusal.js');
+  const none = await nightshift(['hold', 'release', 'worker', '--json'], ws.env, ws.dir);
+  assert.equal(JSON.parse(none.stdout).refused_key_cleared, false);
+  writeRefusal(ws.state, { fingerprint: credentialFingerprint('sk-ant-some-key-000000'), kind: 'api_key', at: '2026-03-01T09:41:00.000Z', day: '2026-03-01', session: 's-1', env_file: null, env_ino: null, env_mtime_ms: null });
+  const cleared = await nightshift(['hold', 'release', 'worker'], ws.env, ws.dir);
+  assert.equal(cleared.code, 0, cleared.stderr);
+  assert.match(cleared.stdout, /^worker is not held: nothing to release\ncleared the refused key \(the API refused it at 2026-03-01T09:41:00\.000Z\): the next start tries the key again$/m);
+  assert.match(cleared.stderr, /"event":"credential_refusal_cleared"/);
+  assert.equal(fs.existsSync(refusalFile(ws.state)), false);
+});

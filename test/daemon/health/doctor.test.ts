@@ -224,6 +224,21 @@ describe('nightshift doctor', () => {
     });
   }
 
+  test('NIGHTSHIFT_WEBHOOK_URL, when set, is checked without a post: a URL passes, anything else fails naming the env file', async (t) => {
+    const ws = healthy(t);
+    ws.env.NIGHTSHIFT_WEBHOOK_URL = 'ntfy.sh/no-scheme-topic';
+    const bad = await doctor(ws);
+    const check = bad.out.checks.find((c: any) => c.name === 'webhook');
+    assert.equal(check?.status, 'fail', bad.ran.stdout);
+    assert.match(check.fix, /nightshift\.env/);
+    assert.ok(!bad.ran.stdout.includes('no-scheme-topic'), 'the value is never printed');
+    ws.env.NIGHTSHIFT_WEBHOOK_URL = 'https://ntfy.sh/some-topic';
+    const good = await doctor(ws);
+    const names = good.out.checks.map((c: any) => c.name);
+    assert.equal(names[names.indexOf('discord') + 1], 'webhook');
+    assert.equal(good.out.checks.find((c: any) => c.name === 'webhook').status, 'ok');
+  });
+
   test('an unreachable Discord fails the discord check; the alert waits in the outbox and goes with the next start', async (t) => {
     const ws = healthy(t);
     discord.messages.length = 0;
