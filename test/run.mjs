@@ -9,7 +9,7 @@ import path from 'node:path';
 import { closingLines, summarize } from './summary.mjs';
 
 // The suites docs/development.md calls proofs: under CI=true their skips are failures.
-const PROOFS = ['deploy/systemd-real', 'deploy/install', 'e2e/sandbox-escape', 'e2e/stream-forgery', 'e2e/network', 'e2e/egress', 'e2e/git-nested', 'e2e/limits'];
+const PROOFS = ['deploy/systemd-real', 'deploy/install', 'e2e/sandbox-escape', 'e2e/stream-forgery', 'e2e/network', 'e2e/egress', 'e2e/git-nested', 'e2e/limits', 'e2e/seccomp'];
 
 const root = path.resolve(process.env.NIGHTSHIFT_TEST_ROOT || path.join(import.meta.dirname, '..', 'dist', 'test'));
 const files = [];
