@@ -17,8 +17,13 @@ describe('nightshift run', () => {
     assert.equal(record.outcome, 'ok');
     assert.equal(record.exit_code, 0);
     assert.equal(record.turns, 2);
-    // Two calls of 1000 in / 100 out on sonnet ($3/$15 per Mtok), as the CLI computes it.
-    assert.equal(record.cost_usd.toFixed(4), '0.0090');
+    // Two calls of 100 output tokens on sonnet, their input as the imitation counted each body,
+    // at $3/$15 per Mtok, as the CLI computes it.
+    const served = api.served.filter((s) => s.prompt.includes('FILE=made.txt'));
+    assert.equal(served.length, 2);
+    const usd = served.reduce((sum, s) => sum + (s.usage.input_tokens * 3 + s.usage.output_tokens * 15) / 1e6, 0);
+    assert.ok(served.every((s) => s.usage.output_tokens === 100 && s.usage.input_tokens > 1000), JSON.stringify(served.map((s) => s.usage)));
+    assert.equal(record.cost_usd.toFixed(4), usd.toFixed(4));
     assert.equal(record.cost_estimated, false);
     assert.equal(record.result, 'Wrote the file.');
     assert.equal(fs.readFileSync(path.join(ws.vault, 'made.txt'), 'utf8').trim(), 'hello', 'the tool really ran in the vault');
