@@ -180,6 +180,11 @@ describe('only the CLI reaches the API from inside the wall', { skip: NEEDS_BWRA
     assert.deepEqual(reached, ['tcp', 'unix', 'direct'], `each call reached the API: ${seen[0]}`);
     assert.equal(record.api_refused, 0);
   });
+
+  test('control for the bridge\'s folder: without the domain (peer check on), a curl through /proc/<bridge>/cwd reaches the API, and that way alone', { timeout: 3 * 60_000 }, async (t) => {
+    const { reached, seen } = await reach(t, 'domain', 'nodomain');
+    assert.deepEqual(reached, ['cwd'], `only the bridge's folder let the call through: ${seen[0]}`);
+  });
 });
 
 // The API's socket was a name in the wall's /tmp, which every process of the session could rename:
