@@ -73,7 +73,7 @@ describe('nightshift run', () => {
     assert.equal(ran.code, 1);
     // `timeout` is the supervisor's wall clock; the CLI's own 600 s would end it as an error.
     assert.equal(record.outcome, 'timeout');
-    // The first call is metered (1000 in / 100 out on sonnet, $0.0045); the hung one was in flight
+    // The first call is metered (its input as the body's size, 100 out on sonnet: more than $0.0045); the hung one was in flight
     // when the session ended, so it counts its worst case (the API may have served it), marked as
     // an estimate, within the reservation.
     assert.equal(record.cost_estimated, true);
