@@ -84,7 +84,10 @@ export function createLogger(o: LoggerOptions): Logger {
     : human
       ? { write: (line: string) => (human.live ? human.live.around(() => stderr.write(`${humanLine(line, human)}\n`)) : stderr.write(`${humanLine(line, human)}\n`)) }
       : stderr;
-  const streams: Array<{ stream: Sink }> = [{ stream: redacting(toStderr, o.redact) }];
-  if (o.logDir) streams.push({ stream: redacting(new DailyFileSink(o.logDir, o.timezone ?? 'UTC', o.now), o.redact) });
-  return pino({ level: o.level ?? 'info', base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.multistream(streams));
+  // Each stream at the logger's level: pino.multistream's own default is info, which dropped every
+  // debug line whatever NIGHTSHIFT_LOG_LEVEL said.
+  const level = o.level ?? 'info';
+  const streams: Array<{ stream: Sink; level: string }> = [{ stream: redacting(toStderr, o.redact), level }];
+  if (o.logDir) streams.push({ stream: redacting(new DailyFileSink(o.logDir, o.timezone ?? 'UTC', o.now), o.redact), level });
+  return pino({ level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.multistream(streams as Parameters<typeof pino.multistream>[0]));
 }

@@ -13,6 +13,9 @@ export type Block =
   | { type: 'tool_use'; name: string; input: unknown };
 
 export type Usage = { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number };
+// What a script may say of its usage: without input_tokens the imitation counts the request's
+// input from its body, as the API bills it (inputTokensOf).
+export type ScriptUsage = Omit<Usage, 'input_tokens'> & { input_tokens?: number };
 
 // The key every test environment holds (test/helpers.ts claudeTestEnv). Sessions reach the API
 // through the supervisor's proxy (sessions/wall/api-proxy.ts), which puts back this real key in place
@@ -27,10 +30,10 @@ export type Reply =
   // streamError: sent after the first block's first delta, and the stream ends there.
   // deltaUsage: fields message_delta carries besides output_tokens (a client that believes them
   // over message_start's counts less than was billed).
-  | { kind: 'message'; blocks: Block[]; usage?: Usage; stopReason?: string; deltaSize?: number; pingEvery?: number; streamError?: StreamError; deltaUsage?: Record<string, number> }
+  | { kind: 'message'; blocks: Block[]; usage?: ScriptUsage; stopReason?: string; deltaSize?: number; pingEvery?: number; streamError?: StreamError; deltaUsage?: Record<string, number> }
   | { kind: 'status'; status: number; retryAfter?: number; headers?: Record<string, string> }
   | { kind: 'hang' }            // accept the request, never answer
-  | { kind: 'stall'; usage?: Usage };  // send message_start, then nothing
+  | { kind: 'stall'; usage?: ScriptUsage };  // send message_start, then nothing
 
 // What a script sees: the turn (how many assistant messages the conversation holds so far), the
 // prompt text, the last tool_result text, if any, and `attempt`: how many times this server was
@@ -46,7 +49,48 @@ export type ServedRecord = { model: string; stream: boolean; maxTokens: number; 
 // toolResult: the text of the last tool_result the request carried back, as the session sent it.
 export type RequestRecord = { scenario: string; turn: number; stream: boolean; model: string; headers: Record<string, unknown>; toolResult: string | null };
 
-const DEFAULT_USAGE: Usage = { input_tokens: 1000, output_tokens: 100 };
+const DEFAULT_USAGE: ScriptUsage = { output_tokens: 100 };
+
+// The input the API bills a request, counted from its body the way the API counts it, in this
+// file's own terms (never the meter's): text about 4 bytes a token; an image by its pixels after
+// the API's resize (long edge at most 1568 px, at most 1092x1092's pixels, the largest square of
+// the vision guide's table left as it is; ~750 pixels a token), one it
+// cannot size at 1,600; a PDF at PAGE_TOKENS a page (each page is its text and an image of it: a
+// page of one line, as the tests write them, came to ~970 tokens against the real API in issue 37's
+// review, 90 pages billed $0.52 over two sonnet calls).
+export const BYTES_PER_TOKEN = 4;
+export const PAGE_TOKENS = 1000;
+function imageBill(data: Buffer): number {
+  if (data.length < 24 || data.readUInt32BE(0) !== 0x89504e47) return 1600;
+  let w = data.readUInt32BE(16);
+  let h = data.readUInt32BE(20);
+  const edge = Math.min(1, 1568 / Math.max(w, h));
+  const area = Math.min(1, Math.sqrt((1092 * 1092) / (w * h * edge * edge)));
+  w = Math.floor(w * edge * area);
+  h = Math.floor(h * edge * area);
+  return Math.ceil((w * h) / 750);
+}
+function pdfPages(data: Buffer): number {
+  // Each page object; a page tree's /Type /Pages is not one.
+  return (data.toString('latin1').match(/\/Type\s*\/Page(?![a-zA-Z])/g) ?? []).length;
+}
+export function inputTokensOf(body: any, bodyBytes: number): number {
+  let media = 0;
+  let mediaBytes = 0;
+  const walk = (v: any): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (!v || typeof v !== 'object') return;
+    if ((v.type === 'image' || v.type === 'document') && v.source?.type === 'base64' && typeof v.source.data === 'string') {
+      const data = Buffer.from(v.source.data, 'base64');
+      mediaBytes += v.source.data.length;
+      media += v.type === 'image' ? imageBill(data) : pdfPages(data) * PAGE_TOKENS;
+      return;
+    }
+    for (const x of Object.values(v)) walk(x);
+  };
+  walk(body);
+  return Math.ceil(Math.max(0, bodyBytes - mediaBytes) / BYTES_PER_TOKEN) + media;
+}
 
 export const text = (t: string): Reply => ({ kind: 'message', blocks: [{ type: 'text', text: t }] });
 export const bash = (command: string, say = 'I will call Bash.'): Reply => ({
@@ -289,8 +333,11 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
   const open = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
-    if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
-      json(res, 404, 'not_found_error', 'not found');
+    // The two paths the CLI uses; anything else (batches, files, a ../ climb) is the API's 404.
+    const route = req.url?.split('?')[0];
+    if (req.method !== 'POST' || (route !== '/v1/messages' && route !== '/v1/messages/count_tokens')) {
+      json(res, 404, 'not_found_error', 'Not Found');
+      req.resume();
       return;
     }
     const key = keyOf(req.headers);
@@ -318,19 +365,21 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       let body: any;
+      const raw = Buffer.concat(chunks);
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        body = JSON.parse(raw.toString('utf8'));
       } catch {
         res.writeHead(400).end();
         return;
       }
       // The CLI counts a large MCP result before it keeps it: about 4 characters a token.
-      if (req.url?.split('?')[0] === '/v1/messages/count_tokens') {
+      if (route === '/v1/messages/count_tokens') {
         countTokens++;
         res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req') });
-        res.end(JSON.stringify({ input_tokens: Math.ceil(JSON.stringify(body.messages ?? []).length / 4) }));
+        res.end(JSON.stringify({ input_tokens: inputTokensOf(body, raw.length) }));
         return;
       }
+      const input = inputTokensOf(body, raw.length);
       const got = turnOf(body);
       const scenario = arg(got.prompt, 'SCENARIO') ?? 'text';
       requests.push({ scenario, turn: got.turn, stream: body.stream === true, model: body.model, headers: req.headers, toolResult: got.lastToolResult });
@@ -363,12 +412,12 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           sse(res, 'message_start', {
             type: 'message_start',
-            message: { id: id('msg'), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...(reply.usage ?? DEFAULT_USAGE), output_tokens: 1 } },
+            message: { id: id('msg'), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: input, ...(reply.usage ?? DEFAULT_USAGE), output_tokens: 1 } },
           });
           return;
         case 'message': {
           // Like the real API: never more output than max_tokens, and it says so.
-          const asked = reply.usage ?? DEFAULT_USAGE;
+          const asked: Usage = { input_tokens: input, ...(reply.usage ?? DEFAULT_USAGE) };
           const maxTokens = Number.isSafeInteger(body.max_tokens) ? body.max_tokens : Infinity;
           const usage = { ...asked, output_tokens: Math.min(asked.output_tokens, maxTokens) };
           const clipped = usage.output_tokens < asked.output_tokens;

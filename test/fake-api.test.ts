@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, test, type TestContext } from 'node:test';
 import { TEST_API_KEY } from './fake-api.js';
+import { pdf, png } from './fixtures/media-files.js';
 import { CLAUDE, claudeTestEnv, fakeApiPerFile, tempDir } from './helpers.js';
 
 const api = fakeApiPerFile();
@@ -54,6 +55,53 @@ describe('the fake API', () => {
     assert.equal((await post('SCENARIO=text', { 'x-api-key': TEST_API_KEY })).status, 200);
     assert.equal((await post('SCENARIO=text', { authorization: `Bearer ${TEST_API_KEY}` })).status, 200);
     assert.equal(api.requests.length, before.answered + 2);
+  });
+
+  test('answers 404 on any path but /v1/messages and its count_tokens, as the API does: batches, files, a ../ climb', async () => {
+    const before = api.requests.length;
+    for (const p of ['/v1/messages/batches', '/v1/messages/batches/msgbatch_01/results', '/v1/files', '/v1/messages/../files', '/v1/messagesX', '/v2/messages']) {
+      const r = await fetch(`${api.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_API_KEY }, body: BODY('SCENARIO=text') });
+      const text = await r.text();
+      assert.equal(r.status, 404, `${p}: ${text}`);
+      assert.equal(JSON.parse(text).error.type, 'not_found_error');
+    }
+    assert.equal(api.requests.length, before, 'none was answered as a message');
+    // The control: the same body at /v1/messages is answered.
+    assert.equal((await post('SCENARIO=text', { 'x-api-key': TEST_API_KEY })).status, 200);
+  });
+
+  test('bills the input it was sent: text by the body\'s size, an image by its pixels, a PDF by its pages; a script\'s own count still wins', async () => {
+    const served = async (content: unknown, scenario = 'text') => {
+      const n = api.served.length;
+      const body = JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 100, stream: false, messages: [{ role: 'user', content: [{ type: 'text', text: `SCENARIO=${scenario} ${unique()}` }, ...[content].flat()] }] });
+      const r = await fetch(`${api.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_API_KEY }, body });
+      const reply = await r.json() as any;
+      assert.equal(r.status, 200, JSON.stringify(reply));
+      assert.equal(api.served.length, n + 1);
+      assert.equal(reply.usage.input_tokens, api.served[n].usage.input_tokens, 'the reply says what was recorded');
+      return { input: reply.usage.input_tokens as number, bytes: Buffer.byteLength(body) };
+    };
+    // Text: a token per 4 bytes, so 40,000 more bytes of text are 10,000 more tokens.
+    const small = await served({ type: 'text', text: 'x' });
+    const big = await served({ type: 'text', text: 'x'.repeat(40_001) });
+    assert.equal(small.input, Math.ceil(small.bytes / 4));
+    assert.equal(big.input - small.input, 10_000);
+    // An image of 1092x1092 (under both resize bounds): 1092*1092/750 = 1,590 tokens, whatever its bytes.
+    const b64 = (b: Buffer) => b.toString('base64');
+    const img = b64(png(1092, 1092));
+    const one = await served({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: img } });
+    assert.equal(one.input - Math.ceil((one.bytes - img.length) / 4), 1590);
+    // A 4000x4000 image is scaled to 1092x1092 first: 1,590 tokens, not 21,334.
+    const huge = b64(png(4000, 4000));
+    const scaled = await served({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: huge } });
+    assert.equal(scaled.input - Math.ceil((scaled.bytes - huge.length) / 4), 1590);
+    // A PDF of 90 pages: 90 * 1,000 tokens.
+    const doc = b64(pdf(90));
+    const pages = await served({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: doc } });
+    assert.equal(pages.input - Math.ceil((pages.bytes - doc.length) / 4), 90_000);
+    // A script that says its input keeps it.
+    api.script('says-input', () => ({ kind: 'message', blocks: [{ type: 'text', text: 'counted' }], usage: { input_tokens: 7, output_tokens: 1 } }));
+    assert.equal((await served({ type: 'text', text: 'x'.repeat(10_000) }, 'says-input')).input, 7);
   });
 
   test('the real CLI holding a key the API does not know ends with the 401', { timeout: 60_000 }, async (t) => {

@@ -62,7 +62,11 @@ describe('git sync', () => {
     const msg = git(repos.remote, 'log', '-1', '--format=%B', 'main');
     assert.match(msg, /^nightshift\(writer\): ok\n/);
     assert.match(msg, new RegExp(`Session-Id: ${r.session.id}`));
-    assert.match(msg, /Cost-USD: 0\.0090/);
+    // Two calls on sonnet at $3/$15 a million, their usage as the imitation served it.
+    const served = api.served.filter((x) => x.prompt.includes('SCENARIO=git-ok'));
+    assert.equal(served.length, 2);
+    const usd = served.reduce((sum, x) => sum + (x.usage.input_tokens * 3 + x.usage.output_tokens * 15) / 1e6, 0);
+    assert.match(msg, new RegExp(`Cost-USD: ${usd.toFixed(4).replace('.', '\\.')}\n`));
     assert.match(msg, /Turns: 2/);
     assert.equal(git(repos.remote, 'log', '-1', '--format=%(trailers:key=Session-Id,valueonly)', 'main'), r.session.id);
     assert.match(remoteFile(repos, 'notes.md'), /agent line/);

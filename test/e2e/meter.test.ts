@@ -1,5 +1,6 @@
 // The meter end to end, with the real CLI in its wall against the imitation API: the ledger's
-// cost is what the API served (priced by our table from the imitation's own usage log), whatever
+// cost is what the API served (priced at the published prices written out here, from the
+// imitation's own usage log, which counts input from each body), whatever
 // the session calls around the CLI, compresses, or writes into the CLI's stream; and the day's cap
 // holds across sessions.
 import assert from 'node:assert/strict';
@@ -7,16 +8,31 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { costAt, lookupPrice } from '../../budget/pricing.js';
 import { bash, text, type ServedRecord } from '../fake-api.js';
 import { configYaml, fakeApiPerFile, ledgerRows, nightshift, runJson, workspace, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const CURL: string | false = spawnSync('curl', ['--version'], { stdio: 'ignore' }).status === 0 ? false : 'curl is not installed';
 
-// What the imitation served, priced by nightshift's table from its own usage.
-const priced = (s: ServedRecord[]) =>
-  s.reduce((sum, r) => sum + costAt(lookupPrice(r.model).price, { input: r.usage.input_tokens, cacheWrite: r.usage.cache_creation_input_tokens ?? 0, cacheRead: r.usage.cache_read_input_tokens ?? 0, output: r.usage.output_tokens }), 0);
+// Anthropic's published prices in USD per million tokens, written out here (not the meter's own
+// table, which a wrong number there would then agree with): input, output; a 5-minute cache write
+// is 1.25x input, a cache read 0.1x. These sessions ask for sonnet (the CLI's alias) and haiku.
+const USD_PER_MTOK: Array<[RegExp, { input: number; output: number }]> = [
+  [/sonnet/, { input: 3, output: 15 }],
+  [/haiku/, { input: 1, output: 5 }],
+];
+function usdPerMtok(model: string) {
+  const p = USD_PER_MTOK.find(([re]) => re.test(model))?.[1];
+  assert.ok(p, `the test has no price for ${model}`);
+  return p;
+}
+// What the imitation served, priced at those numbers from its own usage; `output: false` leaves the output out.
+const priced = (s: ServedRecord[], o: { output?: boolean } = {}) =>
+  s.reduce((sum, r) => {
+    const p = usdPerMtok(r.model);
+    const u = r.usage;
+    return sum + (u.input_tokens * p.input + (u.cache_creation_input_tokens ?? 0) * p.input * 1.25 + (u.cache_read_input_tokens ?? 0) * p.input * 0.1 + (o.output === false ? 0 : u.output_tokens * p.output)) / 1e6;
+  }, 0);
 const logsOf = (ws: Workspace) =>
   fs.readdirSync(ws.logs, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.log')).map((e) => fs.readFileSync(path.join(e.parentPath ?? (e as any).path, e.name), 'utf8')).join('\n');
 
@@ -110,7 +126,7 @@ describe('the meter with the real CLI', () => {
     for (const r of records) assert.equal(r.outcome, 'budget', JSON.stringify(r));
     const served = api.served.slice(n);
     const truth = priced(served);
-    const maxInput = Math.max(...served.map((s) => costAt(lookupPrice(s.model).price, { input: s.usage.input_tokens, cacheWrite: s.usage.cache_creation_input_tokens ?? 0, cacheRead: s.usage.cache_read_input_tokens ?? 0, output: 0 })));
+    const maxInput = Math.max(...served.map((s) => priced([s], { output: false })));
     t.diagnostic(`${records.length} sessions, ${served.length} calls: served $${truth.toFixed(4)} against a cap of $${cap}`);
     assert.ok(truth <= cap + maxInput, `served $${truth} against $${cap} (one input: $${maxInput})`);
     assert.ok(truth > cap * 0.5, `the day was used: $${truth}`);

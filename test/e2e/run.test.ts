@@ -17,8 +17,13 @@ describe('nightshift run', () => {
     assert.equal(record.outcome, 'ok');
     assert.equal(record.exit_code, 0);
     assert.equal(record.turns, 2);
-    // Two calls of 1000 in / 100 out on sonnet ($3/$15 per Mtok), as the CLI computes it.
-    assert.equal(record.cost_usd.toFixed(4), '0.0090');
+    // Two calls of 100 output tokens on sonnet, their input as the imitation counted each body,
+    // at $3/$15 per Mtok, as the CLI computes it.
+    const served = api.served.filter((s) => s.prompt.includes('FILE=made.txt'));
+    assert.equal(served.length, 2);
+    const usd = served.reduce((sum, s) => sum + (s.usage.input_tokens * 3 + s.usage.output_tokens * 15) / 1e6, 0);
+    assert.ok(served.every((s) => s.usage.output_tokens === 100 && s.usage.input_tokens > 1000), JSON.stringify(served.map((s) => s.usage)));
+    assert.equal(record.cost_usd.toFixed(4), usd.toFixed(4));
     assert.equal(record.cost_estimated, false);
     assert.equal(record.result, 'Wrote the file.');
     assert.equal(fs.readFileSync(path.join(ws.vault, 'made.txt'), 'utf8').trim(), 'hello', 'the tool really ran in the vault');
@@ -68,7 +73,7 @@ describe('nightshift run', () => {
     assert.equal(ran.code, 1);
     // `timeout` is the supervisor's wall clock; the CLI's own 600 s would end it as an error.
     assert.equal(record.outcome, 'timeout');
-    // The first call is metered (1000 in / 100 out on sonnet, $0.0045); the hung one was in flight
+    // The first call is metered (its input as the body's size, 100 out on sonnet: more than $0.0045); the hung one was in flight
     // when the session ended, so it counts its worst case (the API may have served it), marked as
     // an estimate, within the reservation.
     assert.equal(record.cost_estimated, true);

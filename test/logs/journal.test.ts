@@ -37,6 +37,22 @@ test('the logger prefixes stderr lines for the journal and keeps the daily file 
   for (const l of file) assert.doesNotThrow(() => JSON.parse(l));
 });
 
+test('the logger\'s level reaches both of its streams: at debug the debug lines are written, at info they are not', (t) => {
+  for (const level of ['debug', 'info'] as const) {
+    const dir = tempDir(t);
+    const lines: string[] = [];
+    const logger = createLogger({ redact: (s) => s, logDir: dir, level, stderr: { write: (l) => void lines.push(l) } });
+    logger.debug({ event: 'probe_debug' }, 'd');
+    logger.trace({ event: 'probe_trace' }, 't');
+    logger.info({ event: 'probe_info' }, 'i');
+    const file = fs.readFileSync(path.join(dir, fs.readdirSync(dir)[0]), 'utf8').trim().split('\n').map((l) => JSON.parse(l).event);
+    const said = lines.map((l) => JSON.parse(l).event);
+    const want = level === 'debug' ? ['probe_debug', 'probe_info'] : ['probe_info'];
+    assert.deepEqual(file, want, `the daily file at ${level}`);
+    assert.deepEqual(said, want, `stderr at ${level}`);
+  }
+});
+
 // Runs the real CLI with stderr on a pipe; `journal` makes JOURNAL_STREAM name that very pipe, as
 // systemd does for a unit whose stderr is the journal.
 function run(args: string[], cwd: string, journal: 'match' | 'other' | 'unset'): Promise<{ code: number | null; stderr: string }> {

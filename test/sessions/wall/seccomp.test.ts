@@ -166,11 +166,12 @@ async function thief(t: TestContext, filtered: boolean): Promise<Doors> {
 
 // A sibling that holds a marker in its heap, and a tool that rewrites it through /proc/<pid>/mem:
 // an open() and pwrite(), no ptrace-family call, so no seccomp filter can refuse it.
+// It says it is ready by a file (argv[1]) and holds the marker until the tools are done (argv[2]).
 const VICTIM_PY = String.raw`
-import time
+import os, sys, time
 s = bytearray(b'NIGHTSHIFT-COST-' + b'0.0360')
-print('ready', flush=True)
-time.sleep(1.5)
+open(sys.argv[1], 'w').close()
+while not os.path.exists(sys.argv[2]): time.sleep(0.02)
 print('holds', s.decode(), flush=True)
 `;
 const MEM_PY = String.raw`
@@ -214,7 +215,7 @@ describe('the filter under bwrap', { skip: NEEDS_BWRAP || (fs.existsSync('/usr/b
     // Landlock domain of its own it cannot open the sibling's memory at all.
     const prefix = perl ? writeShellPrefix(dir, perl) : '/bin/false';
     fs.writeFileSync(path.join(dir, 'mem.py'), MEM_PY);
-    const sh = `/usr/bin/python3 -c "$1" & v=$!; sleep 0.5; /usr/bin/python3 -c "$2" $v; grep '^Seccomp:' /proc/self/status; echo "domain: $('${prefix}' "/usr/bin/python3 ${dir}/mem.py $v")"; wait`;
+    const sh = `/usr/bin/python3 -c "$1" ${dir}/ready ${dir}/done & v=$!; while [ ! -e ${dir}/ready ]; do sleep 0.02; done; /usr/bin/python3 -c "$2" $v; grep '^Seccomp:' /proc/self/status; echo "domain: $('${prefix}' "/usr/bin/python3 ${dir}/mem.py $v")"; touch ${dir}/done; wait`;
     const child = spawn('bwrap', bwrapArgs(layout, '/bin/sh', ['-c', sh, 'sh', VICTIM_PY, MEM_PY]), { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     writeInputs(child, [seccompProgram()]);
     let out = '';
