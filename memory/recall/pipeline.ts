@@ -1,8 +1,8 @@
 // The query pipeline over what the store hands in: the lexical and vector arms fused by rank,
 // spreading activation from the best seeds, then recency and salience (memory/recall/rank.ts).
 // No SQL here: `RecallSource` is the store's read side (memory/store/search.ts).
-import { namedIn, names, ownWords } from '../text/speaker.js';
-import { contentTerms, ftsQuery } from '../text/text.js';
+import { mentions, namedIn, ownWords } from '../text/speaker.js';
+import { ftsQuery, queryTerms } from '../text/text.js';
 import type { Category, EdgeType, QueryOptions, QueryResult } from '../types.js';
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
 
@@ -33,7 +33,7 @@ export type RecallSource = {
 
 export function rankMemories(src: RecallSource, text: string, qvec: Float32Array | null, opts: QueryOptions & { limit: number }): QueryResult[] {
   const w = src.weights;
-  const q = ftsQuery(src.selective(contentTerms(text), 48, w.common));
+  const q = ftsQuery(src.selective(queryTerms(text), 48, w.common));
   // One lexical list: each memory by the better BM25 of its own text and of its evidence.
   const lexical = new Map<number, number>();
   if (q) {
@@ -109,7 +109,7 @@ function saidElsewhere(src: RecallSource, query: string, states: Array<{ id: num
   const speakerOf = new Map(others.map((r) => [r.id, r.speaker]));
   for (const m of src.texts(others.map((r) => r.id))) {
     const own = ownWords(m.text, speakerOf.get(m.id) ?? null);
-    if (![...named].some((n) => names(own, n))) out.add(m.id);
+    if (![...named].some((n) => mentions(own, n))) out.add(m.id);
   }
   return out;
 }

@@ -64,6 +64,13 @@ export function contentTerms(text: string, max = 48): string[] {
   return out;
 }
 
+// A question's own frame says how the answer is shaped, not what it is about: "what kind of art",
+// "how long did it take". Those words go from a query's terms (the rest as contentTerms).
+const QUESTION_FRAME = /\b(?:kinds?|types?|sorts?)\s+of\b|\bhow\s+(?:long|many|much|often)\b/giu;
+export function queryTerms(text: string, max = 48): string[] {
+  return contentTerms(text.normalize('NFKC').replace(QUESTION_FRAME, ' '), max);
+}
+
 // An FTS5 MATCH expression: the terms quoted (FTS5 syntax cannot leak in) and OR-ed; null when empty.
 export function ftsQuery(terms: string[]): string | null {
   if (!terms.length) return null;

@@ -48,7 +48,7 @@ test('a query naming a speaker prefers what that speaker said or what is about t
   const lines: ObserveInput[] = [
     { text: 'I liked the shelter cat so much I adopted the cat', source: 'b1', speaker: 'Bob' },
     { text: 'a cat at the shelter', source: 'a1', speaker: 'Alice' },
-    { text: 'Alice, your visit to the shelter sounds lovely', source: 'b2', speaker: 'Bob' },
+    { text: 'I hear Alice went to the shelter, lovely', source: 'b2', speaker: 'Bob' },
   ];
   const on = open(t);
   await on.observeMany(lines, IMPORT);
