@@ -2,7 +2,7 @@
 // spreading activation from the best seeds, then recency and salience (memory/recall/rank.ts).
 // No SQL here: `RecallSource` is the store's read side (memory/store/search.ts).
 import { mentions, namedIn, ownWords } from '../text/speaker.js';
-import { ftsQuery, queryTerms } from '../text/text.js';
+import { asksMostly, ftsQuery, queryTerms } from '../text/text.js';
 import type { Category, EdgeType, QueryOptions, QueryResult } from '../types.js';
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
 
@@ -24,7 +24,8 @@ export type RecallSource = {
   // `last_seen`: its newest evidence (as of the query's time, what was observed by then).
   // `outdated`: a newer memory that says another value of it (a `supersedes` edge that did not end
   // it) is one the query may return and had begun by the query's time.
-  states(ids: number[]): Array<{ id: number; salience: number; last_seen: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null; outdated: number }>;
+  // `text`: the memory's own, for the priors read from it.
+  states(ids: number[]): Array<{ id: number; text: string; salience: number; last_seen: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null; outdated: number }>;
   // The speakers the store knows (memory/text/speaker.ts), to find those a query names.
   speakers(): string[];
   texts(ids: number[]): Array<{ id: number; text: string; category: Category; faded: number; superseded_by: number | null }>;
@@ -87,6 +88,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
       salience: r.salience,
       elsewhere: elsewhere.has(r.id),
       outdated: !!r.outdated && !superseded.has(r.id),
+      asks: w.asking > 0 && asksMostly(r.text),
     });
   }
   const ranked = rankCandidates(cands, w).slice(0, opts.limit);
@@ -101,15 +103,14 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
 }
 
 // When the query names known speakers: the memories another speaker said that name none of them.
-function saidElsewhere(src: RecallSource, query: string, states: Array<{ id: number; speaker: string | null }>): Set<number> {
+function saidElsewhere(src: RecallSource, query: string, states: Array<{ id: number; text: string; speaker: string | null }>): Set<number> {
   const out = new Set<number>();
   const named = namedIn(query, src.speakers());
   if (!named.size) return out;
-  const others = states.filter((r) => r.speaker !== null && !named.has(r.speaker.toLowerCase()));
-  const speakerOf = new Map(others.map((r) => [r.id, r.speaker]));
-  for (const m of src.texts(others.map((r) => r.id))) {
-    const own = ownWords(m.text, speakerOf.get(m.id) ?? null);
-    if (![...named].some((n) => mentions(own, n))) out.add(m.id);
+  for (const r of states) {
+    if (r.speaker === null || named.has(r.speaker.toLowerCase())) continue;
+    const own = ownWords(r.text, r.speaker);
+    if (![...named].some((n) => mentions(own, n))) out.add(r.id);
   }
   return out;
 }

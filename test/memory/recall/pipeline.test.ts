@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { rankMemories, type RecallSource } from '../../../memory/recall/pipeline.js';
 import { DEFAULT_WEIGHTS } from '../../../memory/store.js';
 import { mentions } from '../../../memory/text/speaker.js';
-import { queryTerms, tokens } from '../../../memory/text/text.js';
+import { asksMostly, queryTerms, tokens } from '../../../memory/text/text.js';
 import type { RankWeights } from '../../../memory/recall/rank.js';
 
 type Row = { id: number; text: string; speaker?: string; at?: string };
@@ -31,7 +31,7 @@ function source(rows: Row[], weights: Partial<RankWeights> = {}): RecallSource &
     },
     vectorTop: () => [],
     edgesAround: () => [],
-    states: (ids) => ids.map((id) => ({ id, salience: 0.5, last_seen: byId.get(id)!.at ?? AT, faded: 0, superseded_by: null, speaker: byId.get(id)!.speaker ?? null, valid_from: byId.get(id)!.at ?? AT, valid_to: null, outdated: 0 })),
+    states: (ids) => ids.map((id) => ({ id, text: byId.get(id)!.text, salience: 0.5, last_seen: byId.get(id)!.at ?? AT, faded: 0, superseded_by: null, speaker: byId.get(id)!.speaker ?? null, valid_from: byId.get(id)!.at ?? AT, valid_to: null, outdated: 0 })),
     speakers: () => [...new Set(rows.flatMap((r) => (r.speaker ? [r.speaker] : [])))],
     texts: (ids) => ids.map((id) => ({ id, text: byId.get(id)!.text, category: 'observation' as const, faded: 0, superseded_by: null })),
     sourcesOf: (ids) => new Map(ids.map((id) => [id, [`s${id}`]])),
@@ -78,4 +78,18 @@ test("a question's frame is not its topic: 'what kind of', 'how many' leave the 
   const src = source(rows);
   assert.deepEqual(order(src, 'What kind of art does Alice make?'), [2, 1]);
   assert.ok(!src.asked.includes('kind'), `Expected "kind" out of the lexical query, asked ${src.asked.join(' ')}`);
+});
+
+test('a memory that mostly asks ranks below one that tells; with the prior off, the more words win', () => {
+  assert.equal(asksMostly('Gina: Hey Jon! What is your favorite style of dance?'), true);
+  assert.equal(asksMostly('What time is it? [image: a clock on a wall. A cat.]'), true);
+  assert.equal(asksMostly('Jon: Contemporary is my top pick. It is so expressive. Do you dance?'), false);
+  assert.equal(asksMostly('The deploy key lives in the ops vault.'), false);
+  const rows: Row[] = [
+    { id: 1, text: 'Gina: What is your favorite style of dance, contemporary?', speaker: 'Gina' },
+    { id: 2, text: 'Jon: Contemporary dance is my top pick, so expressive.', speaker: 'Jon' },
+  ];
+  const q = 'What is the favorite style of dance, contemporary?';
+  assert.deepEqual(order(source(rows), q), [2, 1]);
+  assert.deepEqual(order(source(rows, { asking: 0 }), q), [1, 2], 'the control: without the prior the question, holding more of the words, is first');
 });
