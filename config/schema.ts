@@ -174,6 +174,7 @@ const MemorySchema = z
         salience: nonNegative.default(R.salience),
         speaker: fraction.default(R.speaker),
         asking: fraction.default(R.asking),
+        period: fraction.default(R.period),
         outdated: fraction.default(R.outdated),
         link_cap: z.number().int('Expected a whole number').min(0).max(50, 'Expected at most 50').default(R.link_cap),
         link_rare: fraction.default(R.link_rare),

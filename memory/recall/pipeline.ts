@@ -2,12 +2,15 @@
 // spreading activation from the best seeds, then recency and salience (memory/recall/rank.ts).
 // No SQL here: `RecallSource` is the store's read side (memory/store/search.ts).
 import { mentions, namedIn, ownWords } from '../text/speaker.js';
+import { namedPeriods, within } from '../text/periods.js';
 import { asksMostly, ftsQuery, queryTerms } from '../text/text.js';
 import type { Category, EdgeType, QueryOptions, QueryResult } from '../types.js';
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
 
 export const LEXICAL_DEPTH = 200; // rows each arm contributes to the fusion
 const DAY_MS = 86_400_000;
+// A memory's time is when it was said or began to hold; the day a query names may be a day off (time zones).
+const PERIOD_SLACK_DAYS = 1;
 
 // The reads ranking needs, each a plain list.
 export type RecallSource = {
@@ -71,6 +74,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
   const cands: Candidate[] = [];
   const states = src.states([...candidateIds]);
   const elsewhere = w.speaker > 0 ? saidElsewhere(src, text, states) : new Set<number>();
+  const periods = w.period > 0 ? namedPeriods(text) : [];
   const superseded = new Set<number>();
   const outdated = new Set(states.filter((r) => r.outdated).map((r) => r.id));
   for (const r of states) {
@@ -89,6 +93,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
       elsewhere: elsewhere.has(r.id),
       outdated: !!r.outdated && !superseded.has(r.id),
       asks: w.asking > 0 && asksMostly(r.text),
+      outside: periods.length > 0 && !within(r.valid_from, periods, PERIOD_SLACK_DAYS),
     });
   }
   const ranked = rankCandidates(cands, w).slice(0, opts.limit);

@@ -66,10 +66,12 @@ test('a query naming a speaker prefers what that speaker said or what is about t
   assert.deepEqual(await plain(on), await plain(off));
 });
 
-test('on a LoCoMo dev conversation the speaker prior and the rare-word links each lift recall@10; switched off, lower', { skip: NO_DATA }, async () => {
+test('on a LoCoMo dev conversation the speaker prior, the rare-word links, the asking and the period priors each lift recall@10; switched off, lower', { skip: NO_DATA }, async () => {
   const r = (await memoryRecall({ files: ['26.json'] }))!;
   assert.ok(r.full.at[10] > r.no_speaker.at[10], `Expected the speaker prior to lift @10: ${r.full.at[10]} vs off ${r.no_speaker.at[10]}`);
   assert.ok(r.full.at[10] > r.no_links.at[10], `Expected the links to lift @10: ${r.full.at[10]} vs off ${r.no_links.at[10]}`);
+  assert.ok(r.full.at[10] > r.no_asking.at[10], `Expected the asking prior to lift @10: ${r.full.at[10]} vs off ${r.no_asking.at[10]}`);
+  assert.ok(r.full.at[10] > r.no_period.at[10], `Expected the period prior to lift @10: ${r.full.at[10]} vs off ${r.no_period.at[10]}`);
 });
 
 test('rare-word links are made at observe, across sessions only', async (t) => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { rankMemories, type RecallSource } from '../../../memory/recall/pipeline.js';
 import { DEFAULT_WEIGHTS } from '../../../memory/store.js';
+import { namedPeriods, within } from '../../../memory/text/periods.js';
 import { mentions } from '../../../memory/text/speaker.js';
 import { asksMostly, queryTerms, tokens } from '../../../memory/text/text.js';
 import type { RankWeights } from '../../../memory/recall/rank.js';
@@ -92,4 +93,29 @@ test('a memory that mostly asks ranks below one that tells; with the prior off, 
   const q = 'What is the favorite style of dance, contemporary?';
   assert.deepEqual(order(source(rows), q), [2, 1]);
   assert.deepEqual(order(source(rows, { asking: 0 }), q), [1, 2], 'the control: without the prior the question, holding more of the words, is first');
+});
+
+test('the periods a query names: a day, a month of a year; a month without its year names none', () => {
+  const day = { from: '2023-10-13T00:00:00.000Z', to: '2023-10-14T00:00:00.000Z' };
+  assert.deepEqual(namedPeriods('What did Mel show on October 13, 2023?'), [day]);
+  assert.deepEqual(namedPeriods('what happened on 13 Oct 2023'), [day]);
+  assert.deepEqual(namedPeriods('the 13th of October, 2023'), [day]);
+  assert.deepEqual(namedPeriods('deploys since 2023-10-13'), [day]);
+  assert.deepEqual(namedPeriods('What did they paint in July 2023?'), [{ from: '2023-07-01T00:00:00.000Z', to: '2023-08-01T00:00:00.000Z' }]);
+  assert.deepEqual(namedPeriods('What did they do in July?'), []);
+  assert.deepEqual(namedPeriods('February 30, 2023 never was'), []);
+  assert.deepEqual(namedPeriods('I may 2023 go'), [{ from: '2023-05-01T00:00:00.000Z', to: '2023-06-01T00:00:00.000Z' }], 'a known limit: "may" before a year reads as the month');
+  assert.equal(within('2023-10-13T13:56:00.000Z', [day], 1), true);
+  assert.equal(within('2023-10-14T20:00:00.000Z', [day], 1), true, 'a day of slack');
+  assert.equal(within('2023-10-16T00:00:00.000Z', [day], 1), false);
+});
+
+test('a query naming a day ranks what was said that day above what was said another day; with the prior off it does not', () => {
+  const rows: Row[] = [
+    { id: 1, text: 'Mel: here is my new painting of the lake at sunset', speaker: 'Mel', at: '2023-08-20T10:00:00.000Z' },
+    { id: 2, text: 'Mel: here is a painting I did', speaker: 'Mel', at: '2023-10-13T13:56:00.000Z' },
+  ];
+  const q = 'What painting of the lake did Mel share on October 13, 2023?';
+  assert.deepEqual(order(source(rows), q), [2, 1]);
+  assert.deepEqual(order(source(rows, { period: 0 }), q), [1, 2], 'the control: without the prior the painting of the lake, more words, is first');
 });
