@@ -3,7 +3,8 @@
 // 1-4 question queried with limit 20, the results' sources (first occurrence) scored against the
 // evidence at depth 1/5/10/20, overall and by category. Beside it, in the same run: the README's
 // anchor (a plain FTS5 BM25 table with one row per turn), the lexical arm alone, and the full
-// pipeline with each of the speaker prior and the rare-word links switched off once (the ablations);
+// pipeline with each of the speaker prior, the rare-word links, the asking prior and the period prior
+// switched off once (the ablations), and the full pipeline per conversation;
 // and the links' price in query and observe time at 10k memories (linkLatency).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,7 +24,7 @@ const DEPTHS = [1, 5, 10, 20] as const;
 type Turn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
 type Qa = { question: string; evidence?: string[]; category: number };
 export type Recall = { questions: number; at: Record<(typeof DEPTHS)[number], number>; by_category: Record<string, { questions: number; at: Record<(typeof DEPTHS)[number], number> }> };
-export type RecallReport = { conversations: string[]; anchor: Recall; lexical: Recall; full: Recall; no_speaker: Recall; no_links: Recall };
+export type RecallReport = { conversations: string[]; anchor: Recall; lexical: Recall; full: Recall; no_speaker: Recall; no_links: Recall; no_asking: Recall; no_period: Recall; by_conversation: Record<string, Recall> };
 // LoCoMo's categories 1-4 (category 5, adversarial, is skipped).
 const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
 
@@ -121,12 +122,16 @@ export async function memoryRecall(opts: { dataDir?: string; full?: StoreOptions
   const files = opts.files ?? fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
   const anchor = new Scores();
   const full = opts.full ?? {};
-  const variants: Array<{ name: 'full' | 'lexical' | 'no_speaker' | 'no_links'; options: StoreOptions; scores: Scores }> = [
+  const variants: Array<{ name: 'full' | 'lexical' | 'no_speaker' | 'no_links' | 'no_asking' | 'no_period'; options: StoreOptions; scores: Scores }> = [
     { name: 'full', options: full, scores: new Scores() },
     { name: 'lexical', options: { ...opts.lexical, weights: { activation: 0, vector: 0, ...opts.lexical?.weights } }, scores: new Scores() },
     { name: 'no_speaker', options: { ...full, weights: { ...full.weights, speaker: 0 } }, scores: new Scores() },
     { name: 'no_links', options: { ...full, weights: { ...full.weights, link_cap: 0 } }, scores: new Scores() },
+    { name: 'no_asking', options: { ...full, weights: { ...full.weights, asking: 0 } }, scores: new Scores() },
+    { name: 'no_period', options: { ...full, weights: { ...full.weights, period: 0 } }, scores: new Scores() },
   ];
+  // The full pipeline per conversation, so a change's delta shows on each.
+  const byConversation = new Map<string, Scores>();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-recall-'));
   try {
     for (const f of files) {
@@ -144,7 +149,14 @@ export async function memoryRecall(opts: { dataDir?: string; full?: StoreOptions
         const store = MemoryStore.open(path.join(tmp, `${f}.${v.name}.db`), v.options);
         try {
           await store.observeMany(lines, { surface: 'import' });
-          for (const q of qs) v.scores.add(await storeRanking(store, q.question), q.evidence, q.category);
+          for (const q of qs) {
+            const ranked = await storeRanking(store, q.question);
+            v.scores.add(ranked, q.evidence, q.category);
+            if (v.name === 'full') {
+              if (!byConversation.has(f)) byConversation.set(f, new Scores());
+              byConversation.get(f)!.add(ranked, q.evidence, q.category);
+            }
+          }
         } finally {
           store.close();
         }
@@ -154,7 +166,7 @@ export async function memoryRecall(opts: { dataDir?: string; full?: StoreOptions
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   const r = Object.fromEntries(variants.map((v) => [v.name, v.scores.result()])) as Record<(typeof variants)[number]['name'], Recall>;
-  return { conversations: files, anchor: anchor.result(), ...r };
+  return { conversations: files, anchor: anchor.result(), ...r, by_conversation: Object.fromEntries([...byConversation].map(([f, s]) => [f, s.result()])) };
 }
 
 export function formatRecall(r: RecallReport): string {
@@ -166,6 +178,8 @@ export function formatRecall(r: RecallReport): string {
     ['store, full pipeline', r.full],
     ['full, speaker prior off', r.no_speaker],
     ['full, rare-word links off', r.no_links],
+    ['full, asking prior off', r.no_asking],
+    ['full, period prior off', r.no_period],
   ];
   const cats = Object.keys(r.full.by_category);
   return [
@@ -173,6 +187,8 @@ export function formatRecall(r: RecallReport): string {
     `${''.padEnd(34)} ${DEPTHS.map((k) => `@${k}`.padStart(6)).join(' ')}`,
     ...rows.map(([n, x]) => row(n, x)),
     `recall@10 full / anchor: ${(r.full.at[10] / r.anchor.at[10]).toFixed(3)}`,
+    'full pipeline by conversation:',
+    ...Object.entries(r.by_conversation).map(([f, x]) => row(`  ${f} (${x.questions} questions)`, x)),
     'by category (@1 @5 @10 @20):',
     ...cats.flatMap((c) => [
       `  ${c} (${r.full.by_category[c].questions} questions)`,

@@ -81,6 +81,10 @@ export const DEFAULTS = {
       outdated: 0.5,
       // A query naming a known speaker: another speaker's memory not about them keeps half its score.
       speaker: 0.5,
+      // A memory that mostly asks (most of its sentences questions) keeps half its score: it tells less.
+      asking: 0.5,
+      // A query naming a date or a month of a year: a memory begun outside it keeps half its score.
+      period: 0.5,
       // Rare-word links across sessions (memory/store/links.ts), words in at most 1% of observations,
       // at most 5 a memory (0: off).
       link_cap: 5,

@@ -132,6 +132,8 @@ export const KEY_DOCS: Record<string, KeyDoc> = {
   'memory.recall.half_life_days': 'Recency halves over this many days.',
   'memory.recall.salience': 'Weight of salience in the final score.',
   'memory.recall.speaker': 'A query naming a known speaker: what another speaker said, not about them, loses this share of its score.',
+  'memory.recall.asking': 'A memory most of whose sentences are questions loses this share of its score (it asks more than it tells).',
+  'memory.recall.period': 'A query naming a date or a month of a year (`on October 13, 2023`, `in July 2023`, `2023-10-13`): a memory begun outside it loses this share of its score.',
   'memory.recall.link_cap': 'Rare-word (`shares`) links a memory may have; 0: off.',
   'memory.recall.link_rare': 'A word in at most this share of observations is rare enough to link by.',
   'memory.recall.edges': 'How well each edge type carries activation.',

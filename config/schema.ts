@@ -173,6 +173,8 @@ const MemorySchema = z
         half_life_days: nonNegative.default(R.half_life_days),
         salience: nonNegative.default(R.salience),
         speaker: fraction.default(R.speaker),
+        asking: fraction.default(R.asking),
+        period: fraction.default(R.period),
         outdated: fraction.default(R.outdated),
         link_cap: z.number().int('Expected a whole number').min(0).max(50, 'Expected at most 50').default(R.link_cap),
         link_rare: fraction.default(R.link_rare),

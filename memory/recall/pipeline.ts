@@ -1,13 +1,16 @@
 // The query pipeline over what the store hands in: the lexical and vector arms fused by rank,
 // spreading activation from the best seeds, then recency and salience (memory/recall/rank.ts).
 // No SQL here: `RecallSource` is the store's read side (memory/store/search.ts).
-import { namedIn, names, ownWords } from '../text/speaker.js';
-import { contentTerms, ftsQuery } from '../text/text.js';
+import { mentions, namedIn, ownWords } from '../text/speaker.js';
+import { namedPeriods, within } from '../text/periods.js';
+import { asksMostly, ftsQuery, queryTerms } from '../text/text.js';
 import type { Category, EdgeType, QueryOptions, QueryResult } from '../types.js';
 import { fuseRanks, rankCandidates, spreadActivation, type Adjacency, type Candidate, type RankWeights } from './rank.js';
 
 export const LEXICAL_DEPTH = 200; // rows each arm contributes to the fusion
 const DAY_MS = 86_400_000;
+// A memory's time is when it was said or began to hold; the day a query names may be a day off (time zones).
+const PERIOD_SLACK_DAYS = 1;
 
 // The reads ranking needs, each a plain list.
 export type RecallSource = {
@@ -24,7 +27,8 @@ export type RecallSource = {
   // `last_seen`: its newest evidence (as of the query's time, what was observed by then).
   // `outdated`: a newer memory that says another value of it (a `supersedes` edge that did not end
   // it) is one the query may return and had begun by the query's time.
-  states(ids: number[]): Array<{ id: number; salience: number; last_seen: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null; outdated: number }>;
+  // `text`: the memory's own, for the priors read from it.
+  states(ids: number[]): Array<{ id: number; text: string; salience: number; last_seen: string; faded: number; superseded_by: number | null; speaker: string | null; valid_from: string; valid_to: string | null; outdated: number }>;
   // The speakers the store knows (memory/text/speaker.ts), to find those a query names.
   speakers(): string[];
   texts(ids: number[]): Array<{ id: number; text: string; category: Category; faded: number; superseded_by: number | null }>;
@@ -33,7 +37,7 @@ export type RecallSource = {
 
 export function rankMemories(src: RecallSource, text: string, qvec: Float32Array | null, opts: QueryOptions & { limit: number }): QueryResult[] {
   const w = src.weights;
-  const q = ftsQuery(src.selective(contentTerms(text), 48, w.common));
+  const q = ftsQuery(src.selective(queryTerms(text), 48, w.common));
   // One lexical list: each memory by the better BM25 of its own text and of its evidence.
   const lexical = new Map<number, number>();
   if (q) {
@@ -70,6 +74,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
   const cands: Candidate[] = [];
   const states = src.states([...candidateIds]);
   const elsewhere = w.speaker > 0 ? saidElsewhere(src, text, states) : new Set<number>();
+  const periods = w.period > 0 ? namedPeriods(text) : [];
   const superseded = new Set<number>();
   const outdated = new Set(states.filter((r) => r.outdated).map((r) => r.id));
   for (const r of states) {
@@ -87,6 +92,8 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
       salience: r.salience,
       elsewhere: elsewhere.has(r.id),
       outdated: !!r.outdated && !superseded.has(r.id),
+      asks: w.asking > 0 && asksMostly(r.text),
+      outside: periods.length > 0 && !within(r.valid_from, periods, PERIOD_SLACK_DAYS),
     });
   }
   const ranked = rankCandidates(cands, w).slice(0, opts.limit);
@@ -101,15 +108,14 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
 }
 
 // When the query names known speakers: the memories another speaker said that name none of them.
-function saidElsewhere(src: RecallSource, query: string, states: Array<{ id: number; speaker: string | null }>): Set<number> {
+function saidElsewhere(src: RecallSource, query: string, states: Array<{ id: number; text: string; speaker: string | null }>): Set<number> {
   const out = new Set<number>();
   const named = namedIn(query, src.speakers());
   if (!named.size) return out;
-  const others = states.filter((r) => r.speaker !== null && !named.has(r.speaker.toLowerCase()));
-  const speakerOf = new Map(others.map((r) => [r.id, r.speaker]));
-  for (const m of src.texts(others.map((r) => r.id))) {
-    const own = ownWords(m.text, speakerOf.get(m.id) ?? null);
-    if (![...named].some((n) => names(own, n))) out.add(m.id);
+  for (const r of states) {
+    if (r.speaker === null || named.has(r.speaker.toLowerCase())) continue;
+    const own = ownWords(r.text, r.speaker);
+    if (![...named].some((n) => mentions(own, n))) out.add(r.id);
   }
   return out;
 }

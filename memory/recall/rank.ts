@@ -17,6 +17,8 @@ export type RankWeights = {
   edges: Record<EdgeType, number>; // how well each edge type carries activation
   outdated: number; // a memory a newer one of this view marks possibly outdated (memory/store/updates.ts) keeps 1 - this of its score
   speaker: number; // a query naming a known speaker: what another speaker said, not about them, loses this share of its score
+  asking: number; // a memory that mostly asks (memory/text/text.ts asksMostly) loses this share of its score
+  period: number; // a query naming a date or month (memory/text/periods.ts): a memory begun outside it loses this share of its score
   link_cap: number; // `shares` edges a memory may have (memory/store/links.ts)
   link_rare: number; // a word in at most this share of observations is rare enough to link by
 };
@@ -66,11 +68,14 @@ export function recency(ageDays: number, halfLifeDays: number): number {
 }
 
 // `elsewhere`: the query names a speaker, and someone else said this and it does not name them.
-// `validAgeDays`: since it began to hold (valid_from); `outdated`: a newer value of it is known (updates.ts).
-export type Candidate = { id: number; lexical: number; vector: number; fused: number; activation: number; ageDays: number; validAgeDays?: number; salience: number; elsewhere?: boolean; outdated?: boolean };
+// `validAgeDays`: since it began to hold (valid_from); `outdated`: a newer value of it is known (updates.ts);
+// `asks`: its text mostly asks; `outside`: the query names a period and this began outside it.
+export type Candidate = { id: number; lexical: number; vector: number; fused: number; activation: number; ageDays: number; validAgeDays?: number; salience: number; elsewhere?: boolean; outdated?: boolean; asks?: boolean; outside?: boolean };
 
 // The final order: fused rank score (scaled so the best is 1) plus weighted activation, recency
-// and salience, times (1 - speaker) for what another speaker said (Candidate `elsewhere`). Ties go to the lower id (older memory) so results are stable.
+// and salience, times (1 - speaker) for what another speaker said (Candidate `elsewhere`) and
+// (1 - asking) for a memory that mostly asks and (1 - period) for one begun outside the period a
+// query names. Ties go to the lower id (older memory) so results are stable.
 export function rankCandidates(cands: Candidate[], w: RankWeights): Ranked[] {
   const top = Math.max(0, ...cands.map((c) => c.fused));
   const out = cands.map((c) => {
@@ -86,7 +91,7 @@ export function rankCandidates(cands: Candidate[], w: RankWeights): Ranked[] {
       salience: c.salience,
     };
     const mixed = fused + w.activation * parts.activation + w.recency * parts.recency + w.salience * parts.salience;
-    const score = mixed * (c.elsewhere ? 1 - w.speaker : 1) * (c.outdated ? 1 - (w.outdated ?? 0) : 1);
+    const score = mixed * (c.elsewhere ? 1 - w.speaker : 1) * (c.outdated ? 1 - (w.outdated ?? 0) : 1) * (c.asks ? 1 - (w.asking ?? 0) : 1) * (c.outside ? 1 - (w.period ?? 0) : 1);
     return { id: c.id, score, parts };
   });
   return out.sort((a, b) => b.score - a.score || a.id - b.id);

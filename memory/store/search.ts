@@ -141,7 +141,7 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
              UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(@f)) AND (@shares OR type != 'shares')`,
           ).all({ f: ids(frontier), shares: shares ? 1 : 0 })) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
     states: (memoryIds) =>
-      s.stmt(`SELECT id, salience, ${asOf === null ? 'updated_at' : LAST_SEEN_THEN} AS last_seen, faded, superseded_by, speaker, valid_from, valid_to, ${OUTDATED(s)} AS outdated FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w?.sql ?? '1'}`).all(
+      s.stmt(`SELECT id, text, salience, ${asOf === null ? 'updated_at' : LAST_SEEN_THEN} AS last_seen, faded, superseded_by, speaker, valid_from, valid_to, ${OUTDATED(s)} AS outdated FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w?.sql ?? '1'}`).all(
         ...(asOf === null ? [] : [asOf]),
         asOf ?? s.iso(),
         asOf ?? s.iso(),
@@ -149,6 +149,7 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
         ...(w?.args ?? []),
       ) as Array<{
         id: number;
+        text: string;
         salience: number;
         last_seen: string;
         faded: number;

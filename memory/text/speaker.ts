@@ -31,3 +31,12 @@ export function namedIn(query: string, known: readonly string[]): Set<string> {
 export function ownWords(text: string, speaker: string | null): string {
   return speaker && text.toLowerCase().startsWith(`${speaker.toLowerCase()}:`) ? text.slice(speaker.length + 1) : text;
 }
+
+// Whether `text` names `name` other than as a vocative ("Thanks, Caroline!", "Hey Jon, ..."):
+// addressing someone is speaking to them, not of them. A vocative: the name after the start, a
+// punctuation mark or a greeting, and before a punctuation mark or the end.
+const GREETING = '(?:hey|hi|hello|thanks|thank you|bye|wow|yeah|yes|oh|dear|congrats|congratulations|sorry|aw+|ok|okay)';
+export function mentions(text: string, name: string): boolean {
+  const vocative = new RegExp(`(^|[,.!?;:]\\s*|\\b${GREETING}\\s+)${escape(name)}(?=\\s*(?:[,.!?;]|$))`, 'giu');
+  return names(text.replace(vocative, '$1'), name);
+}

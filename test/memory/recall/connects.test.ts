@@ -48,7 +48,7 @@ test('a query naming a speaker prefers what that speaker said or what is about t
   const lines: ObserveInput[] = [
     { text: 'I liked the shelter cat so much I adopted the cat', source: 'b1', speaker: 'Bob' },
     { text: 'a cat at the shelter', source: 'a1', speaker: 'Alice' },
-    { text: 'Alice, your visit to the shelter sounds lovely', source: 'b2', speaker: 'Bob' },
+    { text: 'I hear Alice went to the shelter, lovely', source: 'b2', speaker: 'Bob' },
   ];
   const on = open(t);
   await on.observeMany(lines, IMPORT);
@@ -66,10 +66,12 @@ test('a query naming a speaker prefers what that speaker said or what is about t
   assert.deepEqual(await plain(on), await plain(off));
 });
 
-test('on a LoCoMo dev conversation the speaker prior and the rare-word links each lift recall@10; switched off, lower', { skip: NO_DATA }, async () => {
+test('on a LoCoMo dev conversation the speaker prior, the rare-word links, the asking and the period priors each lift recall@10; switched off, lower', { skip: NO_DATA }, async () => {
   const r = (await memoryRecall({ files: ['26.json'] }))!;
   assert.ok(r.full.at[10] > r.no_speaker.at[10], `Expected the speaker prior to lift @10: ${r.full.at[10]} vs off ${r.no_speaker.at[10]}`);
   assert.ok(r.full.at[10] > r.no_links.at[10], `Expected the links to lift @10: ${r.full.at[10]} vs off ${r.no_links.at[10]}`);
+  assert.ok(r.full.at[10] > r.no_asking.at[10], `Expected the asking prior to lift @10: ${r.full.at[10]} vs off ${r.no_asking.at[10]}`);
+  assert.ok(r.full.at[10] > r.no_period.at[10], `Expected the period prior to lift @10: ${r.full.at[10]} vs off ${r.no_period.at[10]}`);
 });
 
 test('rare-word links are made at observe, across sessions only', async (t) => {

@@ -76,3 +76,12 @@ test('a neighbour of the best hit can outrank a weak direct hit, and explain sho
   assert.equal(out[1].parts.activation, 0.5);
   assert.equal(out[0].parts.fused, 1);
 });
+
+test('a candidate that mostly asks keeps 1 - asking of its score', () => {
+  const c = { lexical: 1, vector: 0, fused: 1, activation: 0, ageDays: 0, salience: 0 };
+  const w = { ...DEFAULT_WEIGHTS, asking: 0.5 };
+  const [a, b] = rankCandidates([{ ...c, id: 1, asks: true }, { ...c, id: 2 }], w).sort((x, y) => x.id - y.id);
+  assert.equal(a.score, b.score * 0.5);
+  const [a0, b0] = rankCandidates([{ ...c, id: 1, asks: true }, { ...c, id: 2 }], { ...w, asking: 0 }).sort((x, y) => x.id - y.id);
+  assert.equal(a0.score, b0.score);
+});
