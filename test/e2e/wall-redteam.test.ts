@@ -194,11 +194,12 @@ const CUT_API = `c=$(${CLI_PID}); b=$(cut -d" " -f4 /proc/$c/stat); for p in $(c
 // The API's socket was a name in the wall's /tmp, which every process of the session could rename:
 // a background tool took the name (a man in the middle), so the CLI's next connection came to it
 // (the tool ends the one the CLI keeps: CUT_API), and it answered a 429 of its own ("usage limit
-// reached|<2100-01-01>"): the session was recorded rate_limited and the agent held until 2100. Now the socket's folder is a tmpfs of its own where
-// the shell prefix's domain lets no tool make, remove or rename a name (sessions/wall/landlock.ts),
-// so the plant fails; and an outcome of rate_limited, with its hold, comes only from a limit the
-// proxy itself relayed from upstream (sessions/run/outcome.ts checkedByProxy). The control: without
-// the domain the plant works, the CLI reports the forged 429, and still no rate_limited, no hold.
+// reached|<2100-01-01>"): the session was recorded rate_limited and the agent held until 2100.
+// Now the socket's folder is a tmpfs of its own where the shell prefix's domain lets no tool make,
+// remove or rename a name (sessions/wall/landlock.ts), so the plant fails; and an outcome of
+// rate_limited, with its hold, comes only from a limit the proxy itself relayed from upstream
+// (sessions/run/outcome.ts checkedByProxy). The control: without the domain the plant works, the
+// CLI reports the forged 429, and still no rate_limited, no hold.
 const MITM_PY = String.raw`
 import json, os, socket, sys, time
 out = {}
@@ -347,8 +348,8 @@ describe('what a tool plants for the CLI to run', { skip: NEEDS_BWRAP }, () => {
 });
 
 // Every process in the wall has one uid and the domain does not scope signals: a tool the session
-// leaves can stop the bridge (the CLI's next call then waits in its backlog, unanswered) or the
-// CLI itself. The session still ends, by the watchdog (idle_timeout 30 s here), and is not ok.
+// leaves can stop the bridge (2.1.197's next call then waits in its backlog, unanswered; 2.1.332's
+// calls go on over the connection it keeps, and its end waits on the stopped bridge) or the CLI. The session still ends, by the watchdog (idle_timeout 30 s here), and is not ok.
 describe('a tool that stops the bridge or the CLI', { skip: NEEDS_BWRAP }, () => {
   for (const [who, pid] of [['bridge', `$(cut -d" " -f4 /proc/$(${CLI_PID})/stat)`], ['cli', `$(${CLI_PID})`]] as const) {
     test(`stopping the ${who} leaves a session that still ends, not ok`, { timeout: 3 * 60_000 }, async (t) => {
