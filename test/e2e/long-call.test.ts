@@ -48,7 +48,7 @@ test('the fixtures\' long call runs until it is ended; a bare sleep as long is r
   // older one (npm run compat) may run it.
   const bare = await toolCall(t, 'long-call-sleep', 'sleep 734', 'sleep 734');
   const refused = /Blocked: standalone sleep 734/.test(JSON.stringify(bare.result));
-  // The pinned 2.1.197 runs it; 2.1.332 and later refuse it (npm run compat -- --cli 2.1.332).
+  // The pinned 2.1.332 and later refuse it; 2.1.197 runs it (npm run compat -- --cli 2.1.197).
   if (refused) {
     assert.ok(refused, JSON.stringify(bare.result));
     assert.equal(bare.seen, false, 'a refused call starts nothing');

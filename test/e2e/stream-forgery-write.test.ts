@@ -19,7 +19,10 @@ const tool = (name: string, input: Record<string, unknown>): Reply => ({
 });
 // The CLI's Read tool refuses /proc/self/fd/N by name ("this device file would block"), and its
 // Write tool writes no file it has not read: so the path is a link the session made, read, then
-// written. Directly by name as well (both refused by the CLI itself, measured).
+// written. Directly by name as well (both refused by the CLI itself, measured). 2.1.332 refuses
+// all four itself: Read any path that names a device or process file, the link's target included
+// ("this path names a device or process file that this tool does not read"), Write any that is
+// not a regular file; so there the socket's ENXIO is not reached (the control below shows it).
 const STEPS: Reply[] = [
   tool('Read', { file_path: '/proc/self/fd/1' }),
   tool('Write', { file_path: '/proc/self/fd/1', content: `${FORGED_LINE}\n` }),
@@ -55,10 +58,13 @@ describe('the CLI\'s own Write tool cannot write the supervisor\'s stream', { sk
     assert.ok(record, `a record (exit ${ran.code}): ${ran.stderr.slice(-1500)}`);
     t.diagnostic(`write, walled: outcome ${record.outcome}, turns ${record.turns}, $${record.cost_usd}; tool results ${JSON.stringify(seen)}`);
     assert.equal(seen.length, STEPS.length, 'every step came back to the API');
-    assert.match(seen[0], /would block/, 'the CLI refuses to read /proc/self/fd/1 by name');
-    assert.match(seen[1], /has not been read yet/, 'and to write a file it has not read');
-    assert.match(seen[3], /ENXIO/, 'through a link, the socket does not reopen');
-    assert.match(seen[4], /has not been read yet/);
+    // 2.1.197's words first, then 2.1.332's.
+    const READ_REFUSED = /would block|names a device or process file that this tool does not read/;
+    const WRITE_REFUSED = /has not been read yet|is not a regular file/;
+    assert.match(seen[0], READ_REFUSED, 'the CLI refuses to read /proc/self/fd/1 by name');
+    assert.match(seen[1], WRITE_REFUSED, 'and to write a file it has not read, or one that is no regular file');
+    assert.match(seen[3], new RegExp(`ENXIO|${READ_REFUSED.source}`), 'through a link, the socket does not reopen (or the CLI sees where the link goes)');
+    assert.match(seen[4], WRITE_REFUSED);
     assert.ok(!ran.stdout.includes(FORGED_TEXT) && record.result !== FORGED_TEXT, 'the forged result is nowhere');
     assert.equal(record.outcome, 'ok', record.error);
     assert.equal(record.turns, served('forgery-write'));

@@ -187,14 +187,24 @@ describe('only the CLI reaches the API from inside the wall', { skip: NEEDS_BWRA
   });
 });
 
+// The CLI's pid: the first ancestor of the tool's shell that is neither a shell nor the prefix's perl.
+const CLI_PID = 'p=$$; while p=$(cut -d" " -f4 /proc/$p/stat); do case $(cat /proc/$p/comm) in bash|sh|perl) ;; *) break;; esac; done; echo $p';
+// Ends the CLI's open connections to the API: the bridge (the CLI's parent) pipes each in a child
+// of its own, which a tool of the same uid may kill (the domain does not scope signals). 2.1.332
+// keeps one connection alive for all of a session's calls (2.1.197 opened one a call), so a name
+// taken after its first call is met only by its next new connection; a session that wants it met
+// ends the old one so.
+const CUT_API = `c=$(${CLI_PID}); b=$(cut -d" " -f4 /proc/$c/stat); for p in $(cat /proc/$b/task/*/children); do [ $p = $c ] || kill $p; done`;
+
 // The API's socket was a name in the wall's /tmp, which every process of the session could rename:
-// a background tool took the name (a man in the middle), so the CLI's next call came to it, and it
-// answered a 429 of its own ("usage limit reached|<2100-01-01>"): the session was recorded
-// rate_limited and the agent held until 2100. Now the socket's folder is a tmpfs of its own where
-// the shell prefix's domain lets no tool make, remove or rename a name (sessions/wall/landlock.ts),
-// so the plant fails; and an outcome of rate_limited, with its hold, comes only from a limit the
-// proxy itself relayed from upstream (sessions/run/outcome.ts checkedByProxy). The control: without
-// the domain the plant works, the CLI reports the forged 429, and still no rate_limited, no hold.
+// a background tool took the name (a man in the middle), so the CLI's next connection came to it
+// (the tool ends the one the CLI keeps: CUT_API), and it answered a 429 of its own ("usage limit
+// reached|<2100-01-01>"): the session was recorded rate_limited and the agent held until 2100.
+// Now the socket's folder is a tmpfs of its own where the shell prefix's domain lets no tool make,
+// remove or rename a name (sessions/wall/landlock.ts), so the plant fails; and an outcome of
+// rate_limited, with its hold, comes only from a limit the proxy itself relayed from upstream
+// (sessions/run/outcome.ts checkedByProxy). The control: without the domain the plant works, the
+// CLI reports the forged 429, and still no rate_limited, no hold.
 const MITM_PY = String.raw`
 import json, os, socket, sys, time
 out = {}
@@ -207,6 +217,7 @@ try:
   s = socket.socket(socket.AF_UNIX); s.bind(P + '.new'); s.listen(8)
   os.rename(P + '.new', P)
   out['planted'] = True
+  done()
 except Exception as e:
   out['planted'] = 'refused: ' + str(e)
   done(); sys.exit(0)
@@ -232,7 +243,7 @@ done()
 
 const mitm = (v: string) => [
   bash('echo hi'),
-  bash(`echo ${b64(MITM_PY)} | base64 -d > /tmp/mitm.py; setsid /usr/bin/python3 /tmp/mitm.py ${v}/mitm.json ${WALL_API.socket} > ${v}/mitm.err 2>&1 < /dev/null & sleep 1; echo started`),
+  bash(`echo ${b64(MITM_PY)} | base64 -d > /tmp/mitm.py; setsid /usr/bin/python3 /tmp/mitm.py ${v}/mitm.json ${WALL_API.socket} > ${v}/mitm.err 2>&1 < /dev/null & sleep 1; ${CUT_API}; echo started`),
   bash('echo after the plant'),
 ];
 const readMitm = (ws: { vault: string }, record: any) => {
@@ -342,10 +353,9 @@ describe('what a tool plants for the CLI to run', { skip: NEEDS_BWRAP }, () => {
 });
 
 // Every process in the wall has one uid and the domain does not scope signals: a tool the session
-// leaves can stop the bridge (the CLI's next call then waits in its backlog, unanswered) or the
-// CLI itself. The session still ends, by the watchdog (idle_timeout 30 s here): stalled.
-// `cli`: the first ancestor of the tool's shell that is neither a shell nor the prefix's perl.
-const CLI_PID = 'p=$$; while p=$(cut -d" " -f4 /proc/$p/stat); do case $(cat /proc/$p/comm) in bash|sh|perl) ;; *) break;; esac; done; echo $p';
+// leaves can stop the bridge (2.1.197's next call then waits in its backlog, unanswered; 2.1.332's
+// calls go on over the connection it keeps, and its end waits on the stopped bridge) or the CLI
+// itself. The session still ends, by the watchdog (idle_timeout 30 s here): stalled.
 describe('a tool that stops the bridge or the CLI', { skip: NEEDS_BWRAP }, () => {
   for (const [who, pid] of [['bridge', `$(cut -d" " -f4 /proc/$(${CLI_PID})/stat)`], ['cli', `$(${CLI_PID})`]] as const) {
     test(`stopping the ${who} leaves a session that still ends, stalled`, { timeout: 3 * 60_000 }, async (t) => {
@@ -395,7 +405,7 @@ describe('the CLI does not lend a tool its pid at the API\'s socket', { skip: NE
 // domain (the control) the link lands, and that socket hears lines, not calls: nothing it reads
 // counts as a refusal, and the session still ends, not ok.
 const pointAtRefusals = () => [
-  bash(`b=$(cut -d" " -f4 /proc/$(${CLI_PID})/stat); ln -s /proc/$b/cwd/r ${WALL_API.dir}/r-link && mv -f ${WALL_API.dir}/r-link ${WALL_API.socket} && ls -l ${WALL_API.socket}; echo tried`),
+  bash(`b=$(cut -d" " -f4 /proc/$(${CLI_PID})/stat); ln -s /proc/$b/cwd/r ${WALL_API.dir}/r-link && mv -f ${WALL_API.dir}/r-link ${WALL_API.socket} && ls -l ${WALL_API.socket}; ${CUT_API}; echo tried`),
   bash('echo answered'),
 ];
 describe('a tool that points the API socket\'s name at the supervisor\'s refusals socket', { skip: NEEDS_BWRAP }, () => {
