@@ -64,6 +64,7 @@ export function nowSection(d: PageData, esc: Escape = html): string {
   const windows = s.windows.map((w) => `<tr class="window"><td>window ${esc(w.name)}</td><td>${hbar(w.utilization, 1, `${w.name} ${Math.round(w.utilization * 100)}%`, esc)}</td><td class="n">${esc(Math.round(w.utilization * 100))}%</td><td>${w.resets_at ? `resets ${esc(zoneStamp(w.resets_at, d.timezone))}` : ''}</td></tr>`);
   return `<section id="now"><h2>Now</h2>
 <p>next tick: <b>${esc(s.next.starts ? s.next.agent : 'nothing')}</b> (${esc(s.next.reason)}) at ${at(s.next.tick_at)}</p>
+<p id="next-ticks">the timer's next ticks: ${(s.next.next_ticks ?? []).map((t) => `<span class="tick" data-at="${esc(t)}">${esc(zoneStamp(t, d.timezone))}</span>`).join(', ') || '<span class="muted">none within 8 days</span>'}</p>
 <table class="agents"><tr><th>agent</th><th>next due</th><th>state</th></tr>${rows.join('')}</table>
 <table class="budget"><tr><td>sessions today</td><td>${hbar(b.sessions, b.max_sessions, 'sessions', esc)}</td><td class="n" id="budget-sessions">${esc(b.sessions)} of ${esc(b.max_sessions)}</td><td></td></tr>
 <tr><td>spent today</td><td>${hbar(b.cost_usd + b.reserved_usd, b.max_usd, 'spend', esc)}</td><td class="n" id="budget-spent">${esc(money(b.cost_usd))} of ${esc(money(b.max_usd))}</td><td>${b.reserved_usd ? `${esc(money(b.reserved_usd))} reserved` : ''}</td></tr>${windows.join('')}</table></section>`;

@@ -87,6 +87,12 @@ describe('nightshift web in a browser', { skip: fs.existsSync(CHROMIUM) ? false 
     assert.ok(status.next.next_due.gardener);
     assert.match((await page.textContent('#now tr[data-agent="gardener"]')) ?? '', /^gardener\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC(ready|held)/);
     assert.match((await page.textContent('#now tr[data-agent="broken"]')) ?? '', /invalid: .*broken\.md: .*max_turns/);
+    // The timer's next ticks, read from the page: no timer here, so the default hourly, six of them,
+    // an hour apart from the next whole hour on.
+    const shownTicks = (await page.locator('#next-ticks span.tick').allTextContents()).map((x) => Date.parse(x.replace(' UTC', ':00Z').replace(' ', 'T')));
+    assert.equal(shownTicks.length, 6);
+    assert.equal(shownTicks[0], Math.ceil(now / 3_600_000) * 3_600_000);
+    shownTicks.forEach((x, i) => i && assert.equal(x - shownTicks[i - 1], 3_600_000));
     // spend: 30 bars, one per day; each written day's cost read from its bar.
     assert.equal(await page.locator('svg.spend g.day').count(), 30);
     const cli = ledgerRows(ws.dir).find((r) => r.id === record.id);

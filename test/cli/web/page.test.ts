@@ -27,7 +27,7 @@ function data(): PageData {
   const status = {
     invalid_agents: [{ name: 'broken', file: '/p/broken.md', problems: ['max_turns: expected a number'] }],
     budget: day('2026-12-02', { gardener: 1.25 }),
-    next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null } },
+    next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_ticks: ['2026-12-02T09:00:00.000Z', '2026-12-02T10:00:00.000Z'], next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null } },
     holds: { scout: { until: '2026-12-02T10:00:00.000Z', reason: 'rate limited' } },
     windows: [{ name: 'five_hour', utilization: 0.42, resets_at: '2026-12-02T11:00:00.000Z', seen_at: '2026-12-02T07:00:00.000Z' }],
     tick_gaps: { from: '2026-12-01T08:00:00.000Z', missed: ['2026-12-02T03:00:00.000Z', '2026-12-02T04:00:00.000Z'] }, fires_error: null,
@@ -69,6 +69,7 @@ describe('web page', () => {
     assert.match(page, /id="budget-spent">\$1\.25 of \$5\.00</);
     assert.match(page, /id="budget-sessions">1 of 10</);
     assert.match(page, /window five_hour.*42%/);
+    assert.match(page, /id="next-ticks">the timer's next ticks: <span class="tick" data-at="2026-12-02T09:00:00.000Z">2026-12-02 09:00 UTC<\/span>, <span class="tick" data-at="2026-12-02T10:00:00.000Z">2026-12-02 10:00 UTC<\/span><\/p>/);
   });
 
   test('fires: only the last 48 hours, counted by action; the missed ticks as gaps', () => {
