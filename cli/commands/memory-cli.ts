@@ -17,7 +17,7 @@ import { AGENT } from '../../memory/store/scope.js';
 // Opening the store lives in memory/open.ts; these names stay importable from here for the CLI's callers.
 export { MemoryDbError, MemoryRefusedError, openMemoryStore } from '../../memory/open.js';
 import type { MemoryStore } from '../../memory/store.js';
-import { CATEGORIES, MemoryError, type Actor, type Category, type ObserveInput, type ObserveResult, type QueryResult } from '../../memory/types.js';
+import { CATEGORIES, MemoryError, type Actor, type Category, type MemoryStats, type ObserveInput, type ObserveResult, type QueryResult } from '../../memory/types.js';
 import type { MemoryFlags, MemoryIo } from './memory-io.js';
 
 
@@ -185,10 +185,19 @@ async function stats(config: Config, flags: MemoryFlags, io: MemoryIo): Promise<
       `recall        mean retrievability ${s.retrievability.mean.toFixed(2)} (${s.retrievability.below_half} below 0.5), ${s.overdue} overdue, ${s.reviews} reviews`,
       `learning      ${s.threads_open} open threads, ${s.predictions_open} open predictions, ${s.contradiction_candidates} contradiction candidates`,
       `embeddings    ${s.embedded} (${s.embedding_model ?? 'none'})`,
+      `last dream    ${lastDreamLine(s.last_dream)}`,
       ...Object.entries(s.by_category).map(([c, n]) => `  ${c.padEnd(12)} ${n}`),
     ].join('\n'));
   }
   return EXIT.OK;
+}
+
+// Pure: the last dream in one line (a count its failed phase did not give is "-").
+export function lastDreamLine(d: MemoryStats['last_dream']): string {
+  if (!d) return 'never';
+  const n = (x: number | null) => (x === null ? '-' : String(x));
+  const failed = d.failed_phases.length ? `; failed: ${d.failed_phases.join(', ')}` : '';
+  return `${d.at} (${d.duration_ms} ms): ${n(d.observations)} observations, ${n(d.abstractions)} abstractions, ${n(d.superseded)} superseded, ${n(d.contradictions)} contradiction candidates, ${n(d.linked)} linked, ${n(d.faded)} faded${failed}`;
 }
 
 // Progress on a terminal only: one line on stderr, rewritten at most every 200 ms.

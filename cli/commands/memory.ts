@@ -24,7 +24,10 @@ audit log with surface "cli" (or "import").
   recall ID
         one memory with its sources and edges. --json: the full record
   stats
-        counts by kind and category, the embedding model. --json: the same as an object
+        counts by kind and category, the embedding model, and what the last dream did (read
+        only). --json: the same as an object; last_dream: null|{at, duration_ms, observations,
+        clusters, abstractions, superseded, contradictions, linked, faded, failed_phases} (a
+        count is null when its phase failed)
   import FILE|-
         JSONL, one observation per line: {"text", "source", "created_at"?, "valid_from"?, "scope"?,
         "tags"?, "category"?, "salience"?} (other fields are ignored; scope: the agent whose it is,

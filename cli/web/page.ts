@@ -151,7 +151,18 @@ export function memorySection(d: PageData, esc: Escape = html): string {
     ['edges', 'edges', m.edges], ['threads_open', 'open threads', m.threads_open], ['predictions_open', 'open predictions', m.predictions_open],
     ['contradiction_candidates', 'contradiction candidates', m.contradiction_candidates], ['overdue', 'overdue for review', m.overdue],
   ];
-  return `<section id="memory"><h2>Memory</h2><table>${rows.map(([k, label, n]) => `<tr><td>${esc(label)}</td><td class="n" data-key="${esc(k)}">${esc(n)}</td></tr>`).join('')}<tr><td>mean retrievability</td><td class="n">${esc(m.retrievability.mean.toFixed(2))}</td></tr></table></section>`;
+  return `<section id="memory"><h2>Memory</h2><table>${rows.map(([k, label, n]) => `<tr><td>${esc(label)}</td><td class="n" data-key="${esc(k)}">${esc(n)}</td></tr>`).join('')}<tr><td>mean retrievability</td><td class="n">${esc(m.retrievability.mean.toFixed(2))}</td></tr></table>${dreamTable(m.last_dream, d.timezone, esc)}</section>`;
+}
+
+// The last dream's metrics (memory stats --json's last_dream); a count its failed phase did not give is "-".
+function dreamTable(l: MemoryStats['last_dream'] | undefined, timezone: string, esc: Escape): string {
+  if (!l) return '<p id="last-dream" class="muted">no dream yet</p>';
+  const rows: Array<[keyof typeof l, string]> = [
+    ['observations', 'observations since the one before'], ['clusters', 'clusters'], ['abstractions', 'abstractions made'], ['superseded', 'values superseded'],
+    ['contradictions', 'contradiction candidates found'], ['linked', 'links added'], ['faded', 'memories faded'],
+  ];
+  const failed = l.failed_phases.length ? `<p class="bad">failed phases: ${esc(l.failed_phases.join(', '))}</p>` : '';
+  return `<h3 id="last-dream" data-at="${esc(l.at)}">last dream, ${esc(zoneStamp(l.at, timezone))} (${esc(l.duration_ms < 60_000 ? `${(l.duration_ms / 1000).toFixed(1)}s` : shortDuration(l.duration_ms))})</h3><table class="dream">${rows.map(([k, label]) => `<tr><td>${esc(label)}</td><td class="n" data-dream="${esc(k)}">${esc(l[k] === null ? '-' : l[k])}</td></tr>`).join('')}</table>${failed}`;
 }
 
 export function renderPage(d: PageData, esc: Escape = html): string {

@@ -38,7 +38,8 @@ function data(): PageData {
     month: [day('2026-12-01', { gardener: 2, scout: 0.5 }), day('2026-12-02', { gardener: 1.25 })],
     fires: [fire('2026-12-02T07:00:00.000Z', 'session'), fire('2026-12-02T06:00:00.000Z', 'skip'), fire('2026-12-02T05:00:00.000Z', 'skip'), fire('2026-11-29T05:00:00.000Z', 'skip')],
     sessions: [record({ id: 'evil1', result: EVIL, agent: 'gardener' }), record({ id: 's2', outcome: 'timeout' })],
-    memory: { memories: 12, faded: 1, superseded: 2, observations: 30, edges: 4, threads_open: 3, predictions_open: 1, contradiction_candidates: 2, overdue: 5, retrievability: { mean: 0.8, below_half: 1 } } as unknown as PageData['memory'],
+    memory: { memories: 12, faded: 1, superseded: 2, observations: 30, edges: 4, threads_open: 3, predictions_open: 1, contradiction_candidates: 2, overdue: 5, retrievability: { mean: 0.8, below_half: 1 },
+      last_dream: { at: '2026-12-02T03:00:00.000Z', duration_ms: 2500, observations: 17, clusters: 2, abstractions: 2, superseded: 1, contradictions: 3, linked: 6, faded: null, failed_phases: ['fade'] } } as unknown as PageData['memory'],
   };
 }
 
@@ -100,6 +101,13 @@ describe('web page', () => {
     assert.match(page, /<tr class="session" data-id="s2">.*timeout/);
     assert.match(page, /data-key="threads_open">3</);
     assert.match(page, /data-key="contradiction_candidates">2</);
+    assert.match(page, /id="last-dream" data-at="2026-12-02T03:00:00.000Z">last dream, 2026-12-02 03:00 UTC \(2\.5s\)/);
+    assert.match(page, /data-dream="observations">17</);
+    assert.match(page, /data-dream="abstractions">2</);
+    assert.match(page, /data-dream="faded">-</);
+    assert.match(page, /failed phases: fade/);
+    const d = data();
+    assert.match(renderPage({ ...d, memory: { ...d.memory, last_dream: null } as PageData['memory'] }), /id="last-dream" class="muted">no dream yet</);
     assert.match(renderPage({ ...data(), memory: { error: 'locked <x>' } }), /cannot be read: locked &lt;x&gt;/);
   });
 
