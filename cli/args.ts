@@ -10,7 +10,7 @@ export type Flags = {
   source?: string; category?: string; tags?: string; speaker?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
   'valid-from'?: string; 'as-of'?: string;
   agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
-  'environment-file'?: string; remote?: string; fix?: boolean; port?: string;
+  'environment-file'?: string; remote?: string; fix?: boolean; port?: string; timeline?: boolean;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string; weight?: string;
 };
 
@@ -50,6 +50,7 @@ const OPTIONS = {
   transcript: { type: 'boolean' },
   days: { type: 'string' },
   follow: { type: 'boolean', short: 'f' },
+  timeline: { type: 'boolean' },
   'environment-file': { type: 'string' },
   remote: { type: 'string' },
   fix: { type: 'boolean' },
@@ -66,7 +67,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   show: ['config', 'environment-file', 'json', 'transcript'],
   logs: ['config', 'environment-file', 'follow'],
   tick: ['config', 'environment-file', 'json'],
-  fires: ['config', 'environment-file', 'json', 'days', 'agent'],
+  fires: ['config', 'environment-file', 'json', 'days', 'agent', 'timeline', 'prefix'],
   next: ['config', 'environment-file', 'json', 'at', 'prefix'],
   status: ['config', 'environment-file', 'json', 'prefix'],
   lock: ['config', 'environment-file', 'timeout'],
