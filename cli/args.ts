@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from '../core/errors.js';
 import { didYouMean } from '../core/suggest.js';
+import { counted } from '../core/words.js';
 
 export type Flags = {
   config?: string; json?: boolean; force?: boolean; all?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
@@ -137,7 +138,7 @@ function usageProblem(err: Error & { code?: string }, argv: string[]): string {
 
 // The one argument a command takes (`run <agent>`, `show <session-id>`).
 export function positional(positionals: string[], command: string, what: string): string {
-  if (positionals.length !== 1) throw new UsageError(`Expected \`nightshift ${command} <${what}>\`, got ${positionals.length} argument(s). See \`nightshift ${command} --help\`.`);
+  if (positionals.length !== 1) throw new UsageError(`Expected \`nightshift ${command} <${what}>\`, got ${counted(positionals.length, 'argument')}. See \`nightshift ${command} --help\`.`);
   return positionals[0];
 }
 

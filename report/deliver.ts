@@ -7,6 +7,7 @@ import { isAlive, readProc } from '../core/process-tree.js';
 import { parseWebhook, postEmbed, type PostResult, type Settings, type Webhook } from './discord.js';
 import { fallbackEmbed, markPossibleRepeat, type Embed, type Report } from './embed.js';
 import { Outbox, outboxFile } from './outbox.js';
+import { counted } from '../core/words.js';
 
 export type ReportSettings = { stateDir: string; apiBase: string; timeoutMs: number; username?: string };
 
@@ -71,7 +72,7 @@ export async function deliver(report: Report | null, s: ReportSettings, deps: De
       if (!out.queued) deps.logger.info({ event: 'report_duplicate', key: report.key }, `Discord: ${report.key} was queued before; not queued again`);
     }
     const recovered = box.recover(isAlive);
-    if (recovered) deps.logger.warn({ event: 'outbox_recovered', reports: recovered }, `Discord: ${recovered} report(s) an interrupted sender left are queued again`);
+    if (recovered) deps.logger.warn({ event: 'outbox_recovered', reports: recovered }, `Discord: ${counted(recovered, 'report')} an interrupted sender left ${recovered === 1 ? 'is' : 'are'} queued again`);
     if (box.pending()) out.sent += await drain(box, hook, s, deadline, deps);
     box.prune(deps.now());
     out.pending = box.pending();

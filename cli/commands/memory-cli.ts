@@ -19,6 +19,7 @@ export { MemoryDbError, MemoryRefusedError, openMemoryStore } from '../../memory
 import type { MemoryStore } from '../../memory/store.js';
 import { CATEGORIES, MemoryError, type Actor, type Category, type MemoryStats, type ObserveInput, type ObserveResult, type QueryResult } from '../../memory/types.js';
 import type { MemoryFlags, MemoryIo } from './memory-io.js';
+import { counted } from '../../core/words.js';
 
 
 
@@ -38,7 +39,7 @@ export async function withStore<T>(config: Config, io: MemoryIo, fn: (s: MemoryS
 }
 
 function oneArg(positionals: string[], usage: string): string {
-  if (positionals.length !== 1) throw new UsageError(`Expected \`nightshift memory ${usage}\`, got ${positionals.length} argument(s). See \`nightshift memory --help\`.`);
+  if (positionals.length !== 1) throw new UsageError(`Expected \`nightshift memory ${usage}\`, got ${counted(positionals.length, 'argument')}. See \`nightshift memory --help\`.`);
   return positionals[0];
 }
 
@@ -211,7 +212,7 @@ function progress(io: MemoryIo, total: () => number): { tick(done: number): void
       if (now - last < 200) return;
       last = now;
       shown = true;
-      io.err(`\rimport: ${done} observed, ${total()} lines read`);
+      io.err(`\rimport: ${done} observed, ${counted(total(), 'line')} read`);
     },
     end() {
       if (shown) io.err('\n');
@@ -257,7 +258,7 @@ async function importJsonl(config: Config, file: string, flags: MemoryFlags, io:
   if (flags.json) io.out(JSON.stringify(report));
   else {
     const problems = report.bad.length + report.refused.length;
-    io.out(`imported ${report.observed} of ${report.lines} lines from ${file === '-' ? 'stdin' : file}: ${report.novel} new, ${report.link} linked, ${report.merge} merged${problems ? `; ${report.bad.length} bad, ${report.refused.length} refused (see above)` : ''}`);
+    io.out(`imported ${report.observed} of ${counted(report.lines, 'line')} from ${file === '-' ? 'stdin' : file}: ${report.novel} new, ${report.link} linked, ${report.merge} merged${problems ? `; ${report.bad.length} bad, ${report.refused.length} refused (see above)` : ''}`);
   }
   return report.bad.length || report.refused.length ? EXIT.FAILED : EXIT.OK;
 }
@@ -287,7 +288,7 @@ async function exportJsonl(config: Config, file: string | undefined, flags: Memo
     // Written beside and renamed, so an interrupted export never leaves half a file under the name.
     if (fd !== null) fs.renameSync(`${file}.tmp`, file!);
   });
-  if (!toStdout) io.out(flags.json ? JSON.stringify({ file, lines: count }) : `exported ${count} lines to ${file}`);
+  if (!toStdout) io.out(flags.json ? JSON.stringify({ file, lines: count }) : `exported ${counted(count, 'line')} to ${file}`);
   return EXIT.OK;
 }
 

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { EXIT, UsageError } from '../../core/errors.js';
 import type { BareContext } from '../context.js';
+import { noun } from '../../core/words.js';
 
 export const help = `Usage: nightshift rehearse [--port N]
 
@@ -40,6 +41,6 @@ export async function run({ flags, io }: BareContext): Promise<number> {
   });
   for (const s of STOPS) process.off(s, stop);
   await api.close();
-  io.out(`stopped (${signal}): ${api.requests.length} message request(s) answered, ${api.unauthorized} refused`);
+  io.out(`stopped (${signal}): ${api.requests.length} message ${noun(api.requests.length, 'request')} answered, ${api.unauthorized} refused`);
   return EXIT.OK;
 }

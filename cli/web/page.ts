@@ -9,6 +9,7 @@ import type { status } from '../../daemon/tick/status.js';
 import { money } from '../../core/money.js';
 import { shortDuration, zoneStamp } from '../table.js';
 import { html, type Escape } from './escape.js';
+import { counted } from '../../core/words.js';
 
 export type Day = ReturnType<typeof budgetReport>;
 export type StatusLook = Awaited<ReturnType<typeof status>>;
@@ -93,7 +94,7 @@ export function firesSection(d: PageData, esc: Escape = html): string {
     : g
       ? `<p id="gaps">${esc(missed.length)} expected tick${missed.length === 1 ? '' : 's'} of the timer left no fire (checked since ${esc(zoneStamp(g.from, d.timezone))})</p>`
       : `<p id="gaps" class="muted">the timer's expected ticks are not checked: ${esc(d.status.next.calendar.source === 'timer' ? d.status.next.calendar.assumed ?? 'its times are unknown' : `no timer installed at ${d.status.next.calendar.file}`)}</p>`;
-  return `<section id="fires"><h2>Fires, the last ${FIRE_HOURS} hours</h2><p class="legend" id="fire-count" data-total="${shown.length}">${esc(shown.length)} fires: ${legend.join('')}</p>
+  return `<section id="fires"><h2>Fires, the last ${FIRE_HOURS} hours</h2><p class="legend" id="fire-count" data-total="${shown.length}">${esc(counted(shown.length, 'fire'))}: ${legend.join('')}</p>
 <svg class="timeline" width="${W}" height="76" role="img" aria-label="fires"><line x1="5" y1="40" x2="${W - 5}" y2="40" stroke="#999"/>${marks.join('')}${gaps.join('')}${hours.join('')}</svg>${gapText}</section>`;
 }
 
@@ -135,7 +136,7 @@ export function gitWords(g: GitOutcome | null | undefined): string {
     : g.committed ? 'committed, not pushed'
     : g.uncommitted ? 'left uncommitted'
     : 'nothing to commit';
-  return g.left_out.length ? `${out}; ${g.left_out.length} file(s) left out` : out;
+  return g.left_out.length ? `${out}; ${counted(g.left_out.length, 'file')} left out` : out;
 }
 
 export function sessionsSection(d: PageData, esc: Escape = html): string {

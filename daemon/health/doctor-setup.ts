@@ -18,6 +18,7 @@ import { useraddCommand } from '../../core/passwd.js';
 import { hiddenByWall, resolveCommand } from '../../sessions/wall/sandbox.js';
 import { foundIn, installedUnitPath } from '../systemd.js';
 import { reachProblems, sessionGroupBits, sessionUserFor, vaultFix } from '../../config/session-user.js';
+import { counted } from '../../core/words.js';
 
 type Check = CheckFacts;
 const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
@@ -31,7 +32,7 @@ export function envCheck(f: EnvFileResult | null, envFile: string): Check {
   if (f.problems.length) return warn('env', `${f.file}: lines skipped: ${f.problems.join('; ')}`, `write them as KEY=VALUE in ${f.file}`);
   if (f.skipped === 'not found') return ok('env', `no env file at ${f.file} (the environment only)`);
   if (f.skipped) return warn('env', `${f.file} ${f.skipped} as this user: what it holds is not known here`, `run nightshift doctor as the user that can read it (systemd reads it as root for the units)`);
-  return ok('env', `${f.file}: ${f.loaded.length} variable(s) taken (the environment wins over the file)`);
+  return ok('env', `${f.file}: ${counted(f.loaded.length, 'variable')} taken (the environment wins over the file)`);
 }
 
 // Pure: every session fails "Not logged in" without one.

@@ -29,5 +29,5 @@ test('rehearse prints the two env lines; a site with them in nightshift.env runs
   served.child.kill('SIGINT');
   const done = await served.done;
   assert.equal(done.code, 0, done.stderr);
-  assert.match(done.stdout, /stopped \(SIGINT\): [1-9]\d* message request\(s\) answered, [1-9]\d* refused/);
+  assert.match(done.stdout, /stopped \(SIGINT\): [1-9]\d* message requests? answered, [1-9]\d* refused/);
 });

@@ -116,7 +116,7 @@ describe('web page', () => {
     assert.equal(gitWords(g), 'pushed');
     assert.equal(gitWords({ ...g, pushed: false, branch: 'nightshift/s1', branch_pushed: true }), 'branch nightshift/s1 (pushed): not on main until merged');
     assert.equal(gitWords({ ...g, pushed: false, branch: 'nightshift/s1' }), 'branch nightshift/s1 (local only): not on main until merged');
-    assert.equal(gitWords({ ...g, left_out: [{ path: 'big.bin', size: 3_000_000, limit: 'commit_file' as const }] }), 'pushed; 1 file(s) left out');
+    assert.equal(gitWords({ ...g, left_out: [{ path: 'big.bin', size: 3_000_000, limit: 'commit_file' as const }] }), 'pushed; 1 file left out');
     assert.equal(gitWords({ ...g, pushed: false, error: 'remote unpack failed' }), 'error: remote unpack failed');
     assert.equal(gitWords({ ...g, pushed: false }), 'committed, not pushed');
     assert.equal(gitWords(null), '-');
