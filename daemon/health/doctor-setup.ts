@@ -26,12 +26,14 @@ const warn = (name: string, detail: string, fix: string): Check => ({ name, stat
 const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
 const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, '0');
 
-export function envCheck(f: EnvFileResult | null, envFile: string): Check {
+// `typos`: variables that look like a misspelt one nightshift reads (config/name-warnings.ts).
+export function envCheck(f: EnvFileResult | null, envFile: string, typos: string[] = []): Check {
   if (!f) return ok('env', `${envFile} not read`);
   if (f.insecure) return fail('env', `${f.file}: ${f.insecure.replace(/; fix: .*/, '')}; every other command refuses it`, `chmod 600 ${f.file} (or nightshift doctor --fix)`);
   if (f.problems.length) return warn('env', `${f.file}: lines skipped: ${f.problems.join('; ')}`, `write them as KEY=VALUE in ${f.file}`);
   if (f.skipped === 'not found') return ok('env', `no env file at ${f.file} (the environment only)`);
   if (f.skipped) return warn('env', `${f.file} ${f.skipped} as this user: what it holds is not known here`, `run nightshift doctor as the user that can read it (systemd reads it as root for the units)`);
+  if (typos.length) return warn('env', typos.join('; '), `rename them in ${f.file} (a variable an agent's env: passes on is never warned about)`);
   return ok('env', `${f.file}: ${counted(f.loaded.length, 'variable')} taken (the environment wins over the file)`);
 }
 

@@ -14,6 +14,7 @@ import { isAlive } from '../../core/process-tree.js';
 import { sandboxProbe } from '../../sessions/wall/sandbox.js';
 import { sessionUserFor } from '../../config/session-user.js';
 import { loadAgents, type Agent } from '../../config/agents.js';
+import { envNameWarnings, modelWarnings } from '../../config/name-warnings.js';
 import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from '../../config/config-fallback.js';
 import { formatDuration } from '../../config/duration.js';
@@ -135,6 +136,8 @@ function agentsCheck(l: LenientConfig): { check: Check; agents: Agent[] } {
   try {
     const agents = loadAgents(l.config);
     if (!agents.length) return { check: warn('agents', `no agents in ${l.config.agents_dir}`, `write one: ${l.config.agents_dir}/<name>.md (nightshift init writes an example)`), agents };
+    const models = modelWarnings(l.config, agents);
+    if (models.length) return { check: warn('agents', `${agents.length}: ${agents.map((a) => a.name).join(', ')}; ${models.join('; ')}`, 'name a model the CLI knows (an alias such as sonnet or opus, or a full claude-... name)'), agents };
     return { check: ok('agents', `${agents.length}: ${agents.map((a) => a.name).join(', ')}`), agents };
   } catch (err) {
     return { check: fail('agents', firstLine((err as Error).message.replace(/\n\s*-\s*/g, ' ')), `fix the agent file (or agents_dir) named above`), agents: [] };
@@ -304,11 +307,13 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const c = l.config;
   const now = deps.now();
   const envFile = deps.envFile?.file ?? path.join(c.dir, ENV_FILE_NAME);
+  // Read before the env check: a variable an agent's env: passes on is not a typo.
+  const agents = l.unreadable ? null : agentsCheck(l);
+  const typos = deps.envFile ? envNameWarnings(deps.envFile.loaded, deps.envFile.file, agents?.agents.flatMap((a) => a.env) ?? []) : [];
   const checks: Check[] = [
-    configCheck(l), nodeCheck(deps.nodeVersion ?? process.version, now), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile),
+    configCheck(l), nodeCheck(deps.nodeVersion ?? process.version, now), envCheck(deps.envFile ?? null, envFile, typos), credentialCheck(deps.env, deps.envFile ?? null, envFile),
   ];
-  if (l.unreadable) return [...checks, ...NEEDS_CONFIG.map((n) => skipped(n, l.unreadable!))];
-  const agents = agentsCheck(l);
+  if (l.unreadable || !agents) return [...checks, ...NEEDS_CONFIG.map((n) => skipped(n, l.unreadable!))];
   // The key itself, once: a refused one fails here, before a session retries it for minutes.
   const api = await apiCheck(deps.env, deps.env.ANTHROPIC_BASE_URL || c.claude.api_base, envFile, PROBE_MS);
   if (api) checks.push(api);

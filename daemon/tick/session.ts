@@ -42,6 +42,7 @@ import { toRecord, type SessionRecord } from '../../budget/session-record.js';
 import type { RunDeps, SuperviseResult } from './types.js';
 import { version } from '../../core/version.js';
 import { ENV_FILE_VAR } from '../../config/env-file.js';
+import { agentModelWarning } from '../../config/name-warnings.js';
 
 export function newSessionId(agent: string, at: Date): string {
   const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -310,6 +311,8 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let unsettled: Record<string, unknown> | null = null;
   try {
     log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
+    const modelTypo = agentModelWarning(config, agent);
+    if (modelTypo) log.warn({ event: 'model_unknown', model: agent.model }, modelTypo);
     deps.live?.start(agent.name, startedAt);
     const t = (tracker = new StreamTracker(
       { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
