@@ -47,7 +47,8 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
       ['budget', `${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of ${money(s.budget.max_usd)} (${s.budget.date})`],
       ['next', `${s.next.starts ? s.next.agent : 'nothing'} (${s.next.reason})`],
       ['next at', `${s.next.tick_at ? at(s.next.tick_at) : 'none within 8 days'} (${calendarLine(s.next.calendar)})`],
-      ...(s.next.next_ticks.length > 1 ? [['next ticks', s.next.next_ticks.map(at).join(', ')]] : []),
+      // The timer's ticks after the next, under it (the label as short as the others: the column stays).
+      ...(s.next.next_ticks.length > 1 ? [['then', s.next.next_ticks.slice(1).map(at).join(', ')]] : []),
       ...windowLines(s.windows, config.budget.max_window_utilization).map((l) => ['window', l]),
       ...(s.window_hold ? [['held', `every agent: ${s.window_hold.reason}`]] : []),
       ...Object.entries(s.holds).map(([agent, h]) => ['held', `${agent} until ${at(h.until)}: ${h.reason}`]),

@@ -47,6 +47,11 @@ test('next --json and status --json list them; next says them in words', async (
   const status = await nightshift(['status', '--json', '--prefix', units], env, dir);
   assert.equal(status.code, 0, status.stderr);
   const got: string[] = JSON.parse(status.stdout).next.next_ticks;
+  // In words: the first on the next at line, the rest under it in the same column.
+  const text = (await nightshift(['status', '--prefix', units], env, dir)).stdout;
+  assert.match(text, /^next at +\d{4}-\d\d-\d\d (06|18):00 UTC \(/m);
+  assert.equal(/^then +/m.exec(text)?.[0].length, /^next at +/m.exec(text)?.[0].length, 'the same column');
+  assert.match(text, /^then +(\d{4}-\d\d-\d\d (06|18):00 UTC(, |$)){5}/m);
   assert.equal(got.length, 6);
   got.forEach((iso, i) => {
     assert.match(iso, /T(06|18):00:00\.000Z$/);
