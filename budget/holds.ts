@@ -1,3 +1,4 @@
+import { counted, noun } from '../core/words.js';
 // Pure: which agents wait, and until when, read from their last settled sessions (newest first).
 // Two kinds: a rate limit holds the agent until the reset the API gave (or a backoff when it gave
 // none); N failures in a row back it off exponentially, up to a cap. Nothing is stored for this
@@ -36,7 +37,7 @@ export function holdOf(rows: HoldRow[], now: Date, s: HoldSettings): Hold | null
     const given = top.retry_at ? Date.parse(top.retry_at) : NaN;
     const until = Number.isFinite(given) ? given : endOf(top) + Math.min(s.maxMs, s.rateLimitMs * 2 ** (limited - 1));
     if (until > now.getTime()) {
-      const why = Number.isFinite(given) ? 'the API gave this reset time' : `no reset time given: backoff after ${limited} rate-limited session(s)`;
+      const why = Number.isFinite(given) ? 'the API gave this reset time' : `no reset time given: backoff after ${limited} rate-limited ${noun(limited, 'session')}`;
       return { kind: 'rate_limited', until: clock(new Date(until).toISOString()), reason: `rate limited (${why})`, failures: limited, session: top.id };
     }
   }
@@ -44,7 +45,7 @@ export function holdOf(rows: HoldRow[], now: Date, s: HoldSettings): Hold | null
   if (streak.count >= s.afterFailures && streak.last) {
     const until = endOf(streak.last) + Math.min(s.maxMs, s.baseMs * 2 ** (streak.count - s.afterFailures));
     if (until > now.getTime()) {
-      return { kind: 'backoff', until: clock(new Date(until).toISOString()), reason: `backed off after ${streak.count} failures in a row (last: ${streak.last.outcome})`, failures: streak.count, session: streak.last.id };
+      return { kind: 'backoff', until: clock(new Date(until).toISOString()), reason: `backed off after ${counted(streak.count, 'failure')} in a row (last: ${streak.last.outcome})`, failures: streak.count, session: streak.last.id };
     }
   }
   return null;

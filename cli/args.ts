@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from '../core/errors.js';
 import { didYouMean } from '../core/suggest.js';
+import { counted } from '../core/words.js';
 
 export type Flags = {
   config?: string; json?: boolean; force?: boolean; all?: boolean; date?: string; limit?: string; help?: boolean; version?: boolean;
@@ -10,7 +11,7 @@ export type Flags = {
   source?: string; category?: string; tags?: string; speaker?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
   'valid-from'?: string; 'as-of'?: string;
   agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
-  'environment-file'?: string; remote?: string; fix?: boolean; port?: string; serve?: boolean;
+  'environment-file'?: string; remote?: string; fix?: boolean; port?: string; serve?: boolean; timeline?: boolean;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string; weight?: string;
 };
 
@@ -51,6 +52,7 @@ const OPTIONS = {
   transcript: { type: 'boolean' },
   days: { type: 'string' },
   follow: { type: 'boolean', short: 'f' },
+  timeline: { type: 'boolean' },
   'environment-file': { type: 'string' },
   remote: { type: 'string' },
   fix: { type: 'boolean' },
@@ -67,7 +69,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   show: ['config', 'environment-file', 'json', 'transcript'],
   logs: ['config', 'environment-file', 'follow'],
   tick: ['config', 'environment-file', 'json'],
-  fires: ['config', 'environment-file', 'json', 'days', 'agent'],
+  fires: ['config', 'environment-file', 'json', 'days', 'agent', 'timeline', 'prefix'],
   next: ['config', 'environment-file', 'json', 'at', 'prefix'],
   status: ['config', 'environment-file', 'json', 'prefix'],
   lock: ['config', 'environment-file', 'timeout'],
@@ -137,7 +139,7 @@ function usageProblem(err: Error & { code?: string }, argv: string[]): string {
 
 // The one argument a command takes (`run <agent>`, `show <session-id>`).
 export function positional(positionals: string[], command: string, what: string): string {
-  if (positionals.length !== 1) throw new UsageError(`Expected \`nightshift ${command} <${what}>\`, got ${positionals.length} argument(s). See \`nightshift ${command} --help\`.`);
+  if (positionals.length !== 1) throw new UsageError(`Expected \`nightshift ${command} <${what}>\`, got ${counted(positionals.length, 'argument')}. See \`nightshift ${command} --help\`.`);
   return positionals[0];
 }
 

@@ -24,7 +24,8 @@ export const MAIN_HELP = `nightshift — watched, counted, remembered headless C
 Usage: nightshift <command> [options]
 
 Commands:
-  init [DIR] [--remote URL]  a new site: config, an example agent, a vault, nightshift.env
+  init [DIR] [--remote URL]
+                       a new site: config, an example agent, a vault, nightshift.env
   run <agent>          run one session of <agent> now
   agents               list the agents in agents_dir
   budget [--days N]    today's (or N days') spend and session count against the limits
@@ -35,17 +36,23 @@ Commands:
   fires [--days N]     every tick and run: what it did, why, its exit code, the rules it passed over
   next                 which agent the next tick would run, why not the others, and when each is due
   status               budget, last sessions, next decision, locks, unpushed commits
-  hold release AGENT|--all  lift a rate-limit or backoff hold once its cause is fixed
+  hold release AGENT|--all
+                       lift a rate-limit or backoff hold once its cause is fixed
   lock -- CMD...       run CMD holding the host-wide git lock
   daemon               run ticks on daemon.schedule (node-cron) until SIGTERM
-  systemd print|install  render the systemd units for this install
-  doctor [--fix] [--alert]  check everything a tick needs; --fix does the safe fixes; --alert
+  systemd print|install
+                       render the systemd units for this install
+  doctor [--fix] [--alert]
+                       check everything a tick needs; --fix does the safe fixes; --alert
                        posts a failing doctor to Discord
   alert --unit NAME    report a failed unit to journald and Discord (nightshift-alert@.service)
-  memory observe|query|recall|stats|import|export   the memory store
+  memory observe|query|recall|stats|import|export
+                       the memory store
   mcp                  the memory store's MCP server on stdio (what sessions connect to)
-  state [--agent NAME] the session state a session of NAME would start with now
-  anneal [--agent NAME] the anneal log: each ANNEAL: pass (symptom, cause, fix, test) sessions recorded
+  state [--agent NAME]
+                       the session state a session of NAME would start with now
+  anneal [--agent NAME]
+                       the anneal log: each ANNEAL: pass (symptom, cause, fix, test) sessions recorded
   hook pre-tool-use    the guardrail as a Claude Code command hook (payload on stdin)
   rehearse <agent>     one session against the loopback API imitation, in state of its own
                        (the site untouched); --serve only serves the imitation
@@ -54,7 +61,8 @@ Commands:
 
 Global options:
   --config PATH        config file (else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml)
-  --environment-file PATH  KEY=VALUE variables, read as systemd's EnvironmentFile= reads them (else
+  --environment-file PATH
+                       KEY=VALUE variables, read as systemd's EnvironmentFile= reads them (else
                        nightshift.env beside the config, when it exists); the environment wins.
                        One that holds secrets and is readable by group or others is refused (78)
   --json               print data as JSON on stdout (logs always go to stderr)

@@ -96,6 +96,7 @@ export async function main(deps: MainDeps): Promise<number> {
     humanLogger = tty;
     if (level.warning) logger.warn({ event: 'bad_log_level' }, level.warning);
     if (envFile?.problems.length) logger.warn({ event: 'env_file_lines', file: envFile.file, problems: envFile.problems }, `${envFile.file}: lines skipped: ${envFile.problems.join('; ')}`);
+    if (envFile?.loaded.length) for (const w of await (await import('../config/name-warnings.js')).envFileTypos(envFile, config)) logger.warn({ event: 'env_file_unknown', file: envFile.file }, w);
     return await cmd.run({ ...withEnv, config, logger });
   } catch (err) {
     if (err instanceof NightshiftError) {

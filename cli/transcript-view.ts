@@ -3,6 +3,7 @@
 // it is the session's text: each display line is escaped for the terminal (logs/terminal-text.ts).
 import { money } from '../core/money.js';
 import { terminalText } from '../logs/terminal-text.js';
+import { counted } from '../core/words.js';
 
 export type ViewOptions = { textMax?: number; toolMax?: number };
 
@@ -58,7 +59,7 @@ function displayLines(line: string, o: ViewOptions): string[] {
     case 'result': {
       const how = m.is_error ? `error${m.api_error_status ? ` ${m.api_error_status}` : ''}` : m.subtype === 'success' ? 'ok' : m.subtype;
       const cost = typeof m.total_cost_usd === 'number' ? `, ${money(m.total_cost_usd)}` : '';
-      const head = `── result: ${how}${cost}, ${m.num_turns ?? '?'} turns`;
+      const head = `── result: ${how}${cost}, ${typeof m.num_turns === 'number' ? counted(m.num_turns, 'turn') : '? turns'}`;
       return m.result ? [head, cut(String(m.result).trim(), textMax)] : [head];
     }
     default:

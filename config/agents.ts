@@ -2,9 +2,9 @@
 // and the prompt as body. One zod schema, errors name the agent file.
 import fs from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { LineCounter, parse as parseYaml, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { issueLines, yamlMessage } from './issues.js';
+import { issueLines, withLines, yamlMessage } from './issues.js';
 import { duration, network, toolSet, type Config } from './schema.js';
 import type { NetworkPolicy } from './egress-policy.js';
 import { didYouMean } from '../core/suggest.js';
@@ -87,7 +87,12 @@ export function parseAgent(name: string, file: string, text: string, config: Con
     }
   }
   const parsed = AgentSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(file, issueLines(parsed.error.issues, raw, AgentSchema), { what: 'agent file' });
+  if (!parsed.success) {
+    // Each bad field with its line in the file (the front matter begins on line 2).
+    const lines = new LineCounter();
+    const doc = parseDocument(data ?? '', { lineCounter: lines });
+    throw new ConfigError(file, withLines(issueLines(parsed.error.issues, raw, AgentSchema), doc, lines, file, 1), { what: 'agent file' });
+  }
   const prompt = body.trim();
   if (!prompt) throw new ConfigError(file, ['(body): Expected a prompt after the front matter, got nothing'], { what: 'agent file' });
   const a = parsed.data;

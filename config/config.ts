@@ -2,13 +2,13 @@
 // Problems come back as `field: message` lines naming the file; nothing starts before they pass.
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { CONFIG_DEFAULT_FILE, CONFIG_ENV, DEFAULTS } from './defaults.js';
 import { ConfigError } from '../core/errors.js';
 import { crossFieldProblems, unknownDispatchAgents } from './rules.js';
 import { agentNames } from './agent-names.js';
 import { ConfigSchema, show, type Config } from './schema.js';
-import { issueLines, yamlMessage } from './issues.js';
+import { issueLines, withLines, yamlMessage } from './issues.js';
 // Where the config comes from: --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml.
 export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
   return path.resolve(cwd, flag ?? env[CONFIG_ENV] ?? CONFIG_DEFAULT_FILE);
@@ -53,7 +53,8 @@ export function loadConfig(file: string): Config {
     const why = code === 'ENOENT' ? 'file not found (pass --config PATH or set NIGHTSHIFT_CONFIG)' : `cannot read: ${code ?? String(err)}`;
     throw new ConfigError(file, [why], { cause: err });
   }
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter: lines });
   if (doc.errors.length) {
     // The library's own message keeps its snippet of the line and the caret under the column.
     throw new ConfigError(file, doc.errors.map((e) => `YAML: ${yamlMessage(e.message)}`));
@@ -63,9 +64,10 @@ export function loadConfig(file: string): Config {
     throw new ConfigError(file, [`(top level): Expected a mapping of settings, got ${show(data)}`]);
   }
   const result = validateConfig(data, file);
-  if (result.problems) throw new ConfigError(file, result.problems);
+  // Each bad field with the line it is on (FILE:LINE), for an editor to jump to.
+  if (result.problems) throw new ConfigError(file, withLines(result.problems, doc, lines, file));
   const unknown = unknownDispatchAgents(result.config, agentNames(result.config.agents_dir));
-  if (unknown.length) throw new ConfigError(file, unknown);
+  if (unknown.length) throw new ConfigError(file, withLines(unknown, doc, lines, file));
   return result.config;
 }
 

@@ -1,6 +1,7 @@
 // Pure: zod's issues as the lines an operator reads: a misspelt key gets the setting it was
 // probably meant to be, a wrong type the value that was there.
 import type { z } from 'zod';
+import { isMap, isScalar, isSeq, type Document, type LineCounter, type Scalar } from 'yaml';
 import { didYouMean } from '../core/suggest.js';
 import { show } from './schema.js';
 
@@ -64,4 +65,38 @@ export function issueLines(issues: readonly z.core.$ZodIssue[], data: unknown, s
 // The yaml library's message with its snippet and caret, indented under the problem's line.
 export function yamlMessage(message: string): string {
   return message.trimEnd().replace(/\n\n+/g, '\n').replace(/\n/g, '\n    ');
+}
+
+// Pure: `a.b[0].c: message` lines with where the field is in the YAML appended (` (FILE:LINE)`),
+// the line of its key (of the item, in a list). A field the file does not hold (a default, a
+// missing key) keeps its line as it was. `lineOffset`: lines before the YAML (front matter's `---`).
+export function withLines(problems: readonly string[], doc: Document, lines: LineCounter, file: string, lineOffset = 0): string[] {
+  return problems.map((p) => {
+    const m = /^((?:[A-Za-z0-9_-]+|\[\d+\])(?:\.[A-Za-z0-9_-]+|\[\d+\])*): /.exec(p);
+    if (!m) return p;
+    const at = offsetOf(doc, m[1].split(/\.|(?=\[)/).map((s) => (/^\[\d+\]$/.test(s) ? Number(s.slice(1, -1)) : s)));
+    if (at === null) return p;
+    const [first, ...rest] = p.split('\n');
+    return [`${first} (${file}:${lines.linePos(at).line + lineOffset})`, ...rest].join('\n');
+  });
+}
+
+// Where a path's key (or list item) begins in the document, or null when it is not there.
+function offsetOf(doc: Document, at: Array<string | number>): number | null {
+  let node: unknown = doc.contents;
+  let offset: number | null = null;
+  for (const seg of at) {
+    if (isMap(node)) {
+      const pair = node.items.find((i) => isScalar(i.key) && String(i.key.value) === String(seg));
+      if (!pair) return null;
+      offset = (pair.key as Scalar).range?.[0] ?? null;
+      node = pair.value;
+    } else if (isSeq(node) && typeof seg === 'number') {
+      const item = node.items[seg] as { range?: [number, number, number] } | undefined;
+      if (!item) return null;
+      offset = item.range?.[0] ?? null;
+      node = item;
+    } else return null;
+  }
+  return offset;
 }

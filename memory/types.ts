@@ -99,6 +99,23 @@ export type MemoryStats = {
   threads_open: number;
   predictions_open: number;
   contradiction_candidates: number;
+  // The last dream's metrics row, read only (null: none yet, or an agent's scoped view).
+  last_dream: LastDream | null;
+};
+
+// What the last dream did, from its metrics row (memory/dream/dream.ts); a count is null when its
+// phase failed or did not run.
+export type LastDream = {
+  at: string;
+  duration_ms: number;
+  observations: number | null;
+  clusters: number | null;
+  abstractions: number | null;
+  superseded: number | null;
+  contradictions: number | null;
+  linked: number | null;
+  faded: number | null;
+  failed_phases: string[];
 };
 
 // ---- the learning layer (memory/fsrs.ts, wander.ts, contradiction.ts, dream.ts) ----------------

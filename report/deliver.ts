@@ -8,6 +8,7 @@ import { parseWebhook, postEmbed, type PostResult, type Settings, type Webhook }
 import { fallbackEmbed, markPossibleRepeat, type Embed, type Report } from './embed.js';
 import { Outbox, outboxFile } from './outbox.js';
 import { alarmMessage, postWebhook, renderWebhook, type AlarmMessage, type WebhookFormat } from './webhook.js';
+import { counted } from '../core/words.js';
 
 export type ReportSettings = { stateDir: string; apiBase: string; timeoutMs: number; username?: string; webhookFormat?: WebhookFormat; webhookTimeoutMs?: number };
 
@@ -98,7 +99,7 @@ export async function deliver(report: Report | null, s: ReportSettings, deps: De
       if (!out.queued) deps.logger.info({ event: 'report_duplicate', key: report.key }, `report ${report.key} was queued before; not queued again`);
     }
     const recovered = box.recover(isAlive);
-    if (recovered) deps.logger.warn({ event: 'outbox_recovered', reports: recovered }, `outbox: ${recovered} report(s) an interrupted sender left are queued again`);
+    if (recovered) deps.logger.warn({ event: 'outbox_recovered', reports: recovered }, `outbox: ${counted(recovered, 'report')} an interrupted sender left ${recovered === 1 ? 'is' : 'are'} queued again`);
     const open = box;
     // The channels drain side by side, each in its own order and time budget.
     const sent = await Promise.all([

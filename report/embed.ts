@@ -5,6 +5,7 @@ import { money } from '../core/money.js';
 import type { Redactor } from '../core/redact.js';
 import { terminalText } from '../logs/terminal-text.js';
 import { markdownText } from './markdown-text.js';
+import { counted } from '../core/words.js';
 
 export type EmbedField = { name: string; value: string; inline?: boolean };
 export type Embed = { title: string; description?: string; color: number; fields: EmbedField[]; footer?: { text: string }; timestamp?: string };
@@ -103,8 +104,8 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
   if (s.recurring) fields.push({ name: 'Recurring', value: shorten(r(s.recurring), 300) });
   if (s.memory === 'unavailable') fields.push({ name: 'Memory', value: 'unavailable: the session ran without its memory tools (see the log)' });
   if (s.retry_at) fields.push({ name: 'Held until', value: `${s.retry_at} (the API's reset time)` });
-  if (s.egress_refused) fields.push({ name: 'Egress refused', value: `${s.egress_refused} connection(s) the agent's \`network:\` does not allow (see the log: egress_refused)`, inline: true });
-  if (s.api_refused) fields.push({ name: 'API refused', value: `${s.api_refused} connection(s) to the API from a process other than the CLI (see the log: api_peer_refused)`, inline: true });
+  if (s.egress_refused) fields.push({ name: 'Egress refused', value: `${counted(s.egress_refused, 'connection')} the agent's \`network:\` does not allow (see the log: egress_refused)`, inline: true });
+  if (s.api_refused) fields.push({ name: 'API refused', value: `${counted(s.api_refused, 'connection')} to the API from a process other than the CLI (see the log: api_peer_refused)`, inline: true });
   if (o.late) fields.push({ name: 'Late', value: o.late });
   // Names a session chose, shown as code: data, never markdown.
   if (o.projectFiles) {
@@ -130,8 +131,8 @@ export function backoffReport(b: BackoffFacts, o: { redact: Redactor; host?: str
   const embed: Embed = {
     title: started ? `${b.agent}: backed off` : `${b.agent}: recovered`,
     description: started
-      ? `${b.failures} failures in a row: ${b.agent} waits${b.until ? ` until ${b.until}` : ''} before it runs again, longer after each further failure. \`nightshift run ${b.agent}\` still runs it by hand.`
-      : `${b.agent} ended ok after ${b.failures} failures in a row: back on its schedule.`,
+      ? `${counted(b.failures, 'failure')} in a row: ${b.agent} waits${b.until ? ` until ${b.until}` : ''} before it runs again, longer after each further failure. \`nightshift run ${b.agent}\` still runs it by hand.`
+      : `${b.agent} ended ok after ${counted(b.failures, 'failure')} in a row: back on its schedule.`,
     color: started ? COLORS.warn : COLORS.ok,
     fields: [{ name: 'Session', value: `\`${b.session}\`` }],
     footer: { text: o.host ? `nightshift on ${o.host}` : 'nightshift' },
@@ -151,7 +152,7 @@ export function dreamReport(d: DreamFacts, o: { redact: Redactor; host?: string;
     return { name: `${ok ? '' : 'FAILED '}${name}`, value: `${ms} ms: ${detail}`, inline: true };
   });
   const embed: Embed = {
-    title: `dream: ${failed.length ? `${failed.length} phase(s) failed` : 'ok'}`,
+    title: `dream: ${failed.length ? `${counted(failed.length, 'phase')} failed` : 'ok'}`,
     description: shorten(o.redact(`${d.reason}; ${formatMs(d.duration_ms)}`), RESULT_MAX),
     color: failed.length ? COLORS.error : COLORS.ok,
     fields: fields.slice(0, LIMITS.fields),
@@ -178,7 +179,7 @@ export function doctorReport(checks: CheckFacts[], o: { redact: Redactor; at: Da
   }));
   const notes = (o.notes ?? []).map((n) => o.redact(n));
   const embed: Embed = {
-    title: failing.length ? `doctor: ${failing.length} check(s) failing` : warning.length ? `doctor: ${warning.length} warning(s)` : 'doctor: healthy',
+    title: failing.length ? `doctor: ${counted(failing.length, 'check')} failing` : warning.length ? `doctor: ${counted(warning.length, 'warning')}` : 'doctor: healthy',
     description: shorten([`${passing} of ${checks.length} checks pass.`, ...notes].join('\n'), 1500),
     color: failing.length ? COLORS.fail : warning.length ? COLORS.warn : COLORS.ok,
     fields,

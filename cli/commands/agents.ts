@@ -23,7 +23,7 @@ export async function run({ config, flags, io }: FullContext): Promise<number> {
   else if (!rows.length && !invalid.length) io.out(`no agents in ${config.agents_dir}`);
   else {
     io.out([
-      ...agents.map((a) => `${a.name.padEnd(16)} ${a.model.padEnd(8)} ${String(a.maxTurns).padStart(3)} turns  ${formatDuration(a.timeoutMs).padEnd(5)} ${a.description}`),
+      ...agents.map((a) => `${a.name.padEnd(16)} ${a.model.padEnd(8)} ${String(a.maxTurns).padStart(3)} ${a.maxTurns === 1 ? 'turn ' : 'turns'}  ${formatDuration(a.timeoutMs).padEnd(5)} ${a.description}`),
       ...broken.map((b) => `${b.name.padEnd(16)} INVALID  ${b.file}: ${b.problems.join('; ')}`),
     ].join('\n'));
   }

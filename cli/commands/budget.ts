@@ -10,6 +10,7 @@ import { EXIT, UsageError } from '../../core/errors.js';
 import { table } from '../table.js';
 import { withLedger } from '../with-ledger.js';
 import type { FullContext } from '../context.js';
+import { counted } from '../../core/words.js';
 
 type Out = { out: (text: string) => void };
 type Day = ReturnType<typeof budgetReport>;
@@ -66,7 +67,7 @@ export async function budgetCommand(config: Config, flags: { json?: boolean; dat
       `reserved  ${money(b.reserved_usd)} by running sessions`,
       `left      ${money(b.left_usd)}: a session starts with up to ${money(b.max_usd_per_session)}, and not below ${money(b.min_session_usd)}`,
     ];
-    for (const [name, v] of Object.entries(b.by_agent)) lines.push(`  ${name.padEnd(16)} ${v.sessions} session(s)  ${money(v.cost_usd)}`);
+    for (const [name, v] of Object.entries(b.by_agent)) lines.push(`  ${name.padEnd(16)} ${counted(v.sessions, 'session')}  ${money(v.cost_usd)}`);
     lines.push(...windowText(windows, config.budget.max_window_utilization));
     io.out(lines.join('\n'));
   }

@@ -5,7 +5,7 @@ import type { FireRow } from '../../budget/fires.js';
 import type { FullContext } from '../context.js';
 import { table, zoneStamp } from '../table.js';
 
-export const help = `Usage: nightshift fires [--days N] [--agent NAME] [--json] [--config PATH]
+export const help = `Usage: nightshift fires [--days N] [--agent NAME] [--timeline [--prefix DIR]] [--json] [--config PATH]
 
 Every fire of the last N days (default 1), newest first: each tick (of the timer, of nightshift
 daemon, or by hand) and each nightshift run, from state_dir/fires.db. A fire's row is written
@@ -26,6 +26,12 @@ ticks in nightshift status's gap line.
 
   --days N      the last N days (24 hours each), default 1
   --agent NAME  only the fires that chose or passed over NAME
+  --timeline    one line per hour, oldest first: a glyph per fire in time order (S session,
+                . skip, D dream, L locked, R refused, F failed to start, X crashed, > running;
+                coloured at a terminal, plain ASCII when NO_COLOR is set or stdout is not one),
+                the agent and outcome of each session, and _ where an expected tick of the
+                installed timer left no fire (DIR/nightshift.timer, --prefix, default
+                /etc/systemd/system; not checked without one)
   --json        [{id, at, kind: "tick"|"run", trigger: "timer"|"daemon"|"hand", slot, late,
                 status: "open"|"settled", action, agent, rule, session, outcome, reason,
                 passed_over: [{rule, agent, cause, why}], exit_code, ended_at,
@@ -58,13 +64,25 @@ export function firesText(rows: FireRow[], timezone: string): string {
   return table(out);
 }
 
-export async function run({ config, flags, io }: FullContext): Promise<number> {
+export async function run({ config, flags, io, env }: FullContext): Promise<number> {
   const days = flags.days === undefined ? 1 : Number(flags.days);
   if (!Number.isInteger(days) || days < 1) throw new UsageError(`Expected --days as a positive whole number, got \`${flags.days}\``);
   const { readFires } = await import('../../daemon/tick/fires-view.js');
   const now = new Date();
   const all = readFires(config, { since: new Date(now.getTime() - days * 86_400_000) }, now);
   const rows = flags.agent ? all.filter((r) => r.agent === flags.agent || r.passed_over.some((p) => p.agent === flags.agent)) : all;
+  if (flags.timeline && !flags.json) {
+    const [{ firesTimeline }, { timerTicks }, { timerGaps }] = await Promise.all([import('../fires-timeline.js'), import('../../daemon/schedule/timer-ticks.js'), import('../../daemon/tick/fires-view.js')]);
+    const from = new Date(now.getTime() - days * 86_400_000);
+    // The gaps are the timer's, whoever a fire chose: every fire of the window counts.
+    const gaps = timerGaps(all, now, timerTicks(flags.prefix, now, env.PATH).calendar, (t) => timerTicks(flags.prefix, t, env.PATH).ticks, days * 86_400_000);
+    const colour = !!io.stdoutIsTTY && !env.NO_COLOR && !!io.outPainted;
+    const text = firesTimeline(rows, { from, to: now, timezone: config.budget.timezone, missed: gaps ? gaps.missed : null, colour });
+    // Painted: our own colours only; every other part of the line is our own words, times and agent names.
+    if (colour) io.outPainted!(text);
+    else io.out(text);
+    return EXIT.OK;
+  }
   io.out(flags.json ? JSON.stringify(rows) : firesText(rows, config.budget.timezone));
   return EXIT.OK;
 }

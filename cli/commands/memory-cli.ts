@@ -17,8 +17,9 @@ import { AGENT } from '../../memory/store/scope.js';
 // Opening the store lives in memory/open.ts; these names stay importable from here for the CLI's callers.
 export { MemoryDbError, MemoryRefusedError, openMemoryStore } from '../../memory/open.js';
 import type { MemoryStore } from '../../memory/store.js';
-import { CATEGORIES, MemoryError, type Actor, type Category, type ObserveInput, type ObserveResult, type QueryResult } from '../../memory/types.js';
+import { CATEGORIES, MemoryError, type Actor, type Category, type MemoryStats, type ObserveInput, type ObserveResult, type QueryResult } from '../../memory/types.js';
 import type { MemoryFlags, MemoryIo } from './memory-io.js';
+import { counted } from '../../core/words.js';
 
 
 
@@ -38,7 +39,7 @@ export async function withStore<T>(config: Config, io: MemoryIo, fn: (s: MemoryS
 }
 
 function oneArg(positionals: string[], usage: string): string {
-  if (positionals.length !== 1) throw new UsageError(`Expected \`nightshift memory ${usage}\`, got ${positionals.length} argument(s). See \`nightshift memory --help\`.`);
+  if (positionals.length !== 1) throw new UsageError(`Expected \`nightshift memory ${usage}\`, got ${counted(positionals.length, 'argument')}. See \`nightshift memory --help\`.`);
   return positionals[0];
 }
 
@@ -185,10 +186,19 @@ async function stats(config: Config, flags: MemoryFlags, io: MemoryIo): Promise<
       `recall        mean retrievability ${s.retrievability.mean.toFixed(2)} (${s.retrievability.below_half} below 0.5), ${s.overdue} overdue, ${s.reviews} reviews`,
       `learning      ${s.threads_open} open threads, ${s.predictions_open} open predictions, ${s.contradiction_candidates} contradiction candidates`,
       `embeddings    ${s.embedded} (${s.embedding_model ?? 'none'})`,
+      `last dream    ${lastDreamLine(s.last_dream)}`,
       ...Object.entries(s.by_category).map(([c, n]) => `  ${c.padEnd(12)} ${n}`),
     ].join('\n'));
   }
   return EXIT.OK;
+}
+
+// Pure: the last dream in one line (a count its failed phase did not give is "-").
+export function lastDreamLine(d: MemoryStats['last_dream']): string {
+  if (!d) return 'never';
+  const n = (x: number | null) => (x === null ? '-' : String(x));
+  const failed = d.failed_phases.length ? `; failed: ${d.failed_phases.join(', ')}` : '';
+  return `${d.at} (${d.duration_ms} ms): ${n(d.observations)} observations, ${n(d.abstractions)} abstractions, ${n(d.superseded)} superseded, ${n(d.contradictions)} contradiction candidates, ${n(d.linked)} linked, ${n(d.faded)} faded${failed}`;
 }
 
 // Progress on a terminal only: one line on stderr, rewritten at most every 200 ms.
@@ -202,7 +212,7 @@ function progress(io: MemoryIo, total: () => number): { tick(done: number): void
       if (now - last < 200) return;
       last = now;
       shown = true;
-      io.err(`\rimport: ${done} observed, ${total()} lines read`);
+      io.err(`\rimport: ${done} observed, ${counted(total(), 'line')} read`);
     },
     end() {
       if (shown) io.err('\n');
@@ -248,7 +258,7 @@ async function importJsonl(config: Config, file: string, flags: MemoryFlags, io:
   if (flags.json) io.out(JSON.stringify(report));
   else {
     const problems = report.bad.length + report.refused.length;
-    io.out(`imported ${report.observed} of ${report.lines} lines from ${file === '-' ? 'stdin' : file}: ${report.novel} new, ${report.link} linked, ${report.merge} merged${problems ? `; ${report.bad.length} bad, ${report.refused.length} refused (see above)` : ''}`);
+    io.out(`imported ${report.observed} of ${counted(report.lines, 'line')} from ${file === '-' ? 'stdin' : file}: ${report.novel} new, ${report.link} linked, ${report.merge} merged${problems ? `; ${report.bad.length} bad, ${report.refused.length} refused (see above)` : ''}`);
   }
   return report.bad.length || report.refused.length ? EXIT.FAILED : EXIT.OK;
 }
@@ -278,7 +288,7 @@ async function exportJsonl(config: Config, file: string | undefined, flags: Memo
     // Written beside and renamed, so an interrupted export never leaves half a file under the name.
     if (fd !== null) fs.renameSync(`${file}.tmp`, file!);
   });
-  if (!toStdout) io.out(flags.json ? JSON.stringify({ file, lines: count }) : `exported ${count} lines to ${file}`);
+  if (!toStdout) io.out(flags.json ? JSON.stringify({ file, lines: count }) : `exported ${counted(count, 'line')} to ${file}`);
   return EXIT.OK;
 }
 

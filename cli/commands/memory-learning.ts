@@ -12,6 +12,7 @@ import type { MemoryStore } from '../../memory/store.js';
 import { DEFAULT_LINK_WEIGHT } from '../../memory/mcp/store-tools.js';
 import type { Actor, EdgeType, GradeName, PredictionOutcome } from '../../memory/types.js';
 import { redactStateFiles, stateCopies } from '../../memory/store/forget-redact.js';
+import { counted, noun } from '../../core/words.js';
 
 // A forget approval that does not match the dry run (wrong code, other ids, another day): exit 77
 // (EX_NOPERM), nothing deleted.
@@ -70,7 +71,7 @@ export function forgetCode(ids: number[], day: string, file: string): string {
 export async function learningCommand(config: Config, sub: (typeof LEARNING_SUBS)[number], args: string[], flags: LearningFlags, io: MemoryIo, withStore: WithStore): Promise<number> {
   const out = (structured: unknown, human: string) => io.out(flags.json ? JSON.stringify(structured) : human);
   const need = (n: number, usage: string) => {
-    if (args.length !== n) throw new UsageError(`Expected \`nightshift memory ${usage}\`, got ${args.length} argument(s). See \`nightshift memory --help\`.`);
+    if (args.length !== n) throw new UsageError(`Expected \`nightshift memory ${usage}\`, got ${counted(args.length, 'argument')}. See \`nightshift memory --help\`.`);
   };
   switch (sub) {
     case 'believe': {
@@ -188,7 +189,7 @@ async function forget(config: Config, args: string[], flags: LearningFlags, io: 
       const structured = { would_delete: items, day, code, command };
       io.out(flags.json ? JSON.stringify(structured) : [
         `Would delete ${items.length} memor${items.length === 1 ? 'y' : 'ies'} for good, with their observations, edges and vectors, and tombstone their claims:`,
-        ...items.map((m) => `  #${m.id} [${m.category}]${m.faded ? ' (faded)' : ''}${'derived' in m ? ' (an abstraction of them)' : ''} ${m.text.length > 160 ? `${m.text.slice(0, 160)}…` : m.text} (${m.sources} source(s))`),
+        ...items.map((m) => `  #${m.id} [${m.category}]${m.faded ? ' (faded)' : ''}${'derived' in m ? ' (an abstraction of them)' : ''} ${m.text.length > 160 ? `${m.text.slice(0, 160)}…` : m.text} (${counted(m.sources, 'source')})`),
         '',
         `To do it, run (the code is good today, ${day}, for exactly these ids):`,
         `  ${command}`,
@@ -208,8 +209,8 @@ async function forget(config: Config, args: string[], flags: LearningFlags, io: 
     const redacted = redactStateFiles(stateCopies(config.log_dir, config.vault), new Set(d.deleted), (line) => s.isForgotten(line));
     const r = { ...d, state_files_redacted: redacted.length };
     io.out(flags.json ? JSON.stringify(r) : [
-      `deleted ${r.deleted.length} memor${r.deleted.length === 1 ? 'y' : 'ies'} for good; ${r.tombstones.length} tombstone key(s) written`,
-      `${r.audit_redacted} audit row(s) and ${r.state_files_redacted} session-state file(s) redacted; ${r.checkpointed ? 'the file is checkpointed' : 'a reader held the WAL: the next checkpoint clears it'}`,
+      `deleted ${r.deleted.length} memor${r.deleted.length === 1 ? 'y' : 'ies'} for good; ${r.tombstones.length} tombstone ${noun(r.tombstones.length, 'key')} written`,
+      `${r.audit_redacted} audit ${noun(r.audit_redacted, 'row')} and ${r.state_files_redacted} session-state ${noun(r.state_files_redacted, 'file')} redacted; ${r.checkpointed ? 'the file is checkpointed' : 'a reader held the WAL: the next checkpoint clears it'}`,
     ].join('\n'));
     return EXIT.OK;
   });

@@ -18,6 +18,7 @@ installed timer fires: the OnCalendar= of DIR/nightshift.timer (--prefix, defaul
 /etc/systemd/system, as systemd install writes it), else the default hourly, expanded by
 systemd-analyze calendar; without systemd-analyze, hourly ticks are assumed, and said.
 --json: {agent: name|null, rule: index|null, starts: bool, reason, tick_at: ISO time|null,
+         next_ticks: [ISO time] (the timer's next 6 ticks),
          calendar: {on_calendar: [spec], source: "timer"|"default", file, assumed: null|why},
          rules: [{index, agent, matched, why, next_due}],
          holds: {agent: {kind: "rate_limited"|"backoff", until, reason, failures, session}},
@@ -34,7 +35,7 @@ const roughly = (ms: number) => {
 export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
   const at = flags.at === undefined ? new Date() : new Date(flags.at);
   if (Number.isNaN(at.getTime())) throw new UsageError(`Expected --at as an ISO time like 2026-12-01T15:00:00Z, got \`${flags.at}\``);
-  const [{ readAgents }, { forecastOf }, { timerTicks, calendarLine }] = await Promise.all([
+  const [{ readAgents }, { forecastOf }, { timerTicks, calendarLine, nextTicks }] = await Promise.all([
     import('../../config/agents.js'), import('../../daemon/schedule/explain.js'), import('../../daemon/schedule/timer-ticks.js'),
   ]);
   const { agents, broken } = readAgents(config);
@@ -48,13 +49,15 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   const nextDue = Object.fromEntries(agents.map((a) => [a.name, iso(f.agents[a.name])]));
   if (flags.json) {
     io.out(JSON.stringify({
-      agent: d.agent, rule: d.rule, starts: d.starts, reason: d.reason, tick_at: iso(f.tickAt), calendar, rules: d.decision.rules.map((r) => ({ ...r, next_due: iso(f.rules[r.index]) })),
+      agent: d.agent, rule: d.rule, starts: d.starts, reason: d.reason, tick_at: iso(f.tickAt), next_ticks: nextTicks(ticks, at), calendar, rules: d.decision.rules.map((r) => ({ ...r, next_due: iso(f.rules[r.index]) })),
       holds: f.holds, next_due: nextDue, why: f.why, windows, window_hold: windowHold(windows, config.budget.max_window_utilization, at),
     }));
   } else {
     const when = (t: Date) => (t.getTime() === at.getTime() ? 'now' : `${zoneStamp(t.toISOString(), tz)} (in ${roughly(t.getTime() - at.getTime())})`);
     const lines = [d.starts ? `next: ${d.agent} (${d.reason})` : `next: nothing (${d.reason})`];
     lines.push(`  tick ${f.tickAt ? when(f.tickAt) : 'none within 8 days'}: ${calendarLine(calendar)}`);
+    const upcoming = nextTicks(ticks, at);
+    if (upcoming.length) lines.push(`  next ticks ${upcoming.map((t) => zoneStamp(t, tz)).join(', ')}`);
     for (const l of windowLines(windows, config.budget.max_window_utilization)) lines.push(`  window ${l}`);
     for (const r of d.decision.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
     for (const [agent, h] of Object.entries(f.holds)) if (!d.decision.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${zoneStamp(h.until, tz)} (${h.reason})`);

@@ -13,6 +13,7 @@ import { logLevel } from '../log-level.js';
 import { withStopSignal } from '../stop-signal.js';
 import { refusal } from './run.js';
 import { printRecord } from './sessions.js';
+import { noun } from '../../core/words.js';
 
 export const help = `Usage: nightshift rehearse <agent> [--json] [--config PATH]
        nightshift rehearse --serve [--port N] [--json]
@@ -121,7 +122,7 @@ async function serve({ flags, io, deps }: EnvContext): Promise<number> {
   });
   for (const s of STOPS) process.off(s, stop);
   await api.close();
-  const said = `stopped (${signal}): ${api.requests.length} message request(s) answered, ${api.unauthorized} refused`;
+  const said = `stopped (${signal}): ${api.requests.length} message ${noun(api.requests.length, 'request')} answered, ${api.unauthorized} refused`;
   // With --json stdout holds the one object; the count goes to stderr.
   if (flags.json) deps.stderr(`${said}\n`);
   else io.out(said);

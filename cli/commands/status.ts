@@ -19,7 +19,7 @@ The ticks line checks the installed timer's expected ticks of the last day (sinc
 was written, if later) against the fires: "no tick recorded since 06:00; 3 expected" when the
 timer went silent (a tick still running covers the ticks systemd folds into it); nothing is
 checked where no timer is installed. The last fires are listed (see nightshift fires).
---json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json>, holds: {...},
+--json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json, with next_ticks>, holds: {...},
          locks: {run, git}, unpushed, branches: [{name, local, remote}], last_ok_at,
          invalid_agents: [{name, file, problems}],
          last_fires: [<as fires --json>, at most 5], fires_error: null|why,
@@ -47,6 +47,8 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
       ['budget', `${s.budget.sessions} of ${s.budget.max_sessions} sessions, ${money(s.budget.cost_usd)} of ${money(s.budget.max_usd)} (${s.budget.date})`],
       ['next', `${s.next.starts ? s.next.agent : 'nothing'} (${s.next.reason})`],
       ['next at', `${s.next.tick_at ? at(s.next.tick_at) : 'none within 8 days'} (${calendarLine(s.next.calendar)})`],
+      // The timer's ticks after the next, under it (the label as short as the others: the column stays).
+      ...(s.next.next_ticks.length > 1 ? [['then', s.next.next_ticks.slice(1).map(at).join(', ')]] : []),
       ...windowLines(s.windows, config.budget.max_window_utilization).map((l) => ['window', l]),
       ...(s.window_hold ? [['held', `every agent: ${s.window_hold.reason}`]] : []),
       ...Object.entries(s.holds).map(([agent, h]) => ['held', `${agent} until ${at(h.until)}: ${h.reason}`]),

@@ -28,7 +28,7 @@ Exit codes:
       name the agent and the file; the other agents still ran), or the config, the env file or
       the sandbox cannot be used
   130 the session was interrupted (the service stopped)
-  An unknown code is a failure.`;
+An unknown code is a failure.`;
 
 export const stage = 'full';
 export const liveLine = true;

@@ -9,6 +9,7 @@ import type { status } from '../../daemon/tick/status.js';
 import { money } from '../../core/money.js';
 import { shortDuration, zoneStamp } from '../table.js';
 import { html, type Escape } from './escape.js';
+import { counted } from '../../core/words.js';
 
 export type Day = ReturnType<typeof budgetReport>;
 export type StatusLook = Awaited<ReturnType<typeof status>>;
@@ -64,6 +65,7 @@ export function nowSection(d: PageData, esc: Escape = html): string {
   const windows = s.windows.map((w) => `<tr class="window"><td>window ${esc(w.name)}</td><td>${hbar(w.utilization, 1, `${w.name} ${Math.round(w.utilization * 100)}%`, esc)}</td><td class="n">${esc(Math.round(w.utilization * 100))}%</td><td>${w.resets_at ? `resets ${esc(zoneStamp(w.resets_at, d.timezone))}` : ''}</td></tr>`);
   return `<section id="now"><h2>Now</h2>
 <p>next tick: <b>${esc(s.next.starts ? s.next.agent : 'nothing')}</b> (${esc(s.next.reason)}) at ${at(s.next.tick_at)}</p>
+<p id="next-ticks">the timer's next ticks: ${(s.next.next_ticks ?? []).map((t) => `<span class="tick" data-at="${esc(t)}">${esc(zoneStamp(t, d.timezone))}</span>`).join(', ') || '<span class="muted">none within 8 days</span>'}</p>
 <table class="agents"><tr><th>agent</th><th>next due</th><th>state</th></tr>${rows.join('')}</table>
 <table class="budget"><tr><td>sessions today</td><td>${hbar(b.sessions, b.max_sessions, 'sessions', esc)}</td><td class="n" id="budget-sessions">${esc(b.sessions)} of ${esc(b.max_sessions)}</td><td></td></tr>
 <tr><td>spent today</td><td>${hbar(b.cost_usd + b.reserved_usd, b.max_usd, 'spend', esc)}</td><td class="n" id="budget-spent">${esc(money(b.cost_usd))} of ${esc(money(b.max_usd))}</td><td>${b.reserved_usd ? `${esc(money(b.reserved_usd))} reserved` : ''}</td></tr>${windows.join('')}</table></section>`;
@@ -92,7 +94,7 @@ export function firesSection(d: PageData, esc: Escape = html): string {
     : g
       ? `<p id="gaps">${esc(missed.length)} expected tick${missed.length === 1 ? '' : 's'} of the timer left no fire (checked since ${esc(zoneStamp(g.from, d.timezone))})</p>`
       : `<p id="gaps" class="muted">the timer's expected ticks are not checked: ${esc(d.status.next.calendar.source === 'timer' ? d.status.next.calendar.assumed ?? 'its times are unknown' : `no timer installed at ${d.status.next.calendar.file}`)}</p>`;
-  return `<section id="fires"><h2>Fires, the last ${FIRE_HOURS} hours</h2><p class="legend" id="fire-count" data-total="${shown.length}">${esc(shown.length)} fires: ${legend.join('')}</p>
+  return `<section id="fires"><h2>Fires, the last ${FIRE_HOURS} hours</h2><p class="legend" id="fire-count" data-total="${shown.length}">${esc(counted(shown.length, 'fire'))}: ${legend.join('')}</p>
 <svg class="timeline" width="${W}" height="76" role="img" aria-label="fires"><line x1="5" y1="40" x2="${W - 5}" y2="40" stroke="#999"/>${marks.join('')}${gaps.join('')}${hours.join('')}</svg>${gapText}</section>`;
 }
 
@@ -134,7 +136,7 @@ export function gitWords(g: GitOutcome | null | undefined): string {
     : g.committed ? 'committed, not pushed'
     : g.uncommitted ? 'left uncommitted'
     : 'nothing to commit';
-  return g.left_out.length ? `${out}; ${g.left_out.length} file(s) left out` : out;
+  return g.left_out.length ? `${out}; ${counted(g.left_out.length, 'file')} left out` : out;
 }
 
 export function sessionsSection(d: PageData, esc: Escape = html): string {
@@ -150,7 +152,18 @@ export function memorySection(d: PageData, esc: Escape = html): string {
     ['edges', 'edges', m.edges], ['threads_open', 'open threads', m.threads_open], ['predictions_open', 'open predictions', m.predictions_open],
     ['contradiction_candidates', 'contradiction candidates', m.contradiction_candidates], ['overdue', 'overdue for review', m.overdue],
   ];
-  return `<section id="memory"><h2>Memory</h2><table>${rows.map(([k, label, n]) => `<tr><td>${esc(label)}</td><td class="n" data-key="${esc(k)}">${esc(n)}</td></tr>`).join('')}<tr><td>mean retrievability</td><td class="n">${esc(m.retrievability.mean.toFixed(2))}</td></tr></table></section>`;
+  return `<section id="memory"><h2>Memory</h2><table>${rows.map(([k, label, n]) => `<tr><td>${esc(label)}</td><td class="n" data-key="${esc(k)}">${esc(n)}</td></tr>`).join('')}<tr><td>mean retrievability</td><td class="n">${esc(m.retrievability.mean.toFixed(2))}</td></tr></table>${dreamTable(m.last_dream, d.timezone, esc)}</section>`;
+}
+
+// The last dream's metrics (memory stats --json's last_dream); a count its failed phase did not give is "-".
+function dreamTable(l: MemoryStats['last_dream'] | undefined, timezone: string, esc: Escape): string {
+  if (!l) return '<p id="last-dream" class="muted">no dream yet</p>';
+  const rows: Array<[keyof typeof l, string]> = [
+    ['observations', 'observations since the one before'], ['clusters', 'clusters'], ['abstractions', 'abstractions made'], ['superseded', 'values superseded'],
+    ['contradictions', 'contradiction candidates found'], ['linked', 'links added'], ['faded', 'memories faded'],
+  ];
+  const failed = l.failed_phases.length ? `<p class="bad">failed phases: ${esc(l.failed_phases.join(', '))}</p>` : '';
+  return `<h3 id="last-dream" data-at="${esc(l.at)}">last dream, ${esc(zoneStamp(l.at, timezone))} (${esc(l.duration_ms < 60_000 ? `${(l.duration_ms / 1000).toFixed(1)}s` : shortDuration(l.duration_ms))})</h3><table class="dream">${rows.map(([k, label]) => `<tr><td>${esc(label)}</td><td class="n" data-dream="${esc(k)}">${esc(l[k] === null ? '-' : l[k])}</td></tr>`).join('')}</table>${failed}`;
 }
 
 export function renderPage(d: PageData, esc: Escape = html): string {

@@ -10,6 +10,7 @@ import { readPasses } from '../../sessions/state/state-data.js';
 import type { Config } from '../../config/schema.js';
 import { DEFAULTS } from '../../config/defaults.js';
 import { readReleases, sinceRelease } from '../../budget/hold-releases.js';
+import { noun } from '../../core/words.js';
 
 const FIX = 'read the ATTENTION section of the agent\'s next state and its earlier passes: nightshift anneal --agent NAME; fix the cause, not the symptom';
 
@@ -24,13 +25,13 @@ export function recurringCheck(rowsNewestFirst: Array<FailureFacts & { agent: st
     if (last && last.outcome !== 'ok' && last.outcome !== 'running') {
       const r = recurrenceOf(last, rows, mine, threshold);
       if (r.recurring) {
-        found.push(`${agent}: its last session ${last.id} ended ${last.outcome} like ${r.earlier.length} earlier one(s)${r.passes.length ? ` after ${r.passes.length} anneal pass(es)` : ''}`);
+        found.push(`${agent}: its last session ${last.id} ended ${last.outcome} like ${r.earlier.length} earlier ${noun(r.earlier.length, 'one')}${r.passes.length ? ` after ${r.passes.length} anneal ${noun(r.passes.length, 'pass', 'passes')}` : ''}`);
         continue;
       }
     }
     const newest = mine.at(-1);
     const again = newest ? passRecurrence(newest, mine, threshold) : [];
-    if (newest && again.length) found.push(`${agent}: its last anneal pass (${newest.session ?? newest.at}) has the symptom of ${again.length} earlier pass(es)`);
+    if (newest && again.length) found.push(`${agent}: its last anneal pass (${newest.session ?? newest.at}) has the symptom of ${again.length} earlier ${noun(again.length, 'pass', 'passes')}`);
   }
   return found.length
     ? { name: 'recurring', status: 'warn', detail: `the same failure again (the earlier fix treated a symptom): ${found.join('; ')}`, fix: FIX }
@@ -63,12 +64,12 @@ export function recurringNote(session: FailureFacts & { agent: string }, rowsNew
   if (session.outcome !== 'ok' && session.outcome !== 'running') {
     const r = recurrenceOf(session, rowsNewestFirst, passes, threshold);
     if (r.recurring) {
-      return `the same failure again: ${r.earlier.length} earlier session(s) of ${session.agent} ended ${session.outcome} with a similar error${r.passes.length ? `, after ${r.passes.length} anneal pass(es): the earlier fix treated a symptom` : '; none was annealed'}`;
+      return `the same failure again: ${r.earlier.length} earlier ${noun(r.earlier.length, 'session')} of ${session.agent} ended ${session.outcome} with a similar error${r.passes.length ? `, after ${r.passes.length} anneal ${noun(r.passes.length, 'pass', 'passes')}: the earlier fix treated a symptom` : '; none was annealed'}`;
     }
   }
   const own = passes.filter((p) => p.session === session.id);
   const again = own.flatMap((p) => passRecurrence(p, passes.filter((q) => q.session !== session.id), threshold));
-  return again.length ? `this session's anneal pass has the symptom of ${again.length} earlier pass(es): the earlier fix treated a symptom` : null;
+  return again.length ? `this session's anneal pass has the symptom of ${again.length} earlier ${noun(again.length, 'pass', 'passes')}: the earlier fix treated a symptom` : null;
 }
 
 // The note for a session just settled, from the ledger and the anneal log; null on any failure to read.

@@ -19,6 +19,7 @@ import { useraddCommand } from '../../core/passwd.js';
 import { hiddenByWall, resolveCommand } from '../../sessions/wall/sandbox.js';
 import { foundIn, installedUnitPath } from '../systemd.js';
 import { reachProblems, sessionGroupBits, sessionUserFor, vaultFix } from '../../config/session-user.js';
+import { counted } from '../../core/words.js';
 
 type Check = CheckFacts;
 const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail, fix: null });
@@ -26,13 +27,15 @@ const warn = (name: string, detail: string, fix: string): Check => ({ name, stat
 const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
 const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, '0');
 
-export function envCheck(f: EnvFileResult | null, envFile: string): Check {
+// `typos`: variables that look like a misspelt one nightshift reads (config/name-warnings.ts).
+export function envCheck(f: EnvFileResult | null, envFile: string, typos: string[] = []): Check {
   if (!f) return ok('env', `${envFile} not read`);
   if (f.insecure) return fail('env', `${f.file}: ${f.insecure.replace(/; fix: .*/, '')}; every other command refuses it`, `chmod 600 ${f.file} (or nightshift doctor --fix)`);
   if (f.problems.length) return warn('env', `${f.file}: lines skipped: ${f.problems.join('; ')}`, `write them as KEY=VALUE in ${f.file}`);
   if (f.skipped === 'not found') return ok('env', `no env file at ${f.file} (the environment only)`);
   if (f.skipped) return warn('env', `${f.file} ${f.skipped} as this user: what it holds is not known here`, `run nightshift doctor as the user that can read it (systemd reads it as root for the units)`);
-  return ok('env', `${f.file}: ${f.loaded.length} variable(s) taken (the environment wins over the file)`);
+  if (typos.length) return warn('env', typos.join('; '), `rename them in ${f.file} (a variable an agent's env: passes on is never warned about)`);
+  return ok('env', `${f.file}: ${counted(f.loaded.length, 'variable')} taken (the environment wins over the file)`);
 }
 
 // Pure: every session fails "Not logged in" without one.

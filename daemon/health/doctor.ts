@@ -15,6 +15,7 @@ import { isAlive } from '../../core/process-tree.js';
 import { sandboxProbe } from '../../sessions/wall/sandbox.js';
 import { sessionUserFor } from '../../config/session-user.js';
 import { loadAgents, type Agent } from '../../config/agents.js';
+import { envNameWarnings, modelWarnings } from '../../config/name-warnings.js';
 import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from '../../config/config-fallback.js';
 import { formatDuration } from '../../config/duration.js';
@@ -32,6 +33,7 @@ import { boundsCheck, diskCheck } from './doctor-bounds.js';
 import { apiCheck } from './api-check.js';
 import { cliVersionCheck } from './cli-version.js';
 import { nodeCheck } from './node-check.js';
+import { counted, noun } from '../../core/words.js';
 
 export type Check = CheckFacts;
 export type DoctorDeps = {
@@ -75,9 +77,9 @@ export function failuresCheck(outcomesNewestFirst: string[], max: number): Check
     n++;
   }
   const list = outcomesNewestFirst.slice(0, Math.min(n, 5)).join(', ');
-  if (n >= max) return fail('failures', `the last ${n} sessions did not end ok (${list}), alerts.max_consecutive_failures is ${max}`, 'read the last transcripts: nightshift sessions; nightshift show <id>');
+  if (n >= max) return fail('failures', `the last ${counted(n, 'session')} did not end ok (${list}), alerts.max_consecutive_failures is ${max}`, 'read the last transcripts: nightshift sessions; nightshift show <id>');
   if (!outcomesNewestFirst.length) return ok('failures', 'no sessions yet');
-  return n ? ok('failures', `${n} failed session(s) in a row (${list}), below ${max}`) : ok('failures', 'the last session ended ok');
+  return n ? ok('failures', `${n} failed ${noun(n, 'session')} in a row (${list}), below ${max}`) : ok('failures', 'the last session ended ok');
 }
 
 async function cliCheck(l: LenientConfig, deps: DoctorDeps): Promise<Check> {
@@ -123,7 +125,7 @@ export function networkChecks(agents: Pick<Agent, 'name' | 'network' | 'file'>[]
 
 function configCheck(l: LenientConfig): Check {
   if (!l.problems.length) return ok('config', l.config.file);
-  return fail('config', `${l.problems.length} problem(s): ${l.problems.slice(0, 3).map((p) => p.split('\n')[0]).join('; ')}${l.problems.length > 3 ? '; ...' : ''} (${l.unreadable ? 'the checks that need the config are skipped' : 'using defaults for what could not be read'})`, `fix ${l.config.file}, then run nightshift doctor again`);
+  return fail('config', `${counted(l.problems.length, 'problem')}: ${l.problems.slice(0, 3).map((p) => p.split('\n')[0]).join('; ')}${l.problems.length > 3 ? '; ...' : ''} (${l.unreadable ? 'the checks that need the config are skipped' : 'using defaults for what could not be read'})`, `fix ${l.config.file}, then run nightshift doctor again`);
 }
 
 // The checks that read a path or a setting from the config: with none readable, the defaults would
@@ -135,6 +137,8 @@ function agentsCheck(l: LenientConfig): { check: Check; agents: Agent[] } {
   try {
     const agents = loadAgents(l.config);
     if (!agents.length) return { check: warn('agents', `no agents in ${l.config.agents_dir}`, `write one: ${l.config.agents_dir}/<name>.md (nightshift init writes an example)`), agents };
+    const models = modelWarnings(l.config, agents);
+    if (models.length) return { check: warn('agents', `${agents.length}: ${agents.map((a) => a.name).join(', ')}; ${models.join('; ')}`, 'name a model the CLI knows (an alias such as sonnet or opus, or a full claude-... name)'), agents };
     return { check: ok('agents', `${agents.length}: ${agents.map((a) => a.name).join(', ')}`), agents };
   } catch (err) {
     return { check: fail('agents', firstLine((err as Error).message.replace(/\n\s*-\s*/g, ' ')), `fix the agent file (or agents_dir) named above`), agents: [] };
@@ -251,8 +255,8 @@ export const UNPUSHED_WARN_MS = 3 * 3_600_000;
 
 export function unpushedCheck(u: { count: number; ageMs: number } | null, vault: string, remote: string): Check {
   if (!u) return ok('unpushed', 'none');
-  if (u.ageMs <= UNPUSHED_WARN_MS) return ok('unpushed', `${u.count} commit(s), the oldest ${formatMs(u.ageMs)} old (the next tick pushes them)`);
-  return warn('unpushed', `${u.count} commit(s) not on ${remote}, the oldest ${formatMs(u.ageMs)} old: every push since has failed`, `see git's reason: git -C ${vault} push ${remote} (and the git line of the last sessions: nightshift sessions, nightshift show ID)`);
+  if (u.ageMs <= UNPUSHED_WARN_MS) return ok('unpushed', `${counted(u.count, 'commit')}, the oldest ${formatMs(u.ageMs)} old (the next tick pushes them)`);
+  return warn('unpushed', `${counted(u.count, 'commit')} not on ${remote}, the oldest ${formatMs(u.ageMs)} old: every push since has failed`, `see git's reason: git -C ${vault} push ${remote} (and the git line of the last sessions: nightshift sessions, nightshift show ID)`);
 }
 
 // A lock whose owner is gone (or whose directory has no owner at all) is stale. A live owner holding
@@ -295,7 +299,7 @@ async function discordCheck(l: LenientConfig, deps: DoctorDeps): Promise<Check[]
   try {
     box = fs.existsSync(file) ? Outbox.open(file) : null;
     const oldest = box?.oldestPending();
-    if (box && oldest) out.push(warn('outbox', `${box.pending()} report(s) waiting since ${oldest.created_at}: ${deps.redact(oldest.last_error ?? 'not sent yet')}`, 'they go out on the next start once Discord answers; see the discord check'));
+    if (box && oldest) out.push(warn('outbox', `${counted(box.pending(), 'report')} waiting since ${oldest.created_at}: ${deps.redact(oldest.last_error ?? 'not sent yet')}`, 'they go out on the next start once Discord answers; see the discord check'));
     else out.push(ok('outbox', box ? 'empty' : 'no outbox yet'));
   } catch (err) {
     out.push(fail('outbox', `${file}: ${firstLine((err as Error).message)}`, `move ${file} aside (queued reports in it are lost)`));
@@ -310,11 +314,13 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const c = l.config;
   const now = deps.now();
   const envFile = deps.envFile?.file ?? path.join(c.dir, ENV_FILE_NAME);
+  // Read before the env check: a variable an agent's env: passes on is not a typo.
+  const agents = l.unreadable ? null : agentsCheck(l);
+  const typos = deps.envFile ? envNameWarnings(deps.envFile.loaded, deps.envFile.file, agents?.agents.flatMap((a) => a.env) ?? []) : [];
   const checks: Check[] = [
-    configCheck(l), nodeCheck(deps.nodeVersion ?? process.version, now), envCheck(deps.envFile ?? null, envFile), credentialCheck(deps.env, deps.envFile ?? null, envFile),
+    configCheck(l), nodeCheck(deps.nodeVersion ?? process.version, now), envCheck(deps.envFile ?? null, envFile, typos), credentialCheck(deps.env, deps.envFile ?? null, envFile),
   ];
-  if (l.unreadable) return [...checks, ...NEEDS_CONFIG.map((n) => skipped(n, l.unreadable!))];
-  const agents = agentsCheck(l);
+  if (l.unreadable || !agents) return [...checks, ...NEEDS_CONFIG.map((n) => skipped(n, l.unreadable!))];
   // The key itself, once: a refused one fails here, before a session retries it for minutes.
   const api = await apiCheck(deps.env, deps.env.ANTHROPIC_BASE_URL || c.claude.api_base, envFile, PROBE_MS);
   if (api) checks.push(api);

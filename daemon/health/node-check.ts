@@ -1,6 +1,7 @@
 // doctor's verdict on the Node.js that runs nightshift: an end-of-life line gets no security
 // releases, so it fails, with the fix. Pure: the table and the date are data, passed in.
 import type { CheckFacts } from '../../report/embed.js';
+import { counted } from '../../core/words.js';
 
 type Check = CheckFacts;
 
@@ -37,6 +38,6 @@ export function nodeCheck(version: string, now: Date, lines = NODE_LINES): Check
   if (!known) return { name: 'node', status: 'warn', detail: `node ${version}: a release line this build does not know (tested on ${NODE_TESTED_LINES.join(' and ')})`, fix: 'run nightshift on Node.js 24 LTS, or upgrade nightshift' };
   const left = Math.ceil((Date.parse(`${known.eol}T00:00:00Z`) - now.getTime()) / 86_400_000);
   if (line % 2 === 1) return { name: 'node', status: 'warn', detail: `node ${version}: an odd (short-lived) line, end of life ${known.eol}; nightshift is tested on ${NODE_TESTED_LINES.join(' and ')}`, fix: FIX };
-  if (left <= WARN_DAYS) return { name: 'node', status: 'warn', detail: `node ${version}: Node.js ${line} reaches its end of life on ${known.eol} (in ${left} day(s))`, fix: FIX };
+  if (left <= WARN_DAYS) return { name: 'node', status: 'warn', detail: `node ${version}: Node.js ${line} reaches its end of life on ${known.eol} (in ${counted(left, 'day')})`, fix: FIX };
   return { name: 'node', status: 'ok', detail: `node ${version} (Node.js ${line}, supported until ${known.eol})`, fix: null };
 }

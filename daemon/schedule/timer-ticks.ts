@@ -32,6 +32,14 @@ export function timerTicks(unitDir: string | undefined, from: Date, pathEnv: str
   return { ticks: [...new Set(ticks.map(Number))].sort((a, b) => a - b).map((t) => new Date(t)), calendar };
 }
 
+// How many of the timer's next ticks status, next and the page list.
+export const NEXT_TICKS = 6;
+
+// Pure: the first `n` ticks at or after `from`, as ISO times (the ticks come sorted).
+export function nextTicks(ticks: Date[], from: Date, n = NEXT_TICKS): string[] {
+  return ticks.filter((t) => t.getTime() >= from.getTime()).slice(0, n).map((t) => t.toISOString());
+}
+
 // One line for the terminal: where the ticks come from.
 export function calendarLine(c: TickCalendar): string {
   const what = c.source === 'timer' ? `${c.file}: OnCalendar=${c.on_calendar.join(', ')}` : `OnCalendar=hourly, the default: no timer at ${c.file}`;

@@ -1,7 +1,7 @@
 // A chosen session, from the budget's verdict to its report: git pull, the sandboxed guest, the
 // CLI under its watchdogs, the settle, capture and grading, git commit/push, Discord. Loaded by
 // ./supervise.ts only once a session is chosen.
-import { counted } from '../../core/words.js';
+import { counted, noun } from '../../core/words.js';
 import { giveToFolderOwner } from '../../core/file-access.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -44,6 +44,7 @@ import type { RunDeps, SuperviseResult } from './types.js';
 import { version } from '../../core/version.js';
 import { ENV_FILE_VAR } from '../../config/env-file.js';
 import { credentialFingerprint, envFileIdentity, hhmm, readRefusal, refusedKeyMessage, refusedKeyVerdict, writeRefusal } from '../../budget/credential-refusal.js';
+import { agentModelWarning } from '../../config/name-warnings.js';
 
 export function newSessionId(agent: string, at: Date): string {
   const stamp = at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -195,8 +196,8 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   if (change) {
     const hold = currentHolds(config, ledger, deps.now())[agent.name] ?? null;
     deps.logger.warn({ event: `backoff_${change.change}`, agent: agent.name, failures: change.failures, until: hold?.until ?? null }, change.change === 'started'
-      ? `${agent.name}: backed off after ${change.failures} failures in a row${hold ? `, until ${hold.until}` : ''}`
-      : `${agent.name}: recovered after ${change.failures} failures in a row`);
+      ? `${agent.name}: backed off after ${counted(change.failures, 'failure')} in a row${hold ? `, until ${hold.until}` : ''}`
+      : `${agent.name}: recovered after ${counted(change.failures, 'failure')} in a row`);
     await reportBackoff(config, { agent: agent.name, ...change, until: hold?.until ?? null, session: session.id }, deps);
   }
   return { action: 'session', reason: choice.reason, limit: null, session, git, late };
@@ -339,6 +340,8 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let unsettled: Record<string, unknown> | null = null;
   try {
     log.info({ event: 'session_start', model: agent.model, max_turns: agent.maxTurns, timeout_ms: agent.timeoutMs }, `session ${id} started`);
+    const modelTypo = agentModelWarning(config, agent);
+    if (modelTypo) log.warn({ event: 'model_unknown', model: agent.model }, modelTypo);
     deps.live?.start(agent.name, startedAt);
     const t = (tracker = new StreamTracker(
       { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
@@ -482,7 +485,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       },
       `session ${id} ended: ${outcome}`,
     );
-    if (t.garbage) log.warn({ event: 'garbage', lines: t.garbage }, `${t.garbage} stdout line(s) were not stream-json`);
+    if (t.garbage) log.warn({ event: 'garbage', lines: t.garbage }, `${t.garbage} stdout ${noun(t.garbage, 'line')} ${t.garbage === 1 ? 'was' : 'were'} not stream-json`);
     // The API itself refused the key (a 401 the proxy relayed; no call answered): the next start
     // today refuses before the charge (budget/credential-refusal.ts).
     if (guest && guest.api.credentialRefused > 0 && guest.api.answered === 0) markRefusedKey(config, id, day, deps);
@@ -493,7 +496,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       } catch (err) {
         log.warn({ event: 'egress_count_failed', err }, `could not record the egress refusals: ${(err as Error).message}`);
       }
-      if (guest.egress.refused) log.warn({ event: 'egress_refusals', refused: guest.egress.refused }, `the egress proxy refused ${guest.egress.refused} connection(s) of session ${id}`);
+      if (guest.egress.refused) log.warn({ event: 'egress_refusals', refused: guest.egress.refused }, `the egress proxy refused ${counted(guest.egress.refused, 'connection')} of session ${id}`);
     }
     // What the wall refused at the API's socket (a peer not the CLI), likewise (null: unwalled).
     if (guest?.apiPeers) {
@@ -502,7 +505,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       } catch (err) {
         log.warn({ event: 'api_refused_count_failed', err }, `could not record the API refusals: ${(err as Error).message}`);
       }
-      if (guest.apiPeers.refused) log.warn({ event: 'api_refusals', refused: guest.apiPeers.refused }, `the wall refused ${guest.apiPeers.refused} connection(s) to the API from processes of session ${id} other than the CLI`);
+      if (guest.apiPeers.refused) log.warn({ event: 'api_refusals', refused: guest.apiPeers.refused }, `the wall refused ${counted(guest.apiPeers.refused, 'connection')} to the API from processes of session ${id} other than the CLI`);
     }
     // After the settle: neither of these can lose the session's count (they log, never throw).
     // The session's endpoints and folder go; its tokens die with them.

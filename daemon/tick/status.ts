@@ -9,7 +9,7 @@ import { VaultGit } from '../../vault/git-sync.js';
 import { lockOwner } from '../../core/lock.js';
 import { forecastOf } from '../schedule/explain.js';
 import type { Forecast } from '../schedule/forecast.js';
-import type { TickCalendar } from '../schedule/timer-ticks.js';
+import { nextTicks, type TickCalendar } from '../schedule/timer-ticks.js';
 import { currentHolds } from '../schedule/holds.js';
 import { windowHold } from '../../budget/windows.js';
 import { budgetReport } from './budget-report.js';
@@ -34,9 +34,9 @@ export function openBranchesOf(config: Config): Promise<Array<{ name: string; lo
 }
 
 // status's `next`: the tick's decision, whether it starts, and each agent's next run.
-function nextOf(f: Forecast, calendar: TickCalendar) {
+function nextOf(f: Forecast, calendar: TickCalendar, ticks: Date[], at: Date) {
   const iso = (t: Date | null) => (t ? t.toISOString() : null);
-  return { ...f.tick.decision, agent: f.tick.agent, starts: f.tick.starts, reason: f.tick.reason, tick_at: iso(f.tickAt), calendar, next_due: Object.fromEntries(Object.entries(f.agents).map(([a, t]) => [a, iso(t)])), why: f.why };
+  return { ...f.tick.decision, agent: f.tick.agent, starts: f.tick.starts, reason: f.tick.reason, tick_at: iso(f.tickAt), next_ticks: nextTicks(ticks, at), calendar, next_due: Object.fromEntries(Object.entries(f.agents).map(([a, t]) => [a, iso(t)])), why: f.why };
 }
 
 // `nightshift status --json`: one look at the host. `timer`: when its ticks come (../schedule/timer-ticks.ts).
@@ -49,7 +49,7 @@ export async function status(config: Config, ledger: Ledger, at: Date, timer: { 
     budget: budgetReport(config, ledger, dayOf(at, config.budget.timezone)),
     last_sessions: ledger.recent(5).map(toRecord),
     // What the tick will really do (the budget and a usage window too), and when each agent runs.
-    next: nextOf(forecastOf(config, agents, ledger, at, timer.ticks, broken), timer.calendar),
+    next: nextOf(forecastOf(config, agents, ledger, at, timer.ticks, broken), timer.calendar, timer.ticks, at),
     holds: currentHolds(config, ledger, at),
     // A subscription's usage windows as replies last reported them, and whether they hold starts.
     windows: ledger.windows(),

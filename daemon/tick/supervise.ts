@@ -19,6 +19,7 @@ import { followUpAbandoned } from './abandoned.js';
 import { superviseDream } from './dream-tick.js';
 import { reconcile } from './reconcile.js';
 import type { Choice, RunDeps, SuperviseResult } from './types.js';
+import { counted, noun } from '../../core/words.js';
 
 // The one path of a session, shared by `run` and `tick`: run lock -> reconcile -> choose ->
 // budget -> git pull -> session -> git commit/push. Skips (locked, nothing due, a limit, a stop
@@ -96,7 +97,7 @@ async function storeSpooled(config: Config, deps: RunDeps): Promise<void> {
   if (!fs.existsSync(dir) || !fs.readdirSync(dir).length) return;
   const [{ drainSpool }, { applyLeft }] = await Promise.all([import('../../sessions/capture/capture-spool.js'), import('../../sessions/capture/capture.js')]);
   const r = await drainSpool({ dir: spoolDir(config.state_dir), apply: applyLeft, open: async () => (await import('../../memory/open.js')).openMemoryStore(config, deps.env, deps.logger) });
-  if (r.batches) deps.logger.info({ event: 'spool_stored', ...r }, `stored ${r.batches} spooled batch(es) of what earlier sessions left behind (${r.stored} stored, ${r.skipped} already in)`);
-  if (r.error) deps.logger.warn({ event: 'spool_waiting', ...r }, `the memory spool waits for the next start (${r.left} batch(es)): ${deps.redact(r.error)}`);
+  if (r.batches) deps.logger.info({ event: 'spool_stored', ...r }, `stored ${r.batches} spooled ${noun(r.batches, 'batch', 'batches')} of what earlier sessions left behind (${r.stored} stored, ${r.skipped} already in)`);
+  if (r.error) deps.logger.warn({ event: 'spool_waiting', ...r }, `the memory spool waits for the next start (${counted(r.left, 'batch', 'batches')}): ${deps.redact(r.error)}`);
   if (r.unreadable.length) deps.logger.warn({ event: 'spool_unreadable', files: r.unreadable }, `spooled batches that cannot be read were left as they are: ${r.unreadable.join(', ')}`);
 }

@@ -11,6 +11,7 @@ import type { MemoryStore } from '../store.js';
 import { contentTerms, dice, tokens } from '../text/text.js';
 import { cleanDerived } from '../text/text-hygiene.js';
 import type { Actor } from '../types.js';
+import { counted } from '../../core/words.js';
 
 export const PHASES = ['updates', 'cluster', 'abstract', 'contradictions', 'links', 'schedule', 'fade', 'reindex', 'metrics'] as const;
 export type PhaseName = (typeof PHASES)[number];
@@ -131,7 +132,7 @@ export async function dream(store: MemoryStore, opts: DreamOptions = {}): Promis
     return { dream_id: id };
   });
   const report: DreamReport = { duration_ms: duration(), phases };
-  opts.logger?.info({ event: 'dream', ...report }, `dream: ${report.duration_ms} ms, ${Object.values(phases).filter((p) => !p.ok).length} phase(s) failed`);
+  opts.logger?.info({ event: 'dream', ...report }, `dream: ${report.duration_ms} ms, ${counted(Object.values(phases).filter((p) => !p.ok).length, 'phase')} failed`);
   return report;
 }
 

@@ -30,7 +30,7 @@ export async function gradeSessionMemory(
     try {
       const graded = store.gradeSession({ sessionId: session.id, outcome: session.outcome, ...use });
       const r = { graded, recalled: use.recalledIds.length, surfaced: use.surfacedIds.length, used: use.usedIds.length };
-      logger.info({ event: 'memory_graded', sessionId: session.id, ...r }, `memory: graded ${graded.length} memories from session ${session.id}`);
+      logger.info({ event: 'memory_graded', sessionId: session.id, ...r }, `memory: graded ${graded.length} ${graded.length === 1 ? 'memory' : 'memories'} from session ${session.id}`);
       return r;
     } finally {
       store.close();

@@ -18,7 +18,7 @@ export function serveStore(store: MemoryStore, config: Config, env: NodeJS.Proce
   let serving = true;
   void store
     .reembed()
-    .then((n) => n && logger.info({ event: 'reembedded', count: n }, `memory: embedded ${n} memories with the current model`))
+    .then((n) => n && logger.info({ event: 'reembedded', count: n }, `memory: embedded ${n} ${n === 1 ? 'memory' : 'memories'} with the current model`))
     .catch((err) => serving && logger.warn({ event: 'reembed_failed', err }, `memory: background re-embedding stopped: ${(err as Error).message}`));
   // With Gemini, each new memory is checked against its neighbours for contradictions as it
   // arrives (the offline heuristic already ran inside observe); candidates only, never applied.

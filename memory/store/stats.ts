@@ -4,6 +4,7 @@ import type { Category, MemoryStats } from '../types.js';
 import { backfillCards } from './cards.js';
 import { round } from './checks.js';
 import type { StoreCore } from './core.js';
+import { dreamSummary } from './dream-summary.js';
 
 // An agent's view counts only what it may see (scope.ts): another agent's memories, threads or
 // predictions would show as numbers that move when that agent writes. The operator's counts all.
@@ -27,7 +28,14 @@ export function stats(s: StoreCore): MemoryStats {
     schema_version: s.db.pragma('user_version', { simple: true }) as number,
     file: s.file,
     ...learningStats(s),
+    // Dreams run over the whole store: an agent's scoped view does not see them.
+    last_dream: all ? lastDreamOf(s) : null,
   };
+}
+
+function lastDreamOf(s: StoreCore) {
+  const row = s.stmt('SELECT started_at, duration_ms, metrics FROM dreams ORDER BY id DESC LIMIT 1').get() as { started_at: string; duration_ms: number; metrics: string } | undefined;
+  return row ? dreamSummary(row) : null;
 }
 
 function learningStats(s: StoreCore): Pick<MemoryStats, 'retrievability' | 'overdue' | 'reviews' | 'threads_open' | 'predictions_open' | 'contradiction_candidates'> {

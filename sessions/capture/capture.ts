@@ -259,8 +259,8 @@ export async function leaveBehind(i: CaptureInput): Promise<CaptureReport | null
     report.resolved = r.resolved;
     report.refused = r.refused;
     report.spooled = r.spooled;
-    if (r.spooled) i.logger.warn({ event: 'capture_spooled', spooled: r.spooled, file: r.file, err: r.cause }, `the memory store could not take ${r.spooled} item(s) now (${i.redact(r.cause ?? '')}); spooled in ${r.file}, stored by the next start`);
-    i.logger.info({ event: 'capture', ...report }, `left behind: ${report.observed} observation(s) (${report.extraction})`);
+    if (r.spooled) i.logger.warn({ event: 'capture_spooled', spooled: r.spooled, file: r.file, err: r.cause }, `the memory store could not take ${counted(r.spooled, 'item')} now (${i.redact(r.cause ?? '')}); spooled in ${r.file}, stored by the next start`);
+    i.logger.info({ event: 'capture', ...report }, `left behind: ${counted(report.observed, 'observation')} (${report.extraction})`);
     return report;
   } catch (err) {
     i.logger.warn({ event: 'capture_failed', err: i.redact(String((err as Error)?.stack ?? err)) }, `could not store what the session left behind: ${i.redact((err as Error)?.message ?? String(err))}`);

@@ -10,6 +10,7 @@ import type { GuardRoots, Verdict } from './guardrail/verdict.js';
 import { startHookServer, hookSettings, writeSettingsFile, type HookServer, type PreToolUse } from './hook-server.js';
 import { toolKey, type LoopLimits } from '../stream/loop-detector.js';
 import type { Listen } from '../../core/loopback.js';
+import { counted } from '../../core/words.js';
 
 type Log = { warn(obj: object, msg?: string): void; debug(obj: object, msg?: string): void; error(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 
@@ -79,7 +80,7 @@ export async function startSessionHooks(o: {
       const sorted = [...s.decideMs].sort((a, b) => a - b);
       o.logger.info(
         { event: 'hooks_done', requests: s.requests, blocked: s.blocked, refused: s.refused, errors: s.errors, decide_p50_ms: sorted.length ? +sorted[Math.floor(sorted.length / 2)].toFixed(3) : null },
-        `hooks: ${s.requests} call(s), ${s.blocked} blocked`,
+        `hooks: ${counted(s.requests, 'call')}, ${s.blocked} blocked`,
       );
     },
   };

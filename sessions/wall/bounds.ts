@@ -3,6 +3,7 @@
 // to us, as the units' Delegate= gives; cgroup v1 hierarchies we may write, as root), else rlimits
 // (prlimit: per user for processes, per process for memory), else none. The I/O is ./cgroup.ts.
 import { formatSize } from '../../config/size.js';
+import { counted } from '../../core/words.js';
 
 export type Wanted = { pids: number | 'off'; memory: number | 'off' };
 
@@ -82,7 +83,7 @@ export function counter(text: string | null, name: string): number {
 
 // Pure: why the session must end, from its cgroup's counters, or null.
 export function boundReached(c: { pidsMax: number; oomKills: number }, w: Wanted): string | null {
-  if (c.oomKills > 0) return `limits.memory: the session reached its ${w.memory === 'off' ? '' : `${formatSize(w.memory)} `}memory bound (the kernel ended ${c.oomKills} process(es))`;
-  if (c.pidsMax > 0) return `limits.pids: the session reached its ${w.pids === 'off' ? '' : `${w.pids} `}processes bound (${c.pidsMax} fork(s) refused)`;
+  if (c.oomKills > 0) return `limits.memory: the session reached its ${w.memory === 'off' ? '' : `${formatSize(w.memory)} `}memory bound (the kernel ended ${counted(c.oomKills, 'process', 'processes')})`;
+  if (c.pidsMax > 0) return `limits.pids: the session reached its ${w.pids === 'off' ? '' : `${w.pids} `}processes bound (${counted(c.pidsMax, 'fork')} refused)`;
   return null;
 }

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../logs/logger.js';
+import { noun } from '../../core/words.js';
 
 export const sessionsDir = (config: Pick<Config, 'state_dir'>) => path.join(config.state_dir, 'sessions');
 
@@ -14,6 +15,6 @@ export function sweepSessionDirs(config: Pick<Config, 'state_dir'>, log?: Pick<L
   const root = sessionsDir(config);
   const old = fs.existsSync(root) ? fs.readdirSync(root) : [];
   for (const o of old) fs.rmSync(path.join(root, o), { recursive: true, force: true });
-  if (old.length) log?.warn({ event: 'session_dirs_swept', dirs: old }, `removed ${old.length} session folder(s) an interrupted supervisor left in ${root}`);
+  if (old.length) log?.warn({ event: 'session_dirs_swept', dirs: old }, `removed ${old.length} session ${noun(old.length, 'folder')} an interrupted supervisor left in ${root}`);
   return old.length;
 }

@@ -17,7 +17,7 @@ function load(t: any, yaml: string) {
 
 // Each bad config, and what its message must say (field and expectation).
 const BAD: Array<[string, string, RegExp]> = [
-  ['unknown top-level key', 'vaultt: ./v\n', /^  - vaultt: not a setting here\. Did you mean `vault`\?$/m],
+  ['unknown top-level key', 'vaultt: ./v\n', /^  - vaultt: not a setting here\. Did you mean `vault`\? \(\S+nightshift\.yaml:1\)$/m],
   ['unknown claude key', 'claude:\n  modle: opus\n', /claude\.modle: not a setting here\. Did you mean `model`\?/],
   ['a misspelt max_turns', 'claude:\n  max_turn: 3\n', /claude\.max_turn: not a setting here\. Did you mean `max_turns`\?/],
   ['a misspelt budget', 'budgett:\n  max_usd_per_day: 3\n', /budgett: not a setting here\. Did you mean `budget`\?/],
@@ -29,7 +29,7 @@ const BAD: Array<[string, string, RegExp]> = [
   ['git timeout beyond what a timer holds', 'git:\n  lock_timeout: 25d\n', /git\.lock_timeout: Expected a duration of at most 24d/],
   ['max_turns zero', 'claude:\n  max_turns: 0\n', /claude\.max_turns: Expected a number above 0/],
   ['max_turns fractional', 'claude:\n  max_turns: 2.5\n', /claude\.max_turns: Expected a whole number/],
-  ['max_turns a string', 'claude:\n  max_turns: many\n', /claude\.max_turns: Expected number, got `many`$/m],
+  ['max_turns a string', 'claude:\n  max_turns: many\n', /claude\.max_turns: Expected number, got `many` \(\S+nightshift\.yaml:2\)$/m],
   ['max_turns a list', 'claude:\n  max_turns: [3]\n', /claude\.max_turns: Expected number, got `\[3\]` \(object\)/],
   ['permission_mode unknown', 'claude:\n  permission_mode: yolo\n', /claude\.permission_mode: Expected one of acceptEdits/],
   ['permission_mode empty list', 'claude:\n  permission_mode: []\n', /claude\.permission_mode: Expected at least one allowed tool/],

@@ -51,7 +51,7 @@ describe('env file', () => {
     const s = site(t, 'ANTHROPIC_API_KEY=test-key-from-file\n');
     const { check } = await doctorChecks(s.dir, { ...s.env, ANTHROPIC_API_KEY: 'test-key-from-environment' });
     assert.doesNotMatch(check('credential').detail, /from /);
-    assert.match(check('env').detail, /0 variable\(s\) taken/);
+    assert.match(check('env').detail, /0 variables taken/);
     const other = path.join(s.dir, 'other.env');
     fs.writeFileSync(other, 'CLAUDE_CODE_OAUTH_TOKEN=test-oauth-from-other\n', { mode: 0o600 });
     fs.rmSync(path.join(s.dir, 'nightshift.env'));

@@ -246,7 +246,7 @@ describe('git: doctor warns about commits the remote has not taken', () => {
     spawnSync('git', ['-c', 'user.name=x', '-c', 'user.email=x@example.com', 'commit', '--quiet', '--amend', '-am', 'old'], { cwd: ws.vault, env: { ...process.env, GIT_COMMITTER_DATE: old } });
     const check = await unpushed();
     assert.equal(check.status, 'warn', JSON.stringify(check));
-    assert.match(check.detail, /1 commit\(s\) not on origin, the oldest 4h.* old: every push since has failed/);
+    assert.match(check.detail, /1 commit not on origin, the oldest 4h.* old: every push since has failed/);
     assert.match(check.fix, /git -C .* push origin/);
   });
 });

@@ -26,7 +26,7 @@ describe('holds and backoff', () => {
     const next = JSON.parse((await nightshift(['next', '--json', '--prefix', units], ws.env, ws.dir)).stdout);
     assert.equal(next.calendar.source, 'timer');
     assert.equal(next.agent, 'other');
-    assert.match(next.rules[0].why, /^held until \S+Z: rate limited \(no reset time given: backoff after 1 rate-limited session\(s\)\)$/);
+    assert.match(next.rules[0].why, /^held until \S+Z: rate limited \(no reset time given: backoff after 1 rate-limited session\)$/);
     assert.equal(next.holds.limited.kind, 'rate_limited');
     const status = await nightshift(['status'], ws.env, ws.dir);
     assert.match(status.stdout, /^held {6}limited until \d{4}-\d\d-\d\d \d\d:\d\d \S+: rate limited/m);

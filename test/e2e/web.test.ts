@@ -65,6 +65,8 @@ describe('nightshift web in a browser', { skip: fs.existsSync(CHROMIUM) ? false 
     // The memory store: two observations through the real command.
     for (const text of ['the gardener waters the roses on tuesdays', 'postgres backups run at 03:00 from cron'])
       assert.equal((await nightshift(['memory', 'observe', text], ws.env, ws.dir)).code, 0);
+    // A dream, so the page has its metrics to show.
+    assert.equal((await nightshift(['memory', 'dream'], ws.env, ws.dir)).code, 0);
     const memoryStats = JSON.parse((await nightshift(['memory', 'stats', '--json'], ws.env, ws.dir)).stdout);
 
     const web = startNightshift(['web', '--port', '0'], ws.env, ws.dir, t);
@@ -87,6 +89,13 @@ describe('nightshift web in a browser', { skip: fs.existsSync(CHROMIUM) ? false 
     assert.ok(status.next.next_due.gardener);
     assert.match((await page.textContent('#now tr[data-agent="gardener"]')) ?? '', /^gardener\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC(ready|held)/);
     assert.match((await page.textContent('#now tr[data-agent="broken"]')) ?? '', /invalid: .*broken\.md: .*max_turns/);
+    // The timer's next ticks, read from the page: no timer here, so the default hourly, six of them,
+    // an hour apart from the next whole hour on.
+    const shownTicks = (await page.locator('#next-ticks span.tick').allTextContents()).map((x) => Date.parse(x.replace(' UTC', ':00Z').replace(' ', 'T')));
+    assert.equal(shownTicks.length, 6);
+    assert.equal(shownTicks[0] % 3_600_000, 0);
+    assert.ok(shownTicks[0] > now && shownTicks[0] <= Date.now() + 3_600_000, `the first tick ${new Date(shownTicks[0]).toISOString()} is the next whole hour`);
+    shownTicks.forEach((x, i) => i && assert.equal(x - shownTicks[i - 1], 3_600_000));
     // spend: 30 bars, one per day; each written day's cost read from its bar.
     assert.equal(await page.locator('svg.spend g.day').count(), 30);
     const cli = ledgerRows(ws.dir).find((r) => r.id === record.id);
@@ -111,6 +120,10 @@ describe('nightshift web in a browser', { skip: fs.existsSync(CHROMIUM) ? false 
     assert.equal(Number(await page.textContent('[data-key="memories"]')), memoryStats.memories);
     assert.ok(memoryStats.memories >= 1);
     assert.equal(Number(await page.textContent('[data-key="threads_open"]')), memoryStats.threads_open);
+    // The last dream: the first one saw every observation the store holds.
+    assert.ok(memoryStats.observations >= 2);
+    assert.equal(Number(await page.textContent('[data-dream="observations"]')), memoryStats.observations);
+    assert.equal(await page.getAttribute('#last-dream', 'data-at'), memoryStats.last_dream.at);
     // The <script> session: shown as text in the list and on its own page, and never run.
     assert.ok(((await page.textContent('#sessions tr.session[data-id="w-scout-1"] .result')) ?? '').includes(EVIL));
     await page.click('a[href="session/w-scout-1"]');

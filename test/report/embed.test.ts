@@ -165,7 +165,7 @@ test('a doctor embed lists the failing checks first, each with its fix', () => {
     key: 'doctor:2026-03-01T00:00:00.000Z',
     kind: 'doctor',
     embed: {
-      title: 'doctor: 1 check(s) failing',
+      title: 'doctor: 1 check failing',
       color: COLORS.fail,
       fields: [
         { name: '✗ ledger', value: 'integrity: page 3 corrupt\nfix: move state/ledger.db aside' },
@@ -197,7 +197,7 @@ test('a dream embed lists each phase; a failed phase turns it red and is named',
   const phases = { cluster: { ok: true, ms: 12, clusters: 2 }, abstract: { ok: false, ms: 3, error: 'gemini said no to fake-key-0123456789' }, fade: { ok: true, ms: 5, faded: 1 } };
   const r = dreamReport({ id: 'dream-1', reason: '250 observations since the last dream', duration_ms: 20, phases }, { redact: makeRedactor(['fake-key-0123456789']), at: new Date('2026-11-30T12:00:00Z') });
   assert.equal(r.key, 'dream:dream-1');
-  assert.equal(r.embed.title, 'dream: 1 phase(s) failed');
+  assert.equal(r.embed.title, 'dream: 1 phase failed');
   assert.equal(r.embed.color, COLORS.error);
   assert.deepEqual(r.embed.fields.map((f) => f.name), ['cluster', 'FAILED abstract', 'fade']);
   assert.match(r.embed.fields[0].value, /12 ms: clusters 2/);
@@ -241,14 +241,14 @@ test('session text is data in Discord: a masked link, a heading, bold, code, a q
 
 test('a session whose egress proxy refused connections says how many; none refused, nothing is said', () => {
   const field = (egress_refused: number | null) => sessionReport({ ...base, egress_refused }, git, today, { redact: noRedact }).embed.fields.find((f) => f.name === 'Egress refused');
-  assert.deepEqual(field(3), { name: 'Egress refused', value: "3 connection(s) the agent's `network:` does not allow (see the log: egress_refused)", inline: true });
+  assert.deepEqual(field(3), { name: 'Egress refused', value: "3 connections the agent's `network:` does not allow (see the log: egress_refused)", inline: true });
   assert.equal(field(0), undefined);
   assert.equal(field(null), undefined);
 });
 
 test('a session whose wall refused connections to the API from another process says how many; none refused, nothing is said', () => {
   const field = (api_refused: number | null) => sessionReport({ ...base, api_refused }, git, today, { redact: noRedact }).embed.fields.find((f) => f.name === 'API refused');
-  assert.deepEqual(field(2), { name: 'API refused', value: '2 connection(s) to the API from a process other than the CLI (see the log: api_peer_refused)', inline: true });
+  assert.deepEqual(field(2), { name: 'API refused', value: '2 connections to the API from a process other than the CLI (see the log: api_peer_refused)', inline: true });
   assert.equal(field(0), undefined);
   assert.equal(field(null), undefined);
 });

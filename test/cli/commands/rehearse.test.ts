@@ -194,7 +194,7 @@ describe('a site whose env file still points at a rehearsal', () => {
     const done = await served.done;
     assert.equal(done.code, 0, done.stderr);
     // The imitation was never asked: the refused session never started.
-    assert.match(done.stderr, /stopped \(SIGINT\): 0 message request\(s\) answered/);
+    assert.match(done.stderr, /stopped \(SIGINT\): 0 message requests answered/);
     assert.equal(done.stdout.trim().split('\n').length, 1, 'with --json, stdout held the one object');
   });
 });

@@ -27,7 +27,7 @@ function data(): PageData {
   const status = {
     invalid_agents: [{ name: 'broken', file: '/p/broken.md', problems: ['max_turns: expected a number'] }],
     budget: day('2026-12-02', { gardener: 1.25 }),
-    next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null } },
+    next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_ticks: ['2026-12-02T09:00:00.000Z', '2026-12-02T10:00:00.000Z'], next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null } },
     holds: { scout: { until: '2026-12-02T10:00:00.000Z', reason: 'rate limited' } },
     windows: [{ name: 'five_hour', utilization: 0.42, resets_at: '2026-12-02T11:00:00.000Z', seen_at: '2026-12-02T07:00:00.000Z' }],
     tick_gaps: { from: '2026-12-01T08:00:00.000Z', missed: ['2026-12-02T03:00:00.000Z', '2026-12-02T04:00:00.000Z'] }, fires_error: null,
@@ -38,7 +38,8 @@ function data(): PageData {
     month: [day('2026-12-01', { gardener: 2, scout: 0.5 }), day('2026-12-02', { gardener: 1.25 })],
     fires: [fire('2026-12-02T07:00:00.000Z', 'session'), fire('2026-12-02T06:00:00.000Z', 'skip'), fire('2026-12-02T05:00:00.000Z', 'skip'), fire('2026-11-29T05:00:00.000Z', 'skip')],
     sessions: [record({ id: 'evil1', result: EVIL, agent: 'gardener' }), record({ id: 's2', outcome: 'timeout' })],
-    memory: { memories: 12, faded: 1, superseded: 2, observations: 30, edges: 4, threads_open: 3, predictions_open: 1, contradiction_candidates: 2, overdue: 5, retrievability: { mean: 0.8, below_half: 1 } } as unknown as PageData['memory'],
+    memory: { memories: 12, faded: 1, superseded: 2, observations: 30, edges: 4, threads_open: 3, predictions_open: 1, contradiction_candidates: 2, overdue: 5, retrievability: { mean: 0.8, below_half: 1 },
+      last_dream: { at: '2026-12-02T03:00:00.000Z', duration_ms: 2500, observations: 17, clusters: 2, abstractions: 2, superseded: 1, contradictions: 3, linked: 6, faded: null, failed_phases: ['fade'] } } as unknown as PageData['memory'],
   };
 }
 
@@ -69,6 +70,7 @@ describe('web page', () => {
     assert.match(page, /id="budget-spent">\$1\.25 of \$5\.00</);
     assert.match(page, /id="budget-sessions">1 of 10</);
     assert.match(page, /window five_hour.*42%/);
+    assert.match(page, /id="next-ticks">the timer's next ticks: <span class="tick" data-at="2026-12-02T09:00:00.000Z">2026-12-02 09:00 UTC<\/span>, <span class="tick" data-at="2026-12-02T10:00:00.000Z">2026-12-02 10:00 UTC<\/span><\/p>/);
   });
 
   test('fires: only the last 48 hours, counted by action; the missed ticks as gaps', () => {
@@ -99,6 +101,13 @@ describe('web page', () => {
     assert.match(page, /<tr class="session" data-id="s2">.*timeout/);
     assert.match(page, /data-key="threads_open">3</);
     assert.match(page, /data-key="contradiction_candidates">2</);
+    assert.match(page, /id="last-dream" data-at="2026-12-02T03:00:00.000Z">last dream, 2026-12-02 03:00 UTC \(2\.5s\)/);
+    assert.match(page, /data-dream="observations">17</);
+    assert.match(page, /data-dream="abstractions">2</);
+    assert.match(page, /data-dream="faded">-</);
+    assert.match(page, /failed phases: fade/);
+    const d = data();
+    assert.match(renderPage({ ...d, memory: { ...d.memory, last_dream: null } as PageData['memory'] }), /id="last-dream" class="muted">no dream yet</);
     assert.match(renderPage({ ...data(), memory: { error: 'locked <x>' } }), /cannot be read: locked &lt;x&gt;/);
   });
 
@@ -107,7 +116,7 @@ describe('web page', () => {
     assert.equal(gitWords(g), 'pushed');
     assert.equal(gitWords({ ...g, pushed: false, branch: 'nightshift/s1', branch_pushed: true }), 'branch nightshift/s1 (pushed): not on main until merged');
     assert.equal(gitWords({ ...g, pushed: false, branch: 'nightshift/s1' }), 'branch nightshift/s1 (local only): not on main until merged');
-    assert.equal(gitWords({ ...g, left_out: [{ path: 'big.bin', size: 3_000_000, limit: 'commit_file' as const }] }), 'pushed; 1 file(s) left out');
+    assert.equal(gitWords({ ...g, left_out: [{ path: 'big.bin', size: 3_000_000, limit: 'commit_file' as const }] }), 'pushed; 1 file left out');
     assert.equal(gitWords({ ...g, pushed: false, error: 'remote unpack failed' }), 'error: remote unpack failed');
     assert.equal(gitWords({ ...g, pushed: false }), 'committed, not pushed');
     assert.equal(gitWords(null), '-');

@@ -216,7 +216,7 @@ describe('nightshift doctor', () => {
       assert.equal(out.alert, 'sent');
       assert.equal(discord.messages.length, 1);
       const embed = discord.messages[0].body.embeds[0];
-      assert.equal(embed.title, 'doctor: 1 check(s) failing');
+      assert.equal(embed.title, 'doctor: 1 check failing');
       assert.equal(embed.fields[0].name, `✗ ${name}`);
       assert.match(embed.fields[0].value, /\nfix: /);
       // Logged at error level too (journald -p err shows it).

@@ -25,7 +25,7 @@ test('Node 22 stays supported until 2027-04-30: ok, then a warning in the last 9
   assert.match(nodeCheck('v22.21.0', on('2026-12-02')).detail, /supported until 2027-04-30/);
   const late = nodeCheck('v22.21.0', on('2027-03-01'));
   assert.equal(late.status, 'warn');
-  assert.match(late.detail, /reaches its end of life on 2027-04-30 \(in 60 day\(s\)\)/);
+  assert.match(late.detail, /reaches its end of life on 2027-04-30 \(in 60 days\)/);
   assert.equal(nodeCheck('v22.21.0', on('2027-04-30')).status, 'fail');
 });
 

@@ -63,7 +63,7 @@ test('a day of ticks: the broken agent\'s exits 78 and each fire says what it di
   assert.match(fires[1].reason, /^no rule is due: rule 0 \(broken\) is passed over: the agent file is invalid: .*broken\.md.*exits 78/s);
   // Held: passed over with its hold's end.
   assert.deepEqual(fires[2].passed_over.map((p: any) => [p.rule, p.agent, p.cause]), [[1, 'held', 'held']]);
-  assert.match(fires[2].reason, /rule 1 \(held\) is held until .*backed off after 1 failures/);
+  assert.match(fires[2].reason, /rule 1 \(held\) is held until .*backed off after 1 failure in a row/);
   // Budget: the agent chosen, refused by the day's cap.
   assert.deepEqual([fires[3].agent, fires[3].rule], ['capped', 2]);
   assert.deepEqual(fires[3].passed_over.map((p: any) => [p.rule, p.agent, p.cause]), [[2, 'capped', 'budget']]);

@@ -81,8 +81,8 @@ test('dry run prints what would go and the exact command; wrong, other-set and y
   fs.writeFileSync(copy, '# Identity\n- [observation] The old VPN password hint is on the fridge (#1, salience 0.50)\n- [observation] Lunch is at noon (#3, salience 0.50)\n');
   const ok = await atTerminal(['memory', 'forget', '1', '2', '--approve', code.toLowerCase()], w.env, w.dir);
   assert.equal(ok.code, 0, ok.out);
-  assert.match(ok.out, /deleted 2 memories for good; 6 tombstone key\(s\) written/);
-  assert.match(ok.out, /1 session-state file\(s\) redacted; the file is checkpointed/);
+  assert.match(ok.out, /deleted 2 memories for good; 6 tombstone keys written/);
+  assert.match(ok.out, /1 session-state file redacted; the file is checkpointed/);
   assert.equal(fs.readFileSync(copy, 'utf8'), '# Identity\n- [forgotten]\n- [observation] Lunch is at noon (#3, salience 0.50)\n');
   assert.ok(!fs.readFileSync(w.db).includes('fridge'), 'the text is gone from the file');
   const s = MemoryStore.open(w.db);

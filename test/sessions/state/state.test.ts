@@ -314,7 +314,8 @@ describe('session state', () => {
         const c = r.cut.find((x) => x.section === s.key);
         const whole = s.lines.every((l) => r.text.includes(l));
         assert.ok(whole || c, `${s.key} at ${max}: whole or named as cut`);
-        if (c) assert.ok(r.text.includes(`(cut: ${c.lines} of ${s.lines.length} lines, ${c.chars} chars`) || r.text.includes(`${s.key} ${c.lines} lines/${c.chars} chars`), `${s.key} notice at ${max}`);
+        const lines = (n: number) => `${n} ${n === 1 ? 'line' : 'lines'}`;
+        if (c) assert.ok(r.text.includes(`(cut: ${c.lines} of ${lines(s.lines.length)}, ${c.chars} chars`) || r.text.includes(`${s.key} ${lines(c.lines)}/${c.chars} chars`), `${s.key} notice at ${max}`);
       }
     }
     // Under 500 the bound is raised to 500.

@@ -87,7 +87,7 @@ describe('the cgroup files', () => {
     assert.equal(counter('oom_kill_disable 0\nunder_oom 0\noom_kill 0\n', 'oom_kill'), 0);
     assert.equal(counter(null, 'max'), 0);
     assert.equal(boundReached({ pidsMax: 0, oomKills: 0 }, wanted), null);
-    assert.match(boundReached({ pidsMax: 4, oomKills: 0 }, wanted)!, /^limits\.pids: the session reached its 512 processes bound \(4 fork\(s\) refused\)/);
+    assert.match(boundReached({ pidsMax: 4, oomKills: 0 }, wanted)!, /^limits\.pids: the session reached its 512 processes bound \(4 forks refused\)/);
     assert.match(boundReached({ pidsMax: 4, oomKills: 1 }, wanted)!, /^limits\.memory: the session reached its 2G memory bound/);
   });
 });
