@@ -31,7 +31,7 @@ export function alarmMessage(r: Report): AlarmMessage {
   const fields: Record<string, string> = {};
   for (const f of e.fields) fields[unescape(f.name)] = unescape(f.value);
   // A session says its outcome; a doctor, a dream and a unit's alert are ok or fail by their title.
-  const outcome = fields.Outcome ?? (r.kind === 'doctor' || r.kind === 'alert' || r.kind === 'dream' ? (/(healthy|: ok)$/.test(e.title) ? 'ok' : /warning\(s\)$/.test(e.title) ? 'warn' : 'fail') : null);
+  const outcome = fields.Outcome ?? (r.kind === 'doctor' || r.kind === 'alert' || r.kind === 'dream' ? (/(healthy|: ok)$/.test(e.title) ? 'ok' : / warnings?$/.test(e.title) ? 'warn' : 'fail') : null);
   return {
     event: r.kind,
     key: r.key,
