@@ -13,7 +13,7 @@ import { withoutCredentials } from './git-credentials.js';
 import { resolveCommand, type SandboxLayout } from './sandbox.js';
 
 // The folder to bind read-only so the CLI runs from under a hidden one: its package, or its folder.
-function cliRoot(real: string): string {
+export function cliRoot(real: string): string {
   for (let d = path.dirname(real); d !== path.dirname(d); d = path.dirname(d)) {
     if (fs.existsSync(path.join(d, 'package.json'))) return d;
   }
@@ -48,6 +48,14 @@ export function installRoot(real: string): string {
 // Pure: the host's paths a session sees (missing ones are skipped where the mounts are made).
 export function hostView(cliRootDir: string | null, node: string | null): string[] {
   return [...SYSTEM_VIEW, ...ETC_VIEW, ...(cliRootDir ? [cliRootDir] : []), ...(node ? [installRoot(node)] : [])];
+}
+
+// The view as doctor says it: what of the host a walled session sees, the missing paths left out.
+export function describeView(view: string[], exists: (p: string) => boolean = (p) => fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined): string {
+  const there = view.filter(exists);
+  const etc = there.filter((p) => p.startsWith('/etc/')).length;
+  const rest = there.filter((p) => !p.startsWith('/etc/') && !SYSTEM_VIEW.includes(p));
+  return `of the host a session sees ${there.filter((p) => SYSTEM_VIEW.includes(p)).join(', ')}, ${etc} entries of /etc${rest.length ? `, ${rest.join(', ')}` : ''} (read-only), the vault and the extra dirs; nothing else (no /var, /srv, /home, /run)`;
 }
 
 // Pure apart from existence checks: what the session may see and write.

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { bwrapArgs, SandboxError, type SandboxLayout } from '../../../sessions/wall/sandbox.js';
-import { ETC_VIEW, hostView, installRoot, SYSTEM_VIEW } from '../../../sessions/wall/wall-layout.js';
+import { describeView, ETC_VIEW, hostView, installRoot, SYSTEM_VIEW } from '../../../sessions/wall/wall-layout.js';
 import { tempDir } from '../../helpers.js';
 
 // The mount operations of an argument list, in order: [flag, target].
@@ -159,4 +159,10 @@ describe('the host\'s view', () => {
     assert.equal(installRoot('/bin/node'), '/bin');
     assert.deepEqual(hostView(null, null), [...SYSTEM_VIEW, ...ETC_VIEW]);
   });
+});
+
+test('describeView says what of the host a session sees, leaving out what is not there', () => {
+  const there = new Set(['/usr', '/bin', '/lib', '/etc/passwd', '/etc/ssl', '/opt/claude', '/opt/node']);
+  const d = describeView(hostView('/opt/claude', '/opt/node/bin/node'), (p) => there.has(p));
+  assert.equal(d, 'of the host a session sees /usr, /bin, /lib, 2 entries of /etc, /opt/claude, /opt/node (read-only), the vault and the extra dirs; nothing else (no /var, /srv, /home, /run)');
 });
