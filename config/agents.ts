@@ -19,7 +19,8 @@ const AgentSchema = z.strictObject({
   timeout: duration(1000).optional(),
   idle_timeout: duration(1000).optional(),
   allowed_tools: z.array(z.string().min(1)).min(1).optional(),
-  // The built-in tools this agent's sessions get (else claude.tools).
+  // The built-in tools this agent's sessions get (else claude.tools); with allowed_tools, at most
+  // those its rules name (offeredTools).
   tools: toolSet.optional(),
   max_runs_per_day: z.number().int().positive().optional(),
   // Hosts its sessions may reach (the site's `network:` when absent): none, open, or a list.
@@ -66,11 +67,16 @@ export function splitFrontMatter(text: string): { data: string | null; body: str
 // The built-in tool a permission rule names (`Bash(git:*)` -> Bash); MCP tools are not built in.
 export const ruleTool = (rule: string): string | null => (/^mcp__/.test(rule) ? null : (/^([A-Za-z][A-Za-z0-9_]*)/.exec(rule)?.[1] ?? null));
 
-// The site's set, with every built-in tool the agent's own allowed_tools names: the lean default
-// never takes away a tool an agent was given. An agent's explicit `tools:` is taken as written.
-function withAllowed(set: string[] | 'default', allowed: string[] | null): string[] | 'default' {
-  if (set === 'default' || !allowed) return set;
-  return [...new Set([...set, ...allowed.map(ruleTool).filter((t): t is string => t !== null)])];
+// Pure: the built-in tools (--tools) a session is offered. Without an allow-list, the agent's own
+// set, else the site's (claude.tools). With one (the agent's allowed_tools, or claude.permission_mode
+// as a list), exactly the built-in tools its rules name (`Bash(git:*)` names Bash), narrowed further
+// by the agent's own `tools:` list, never widened: an unnamed tool offered would still run (the CLI
+// approves "read-only" Bash commands and Read in the vault without any rule). The memory server's
+// tools are MCP tools, outside this set, and always allowed (sessions/run/command.ts).
+export function offeredTools(site: string[] | 'default', own: string[] | 'default' | undefined, allowed: string[] | null): string[] | 'default' {
+  if (!allowed) return own ?? site;
+  const named = [...new Set(allowed.map(ruleTool).filter((t): t is string => t !== null))];
+  return Array.isArray(own) ? named.filter((t) => own.includes(t)) : named;
 }
 
 // Pure: builds an Agent from the file text and the config it falls back to.
@@ -97,6 +103,7 @@ export function parseAgent(name: string, file: string, text: string, config: Con
   if (!prompt) throw new ConfigError(file, ['(body): Expected a prompt after the front matter, got nothing'], { what: 'agent file' });
   const a = parsed.data;
   const permission = config.claude.permission_mode;
+  const allowed = a.allowed_tools ?? (Array.isArray(permission) ? permission : null);
   return {
     name,
     file,
@@ -106,8 +113,8 @@ export function parseAgent(name: string, file: string, text: string, config: Con
     maxTurns: a.max_turns ?? config.claude.max_turns,
     timeoutMs: a.timeout ?? config.claude.timeout,
     idleTimeoutMs: a.idle_timeout ?? config.claude.idle_timeout,
-    allowedTools: a.allowed_tools ?? (Array.isArray(permission) ? permission : null),
-    tools: a.tools ?? withAllowed(config.claude.tools, a.allowed_tools ?? (Array.isArray(permission) ? permission : null)),
+    allowedTools: allowed,
+    tools: offeredTools(config.claude.tools, a.tools, allowed),
     maxRunsPerDay: a.max_runs_per_day ?? null,
     env: a.env,
     network: a.network ?? config.network,

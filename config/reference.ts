@@ -47,7 +47,7 @@ export const KEY_DOCS: Record<string, KeyDoc> = {
   'claude.permission_mode': 'The CLI\'s permission mode, or a list of allowed tools. The CLI refuses `bypassPermissions` as root: run unwalled as root, an agent without `allowed_tools` is refused.',
   'claude.extra_args': 'More arguments for every `claude -p`.',
   'claude.project_settings': "`true`: the CLI loads the vault's `.claude/`, `.mcp.json` and `CLAUDE.md`, which sessions can write (`doctor` warns).",
-  'claude.tools': 'The built-in tool set (`--tools`): a list of tool names, or `default` for all of the CLI\'s.',
+  'claude.tools': 'The built-in tool set (`--tools`): a list of tool names, or `default` for all of the CLI\'s. An agent with `allowed_tools` is offered only the built-in tools its rules name.',
   'claude.api_base': "Where the session's API proxy sends calls (`ANTHROPIC_BASE_URL` in the supervisor's environment wins).",
   budget: 'What a day may spend, metered at the API proxy.',
   'budget.timezone': 'What "a day" means (an IANA zone); also the zone of times on `status` and `sessions`.',

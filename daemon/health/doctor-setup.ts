@@ -70,8 +70,9 @@ export function permissionCheck(config: Config, agents: Agent[], uid: number, en
     `run as the service user (runuser -u nightshift -- nightshift ...), or give each agent an allowed_tools list`);
 }
 
-// Each agent's built-in tools against what it is allowed and what can work: an allowed tool
-// outside the set is never offered; a web tool cannot reach the web from the wall.
+// Pure: each agent's offered built-in tools (what `--tools` gets; with allowed_tools, only those its
+// rules name), and what cannot work: an allowed tool its own `tools:` leaves out is never offered; a
+// web tool cannot reach the web from the wall.
 export function toolsCheck(agents: Agent[]): Check {
   const problems: string[] = [];
   for (const a of agents) {
@@ -81,8 +82,9 @@ export function toolsCheck(agents: Agent[]): Check {
     const web = a.tools.filter((t) => t === 'WebFetch' || t === 'WebSearch');
     if (web.length && a.network === 'none') problems.push(`${a.name}: ${web.join(', ')} cannot reach the web: the agent names no network`);
   }
-  if (!problems.length) return ok('tools', agents.map((a) => `${a.name}: ${a.tools === 'default' ? 'the CLI\'s whole set' : a.tools.join(',') || 'none'}`).join('; ') || 'no agents');
-  return warn('tools', problems.join('; '), 'add the tool to the agent\'s `tools:` (or claude.tools), or take it out of allowed_tools');
+  const sets = agents.map((a) => `${a.name}: ${a.tools === 'default' ? 'the CLI\'s whole set' : a.tools.join(',') || 'none'}${a.allowedTools ? ' (its allowed_tools)' : ''}`).join('; ') || 'no agents';
+  if (!problems.length) return ok('tools', sets);
+  return warn('tools', `${problems.join('; ')}; offered: ${sets}`, 'add the tool to the agent\'s `tools:` (or take it out of allowed_tools)');
 }
 
 // The folders and databases a tick writes: who owns them, who we are, and the chown.

@@ -12,7 +12,8 @@ import { formatMs, type CheckFacts } from '../../report/embed.js';
 import { Outbox, outboxFile } from '../../report/outbox.js';
 import { webhookTarget } from '../../report/deliver.js';
 import { isAlive } from '../../core/process-tree.js';
-import { sandboxProbe } from '../../sessions/wall/sandbox.js';
+import { resolveCommand, sandboxProbe } from '../../sessions/wall/sandbox.js';
+import { cliRoot, describeView, hostView } from '../../sessions/wall/wall-layout.js';
 import { sessionUserFor } from '../../config/session-user.js';
 import { loadAgents, type Agent } from '../../config/agents.js';
 import { envNameWarnings, modelWarnings } from '../../config/name-warnings.js';
@@ -107,7 +108,9 @@ export async function sandboxCheck(l: LenientConfig, deps: Pick<DoctorDeps, 'env
   if (l.config.claude.project_settings) {
     return warn('sandbox', 'claude.project_settings: true: every session\'s CLI loads the vault\'s .claude/settings.json, .mcp.json and CLAUDE.md, which any session can write (an API endpoint, permissions, hooks off)', `remove \`project_settings\` from claude: in ${l.config.file}; put standing instructions in the agent's prompt`);
   }
-  return ok('sandbox', 'bwrap makes a sandbox (user, mount, PID namespaces)');
+  const cli = resolveCommand(l.config.claude.command, deps.env.PATH ?? '');
+  const view = hostView(cli ? cliRoot(cli) : null, resolveCommand('node', deps.env.PATH ?? ''));
+  return ok('sandbox', `bwrap makes a sandbox (user, mount, PID namespaces); ${describeView(view)}`);
 }
 
 // Pure: one line per agent whose sessions reach beyond the supervisor's endpoints (its `network:`);

@@ -298,6 +298,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       egressNet: deps.egressNet,
       sessionUser: deps.sessionUser,
       apiPeer: deps.apiPeer,
+      hostView: deps.hostView,
     },
     (extra) => claudeArgs(agent, config, extra),
   );

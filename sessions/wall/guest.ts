@@ -46,6 +46,9 @@ export type GuestInput = {
   domain?: boolean;
   // Test-only, likewise: false leaves the CLI's user settings as any HOME has them (writable).
   pinSettings?: boolean;
+  // Test-only, likewise: false shows the session the whole host read-only, as before its view
+  // (sessions/wall/wall-layout.ts hostView): the negative control of what the view keeps out.
+  hostView?: boolean;
   // The session's meter: its proxy admits and prices every inference call with it.
   meter?: SessionMeter;
   // Each upstream reply's headers, as the proxy sees them.
@@ -128,7 +131,7 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     if (!walled || !cli) return { ...cell.wrap(cli ?? config.claude.command, args), inputs: [], sandboxed: false, user: null, apiPeers: null, ...served };
     const w = walledCommand({
       config, hostEnv: i.env, sessionPath: env.PATH, dir, home, cli, args, perl: perl!, walledAs, sockets: ep.sockets, routes: ep.routes, peerChecked: ep.peerChecked,
-      cell, teardown, log, seccomp: i.seccomp !== false, domain: i.domain !== false, pinSettings: i.pinSettings !== false,
+      cell, teardown, log, seccomp: i.seccomp !== false, domain: i.domain !== false, pinSettings: i.pinSettings !== false, hostView: i.hostView !== false,
     });
     if (w.shellPrefix !== null) env.CLAUDE_CODE_SHELL_PREFIX = w.shellPrefix;
     else delete env.CLAUDE_CODE_SHELL_PREFIX;

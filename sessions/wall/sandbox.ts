@@ -26,6 +26,10 @@ export type SandboxLayout = {
   hiddenFiles: string[];
   // Read-only even though they lie under a hidden folder (the CLI itself, resolv.conf's target).
   readable: string[];
+  // The host's paths the session sees, read-only, and nothing else of the host (wall-layout.ts
+  // hostView): a link is made as the same link. Unset: the whole host read-only (`/` bound), the
+  // older layout and the test-only control, where a world-connectable socket anywhere answers.
+  view?: string[];
   // The session's own folder (read-only: its state and settings files) and its private HOME in it
   // (writable: the CLI's config dir lives there).
   sessionDir: string;
@@ -78,18 +82,25 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[], o: 
   }
   // A folder that does not exist has nothing to hide, and bwrap cannot make its mount point on the
   // read-only root ("Can't mkdir /nonexistent": a system user's home).
-  const hidden = wanted.filter((h) => fs.existsSync(h));
+  const view = l.view ? [...new Set(l.view.map((p) => path.resolve(p)))] : null;
+  const readable = [...new Set(l.readable.map((p) => path.resolve(p)))].filter((r) => fs.existsSync(r) && !view?.includes(r));
+  // With a view, only what is bound in sight needs hiding: the rest of the host is not there.
+  const inSight = (p: string) => !view || [...view, ...readable, ...writable, path.resolve(l.sessionDir), path.resolve(l.home)].some((v) => within(p, v));
+  const hidden = wanted.filter((h) => fs.existsSync(h) && inSight(h));
   const inHidden = (p: string) => hidden.some((h) => within(p, h));
   const mounts: Mount[] = [];
-  // Rank breaks ties at one depth: hide first, then what is bound back on top.
+  // Rank breaks ties at one depth: the view first, then hide, then what is bound back on top.
   const add = (at: string, rank: number, args: string[]) => mounts.push({ at, rank, args });
+  for (const v of view ?? []) {
+    const st = fs.lstatSync(v, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) add(v, -1, ['--symlink', fs.readlinkSync(v), v]);
+    else if (st) add(v, -1, ['--ro-bind', v, v]);
+  }
   for (const h of hidden) add(h, 0, ['--tmpfs', h]);
   for (const f of new Set(l.hiddenFiles.map((p) => path.resolve(p)))) {
-    if (!inHidden(f) && fs.existsSync(f) && !fs.statSync(f).isDirectory()) add(f, 1, ['--ro-bind', '/dev/null', f]);
+    if (!inHidden(f) && inSight(f) && fs.existsSync(f) && !fs.statSync(f).isDirectory()) add(f, 1, ['--ro-bind', '/dev/null', f]);
   }
-  for (const r of new Set(l.readable.map((p) => path.resolve(p)))) {
-    if (inHidden(r) && fs.existsSync(r)) add(r, 2, ['--ro-bind', r, r]);
-  }
+  for (const r of readable) if (view || inHidden(r)) add(r, 2, ['--ro-bind', r, r]);
   // An extra dir that does not exist yet cannot be bound (bwrap would refuse to start at all).
   for (const w of new Set(writable)) if (w === vault || fs.existsSync(w)) add(w, 3, ['--bind', w, w]);
   // nightshift's own git reads the vault's .git: a session must not plant config, hooks or refs.
@@ -111,7 +122,8 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[], o: 
   // A hidden folder is made read-only last: the mounts above needed their mount points in it.
   const readOnlyAfter = hidden.flatMap((h) => ['--remount-ro', h]);
   return [
-    '--ro-bind', '/', '/',
+    // No view: the whole host read-only. A view: bwrap's own tmpfs as `/`, read-only at the end.
+    ...(view ? [] : ['--ro-bind', '/', '/']),
     '--dev', '/dev',
     // A sized /dev/shm, and /dev itself read-only at the end: each would otherwise take files up
     // to half the host's RAM.
@@ -124,6 +136,7 @@ export function bwrapArgs(l: SandboxLayout, command: string, args: string[], o: 
     ...sized(l.tmpBytes), '--tmpfs', '/tmp',
     ...mounts.flatMap((m) => m.args),
     ...readOnlyAfter,
+    ...(view ? ['--remount-ro', '/'] : []),
     '--remount-ro', '/dev',
     '--unshare-pid',
     // The user and IPC namespaces come with it; the network too, unless the caller keeps the host's.

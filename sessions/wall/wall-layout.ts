@@ -10,14 +10,52 @@ import type { Logger } from '../../logs/logger.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import { WALL_API } from './bridge.js';
 import { withoutCredentials } from './git-credentials.js';
-import type { SandboxLayout } from './sandbox.js';
+import { resolveCommand, type SandboxLayout } from './sandbox.js';
 
 // The folder to bind read-only so the CLI runs from under a hidden one: its package, or its folder.
-function cliRoot(real: string): string {
+export function cliRoot(real: string): string {
   for (let d = path.dirname(real); d !== path.dirname(d); d = path.dirname(d)) {
     if (fs.existsSync(path.join(d, 'package.json'))) return d;
   }
   return path.dirname(real);
+}
+
+// What a session sees of the host, read-only, and nothing more: the system's programs and
+// libraries, the parts of /etc they read, the CLI's and node's installs. A read-only view of all of
+// `/` left every world-connectable unix socket of the host in reach (connect() writes nothing: a
+// service's 0777 socket under /var/lib answered with its secret), and Landlock scopes abstract
+// sockets only (ABI 6 and up), never a path one. Left out: credentials an operator keeps in /etc
+// (npmrc, pip.conf, ssh host keys), and everything under /var, /srv, /opt, /home, /root, /mnt, /sys.
+export const SYSTEM_VIEW = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+export const ETC_VIEW = [
+  // users, names and the network's own files
+  'passwd', 'group', 'nsswitch.conf', 'hosts', 'host.conf', 'gai.conf', 'resolv.conf', 'services', 'protocols', 'networks',
+  // TLS roots, the dynamic linker, Debian's alternatives (links /usr/bin goes through)
+  'ssl', 'ca-certificates', 'ca-certificates.conf', 'pki', 'crypto-policies', 'alternatives', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d',
+  // time, shells, locale, the system's name, file types
+  'localtime', 'timezone', 'bash.bashrc', 'profile', 'profile.d', 'environment', 'inputrc', 'shells', 'locale.alias', 'locale.conf',
+  'os-release', 'lsb-release', 'debian_version', 'mime.types', 'magic', 'magic.mime', 'terminfo', 'mtab',
+  // the tools' own system-wide settings, and the CLI's managed policy
+  'gitconfig', 'python3', 'perl', 'wgetrc', 'ssh/ssh_config', 'ssh/ssh_config.d', 'claude-code',
+].map((e) => `/etc/${e}`);
+
+// The folder an executable was installed into: `<root>/bin/x` gives `<root>` (/opt/node/bin/node).
+export function installRoot(real: string): string {
+  const dir = path.dirname(real);
+  return path.basename(dir) === 'bin' && path.dirname(dir) !== '/' ? path.dirname(dir) : dir;
+}
+
+// Pure: the host's paths a session sees (missing ones are skipped where the mounts are made).
+export function hostView(cliRootDir: string | null, node: string | null): string[] {
+  return [...SYSTEM_VIEW, ...ETC_VIEW, ...(cliRootDir ? [cliRootDir] : []), ...(node ? [installRoot(node)] : [])];
+}
+
+// The view as doctor says it: what of the host a walled session sees, the missing paths left out.
+export function describeView(view: string[], exists: (p: string) => boolean = (p) => fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined): string {
+  const there = view.filter(exists);
+  const etc = there.filter((p) => p.startsWith('/etc/')).length;
+  const rest = there.filter((p) => !p.startsWith('/etc/') && !SYSTEM_VIEW.includes(p));
+  return `of the host a session sees ${there.filter((p) => SYSTEM_VIEW.includes(p)).join(', ')}, ${etc} entries of /etc${rest.length ? `, ${rest.join(', ')}` : ''} (read-only), the vault and the extra dirs; nothing else (no /var, /srv, /home, /run)`;
 }
 
 // Pure apart from existence checks: what the session may see and write.
@@ -40,7 +78,9 @@ export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, h
   } catch {
     // no resolv.conf
   }
-  return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, sessionDir: dir, home, tmpBytes: config.limits.tmp, apiDir: WALL_API.dir };
+  // node for the session's own tools (and a CLI that is a node script), as the session's PATH finds it.
+  const view = hostView(cli ? cliRoot(cli) : null, resolveCommand('node', env.PATH ?? ''));
+  return { vault: config.vault, writable: config.hooks.extra_dirs, hidden, hiddenFiles, readable, view, sessionDir: dir, home, tmpBytes: config.limits.tmp, apiDir: WALL_API.dir };
 }
 
 // The vault's .git/config as the session sees it, when the real one holds push credentials.
@@ -83,11 +123,14 @@ export type WallLayoutInput = {
   pinSettings: boolean;
   // The supervisor's sockets, when the bridge alone holds them (else null).
   hideSockets: string | null;
+  // false: the whole host read-only in sight (the test-only control of the view).
+  hostView?: boolean;
 };
 
 // The layout with its overlays written into the session's folder.
 export function wallLayout(o: WallLayoutInput): SandboxLayout {
   const layout = { ...layoutFor(o.config, o.env, o.dir, o.home, o.cli, o.operatorHome), overlays: gitConfigOverlay(o.config.vault, o.dir, o.log) };
+  if (o.hostView === false) delete layout.view;
   if (o.pinSettings) pinUserSettings(layout, o.home);
   // What the session user cannot reach is hidden already (an env file in a folder of root's).
   const walledAs = o.walledAs;

@@ -50,6 +50,7 @@ export type WalledInput = {
   seccomp: boolean;
   domain: boolean;
   pinSettings: boolean;
+  hostView: boolean;
 };
 
 export type Walled = {
@@ -67,7 +68,7 @@ export function walledCommand(o: WalledInput): Walled {
   if (!bwrap) throw new SandboxUnavailableError('Refused: sandbox: bwrap is configured and `bwrap` is not on PATH');
   const layout = wallLayout({
     config: o.config, env: o.hostEnv, dir: o.dir, home: o.home, cli: o.cli, operatorHome: os.homedir(), log: o.log, walledAs: o.walledAs, pinSettings: o.pinSettings,
-    hideSockets: o.peerChecked ? o.sockets : null,
+    hideSockets: o.peerChecked ? o.sockets : null, hostView: o.hostView,
   });
   // A machine without a filter refuses the session (the probe said so before the charge).
   let inputs: ChildInput[] = [];

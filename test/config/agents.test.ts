@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { loadAgent, loadAgents, parseAgent, readAgents, splitFrontMatter } from '../../config/agents.js';
+import { loadAgent, loadAgents, offeredTools, parseAgent, readAgents, splitFrontMatter } from '../../config/agents.js';
 import { validateConfig } from '../../config/config.js';
 import { ConfigError, UsageError } from '../../core/errors.js';
 import { ROOT, tempDir } from '../helpers.js';
@@ -20,16 +20,34 @@ describe('agents', () => {
     assert.equal(a.prompt, 'Do the thing.');
   });
 
-  test('the built-in tools: the lean default, widened by what allowed_tools names; an explicit set as written; `default`', () => {
-    const lean = parseAgent('x', '/p/x.md', 'hi', config);
-    assert.deepEqual(lean.tools, ['Bash', 'Read', 'Edit', 'Write', 'Glob', 'Grep']);
-    const allowed = parseAgent('x', '/p/x.md', '---\nallowed_tools: ["WebFetch(domain:example.com)", "mcp__nightshift_memory__query", Read]\n---\nhi', config);
-    assert.deepEqual(allowed.tools, ['Bash', 'Read', 'Edit', 'Write', 'Glob', 'Grep', 'WebFetch'], 'a tool the agent is allowed is never taken away');
-    assert.deepEqual(parseAgent('x', '/p/x.md', '---\ntools: [Read]\nallowed_tools: [Bash]\n---\nhi', config).tools, ['Read']);
+  // [site claude.tools, the agent's tools:, the allow-list, what is offered]
+  const OFFERED: Array<[string, string[] | 'default', string[] | 'default' | undefined, string[] | null, string[] | 'default']> = [
+    ['no allow-list: the site\'s set', ['Bash', 'Read'], undefined, null, ['Bash', 'Read']],
+    ['no allow-list: the agent\'s own set as written', ['Bash', 'Read'], ['Grep'], null, ['Grep']],
+    ['no allow-list: `default` stays the whole set', 'default', undefined, null, 'default'],
+    ['[Read, Write] offers no Bash', ['Bash', 'Read', 'Edit', 'Write', 'Glob', 'Grep'], undefined, ['Read', 'Write'], ['Read', 'Write']],
+    ['a rule with a pattern names its tool once', ['Bash'], undefined, ['Bash(git:*)', 'Bash(ls:*)', 'Read'], ['Bash', 'Read']],
+    ['a named tool outside the lean set is offered', ['Bash', 'Read'], undefined, ['WebFetch(domain:example.com)'], ['WebFetch']],
+    ['MCP rules name no built-in tool: none offered', ['Bash', 'Read'], undefined, ['mcp__nightshift_memory__query'], []],
+    ['the site\'s `default` does not widen an allow-list', 'default', undefined, ['Read'], ['Read']],
+    ['the agent\'s `default` does not widen it either', ['Bash'], 'default', ['Grep'], ['Grep']],
+    ['the agent\'s own list narrows, never widens', ['Bash'], ['Read', 'Bash', 'Glob'], ['Bash(echo:*)', 'Read', 'Write'], ['Bash', 'Read']],
+    ['the agent\'s own list and the rules share nothing: none', ['Bash'], ['Read'], ['Bash'], []],
+  ];
+  for (const [what, site, own, allowed, want] of OFFERED) {
+    test(`offered tools: ${what}`, () => assert.deepEqual(offeredTools(site, own, allowed), want));
+  }
+
+  test('parseAgent offers what the allow-list names: the agent\'s own, or claude.permission_mode\'s list', () => {
+    assert.deepEqual(parseAgent('x', '/p/x.md', 'hi', config).tools, ['Bash', 'Read', 'Edit', 'Write', 'Glob', 'Grep']);
+    assert.deepEqual(parseAgent('x', '/p/x.md', '---\nallowed_tools: [Read, Write]\n---\nhi', config).tools, ['Read', 'Write']);
+    assert.deepEqual(parseAgent('x', '/p/x.md', '---\ntools: [Read, Grep]\nallowed_tools: [Bash, Read]\n---\nhi', config).tools, ['Read']);
     assert.equal(parseAgent('x', '/p/x.md', '---\ntools: default\n---\nhi', config).tools, 'default');
     assert.throws(() => parseAgent('x', '/p/x.md', '---\ntools: [Read, "rm -rf"]\n---\nhi', config), /tools\[1\]: Expected a tool name/);
     const site = validateConfig({ claude: { tools: 'default' } }, '/cfg/nightshift.yaml').config!;
     assert.equal(parseAgent('x', '/p/x.md', 'hi', site).tools, 'default');
+    const listed = validateConfig({ claude: { permission_mode: ['Grep', 'Bash(git:*)'] } }, '/cfg/nightshift.yaml').config!;
+    assert.deepEqual(parseAgent('x', '/p/x.md', 'hi', listed).tools, ['Grep', 'Bash']);
   });
 
   test('readAgents keeps the good agents and names the broken file; loadAgents (doctor\'s strict read) throws on it', (t) => {

@@ -33,7 +33,8 @@ async function session(projectSettings: boolean, t: Parameters<typeof workspace>
   t.after(() => attacker.close());
   // The control also shares the host's network (`sandbox: none`): walled, the session's own
   // network namespace would keep the planted endpoint out of reach on its own.
-  const yaml = projectSettings ? configYaml({ top: 'sandbox: none\n', claude: { project_settings: true } }) : configYaml();
+  // The CLI's `default` mode and no allow-list: Bash is offered (the lean set) and needs approval.
+  const yaml = projectSettings ? configYaml({ top: 'sandbox: none\n', claude: { project_settings: true, permission_mode: 'default' } }) : configYaml({ claude: { permission_mode: 'default' } });
   const ws = workspace(t, api.url, yaml);
   // In the vault: the one place the walled session and this test both see.
   const proofs = { mcp: path.join(ws.vault, 'planted-mcp-ran') };
@@ -45,8 +46,9 @@ async function session(projectSettings: boolean, t: Parameters<typeof workspace>
   };
   api.script('obey', script);
   attacker.script('obey', script);
-  // The agent may only Read: Bash is the planted permission's gift.
-  writeAgent(ws, 'worker', 'SCENARIO=obey', { allowed_tools: ['Read'] });
+  // No rule allows the agent's Bash command: running it is the planted permission's gift. (With an
+  // allow-list of its own, [Read], Bash would not even be offered: e2e/tools.)
+  fs.writeFileSync(path.join(ws.prompts, 'worker.md'), 'SCENARIO=obey\n');
   const r = await runJson(ws, 'worker');
   return { r, attacker, proofs, systems, ws };
 }

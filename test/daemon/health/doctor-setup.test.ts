@@ -67,6 +67,15 @@ describe('doctor catches what will fail', () => {
     assert.match(check('permission').fix, /runuser -u nightshift|allowed_tools/);
   });
 
+  test('doctor shows each agent\'s offered tools: an allow-list bounds them', async (t) => {
+    const s = site(t, '', 'allowed_tools: [Read, Write]\n');
+    fs.writeFileSync(path.join(s.dir, 'prompts', 'builder.md'), '---\ndescription: no tool list\n---\nBuild.\n');
+    fs.writeFileSync(path.join(s.dir, 'prompts', 'gitter.md'), '---\nallowed_tools: ["Bash(git:*)", "mcp__nightshift_memory__query"]\n---\nCommit.\n');
+    const tools = checks(await nightshift(['doctor', '--json'], s.env, s.dir))('tools');
+    assert.equal(tools.status, 'ok', tools.detail);
+    assert.equal(tools.detail, 'builder: Bash,Read,Edit,Write,Glob,Grep; gardener: Read,Write (its allowed_tools); gitter: Bash (its allowed_tools)');
+  });
+
   test('no credential fails, naming both variables and the env file', async (t) => {
     const s = site(t);
     delete s.env.ANTHROPIC_API_KEY;

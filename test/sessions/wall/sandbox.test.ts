@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { bwrapArgs, SandboxError, type SandboxLayout } from '../../../sessions/wall/sandbox.js';
+import { describeView, ETC_VIEW, hostView, installRoot, SYSTEM_VIEW } from '../../../sessions/wall/wall-layout.js';
 import { tempDir } from '../../helpers.js';
 
 // The mount operations of an argument list, in order: [flag, target].
@@ -105,4 +106,63 @@ test('a hidden folder that does not exist is left out (a system user\'s home: /n
   const tmpfs = args.flatMap((a, i) => (a === '--tmpfs' ? [args[i + 1]] : []));
   assert.deepEqual(tmpfs, ['/dev/shm', '/tmp', path.join(dir, 'state')]);
   assert.ok(!args.includes(gone), args.join(' '));
+});
+
+// The host's view (issue 37): no `/` bound, each view path bound read-only (a link made as the same
+// link), `/` read-only at the end, and only what is in sight hidden.
+describe('the host\'s view', () => {
+  test('with a view, `/` is bwrap\'s own tmpfs, each view path is bound read-only or made as its link, and `/` is read-only last', (t) => {
+    const { dir, layout } = site(t);
+    const sys = path.join(dir, 'sys');
+    fs.mkdirSync(path.join(sys, 'usr'), { recursive: true });
+    fs.symlinkSync('usr', path.join(sys, 'bin'));
+    const view = [path.join(sys, 'usr'), path.join(sys, 'bin'), path.join(sys, 'missing')];
+    const args = bwrapArgs({ ...layout, view }, '/bin/claude', []);
+    const head = args.slice(0, args.indexOf('--'));
+    assert.ok(!head.join(' ').includes('--ro-bind / /'), 'the host\'s / is not bound');
+    const m = mounts(args);
+    assert.ok(at(m, '--ro-bind', path.join(sys, 'usr')) >= 0);
+    const link = head.indexOf('--symlink');
+    assert.deepEqual(head.slice(link, link + 3), ['--symlink', 'usr', path.join(sys, 'bin')]);
+    assert.ok(!head.includes(path.join(sys, 'missing')), 'a missing view path is left out');
+    assert.deepEqual(m.filter(([f]) => f === '--remount-ro').map(([, x]) => x).slice(-2), ['/', '/dev'], '`/` read-only after every mount, then /dev');
+    // The control: no view keeps the whole host, read-only.
+    assert.deepEqual(bwrapArgs(layout, '/bin/claude', []).slice(0, 3), ['--ro-bind', '/', '/']);
+    assert.ok(!bwrapArgs(layout, '/bin/claude', []).includes('--symlink'));
+  });
+
+  test('with a view, what lies out of sight is not hidden again; what is in sight still is; a readable path is always bound', (t) => {
+    const { dir, layout } = site(t);
+    const cli = path.join(dir, 'cli');
+    fs.mkdirSync(cli);
+    // Neither logs nor the home (which holds the vault) lies inside anything in sight.
+    const m = mounts(bwrapArgs({ ...layout, view: [], readable: [cli] }, '/bin/claude', []));
+    assert.equal(at(m, '--tmpfs', path.join(dir, 'logs')), -1, 'logs is out of sight already');
+    assert.equal(at(m, '--tmpfs', path.join(dir, 'home')), -1);
+    assert.ok(at(m, '--ro-bind', cli) >= 0, 'the CLI is bound though no hidden folder covers it');
+    assert.ok(!mounts(bwrapArgs({ ...layout, view: [] }, '/bin/claude', [])).some(([, x]) => x === path.join(dir, 'home', 'nightshift.yaml')), 'a hidden file out of sight is not made');
+    // A state dir inside the vault is in sight: hidden again on top of the vault.
+    const inVault = path.join(layout.vault, 'state');
+    fs.mkdirSync(inVault);
+    const m2 = mounts(bwrapArgs({ ...layout, view: [], hidden: [inVault] }, '/bin/claude', []));
+    assert.ok(at(m2, '--tmpfs', inVault) > at(m2, '--bind', layout.vault));
+  });
+
+  test('hostView: /usr and its links, the chosen parts of /etc, the CLI\'s folder and node\'s install; never /var, /srv, /opt or /home', () => {
+    const v = hostView('/opt/claude-code', '/opt/node-24/bin/node');
+    for (const p of ['/usr', '/bin', '/lib', '/lib64', '/sbin', '/etc/passwd', '/etc/ld.so.cache', '/etc/ssl', '/opt/claude-code', '/opt/node-24']) assert.ok(v.includes(p), p);
+    for (const p of ['/', '/etc', '/var', '/var/lib', '/srv', '/opt', '/home', '/root', '/run', '/sys', '/etc/npmrc', '/etc/shadow', '/etc/ssh']) assert.ok(!v.includes(p), p);
+    assert.ok(v.every((p) => !['/var', '/srv', '/home', '/root', '/run', '/mnt', '/sys'].some((d) => p === d || p.startsWith(`${d}/`))), v.join(' '));
+    assert.equal(installRoot('/usr/bin/node'), '/usr');
+    assert.equal(installRoot('/opt/node/bin/node'), '/opt/node');
+    assert.equal(installRoot('/opt/tools/node'), '/opt/tools');
+    assert.equal(installRoot('/bin/node'), '/bin');
+    assert.deepEqual(hostView(null, null), [...SYSTEM_VIEW, ...ETC_VIEW]);
+  });
+});
+
+test('describeView says what of the host a session sees, leaving out what is not there', () => {
+  const there = new Set(['/usr', '/bin', '/lib', '/etc/passwd', '/etc/ssl', '/opt/claude', '/opt/node']);
+  const d = describeView(hostView('/opt/claude', '/opt/node/bin/node'), (p) => there.has(p));
+  assert.equal(d, 'of the host a session sees /usr, /bin, /lib, 2 entries of /etc, /opt/claude, /opt/node (read-only), the vault and the extra dirs; nothing else (no /var, /srv, /home, /run)');
 });
