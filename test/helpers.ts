@@ -2,11 +2,14 @@
 // vault, agents and a config, and a way to run the built nightshift binary.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
+import { Outbox, outboxFile } from '../report/outbox.js';
 import { startFakeApi, TEST_API_KEY, type FakeApi } from './fake-api.js';
 import { passwdEntry, useraddCommand } from '../core/passwd.js';
 import { DEFAULT_SESSION_USER, vaultFix, type SessionUser } from '../config/session-user.js';
@@ -251,6 +254,60 @@ export function fakeApiPerFile(o: { keys?: string[] } = {}): FakeApi {
     await api?.close();
   });
   return new Proxy({} as FakeApi, { get: (_, key) => (api as unknown as Record<PropertyKey, unknown>)[key] });
+}
+
+// A loopback HTTP endpoint for one test file that keeps each request it is sent (a webhook, an
+// ntfy topic) and answers 200 with `reply`. `base` is its URL once started; empty `got` between tests.
+export type Received = { url: string; headers: http.IncomingHttpHeaders; body: string };
+export function recorderPerFile(reply = 'ok'): { got: Received[]; readonly base: string } {
+  const got: Received[] = [];
+  let server: http.Server | null = null;
+  let base = '';
+  before(async () => {
+    server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        got.push({ url: req.url!, headers: req.headers, body });
+        res.writeHead(200).end(reply);
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
+  return { got, get base() { return base; } };
+}
+
+// `nightshift run` with the egress proxy's resolver injected (the test-only fixture
+// run-with-egress-net.mjs): `names` answer the proxy's lookups, every connection goes to `redirect`.
+export function runWithEgressNet(ws: Workspace, agent: string, names: Record<string, string[]>, redirect: number): Promise<{ code: number | null; stdout: string; stderr: string; record: any }> {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [path.join(FIXTURES, 'run-with-egress-net.mjs'), ws.config, agent, JSON.stringify(names), String(redirect)], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d: Buffer) => (stdout += d));
+    c.stderr.on('data', (d: Buffer) => (stderr += d));
+    c.on('close', (code) => {
+      let record = null;
+      try {
+        record = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
+      } catch {
+        // printed none
+      }
+      resolve({ code, stdout, stderr, record });
+    });
+  });
+}
+
+// The outbox's rows, read as another process would.
+export function outboxRows(stateDir: string) {
+  const box = Outbox.open(outboxFile(stateDir));
+  try {
+    return box.rows();
+  } finally {
+    box.close();
+  }
 }
 
 // Reads a workspace's ledger directly, read-only, as another process would.

@@ -4,34 +4,16 @@
 // variable nothing reaches the endpoint; when nightshift reported itself, the script sends nothing.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { ROOT } from '../helpers.js';
+import { test } from 'node:test';
+import { recorderPerFile, ROOT } from '../helpers.js';
 
 const SCRIPT = path.join(ROOT, 'deploy', 'systemd', 'nightshift-alert.sh');
 const KEY = 'sk-ant-api03-alert-script-secret-0123456789';
 const TOKEN = 'tk_alertscripttoken0123456789abcdef';
 
-type Got = { url: string; headers: http.IncomingHttpHeaders; body: string };
-const got: Got[] = [];
-let server: http.Server;
-let base = '';
-
-before(async () => {
-  server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      got.push({ url: req.url!, headers: req.headers, body });
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-after(() => new Promise((r) => server.close(r)));
+const endpoint = recorderPerFile('ok');
+const got = endpoint.got;
 
 // The script as the alert unit starts it: COMMAND is node with a bundle that cannot be loaded.
 function alarm(env: NodeJS.ProcessEnv, command = [process.execPath, '/opt/nightshift-gone/dist/cli/bin.js', 'alert', '--unit', 'nightshift.service']): Promise<{ code: number | null; stderr: string }> {
@@ -48,7 +30,7 @@ function alarm(env: NodeJS.ProcessEnv, command = [process.execPath, '/opt/nights
 }
 
 test('nightshift cannot load: the script posts a plain JSON alarm to the webhook, the cause in it, no secret', async () => {
-  const r = await alarm({ NIGHTSHIFT_WEBHOOK_URL: `${base}/hook/${TOKEN}` });
+  const r = await alarm({ NIGHTSHIFT_WEBHOOK_URL: `${endpoint.base}/hook/${TOKEN}` });
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /nightshift-alert\.sh: nightshift could not report \(nightshift\.service, exit 1\): sent a plain alarm to the webhook/);
   assert.equal(got.length, 1, r.stderr);
@@ -62,7 +44,7 @@ test('nightshift cannot load: the script posts a plain JSON alarm to the webhook
 });
 
 test('ntfy: the cause as plain text with Title, Priority and Tags', async () => {
-  const r = await alarm({ NIGHTSHIFT_WEBHOOK_URL: `${base}/topic-${TOKEN}`, NIGHTSHIFT_WEBHOOK_FORMAT: 'ntfy' });
+  const r = await alarm({ NIGHTSHIFT_WEBHOOK_URL: `${endpoint.base}/topic-${TOKEN}`, NIGHTSHIFT_WEBHOOK_FORMAT: 'ntfy' });
   assert.equal(got.length, 1, r.stderr);
   assert.match(got[0].headers['content-type'] ?? '', /^text\/plain/);
   assert.match(String(got[0].headers.title), /^nightshift alarm on .+: nightshift\.service$/);
@@ -79,7 +61,7 @@ test('control: without NIGHTSHIFT_WEBHOOK_URL nothing reaches the endpoint, and 
 });
 
 test('control: when nightshift reported itself (its mark made), the script posts nothing of its own', async () => {
-  const r = await alarm({ NIGHTSHIFT_WEBHOOK_URL: `${base}/hook/${TOKEN}` }, ['sh', '-c', ': > "$NIGHTSHIFT_REPORTED"']);
+  const r = await alarm({ NIGHTSHIFT_WEBHOOK_URL: `${endpoint.base}/hook/${TOKEN}` }, ['sh', '-c', ': > "$NIGHTSHIFT_REPORTED"']);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(got.length, 0);
 });

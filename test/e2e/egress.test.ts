@@ -6,7 +6,7 @@
 // connection). The refusals are logged with the session id and counted in its record, and the
 // session's own API calls still go direct. An agent without `network:` has no proxy at all.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
@@ -14,7 +14,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { describe, test, type TestContext } from 'node:test';
 import { bash, text } from '../fake-api.js';
-import { FIXTURES, NEEDS_BWRAP, configYaml, fakeApiPerFile, tempDir, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { NEEDS_BWRAP, runWithEgressNet, configYaml, fakeApiPerFile, tempDir, workspace, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const PUBLIC = '93.184.216.34';
@@ -40,25 +40,6 @@ async function tlsStandin(t: TestContext, dir: string): Promise<Counted & { ca: 
   });
   const c = await listening(t, server, { port: 0, connections: 0 }, 'secureConnection');
   return Object.assign(c, { ca: fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8') });
-}
-
-function runWithNet(ws: Workspace, agent: string, redirect: number): Promise<{ code: number | null; stdout: string; stderr: string; record: any }> {
-  return new Promise((resolve) => {
-    const c = spawn(process.execPath, [path.join(FIXTURES, 'run-with-egress-net.mjs'), ws.config, agent, JSON.stringify(NAMES), String(redirect)], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d: Buffer) => (stdout += d));
-    c.stderr.on('data', (d: Buffer) => (stderr += d));
-    c.on('close', (code) => {
-      let record = null;
-      try {
-        record = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
-      } catch {
-        // printed none
-      }
-      resolve({ code, stdout, stderr, record });
-    });
-  });
 }
 
 // What the session's Bash printed, from the tool result the API saw.
@@ -87,7 +68,7 @@ describe('egress by name', { skip: NEEDS_BWRAP }, () => {
     ].join('; ');
     api.script('egress-named', ({ turn }) => (turn === 0 ? bash(cmd) : text('Fetched.')));
     writeAgent(ws, 'fetcher', 'SCENARIO=egress-named', { allowed_tools: ['Bash'], network: ['example.test', '*.example.test'] });
-    const r = await runWithNet(ws, 'fetcher', standin.port);
+    const r = await runWithEgressNet(ws, 'fetcher', NAMES, standin.port);
     assert.ok(r.record, `a record (exit ${r.code}): ${r.stderr.slice(-1500)}`);
     assert.equal(r.record.outcome, 'ok', r.stderr.slice(-1500));
     const out = bashOutput('egress-named');
@@ -119,7 +100,7 @@ describe('egress by name', { skip: NEEDS_BWRAP }, () => {
     ].join('; ');
     api.script('egress-none', ({ turn }) => (turn === 0 ? bash(cmd) : text('Nothing.')));
     writeAgent(ws, 'offline', 'SCENARIO=egress-none', { allowed_tools: ['Bash'] });
-    const r = await runWithNet(ws, 'offline', standin.port);
+    const r = await runWithEgressNet(ws, 'offline', NAMES, standin.port);
     assert.equal(r.record?.outcome, 'ok', r.stderr.slice(-1500));
     const out = bashOutput('egress-none');
     t.diagnostic(out);

@@ -10,12 +10,11 @@
 //     name (the test-only resolver maps it to a stand-in that holds every tunnel open).
 // A connection the server closes at once (past its maxConnections) reads as EOF through the bridge.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { bash, text, type Turn } from '../fake-api.js';
-import { FIXTURES, NEEDS_BWRAP, configYaml, fakeApiPerFile, nightshift, runJson, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { NEEDS_BWRAP, runWithEgressNet, configYaml, fakeApiPerFile, nightshift, runJson, workspace, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 // The wall's fixed ports inside the session's namespace (sessions/wall/bridge.ts WALL_PORTS),
@@ -83,26 +82,6 @@ async function endpointFlood(t: TestContext, limit: number): Promise<Flooded> {
   return f;
 }
 
-// `nightshift run` with the egress proxy's resolver injected (test-only fixture).
-function runWithNet(ws: Workspace, agent: string, names: Record<string, string[]>, redirect: number): Promise<{ code: number | null; stderr: string; record: any }> {
-  return new Promise((resolve) => {
-    const c = spawn(process.execPath, [path.join(FIXTURES, 'run-with-egress-net.mjs'), ws.config, agent, JSON.stringify(names), String(redirect)], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d: Buffer) => (stdout += d));
-    c.stderr.on('data', (d: Buffer) => (stderr += d));
-    c.on('close', (code) => {
-      let record = null;
-      try {
-        record = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
-      } catch {
-        // printed none
-      }
-      resolve({ code, stderr, record });
-    });
-  });
-}
-
 // A TCP stand-in that takes every tunnel and holds it open, saying nothing.
 async function holder(t: TestContext): Promise<{ port: number; connections: () => number }> {
   const held = new Set<net.Socket>();
@@ -127,7 +106,7 @@ async function egressFlood(t: TestContext, limit: number): Promise<Flooded & { r
   const standin = await holder(t);
   api.script(scenario, ({ turn }) => (turn === 0 ? bash(flood(EGRESS_PORT, CONNECTIONS, 'CONNECT example.test:443 HTTP/1.1\\r\\nHost: example.test:443\\r\\nProxy-Authorization: Basic %s\\r\\n\\r\\n')) : text('Tunnelled.')));
   writeAgent(ws, 'tunneller', `SCENARIO=${scenario}`, { allowed_tools: ['Bash'], network: ['example.test'] });
-  const r = await runWithNet(ws, 'tunneller', { 'example.test': ['93.184.216.34'] }, standin.port);
+  const r = await runWithEgressNet(ws, 'tunneller', { 'example.test': ['93.184.216.34'] }, standin.port);
   assert.equal(r.record?.outcome, 'ok', `${r.record?.error} (exit ${r.code})\n${r.stderr.slice(-1500)}`);
   const f = tally(floodResult(scenario), CONNECTIONS);
   t.diagnostic(`egress_connections ${limit}: ${f.answered} tunnels, ${f.closed} closed unanswered, ${standin.connections()} reached the stand-in; ${f.out.replace(/\n/g, ' ')}`);

@@ -10,6 +10,11 @@ import { configYaml, fakeApiPerFile, runJson, workspace, writeAgent } from '../h
 
 const api = fakeApiPerFile();
 
+// From 2.1.332 the CLI adds a stub the model is never offered ("Reserved placeholder that keeps
+// deferred tool loading active; never call this tool.", defer_loading: true): not a tool of ours.
+type Tool = { name: string; description?: string; defer_loading?: boolean };
+const withoutPlaceholder = (tools: unknown): Tool[] => ((tools ?? []) as Tool[]).filter((x) => !(x.name === 'DeferredToolPlaceholder' && x.defer_loading === true && /^Reserved placeholder/.test(x.description ?? '')));
+
 async function firstRequestTools(t: Parameters<typeof workspace>[0], front: Record<string, unknown>, name: string) {
   const ws = workspace(t, api.url, configYaml());
   let tools: Array<{ name: string; description?: string; defer_loading?: boolean }> | null = null;
@@ -27,10 +32,7 @@ async function firstRequestTools(t: Parameters<typeof workspace>[0], front: Reco
   const r = await runJson(ws, 'worker');
   assert.equal(r.record.outcome, 'ok', r.ran.stderr);
   assert.ok(tools, 'the request carried tools');
-  // From 2.1.332 the CLI adds a stub the model is never offered ("Reserved placeholder that keeps
-  // deferred tool loading active; never call this tool.", defer_loading: true): not a tool of ours.
-  const all = tools as Array<{ name: string; description?: string; defer_loading?: boolean }>;
-  const offered = all.filter((x) => !(x.name === 'DeferredToolPlaceholder' && x.defer_loading === true && /^Reserved placeholder/.test(x.description ?? '')));
+  const offered = withoutPlaceholder(tools);
   const names = offered.map((x) => x.name);
   // A deferred tool reaches the model only through ToolSearch: ours must be offered outright.
   const deferred = offered.filter((x) => x.defer_loading).map((x) => x.name);
@@ -67,7 +69,7 @@ async function bashCalls(t: Parameters<typeof workspace>[0], name: string, front
   const results: string[] = [];
   let offered: string[] = [];
   api.script(name, ({ turn, lastToolResult, body }) => {
-    if (turn === 0) offered = (body.tools ?? []).map((x: { name: string }) => x.name);
+    if (turn === 0) offered = withoutPlaceholder(body.tools).map((x) => x.name);
     else results.push(lastToolResult ?? '');
     return turn < calls.length ? bash(calls[turn]) : text('Done.');
   });

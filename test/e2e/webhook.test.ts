@@ -4,37 +4,20 @@
 // Anthropic API and the endpoint are loopback imitations.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { after, before, test } from 'node:test';
-import { configYaml, fakeApiPerFile, nightshift, runJson, workspace, writeAgent } from '../helpers.js';
+import { test } from 'node:test';
+import { configYaml, recorderPerFile, fakeApiPerFile, nightshift, runJson, workspace, writeAgent } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const TOKEN = 'tk_e2ewebhooktoken0123456789abcdef';
-type Got = { url: string; headers: http.IncomingHttpHeaders; body: string };
-const got: Got[] = [];
-let server: http.Server;
-let hook = '';
-
-before(async () => {
-  server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      got.push({ url: req.url!, headers: req.headers, body });
-      res.writeHead(200).end('{}');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  hook = `http://127.0.0.1:${(server.address() as AddressInfo).port}/${TOKEN}`;
-});
-after(() => new Promise((r) => server.close(r)));
+const endpoint = recorderPerFile('{}');
+const got = endpoint.got;
+const hook = () => `${endpoint.base}/${TOKEN}`;
 
 test('nightshift run reports its session to the ntfy topic, with no Discord set; control: without the variable, nothing', { timeout: 120_000 }, async (t) => {
   got.length = 0;
   const ws = workspace(t, api.url, configYaml({ top: 'git:\n  enabled: false\nwebhook:\n  format: ntfy\n' }));
   writeAgent(ws, 'worker', 'SCENARIO=text');
-  const { ran, record } = await runJson(ws, 'worker', [], { NIGHTSHIFT_WEBHOOK_URL: hook });
+  const { ran, record } = await runJson(ws, 'worker', [], { NIGHTSHIFT_WEBHOOK_URL: hook() });
   assert.equal(record.outcome, 'ok', ran.stderr);
   assert.equal(got.length, 1, ran.stderr);
   assert.equal(got[0].url, `/${TOKEN}`);
@@ -54,7 +37,7 @@ test('alert with a broken config still reaches the webhook, as JSON', { timeout:
   got.length = 0;
   const ws = workspace(t, api.url);
   fs.writeFileSync(ws.config, 'claude:\n  timeout: forever\nwebhook:\n  format: json\n');
-  const env = { ...ws.env, NIGHTSHIFT_WEBHOOK_URL: hook, MONITOR_SERVICE_RESULT: 'exit-code', MONITOR_EXIT_CODE: 'exited', MONITOR_EXIT_STATUS: '78', MONITOR_INVOCATION_ID: '0456cdef' };
+  const env = { ...ws.env, NIGHTSHIFT_WEBHOOK_URL: hook(), MONITOR_SERVICE_RESULT: 'exit-code', MONITOR_EXIT_CODE: 'exited', MONITOR_EXIT_STATUS: '78', MONITOR_INVOCATION_ID: '0456cdef' };
   const ran = await nightshift(['alert', '--unit', 'nightshift.service'], env, ws.dir);
   assert.equal(ran.code, 0, ran.stderr);
   assert.match(ran.stdout, /alert for nightshift\.service: sent/);

@@ -10,7 +10,7 @@ import { deliver, type ReportSettings } from '../../report/deliver.js';
 import { finish, sessionReport, type Report } from '../../report/embed.js';
 import { Outbox, outboxFile } from '../../report/outbox.js';
 import { embedProblems, startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
-import { FIXTURES, ROOT, tempDir, waitFor } from '../helpers.js';
+import { FIXTURES, outboxRows, ROOT, tempDir, waitFor } from '../helpers.js';
 
 let discord: FakeDiscord;
 before(async () => {
@@ -51,14 +51,7 @@ function report(outcome = 'ok', result = 'done'): Report {
   );
 }
 
-const rows = (stateDir: string) => {
-  const box = Outbox.open(outboxFile(stateDir));
-  try {
-    return box.rows();
-  } finally {
-    box.close();
-  }
-};
+const rows = outboxRows;
 
 test('a report is posted with ?wait=true and marked sent with the message id', async (t) => {
   const { settings, deps } = setup(t);

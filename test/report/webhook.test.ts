@@ -15,7 +15,7 @@ import { backoffReport, doctorReport, sessionReport, type Report } from '../../r
 import { Outbox, outboxFile } from '../../report/outbox.js';
 import { alarmMessage, headerValue, renderWebhook, retryAfterMs } from '../../report/webhook.js';
 import { startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
-import { tempDir } from '../helpers.js';
+import { outboxRows, tempDir } from '../helpers.js';
 
 const KEY = 'sk-ant-api03-webhook-test-secret-0123456789';
 const TOPIC_TOKEN = 'tk_webhooktesttoken0123456789abcdef';
@@ -145,14 +145,7 @@ function setup(t: Parameters<typeof tempDir>[0], o: { format?: 'json' | 'ntfy'; 
   return { settings, lines, deps: { env, logger, redact, now: () => new Date() } };
 }
 
-const rows = (stateDir: string) => {
-  const box = Outbox.open(outboxFile(stateDir));
-  try {
-    return box.rows();
-  } finally {
-    box.close();
-  }
-};
+const rows = outboxRows;
 
 test('the outbox delivers a report to the webhook as JSON, once, and marks it sent', async (t) => {
   const { settings, deps } = setup(t);
