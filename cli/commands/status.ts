@@ -56,7 +56,7 @@ export function early({ flags, env }: { flags: Flags; env: NodeJS.ProcessEnv }):
 export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
   const [{ status, unpushedOf, openBranchesOf }, { timerTicks, calendarLine }] = await Promise.all([import('../../daemon/tick/status.js'), import('../../daemon/schedule/timer-ticks.js')]);
   mark('status_modules');
-  // The timer's ticks were asked for before the config loaded (early, below); asked again only if
+  // The timer's ticks were asked for before the config loaded (early, above); asked again only if
   // the env file changed PATH, where systemd-analyze is looked for.
   const ahead = started && started.path === env.PATH ? started : early({ flags, env });
   const now = ahead.now;
