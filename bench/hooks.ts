@@ -4,13 +4,12 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { HOOK_PATH, startHookServer } from '../sessions/hooks/hook-server.js';
 import { decider } from '../sessions/hooks/session-hooks.js';
 import { startFakeApi } from '../test/fake-api.js';
 import { median, timedRun } from './timing.js';
-import { claudeTestEnv, configYaml } from '../test/helpers.js';
+import { claudeTestEnv, configYaml, shareWithSession } from '../test/helpers.js';
 
 const CALLS = 10;
 
@@ -53,12 +52,16 @@ export async function hooksBench(runs = 6) {
 
   // 2. Whole sessions with and without the hook, interleaved.
   const api = await startFakeApi();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-bench-hooks-'));
+  // Not /tmp (the wall hides it); the session user passes through (never lists) to the vault.
+  const dir = fs.mkdtempSync(path.join('/var/tmp', 'nightshift-bench-hooks-'));
   try {
+    fs.chmodSync(dir, 0o711);
     const mk = (name: string, enabled: boolean, calls: number) => {
       const d = path.join(dir, name);
       fs.mkdirSync(path.join(d, 'vault'), { recursive: true });
       fs.mkdirSync(path.join(d, 'prompts'));
+      fs.chmodSync(d, 0o711);
+      shareWithSession(path.join(d, 'vault'));
       fs.writeFileSync(path.join(d, 'nightshift.yaml'), `${configYaml({ budget: { max_sessions_per_day: 1000 }, claude: { max_turns: 30 } })}git:\n  enabled: false\nhooks:\n  enabled: ${enabled}\n`);
       fs.writeFileSync(path.join(d, 'prompts', 'bench.md'), `---\nallowed_tools: ["Bash(echo:*)"]\n---\nSCENARIO=varied N=${calls}\n`);
       return { d, env: claudeTestEnv(d, api.url) };

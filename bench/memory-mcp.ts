@@ -239,6 +239,10 @@ export async function memoryMcpBench(o: McpBenchOptions = {}): Promise<McpBenchR
     report.targets[name] = { target: `<= ${limit}${unit}`, value, met: value <= limit };
   };
   target('query_p50_at_10k_ms', at(10_000)?.query.p50_ms, 5, ' ms');
+  // Against the reference server's search at the same size, in the same run (issue 40: at most 0.2).
+  const ref10k = report.reference.find((r) => r.memories === 10_000)?.query.p50_ms;
+  const ours10k = at(10_000)?.query.p50_ms;
+  target('query_p50_at_10k_ratio_to_reference', ours10k !== undefined && ref10k ? +(ours10k / ref10k).toFixed(3) : undefined, 0.2, '');
   target('query_p50_at_100k_ms', at(100_000)?.query.p50_ms, 25, ' ms');
   target('observe_p50_at_100k_ms', at(100_000)?.observe.p50_ms, 10, ' ms');
   target('soak_growth', report.soak.growth, 1.5, '');

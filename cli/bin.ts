@@ -4,7 +4,9 @@
 // much sooner. Help and version need almost nothing, so they take the plain modules.
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { mark } from '../core/profile.js';
 
+mark('bin');
 const argv = process.argv.slice(2);
 const light = argv.length === 0 || argv[0] === 'help' || argv.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V');
 const bundle = fileURLToPath(new URL('../bundle/cli.cjs', import.meta.url));

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
+import { mark } from '../core/profile.js';
 
 // The bundle runs as a CommonJS body. A dynamic import() in a vm script needs a callback node 20
 // marks experimental and loses with a code cache, so the bundle calls this parameter instead
@@ -44,12 +45,14 @@ export function runBundle(file: string, opts: { writeCacheTo?: string; cache?: C
     cachedData = undefined;
   }
   const script = compileBundle(file, cachedData);
+  mark('bundle_compiled');
   if (opts.writeCacheTo) {
     const out = opts.writeCacheTo;
     process.once('exit', () => fs.writeFileSync(out, script.createCachedData()));
   }
   const module = { exports: {} };
   const body = script.runInThisContext() as (...args: unknown[]) => void;
+  mark('bundle_ran');
   body.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file), (spec: string) => import(spec));
   return { cache: !cachedData ? 'none' : script.cachedDataRejected ? 'rejected' : 'accepted' };
 }

@@ -29,7 +29,12 @@ export type FullContext = EnvContext & { config: Config; logger: Logger };
 export type Command =
   | { help: string; stage: 'bare'; run: (c: BareContext) => Promise<number> }
   | { help: string; stage: 'env'; lenientEnvFile?: boolean; run: (c: EnvContext) => Promise<number> }
-  | { help: string; stage: 'full'; liveLine?: boolean; noLogFile?: boolean; run: (c: FullContext) => Promise<number> };
+  | {
+      help: string; stage: 'full'; liveLine?: boolean; noLogFile?: boolean; run: (c: FullContext) => Promise<number>;
+      // Started before the config loads, with the process's own env: work (a child process) that
+      // needs no config runs beside its load. `run` checks it still holds once the env file is read.
+      early?: (c: { flags: Flags; env: NodeJS.ProcessEnv }) => unknown;
+    };
 
 // The deps every session-starting command gives the run machinery.
 export function runDeps(io: Io, logger: Logger, env: NodeJS.ProcessEnv, signal?: AbortSignal): RunDeps {

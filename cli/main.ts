@@ -15,6 +15,7 @@ import { parse } from './args.js';
 import type { Command, Io, MainDeps } from './context.js';
 import { MAIN_HELP } from './help.js';
 import { logLevel } from './log-level.js';
+import { mark } from '../core/profile.js';
 
 export type { MainDeps } from './context.js';
 
@@ -71,8 +72,11 @@ export async function main(deps: MainDeps): Promise<number> {
     }
     const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : null;
     if (flags.help) return io.out(load ? (await load()).help : MAIN_HELP), EXIT.OK;
+    mark('main');
     const cmd = await load!();
+    mark('command_loaded');
     const bare = { positionals, flags, io, deps };
+    if (cmd.stage === 'full') cmd.early?.({ flags, env: deps.env });
     if (cmd.stage === 'bare') return await cmd.run(bare);
     // Every command below sees the env file the units see.
     const { configPath } = await import('../config/config.js');
@@ -84,7 +88,9 @@ export async function main(deps: MainDeps): Promise<number> {
     const withEnv = { ...bare, env, envFile, configFile, journal };
     if (cmd.stage === 'env') return await cmd.run(withEnv);
     const [{ loadConfig }, { createLogger }] = await Promise.all([import('../config/config.js'), import('../logs/logger.js')]);
+    mark('config_modules');
     const config = loadConfig(configFile);
+    mark('config_loaded');
     const level = logLevel(env.NIGHTSHIFT_LOG_LEVEL);
     const tty = !!deps.stderrIsTTY && !journal && !flags.json;
     const live = tty && cmd.liveLine ? new LiveLine(deps.stderr, deps.columns) : null;
@@ -97,7 +103,12 @@ export async function main(deps: MainDeps): Promise<number> {
     if (level.warning) logger.warn({ event: 'bad_log_level' }, level.warning);
     if (envFile?.problems.length) logger.warn({ event: 'env_file_lines', file: envFile.file, problems: envFile.problems }, `${envFile.file}: lines skipped: ${envFile.problems.join('; ')}`);
     if (envFile?.loaded.length) for (const w of await (await import('../config/name-warnings.js')).envFileTypos(envFile, config)) logger.warn({ event: 'env_file_unknown', file: envFile.file }, w);
-    return await cmd.run({ ...withEnv, config, logger });
+    mark('logger');
+    try {
+      return await cmd.run({ ...withEnv, config, logger });
+    } finally {
+      mark('command_ran');
+    }
   } catch (err) {
     if (err instanceof NightshiftError) {
       if (err.exitCode === EXIT.REFUSED && logger && humanLogger) {

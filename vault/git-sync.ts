@@ -10,7 +10,7 @@ import { listProcs } from '../core/process-tree.js';
 import type { Config } from '../config/schema.js';
 import { acquireLock } from '../core/lock.js';
 import { startChild } from '../core/child-process.js';
-import { headBranch, refSha } from './refs.js';
+import { anyRefUnder, headBranch, refSha } from './refs.js';
 import { formatSize } from '../config/size.js';
 import { sessionUserFor } from '../config/session-user.js';
 import type { GitOutcome } from '../budget/session-record.js';
@@ -519,7 +519,10 @@ export class VaultGit {
   // The nightshift/ branches not merged into HEAD, local or at the remote (as last fetched or
   // pushed): where work went that is not on main.
   async openBranches(): Promise<Array<{ name: string; local: boolean; remote: boolean }>> {
-    const r = await this.localGit(['for-each-ref', '--format=%(refname)', '--no-merged', 'HEAD', 'refs/heads/nightshift/', `refs/remotes/${this.config.git.remote}/nightshift/`]);
+    const prefixes = ['refs/heads/nightshift/', `refs/remotes/${this.config.git.remote}/nightshift/`];
+    // The common answer, no such branch at all, needs no git process (status).
+    if (anyRefUnder(this.config.vault, prefixes) === false) return [];
+    const r = await this.localGit(['for-each-ref', '--format=%(refname)', '--no-merged', 'HEAD', ...prefixes]);
     if (!r.ok) return [];
     const byName = new Map<string, { name: string; local: boolean; remote: boolean }>();
     const remotePrefix = `refs/remotes/${this.config.git.remote}/`;

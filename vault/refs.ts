@@ -34,3 +34,29 @@ export function refSha(vault: string, ref: string): string | null {
   }
   return null;
 }
+
+// Whether a ref may lie under one of `prefixes` (like `refs/heads/nightshift/`): false only when
+// the refs, read as files, surely hold none there, loose or packed; null when they cannot be read
+// plainly (a .git file, the reftable format, an odd prefix), where git must be asked.
+export function anyRefUnder(vault: string, prefixes: string[]): boolean | null {
+  const dir = path.join(vault, '.git');
+  try {
+    if (!fs.lstatSync(dir).isDirectory() || fs.existsSync(path.join(dir, 'reftable'))) return null;
+  } catch {
+    return null;
+  }
+  for (const prefix of prefixes) {
+    if (!prefix.endsWith('/') || !REF.test(prefix.slice(0, -1))) return null;
+    try {
+      const st = fs.lstatSync(path.join(dir, prefix));
+      // A folder left empty holds no ref; anything else may.
+      if (!st.isDirectory() || fs.readdirSync(path.join(dir, prefix)).length) return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') return null;
+    }
+  }
+  if (!fs.existsSync(path.join(dir, 'packed-refs'))) return false;
+  const packed = smallFile(path.join(dir, 'packed-refs'), 4 * 1024 * 1024);
+  if (packed === null) return null;
+  return packed.split('\n').some((line) => prefixes.some((p) => line.split(' ')[1]?.startsWith(p)));
+}

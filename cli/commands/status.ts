@@ -4,10 +4,13 @@ import { windowLines } from '../../budget/windows.js';
 import { EXIT } from '../../core/errors.js';
 import type { LockOwner } from '../../core/lock.js';
 import type { FullContext } from '../context.js';
+import type { Flags } from '../args.js';
+import type { TickCalendar } from '../../daemon/schedule/timer-ticks.js';
 import { withLedger } from '../with-ledger.js';
 import { shortDuration, table, zoneStamp } from '../table.js';
 import { counted } from '../../core/words.js';
 import { terminalText } from '../../logs/terminal-text.js';
+import { mark } from '../../core/profile.js';
 
 export const help = `Usage: nightshift status [--json] [--prefix DIR] [--config PATH]
 
@@ -29,14 +32,42 @@ checked where no timer is installed. The last fires are listed (see nightshift f
 
 export const stage = 'full';
 
+type Early = { path: string | undefined; now: Date; ticks: Promise<{ ticks: Date[]; calendar: TickCalendar }>; past: Promise<{ from: Date; ticks: Date[] } | null> };
+let started: Early | null = null;
+
+// Before the config loads (cli/main.ts): the timer's ticks from now, and from where the tick gaps
+// are looked for, each a systemd-analyze that runs beside the config's load instead of after it.
+export function early({ flags, env }: { flags: Flags; env: NodeJS.ProcessEnv }): Early {
+  const now = new Date();
+  const asked = Promise.all([import('../../daemon/schedule/timer-ticks.js'), import('../../daemon/tick/fires-view.js')]).then(([{ tickCalendar, timerTicksAsync }, { gapsFrom }]) => {
+    const from = gapsFrom(now, tickCalendar(flags.prefix));
+    return {
+      ticks: timerTicksAsync(flags.prefix, now, env.PATH),
+      past: from ? timerTicksAsync(flags.prefix, from, env.PATH).then((t) => ({ from, ticks: t.ticks })) : null,
+    };
+  });
+  const ticks = asked.then((a) => a.ticks);
+  const past = asked.then((a) => a.past);
+  ticks.catch(() => {});
+  past.catch(() => {});
+  return (started = { path: env.PATH, now, ticks, past });
+}
+
 export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
   const [{ status, unpushedOf, openBranchesOf }, { timerTicks, calendarLine }] = await Promise.all([import('../../daemon/tick/status.js'), import('../../daemon/schedule/timer-ticks.js')]);
-  const now = new Date();
+  mark('status_modules');
+  // The timer's ticks were asked for before the config loaded (early, above); asked again only if
+  // the env file changed PATH, where systemd-analyze is looked for.
+  const ahead = started && started.path === env.PATH ? started : early({ flags, env });
+  const now = ahead.now;
   const unpushed = unpushedOf(config);
   const branches = openBranchesOf(config);
-  const timer = timerTicks(flags.prefix, now, env.PATH);
-  const past = (from: Date) => timerTicks(flags.prefix, from, env.PATH).ticks;
+  mark('git_started');
+  const [timer, before] = await Promise.all([ahead.ticks, ahead.past]);
+  mark('timer_ticks');
+  const past = (from: Date) => (before && from.getTime() === before.from.getTime() ? before.ticks : timerTicks(flags.prefix, from, env.PATH).ticks);
   const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, timer, unpushed, past, branches));
+  mark('status_looked');
   if (flags.json) io.out(JSON.stringify(s));
   else {
     const tz = config.budget.timezone;

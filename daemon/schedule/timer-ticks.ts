@@ -3,7 +3,7 @@
 // times as data (./forecast.ts). Where systemd-analyze cannot say, hourly is assumed, and said.
 import path from 'node:path';
 import { installedTimer, UNIT_DIR } from '../systemd.js';
-import { elapsesWithin } from './calendar.js';
+import { elapsesWithin, elapsesWithinAsync, type CalendarCheck } from './calendar.js';
 import { HORIZON_MS, hourlyTicks } from './forecast.js';
 
 export type TickCalendar = {
@@ -17,14 +17,29 @@ export type TickCalendar = {
 
 // The ticks from `from` to the forecast's horizon, and the calendar they came from.
 export function timerTicks(unitDir: string | undefined, from: Date, pathEnv: string | undefined): { ticks: Date[]; calendar: TickCalendar } {
+  const calendar = tickCalendar(unitDir);
+  return ticksOf(calendar, from, calendar.on_calendar.map((spec) => elapsesWithin(spec, from, HORIZON_MS, pathEnv)));
+}
+
+// The same without blocking, each spec's systemd-analyze at once.
+export async function timerTicksAsync(unitDir: string | undefined, from: Date, pathEnv: string | undefined): Promise<{ ticks: Date[]; calendar: TickCalendar }> {
+  const calendar = tickCalendar(unitDir);
+  return ticksOf(calendar, from, await Promise.all(calendar.on_calendar.map((spec) => elapsesWithinAsync(spec, from, HORIZON_MS, pathEnv))));
+}
+
+// The installed timer's calendar, else the default.
+export function tickCalendar(unitDir: string | undefined): TickCalendar {
   const file = path.join(path.resolve(unitDir ?? UNIT_DIR), 'nightshift.timer');
   const timer = installedTimer(file);
-  const calendar: TickCalendar = timer?.specs.length ? { on_calendar: timer.specs, source: 'timer', file, assumed: null } : { on_calendar: ['hourly'], source: 'default', file, assumed: null };
+  return timer?.specs.length ? { on_calendar: timer.specs, source: 'timer', file, assumed: null } : { on_calendar: ['hourly'], source: 'default', file, assumed: null };
+}
+
+// Pure: the ticks of each spec's answer, merged; the first that failed makes them hourly, said.
+function ticksOf(calendar: TickCalendar, from: Date, answers: CalendarCheck[]): { ticks: Date[]; calendar: TickCalendar } {
   const ticks: Date[] = [];
-  for (const spec of calendar.on_calendar) {
-    const r = elapsesWithin(spec, from, HORIZON_MS, pathEnv);
+  for (const [i, r] of answers.entries()) {
     if (r.ok !== true) {
-      const why = r.ok === null ? r.error : `OnCalendar=${spec}: systemd-analyze refuses it: ${r.error}`;
+      const why = r.ok === null ? r.error : `OnCalendar=${calendar.on_calendar[i]}: systemd-analyze refuses it: ${r.error}`;
       return { ticks: hourlyTicks(from), calendar: { ...calendar, assumed: `${why}: hourly ticks assumed` } };
     }
     ticks.push(...r.times);

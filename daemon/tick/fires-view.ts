@@ -24,18 +24,22 @@ export const GAP_WINDOW_MS = 24 * 3_600_000;
 
 export type TimerGaps = TickGaps & { from: Date; calendar: string[] };
 
-// The gaps of the installed timer since it was installed (its file's time), at most `windowMs` (a
-// day) back: null when no timer is installed (the daemon's schedule or hand ticks: nothing is
-// expected) or its times cannot be had. `past` gives the timer's elapses from an instant (timer-ticks.ts).
-export function timerGaps(fires: FireRow[], now: Date, calendar: TickCalendar, past: (from: Date) => Date[], windowMs = GAP_WINDOW_MS): TimerGaps | null {
+// Where the gaps of the installed timer are looked for from: since it was installed (its file's
+// time), at most `windowMs` (a day) back; null when no timer is installed (the daemon's schedule or
+// hand ticks: nothing is expected) or its times cannot be had.
+export function gapsFrom(now: Date, calendar: TickCalendar, windowMs = GAP_WINDOW_MS): Date | null {
   if (calendar.source !== 'timer' || calendar.assumed) return null;
-  let installed = 0;
   try {
-    installed = fs.statSync(calendar.file).mtimeMs;
+    return new Date(Math.max(now.getTime() - windowMs, fs.statSync(calendar.file).mtimeMs));
   } catch {
     return null;
   }
-  const from = new Date(Math.max(now.getTime() - windowMs, installed));
+}
+
+// The gaps since gapsFrom. `past` gives the timer's elapses from an instant (timer-ticks.ts).
+export function timerGaps(fires: FireRow[], now: Date, calendar: TickCalendar, past: (from: Date) => Date[], windowMs = GAP_WINDOW_MS): TimerGaps | null {
+  const from = gapsFrom(now, calendar, windowMs);
+  if (!from) return null;
   const expected = past(from).filter((t) => t.getTime() <= now.getTime());
   // A crashed fire's end is not known: it covers its own start only. An open one runs now.
   const ticks = fires.filter((x) => x.kind === 'tick').map((x) => ({ at: new Date(x.at), ended_at: x.action === 'crashed' ? new Date(x.at) : x.ended_at ? new Date(x.ended_at) : null }));

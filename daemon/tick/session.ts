@@ -1,6 +1,7 @@
 // A chosen session, from the budget's verdict to its report: git pull, the sandboxed guest, the
 // CLI under its watchdogs, the settle, capture and grading, git commit/push, Discord. Loaded by
 // ./supervise.ts only once a session is chosen.
+import { mark } from '../../core/profile.js';
 import { counted, noun } from '../../core/words.js';
 import { giveToFolderOwner } from '../../core/file-access.js';
 import fs from 'node:fs';
@@ -122,18 +123,21 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   // Both wait on a child process, so they wait together.
   const untrusted = vault ? fs.existsSync(untrustedGitMarker(config.state_dir)) : false;
   const [inRepo] = await Promise.all([vault && !untrusted ? vault.isRepo() : false, checkSandbox(config, deps.env, deps.sessionUser !== false, o.sandboxProbe)]);
+  mark('sandbox_checked');
   if (untrusted) git.error = `git sync skipped: a session left a .git in the vault that could not be moved aside; remove it and ${untrustedGitMarker(config.state_dir)}`;
   else if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
   if (signal.aborted) return stopped();
   // A repository an abandoned session left inside the vault is moved aside before our first git.
   const nestedTrusted = vault && inRepo ? setAsideNested(config, `start-${startedAt.getTime()}`, git, deps) : true;
   if (vault && inRepo && nestedTrusted) await vault.pull(git);
+  mark('pulled');
   // Nothing is charged after a stop request.
   if (signal.aborted) return stopped();
   const gitGuard = vault && inRepo ? guardGitConfig(config.vault) : null;
   const late = lateness({ slot: deps.slot ?? null, startedAt, uptimeMs: uptimeMs(() => fs.readFileSync('/proc/uptime', 'utf8')), byTimer: /\.timer$/.test(deps.env.TRIGGER_UNIT ?? '') });
   if (late) deps.logger.warn({ event: 'late', agent: agent.name, slot: deps.slot?.toISOString() ?? null }, `${agent.name}: ${late}`);
   const projectBefore = snapshotProjectFiles(config.vault);
+  mark('before_open');
   const opened = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal }, options.force);
   // The day's room was taken between the check above and the charge: nothing started.
   if ('refused' in opened) {
@@ -141,6 +145,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
     return skip(opened.refused.reason, opened.refused.limit);
   }
   const session = opened;
+  mark('session_over');
   const projectFiles = changedProjectFiles(projectBefore, snapshotProjectFiles(config.vault));
   if (projectFiles.length) {
     deps.logger.warn({ event: 'project_files_changed', files: projectFiles, loaded: config.claude.project_settings }, `${agent.name}: the session changed the CLI's project files ${projectFiles.map((f) => JSON.stringify(f)).join(', ')}${config.claude.project_settings ? ' (claude.project_settings: the next session loads them)' : ' (never loaded: claude.project_settings is off)'}`);
@@ -180,6 +185,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
     }
   }
   // Where the work went, for `show` and `sessions` later (the ledger keeps it with the session).
+  mark('git_done');
   if (vault) {
     session.git = { ...git };
     try {
@@ -191,6 +197,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${counted(session.turns, 'turn')}${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
   // Discord, after the ledger and the commit; it never changes the result or the exit code.
   await reportSession(config, { session, model: agent.model, git: vault ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session), projectFiles: projectFiles.length ? { files: projectFiles, loaded: config.claude.project_settings } : null }, deps);
+  mark('reported');
   // The backoff beginning or ending is told once, on the session that made it so.
   const change = settledChange(config, ledger, agent.name);
   if (change) {
@@ -306,6 +313,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   guestReady.catch(() => {});
   // Built before the charge: a state that cannot be built costs no count (the session runs without it).
   const state = await stateBuilt;
+  mark('state_built');
   // Charged before the spawn: from here on the session counts, whatever happens, and every
   // statement after the charge sits inside the try whose finally settles it.
   const limits = budgetLimits(config, agent);
@@ -324,6 +332,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     await guestReady.then((g) => g.close(), () => {});
     return { refused: reserved };
   }
+  mark('charged');
   deps.onCharged?.(id);
   meter.reserve(reserved?.usd ?? limits.maxUsdPerSession);
   meter.open();
@@ -351,6 +360,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     const out = (fd = fs.openSync(transcript, 'a'));
     giveToFolderOwner(transcript, out);
     const g = (guest = await guestReady);
+    mark('guest_ready');
     ledger.setMemory(id, guest.memory ? 'served' : 'unavailable');
     log.info({ event: 'sandbox', sandboxed: guest.sandboxed }, guest.sandboxed ? 'session sandboxed (bwrap)' : `session not sandboxed (sandbox: ${config.sandbox})`);
     run = await runClaude({
@@ -374,6 +384,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       redact: deps.redact,
       subreaper: deps.subreaper ?? !guest.sandboxed,
       onSpawn: (pid) => {
+        mark('cli_spawned');
         ledger.setChild(id, pid);
         g.spawned();
       },
@@ -393,6 +404,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   } catch (err) {
     internal = err;
   } finally {
+    mark('cli_ended');
     if (fd !== null) {
       try {
         fs.closeSync(fd);
@@ -477,6 +489,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
         else internal ??= again;
       }
     }
+    mark('settled');
     const level = outcome === 'ok' ? 'info' : 'warn';
     log[level](
       {
@@ -511,17 +524,20 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     // After the settle: neither of these can lose the session's count (they log, never throw).
     // The session's endpoints and folder go; its tokens die with them.
     await guest?.close().catch((err) => log.warn({ event: 'guest_close_failed', err }, 'closing the session\'s endpoints failed'));
+    mark('guest_closed');
     await leaveBehind({
       config, env: deps.env, transcript, logger: log, redact: deps.redact,
       session: { id, agent: agent.name, outcome, turns: settlement.turns, cost_usd: settlement.cost_usd, result: settlement.result, error: settlement.error },
       openStore: async () => (await import('../../memory/open.js')).openMemoryStore(config, deps.env, deps.logger),
     });
+    mark('captured');
     // FSRS grades from what the session did with memory, the injected state's memories included
     // (ignored ones are graded Hard); never fails the session (it logs instead).
     await import('../../memory/learning/session-grading.js')
       .then((m) => m.gradeSessionMemory(config, { id, outcome, transcript }, log, deps.now, state?.injected ?? [], agent.name))
       .catch((err) => log.warn({ event: 'grading_failed', err }, `memory grading failed: ${(err as Error).message}`));
   }
+  mark('graded');
   if (internal) throw internal;
   if (unsettled) return toRecord({ ...open, ...unsettled, status: 'settled' } as never);
   return toRecord(ledger.get(id) ?? { ...open, status: 'settled' } as never);

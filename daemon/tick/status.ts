@@ -1,4 +1,5 @@
 // `nightshift status`: one look at the host, without the session machinery.
+import { mark } from '../../core/profile.js';
 import path from 'node:path';
 import pino from 'pino';
 import { dayOf } from '../../config/day.js';
@@ -44,6 +45,7 @@ function nextOf(f: Forecast, calendar: TickCalendar, ticks: Date[], at: Date) {
 export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config), past: (from: Date) => Date[] = () => [], branches = openBranchesOf(config)) {
   const { agents, broken } = readAgents(config);
   const fires = firesLook(config, at, timer.calendar, past);
+  mark('fires_looked');
   const look = {
     invalid_agents: broken,
     budget: budgetReport(config, ledger, dayOf(at, config.budget.timezone)),
@@ -56,7 +58,10 @@ export async function status(config: Config, ledger: Ledger, at: Date, timer: { 
     window_hold: windowHold(ledger.windows(), config.budget.max_window_utilization, at),
     locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
   };
-  return { ...look, ...fires, unpushed: await unpushed, branches: await branches, last_ok_at: ledger.lastOkAt() };
+  mark('ledger_looked');
+  const [u, b] = [await unpushed, await branches];
+  mark('git_answered');
+  return { ...look, ...fires, unpushed: u, branches: b, last_ok_at: ledger.lastOkAt() };
 }
 
 // The last fires and the timer's gaps; a fires file that cannot be read is said, not fatal.

@@ -2,6 +2,7 @@
 // left owing (abandoned sessions, the memory spool, the outbox), then the choice. Only a chosen
 // session loads the session machinery (./session.ts), so a tick with nothing due stays light:
 // the timer fires it all day.
+import { mark } from '../../core/profile.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dayOf } from '../../config/day.js';
@@ -41,6 +42,7 @@ export async function supervise(
   // Before the first write of ours (the lock itself is one): a full disk refuses the start, said.
   const full = diskProblem(config);
   if (full) throw new DiskFullError(`Refused: ${full}: no session starts until there is room (see nightshift doctor)`);
+  mark('disk_checked');
   const runLock = await acquireLock(path.join(config.state_dir, 'run'), { timeoutMs: 0, purpose: 'session', logger: deps.logger, signal: deps.signal });
   if (!runLock) {
     const owner = lockOwner(path.join(config.state_dir, 'run'));
@@ -51,7 +53,9 @@ export async function supervise(
   const stopped = () => skip(`stop requested (${String(signal.reason)}) before the session started: nothing charged`, 'stopped');
   let ledger: Ledger | null = null;
   try {
+    mark('run_lock');
     ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
+    mark('ledger_open');
     await reconcile(ledger, deps);
     sweepSessionDirs(config, deps.logger);
     // What earlier sessions left behind that the store could not take then, oldest first.
@@ -60,9 +64,11 @@ export async function supervise(
     await followUpAbandoned(config, ledger, deps);
     // Reports earlier runs could not deliver, oldest first (bounded by discord.timeout, webhook.timeout).
     if ((deps.env.DISCORD_WEBHOOK_URL || deps.env.NIGHTSHIFT_WEBHOOK_URL) && fs.existsSync(outboxFile(config.state_dir))) await (await import('../../report/session-report.js')).drainOutbox(config, deps);
+    mark('leftovers_settled');
     const startedAt = deps.now();
     const day = dayOf(startedAt, config.budget.timezone);
     const choice = await choose(ledger, startedAt, day);
+    mark('chosen');
     if ('skip' in choice) return skip(choice.skip);
     if ('dream' in choice) {
       // A stop request or a lost run lock ends the dream early, like a session.

@@ -1,6 +1,7 @@
 // `nightshift tick`: what the timer fires. Its fire row is written first (./fire-record.ts), then
 // dispatch picks the agent and the rest is the session path; the fire is settled with what the tick
 // did and the exit code it ends with.
+import { mark } from '../../core/profile.js';
 import { readAgents } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
 import type { FireTrigger, PassedOver } from '../../budget/fires.js';
@@ -35,12 +36,15 @@ export async function tick(config: Config, deps: RunDeps, trigger: FireTrigger =
 }
 
 async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Promise<TickResult> {
+  mark('tick');
   const { agents, broken } = readAgents(config);
+  mark('agents_read');
   const byName = new Map(agents.map((a) => [a.name, a]));
   deps.logger.info({ event: 'tick_start', trigger }, 'tick');
   const fire = FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps);
   // A broken agent file is skipped and said, each tick: the other agents still run (a due rule
   // passed over for it makes the tick exit 78, see ./fire-words.ts).
+  mark('fire_begun');
   for (const b of broken) deps.logger.error({ event: 'agent_invalid', agent: b.name, file: b.file, problems: b.problems }, `Invalid agent file ${b.file}: ${b.problems.join('; ')} (skipped; the other agents run)`);
   let dispatch: PassedOver[] = [];
   try {
@@ -71,6 +75,7 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
         dream: r.dream ? { id: r.dream.id, ok: r.dream.ok } : null,
       },
     });
+    mark('fire_settled');
     const { limit: _limit, ...rest } = r;
     return { ...rest, exit_code: settled.exit, fire: fire.id, passed_over: settled.passed_over };
   } catch (err) {

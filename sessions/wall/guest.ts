@@ -3,6 +3,7 @@
 // bounds (cgroup.ts), the loopback endpoints the supervisor serves with per-session tokens
 // (endpoints.ts), an environment from an allowlist (config/session-env.ts), and the wall around
 // the CLI (walled-command.ts). `close` takes all of it away again (teardown.ts); the tokens die with it.
+import { mark } from '../../core/profile.js';
 import fs from 'node:fs';
 import type { Agent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
@@ -108,7 +109,9 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     teardown.add(() => cell.close());
     log.info({ event: 'bounds', mechanism: cell.plan.mechanism }, describePlan(cell.plan));
     const perl = walled ? wallPerl(i.env.PATH ?? '') : null;
+    mark('guest_folder_cell');
     const ep = await startEndpoints({ ...i, dir, walled }, teardown);
+    mark('endpoints_started');
     const stateText = await i.state;
     // --mcp-config takes every value up to the next flag: it goes first, never last.
     const extra = [

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { headBranch, refSha } from '../../vault/refs.js';
+import { anyRefUnder, headBranch, refSha } from '../../vault/refs.js';
 import { tempDir } from '../helpers.js';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@localhost', ...args], { cwd, encoding: 'utf8' }).trim();
@@ -55,4 +55,34 @@ test('a ref reads as the commit git names, loose or packed, and a name git would
   assert.equal(refSha(vault, 'refs/heads/main'), git(vault, 'rev-parse', 'HEAD'), 'a packed ref is read too');
   assert.equal(refSha(vault, 'refs/heads/../../HEAD'), null);
   assert.equal(refSha(vault, 'refs/heads/nothing'), null);
+});
+
+test('refs under a prefix read as none only when git has none there, loose or packed; else git is asked', (t) => {
+  const dir = tempDir(t);
+  const vault = path.join(dir, 'vault');
+  fs.mkdirSync(vault);
+  git(vault, 'init', '-q', '-b', 'main');
+  git(vault, 'commit', '-q', '--allow-empty', '-m', 'one');
+  const prefixes = ['refs/heads/nightshift/', 'refs/remotes/origin/nightshift/'];
+  // What git itself lists under the prefixes: the answer the files must agree with.
+  const listed = () => git(vault, 'for-each-ref', '--format=%(refname)', ...prefixes);
+  assert.equal(listed(), '');
+  assert.equal(anyRefUnder(vault, prefixes), false);
+  git(vault, 'branch', 'nightshift/conflict-1');
+  assert.notEqual(listed(), '');
+  assert.equal(anyRefUnder(vault, prefixes), true, 'a loose branch under the prefix');
+  git(vault, 'pack-refs', '--all');
+  assert.equal(fs.existsSync(path.join(vault, '.git', 'refs', 'heads', 'nightshift', 'conflict-1')), false);
+  assert.equal(anyRefUnder(vault, prefixes), true, 'a packed branch under the prefix');
+  git(vault, 'branch', '-D', 'nightshift/conflict-1');
+  assert.equal(listed(), '');
+  assert.equal(anyRefUnder(vault, prefixes), false, 'deleted: none again');
+  git(vault, 'update-ref', 'refs/remotes/origin/nightshift/x', 'HEAD');
+  assert.equal(anyRefUnder(vault, prefixes), true, 'a remote one');
+  assert.equal(anyRefUnder(vault, ['refs/heads/nightshift/']), false, 'a prefix with none of its own');
+  // Unreadable plainly: git must be asked.
+  assert.equal(anyRefUnder(vault, ['refs/heads/../']), null);
+  assert.equal(anyRefUnder(path.join(dir, 'nowhere'), prefixes), null);
+  fs.mkdirSync(path.join(vault, '.git', 'reftable'));
+  assert.equal(anyRefUnder(vault, prefixes), null, 'the reftable format');
 });
