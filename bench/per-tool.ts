@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startFakeApi } from '../test/fake-api.js';
 import { CLAUDE, claudeTestEnv, configYaml, SANDBOX, shareWithSession } from '../test/helpers.js';
-import { median, timedRun } from './timing.js';
+import { rotatedMedians, timedRun } from './timing.js';
 
 const CALLS = 60;
 
@@ -50,23 +50,12 @@ export async function perToolBench(runs = 5) {
     };
     const short = site('short', 1);
     const long = site('long', CALLS + 1);
-    const t: Record<'bare1' | 'bareN' | 'ns1' | 'nsN', number[]> = { bare1: [], bareN: [], ns1: [], nsN: [] };
-    const steps: Array<[keyof typeof t, () => Promise<number>]> = [
+    const m = await rotatedMedians<'bare1' | 'bareN' | 'ns1' | 'nsN'>([
       ['bare1', () => bareCli(short.env, path.join(short.d, 'vault'), 1)],
       ['bareN', () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1)],
       ['ns1', () => timedRun(short.env, short.d)],
       ['nsN', () => timedRun(long.env, long.d)],
-    ];
-    // Rotated, so no variant always runs first in a round.
-    for (let i = 0; i < runs; i++) {
-      for (let j = 0; j < steps.length; j++) {
-        const [k, f] = steps[(i + j) % steps.length];
-        t[k].push(await f());
-      }
-      process.stderr.write('.');
-    }
-    process.stderr.write('\n');
-    const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, median(v)])) as Record<keyof typeof t, number>;
+    ], runs);
     const bareCall = (m.bareN - m.bare1) / CALLS;
     const nsCall = (m.nsN - m.ns1) / CALLS;
     const out = {

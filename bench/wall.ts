@@ -11,7 +11,7 @@ import { startFakeApi } from '../test/fake-api.js';
 import { BWRAP, claudeTestEnv, configYaml, FIXTURES, shareWithSession } from '../test/helpers.js';
 import { findPerl } from '../sessions/run/reaper.js';
 import { writeShellPrefix } from '../sessions/wall/landlock.js';
-import { median } from './timing.js';
+import { median, rotatedMedians } from './timing.js';
 
 function timedNode(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   const t0 = performance.now();
@@ -70,18 +70,7 @@ export async function wallBench(runs = 8) {
       ['no_domain', () => timedNode([fixture, full.config, 'bench', 'domain'], full.env, full.dir)],
       ['no_settings_flags', () => timedNode([bin, 'run', 'bench', '--json'], flagless.env, flagless.dir)],
     ];
-    const times: Record<string, number[]> = Object.fromEntries(variants.map(([k]) => [k, []]));
-    // Each round starts at the next variant: no variant always runs first (measured: the first of a
-    // round ran ~1 s slower).
-    for (let i = 0; i < runs; i++) {
-      for (let j = 0; j < variants.length; j++) {
-        const [k, f] = variants[(i + j) % variants.length];
-        times[k].push(await f());
-      }
-      process.stderr.write('.');
-    }
-    process.stderr.write('\n');
-    const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
+    const m = await rotatedMedians(variants, runs);
     const cost = (k: string) => ({ median_ms: Math.round(m[k]), wall_part_ms: Math.round(m.full - m[k]), ratio_full_to_without: +(m.full / m[k]).toFixed(3) });
     const out: Record<string, unknown> = { runs, full_median_ms: Math.round(m.full), noise_ms: Math.round(m.full - m.full_again), seccomp: cost('no_seccomp'), domain: cost('no_domain'), settings_flags: cost('no_settings_flags') };
     console.log(`wall parts on nightshift run (walled, 1 Bash call; median of ${runs}): full ${m.full.toFixed(0)} ms (again: ${(m.full - m.full_again).toFixed(0)} ms apart, the noise); `

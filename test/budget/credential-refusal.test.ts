@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { clearRefusal, credentialFingerprint, envFileIdentity, hhmm, readRefusal, refusalFile, refusedKeyMessage, refusedKeyVerdict, writeRefusal, type RefusalMark } from '../../budget/credential-refusal.js';
 import { tempDir } from '../helpers.js';
 
-const KEY = 'sk-ant-api03-refused-key-0123456789abcdef';
+const KEY = 'sk-test-refused-key';
 const mark = (o: Partial<RefusalMark> = {}): RefusalMark => ({
   fingerprint: credentialFingerprint(KEY), kind: 'api_key', at: '2026-03-01T09:41:07.000Z', day: '2026-03-01', session: 's-1', env_file: '/srv/site/nightshift.env', env_ino: 42, env_mtime_ms: 1000, ...o,
 });
@@ -24,7 +24,7 @@ test('a fingerprint tells keys apart, is stable, and gives nothing of the key aw
 test('refused: the same key on the same day; not another key, another day, or no mark', () => {
   const m = mark();
   assert.equal(refusedKeyVerdict(m, { fingerprint: credentialFingerprint(KEY), day: '2026-03-01' }), m);
-  assert.equal(refusedKeyVerdict(m, { fingerprint: credentialFingerprint('sk-ant-api03-a-new-key-000000000'), day: '2026-03-01' }), null);
+  assert.equal(refusedKeyVerdict(m, { fingerprint: credentialFingerprint('sk-test-a-new-key'), day: '2026-03-01' }), null);
   assert.equal(refusedKeyVerdict(m, { fingerprint: credentialFingerprint(KEY), day: '2026-03-02' }), null);
   assert.equal(refusedKeyVerdict(null, { fingerprint: credentialFingerprint(KEY), day: '2026-03-01' }), null);
 });

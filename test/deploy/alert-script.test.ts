@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { recorderPerFile, ROOT } from '../helpers.js';
 
 const SCRIPT = path.join(ROOT, 'deploy', 'systemd', 'nightshift-alert.sh');
-const KEY = 'sk-ant-api03-alert-script-secret-0123456789';
+const KEY = 'sk-test-alert-script-secret';
 const TOKEN = 'tk_alertscripttoken0123456789abcdef';
 
 const endpoint = recorderPerFile('ok');

@@ -17,7 +17,7 @@ import { alarmMessage, headerValue, renderWebhook, retryAfterMs } from '../../re
 import { startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
 import { outboxRows, tempDir } from '../helpers.js';
 
-const KEY = 'sk-ant-api03-webhook-test-secret-0123456789';
+const KEY = 'sk-test-webhook-secret';
 const TOPIC_TOKEN = 'tk_webhooktesttoken0123456789abcdef';
 
 let n = 0;
