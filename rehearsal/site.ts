@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { RehearsalPaths } from '../config/rehearsal.js';
 import type { Config } from '../config/schema.js';
 import { allows, sessionUserFor, vaultFix, type SessionUser } from '../config/session-user.js';
+import { untrustedGitMarker } from '../vault/git-guard.js';
 
 export type RehearsalVault = 'clone' | 'copy' | 'empty';
 
@@ -28,6 +29,15 @@ function passThrough(dir: string, u: SessionUser): void {
   fs.chmodSync(dir, (st.mode & 0o7777) | 0o010);
 }
 
+// The vault's git is cloned only where nightshift itself runs git: git on, `.git` a real folder
+// (not a `gitdir:` file or a link a session left, which could lead the clone to another repository
+// of the host), and not marked untrusted. A vault with git off keeps whatever `.git` a session made
+// there (nothing moves it aside), so that one is copied around, never opened.
+export function trustedRepo(config: Pick<Config, 'vault' | 'state_dir' | 'git'>): boolean {
+  if (!config.git.enabled || fs.existsSync(untrustedGitMarker(config.state_dir))) return false;
+  return fs.lstatSync(path.join(config.vault, '.git'), { throwIfNoEntry: false })?.isDirectory() === true;
+}
+
 // Makes the rehearsal's site: state and logs empty, the vault a clone of the real vault's commits
 // (a copy when it is no git repository), its remote a bare clone beside it.
 export function makeRehearsalSite(config: Config, p: RehearsalPaths, env: NodeJS.ProcessEnv): RehearsalVault {
@@ -36,13 +46,15 @@ export function makeRehearsalSite(config: Config, p: RehearsalPaths, env: NodeJS
   fs.mkdirSync(p.state, { mode: 0o700 });
   fs.mkdirSync(p.logs, { mode: 0o755 });
   let made: RehearsalVault = 'empty';
-  if (fs.existsSync(path.join(config.vault, '.git'))) {
+  if (trustedRepo(config)) {
     git(['clone', '--quiet', '--bare', '--no-hardlinks', config.vault, p.remote], env);
     git(['clone', '--quiet', '--no-hardlinks', '--origin', config.git.remote, p.remote, p.vault], env);
     made = 'clone';
   } else if (fs.existsSync(config.vault)) {
     // Never the site's own state or logs, should they lie in the vault.
-    fs.cpSync(config.vault, p.vault, { recursive: true, verbatimSymlinks: true, filter: (src) => !within(src, config.state_dir) && !within(src, config.log_dir) });
+    // Nor a .git nightshift does not trust: copied, git in the rehearsal could open it.
+    const dotGit = path.join(config.vault, '.git');
+    fs.cpSync(config.vault, p.vault, { recursive: true, verbatimSymlinks: true, filter: (src) => !within(src, config.state_dir) && !within(src, config.log_dir) && !within(src, dotGit) });
     made = 'copy';
   } else fs.mkdirSync(p.vault);
   const u = sessionUserFor(config).user;
