@@ -1,14 +1,17 @@
 // What nightshift adds to each tool call: the same scripted sessions (1 and 1 + CALLS Bash calls,
 // the offline API) run by the bare CLI and by `nightshift run` (wall, hooks, memory server, all as
-// configured by default), interleaved. The per-call figure is the difference of the differences,
-// so the fixed costs of a start and an end (each side's) drop out:
+// configured by default), interleaved. Two figures of the same thing:
+// - the difference of the differences, so the fixed costs of a start and an end drop out:
 //   ((nightshift long - nightshift short) - (bare long - bare short)) / CALLS
+// - the median time between one API call and the next inside the long sessions (what the offline
+//   API saw arrive: the model's answer relayed, the hook, the tool, the next request built and
+//   relayed), nightshift's minus the bare CLI's: a whole session's noise does not enter it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startFakeApi } from '../test/fake-api.js';
+import { type FakeApi, startFakeApi } from '../test/fake-api.js';
 import { CLAUDE, claudeTestEnv, configYaml, SANDBOX, shareWithSession } from '../test/helpers.js';
-import { rotatedMedians, timedRun } from './timing.js';
+import { median, rotatedMedians, timedRun } from './timing.js';
 
 const CALLS = 60;
 
@@ -32,38 +35,77 @@ function bareCli(env: NodeJS.ProcessEnv, cwd: string, calls: number): Promise<nu
   });
 }
 
+// Runs `f` and keeps the median gap between the API calls it made (turn 2 on: the first follows
+// the start), in `gaps`.
+function gapped(api: FakeApi, gaps: number[], f: () => Promise<number>): () => Promise<number> {
+  return async () => {
+    const from = api.requests.length;
+    const ms = await f();
+    const at = api.requests.slice(from).filter((r) => r.stream).map((r) => r.at);
+    const d = at.slice(1).map((t, i) => t - at[i]);
+    if (d.length < CALLS) throw new Error(`only ${d.length + 1} API calls seen in a session of ${CALLS + 1} tool calls`);
+    gaps.push(median(d));
+    return ms;
+  };
+}
+
 export async function perToolBench(runs = 5) {
   const api = await startFakeApi();
   // Not /tmp (the wall hides it); the session user passes through (never lists) to the vault.
   const dir = fs.mkdtempSync(path.join('/var/tmp', 'nightshift-bench-per-tool-'));
   fs.chmodSync(dir, 0o711);
   try {
-    const site = (name: string, calls: number) => {
+    const site = (name: string, calls: number, top = '') => {
       const d = path.join(dir, name);
       fs.mkdirSync(path.join(d, 'vault'), { recursive: true });
       fs.mkdirSync(path.join(d, 'prompts'));
       fs.chmodSync(d, 0o711);
       shareWithSession(path.join(d, 'vault'));
-      fs.writeFileSync(path.join(d, 'nightshift.yaml'), configYaml({ budget: { max_sessions_per_day: 1000 }, claude: { max_turns: CALLS + 10 } }));
+      fs.writeFileSync(path.join(d, 'nightshift.yaml'), configYaml({ budget: { max_sessions_per_day: 1000 }, claude: { max_turns: CALLS + 10 }, top }));
       fs.writeFileSync(path.join(d, 'prompts', 'bench.md'), `---\nallowed_tools: ["Bash(echo:*)"]\n---\nSCENARIO=varied N=${calls}\n`);
       return { d, env: claudeTestEnv(d, api.url) };
     };
     const short = site('short', 1);
     const long = site('long', CALLS + 1);
+    const bareGaps: number[] = [];
+    const nsGaps: number[] = [];
     const m = await rotatedMedians<'bare1' | 'bareN' | 'ns1' | 'nsN'>([
       ['bare1', () => bareCli(short.env, path.join(short.d, 'vault'), 1)],
-      ['bareN', () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1)],
+      ['bareN', gapped(api, bareGaps, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1))],
       ['ns1', () => timedRun(short.env, short.d)],
-      ['nsN', () => timedRun(long.env, long.d)],
+      ['nsN', gapped(api, nsGaps, () => timedRun(long.env, long.d))],
     ], runs);
     const bareCall = (m.bareN - m.bare1) / CALLS;
     const nsCall = (m.nsN - m.ns1) / CALLS;
+    const bareGap = median(bareGaps);
+    const nsGap = median(nsGaps);
+    // BENCH_PARTS=1: the in-session figure with parts of nightshift off, to split the sum.
+    const parts: Record<string, number> = {};
+    if (process.env.BENCH_PARTS) {
+      const variants: Array<[string, string]> = [
+        ['none_nohooks', 'sandbox: none\nhooks:\n  enabled: false\n'],
+        ['none_hooks', 'sandbox: none\n'],
+        ['wall_nohooks', 'hooks:\n  enabled: false\n'],
+      ];
+      const sites = variants.map(([name, top]) => [name, site(`${name}-N`, CALLS + 1, top)] as const);
+      const g: Record<string, number[]> = { bare: [], ns: [] };
+      for (const [name] of variants) g[name] = [];
+      await rotatedMedians([
+        ['bare', gapped(api, g.bare, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1))],
+        ['ns', gapped(api, g.ns, () => timedRun(long.env, long.d))],
+        ...sites.map(([name, s]) => [name, gapped(api, g[name], () => timedRun(s.env, s.d))] as [string, () => Promise<number>]),
+      ], runs);
+      for (const k of Object.keys(g)) parts[k] = +(median(g[k]) - median(g.bare)).toFixed(1);
+      console.log(`per tool call, median gap between API calls added over the bare CLI's ${median(g.bare).toFixed(1)} ms: ${Object.entries(parts).filter(([k]) => k !== 'bare').map(([k, v]) => `${k} +${v} ms`).join(', ')}`);
+    }
     const out = {
+      ...(Object.keys(parts).length ? { parts_added_gap_ms: parts } : {}),
       runs, calls: CALLS, sandbox: SANDBOX,
       bare_short_median_ms: Math.round(m.bare1), bare_long_median_ms: Math.round(m.bareN), nightshift_short_median_ms: Math.round(m.ns1), nightshift_long_median_ms: Math.round(m.nsN),
       bare_per_call_ms: +bareCall.toFixed(1), nightshift_per_call_ms: +nsCall.toFixed(1), added_per_call_ms: +(nsCall - bareCall).toFixed(1), ratio: +(nsCall / bareCall).toFixed(3),
+      bare_gap_ms: +bareGap.toFixed(1), nightshift_gap_ms: +nsGap.toFixed(1), added_gap_ms: +(nsGap - bareGap).toFixed(1),
     };
-    console.log(`per tool call (sandbox: ${SANDBOX}; ${CALLS} Bash calls, median of ${runs}): nightshift ${nsCall.toFixed(1)} ms vs bare CLI ${bareCall.toFixed(1)} ms a call: +${(nsCall - bareCall).toFixed(1)} ms (ratio ${(nsCall / bareCall).toFixed(2)}; goal +10 ms at most)`);
+    console.log(`per tool call (sandbox: ${SANDBOX}; ${CALLS} Bash calls, median of ${runs}): nightshift ${nsCall.toFixed(1)} ms vs bare CLI ${bareCall.toFixed(1)} ms a call: +${(nsCall - bareCall).toFixed(1)} ms (ratio ${(nsCall / bareCall).toFixed(2)}; goal +10 ms at most); median gap between API calls ${nsGap.toFixed(1)} vs ${bareGap.toFixed(1)} ms: +${(nsGap - bareGap).toFixed(1)} ms`);
     return out;
   } finally {
     await api.close();

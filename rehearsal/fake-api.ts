@@ -47,7 +47,8 @@ export type Script = (t: Turn) => Reply;
 export type ServedRecord = { model: string; stream: boolean; maxTokens: number; usage: Usage; compressed: boolean; sha256: string; prompt: string };
 
 // toolResult: the text of the last tool_result the request carried back, as the session sent it.
-export type RequestRecord = { scenario: string; turn: number; stream: boolean; model: string; headers: Record<string, unknown>; toolResult: string | null };
+// `at`: when it arrived (performance.now(), this process's clock): the benches' time between calls.
+export type RequestRecord = { scenario: string; turn: number; stream: boolean; model: string; headers: Record<string, unknown>; toolResult: string | null; at: number };
 
 const DEFAULT_USAGE: ScriptUsage = { output_tokens: 100 };
 
@@ -382,7 +383,7 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
       const input = inputTokensOf(body, raw.length);
       const got = turnOf(body);
       const scenario = arg(got.prompt, 'SCENARIO') ?? 'text';
-      requests.push({ scenario, turn: got.turn, stream: body.stream === true, model: body.model, headers: req.headers, toolResult: got.lastToolResult });
+      requests.push({ scenario, turn: got.turn, stream: body.stream === true, model: body.model, headers: req.headers, toolResult: got.lastToolResult, at: performance.now() });
       const askedKey = `${got.turn}\u0000${got.prompt}`;
       const t: Turn = { ...got, attempt: asked.get(askedKey) ?? 0 };
       asked.set(askedKey, t.attempt + 1);
