@@ -1,6 +1,6 @@
 // `npm run bench`: speed figures as ratios against a baseline measured in the same run. Nothing
 // here is asserted; the numbers go in closing notes and PRs.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { LineSplitter } from '../sessions/stream/line-splitter.js';
 import { StreamTracker } from '../sessions/stream/stream-tracker.js';
 import { startFakeApi } from '../test/fake-api.js';
 import { median, timedRun } from './timing.js';
+import { NODE_FLAGS } from '../core/node-flags.js';
 import { BWRAP, CLAUDE, claudeTestEnv, configYaml, SANDBOX, shareWithSession } from '../test/helpers.js';
 import { bwrapArgs, SECCOMP_FD } from '../sessions/wall/sandbox.js';
 import { seccompProgram } from '../sessions/wall/seccomp.js';
@@ -257,18 +258,23 @@ async function commandStartup(runs = 20) {
     for (let i = 0; i < runs; i++) {
       floor.push((await timed(process.execPath, ['-e', '0'], env, dir)).ms);
       // A failing tick throws (with its stderr) and ends the bench; every tick must be a skip.
-      const tick = await timed(process.execPath, [bin, 'tick', '--json'], env, dir, true);
+      // As the unit (ExecStart=) and the bin's #! line start them: with NODE_FLAGS.
+      const tick = await timed(process.execPath, [...NODE_FLAGS, bin, 'tick', '--json'], env, dir, true);
       const r = JSON.parse(tick.stdout);
       if (r.action !== 'skip' || r.session !== null) throw new Error(`Expected the bench tick to be a skip, got ${tick.stdout}`);
       ticks.push(tick.ms);
-      const status = await timed(process.execPath, [bin, 'status', '--json'], env, dir, true);
+      const status = await timed(process.execPath, [...NODE_FLAGS, bin, 'status', '--json'], env, dir, true);
       if (JSON.parse(status.stdout).unpushed !== 0) throw new Error(`Expected status to count 0 unpushed commits, got ${status.stdout}`);
       statuses.push(status.ms);
     }
+    // What the flags are for: the young generation's collections during one tick, with and without.
+    const scavenges = (flags: readonly string[]) => (spawnSync(process.execPath, ['--trace-gc', ...flags, bin, 'tick', '--json'], { env, cwd: dir, encoding: 'utf8' }).stdout.match(/Scavenge/g) ?? []).length;
+    const gc = { with_flags: scavenges(NODE_FLAGS), without: scavenges([]) };
+    console.log(`tick, nothing due: ${gc.with_flags} scavenges with ${NODE_FLAGS.join(' ')}, ${gc.without} without`);
     const f = median(floor);
     for (const [name, times] of [['tick', ticks], ['status', statuses]] as const) {
       const m = median(times);
-      report[name] = { runs, node_floor_median_ms: Math.round(f), median_ms: Math.round(m), ratio: +(m / f).toFixed(2) };
+      report[name] = { runs, node_flags: NODE_FLAGS, node_floor_median_ms: Math.round(f), median_ms: Math.round(m), ratio: +(m / f).toFixed(2), ...(name === 'tick' ? { scavenges: gc } : {}) };
       console.log(`${name === 'tick' ? 'tick, nothing due' : 'status'}: ${fmt(m, 0)} ms vs node -e 0 ${fmt(f, 0)} ms (median of ${runs}): ratio ${fmt(m / f, 2)}`);
     }
   } finally {

@@ -9,6 +9,8 @@ export type GitOutcome = {
   pulled: boolean; committed: boolean; pushed: boolean; branch: string | null; branch_pushed: boolean; error: string | null; uncommitted: boolean;
   left_out: Array<{ path: string; size: number; limit: 'commit_file' | 'commit_total' }>; untracked: string[];
 };
+// Nothing done yet: here, not in vault/git-sync.ts, so a tick with nothing due loads no git code.
+export const emptyGitReport = (): GitOutcome => ({ pulled: false, committed: false, pushed: false, branch: null, branch_pushed: false, error: null, uncommitted: false, left_out: [], untracked: [] });
 
 // Pure: the ledger's JSON back as an outcome; null when there is none or it does not read.
 export function gitOutcomeOf(json: string | null | undefined): GitOutcome | null {

@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Agent } from '../config/agents.js';
 import type { Config } from '../config/schema.js';
 import { passwdEntry } from '../core/passwd.js';
+import { NODE_FLAGS } from '../core/node-flags.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TEMPLATES = path.join(ROOT, 'deploy', 'systemd');
@@ -186,6 +187,7 @@ export function renderUnits(c: Config, agents: Agent[], o: RenderOptions = {}): 
     ENV_CLAUDE_CONFIG_DIR: unitWord(`CLAUDE_CONFIG_DIR=${path.join(c.state_dir, 'claude')}`),
     CONFIG: unitWord(c.file, true),
     NODE: unitWord(node, true),
+    NODE_FLAGS: NODE_FLAGS.map((f) => unitWord(f)).join(' '),
     BIN: unitWord(path.join(ROOT, 'dist', 'cli', 'bin.js'), true),
     SESSION_TIMEOUT: seconds(longest),
     // Session, kill grace, two git lock waits and a margin.

@@ -13,7 +13,7 @@ import { startChild } from '../core/child-process.js';
 import { anyRefUnder, headBranch, refSha } from './refs.js';
 import { formatSize } from '../config/size.js';
 import { sessionUserFor } from '../config/session-user.js';
-import type { GitOutcome } from '../budget/session-record.js';
+import { emptyGitReport, type GitOutcome } from '../budget/session-record.js';
 import { addExcludes, LEFT_OUT_HEADING, literalPattern, OWN_DIR, OWN_EXCLUDE } from './info-exclude.js';
 
 // A file kept out of the commit for its size: over limits.commit_file (listed in
@@ -25,7 +25,7 @@ export type LeftOut = GitOutcome['left_out'][number];
 // markers), `branch_pushed` whether the remote has it. `untracked`: nightshift's own files a
 // commit took out of the repository.
 export type GitReport = GitOutcome;
-export const emptyGitReport = (): GitReport => ({ pulled: false, committed: false, pushed: false, branch: null, branch_pushed: false, error: null, uncommitted: false, left_out: [], untracked: [] });
+export { emptyGitReport };
 
 // `raw`: stdout untrimmed, for output whose leading blanks mean something (`status --porcelain`).
 type GitResult = { ok: boolean; stdout: string; stderr: string; raw?: string };

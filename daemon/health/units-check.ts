@@ -24,7 +24,9 @@ export function unitsCheck(c: Config, unitFile: string): Check[] {
     return [];
   }
   const user = /^[ \t]*User[ \t]*=[ \t]*(\S+)/m.exec(text)?.[1] ?? 'root';
-  const [node, bin] = execWords(text);
+  // node, its flags (core/node-flags.ts), then the bin.
+  const [node, ...rest] = execWords(text);
+  const bin = rest.find((w) => !w.startsWith('-'));
   if (!node || !bin) return [fail('units', `${unitFile} has no ExecStart= with node and nightshift's bin`, 'nightshift systemd install --user USER again')];
   const problems = unitReach(c, user, node, installedUnitPath(unitFile) ?? '', bin);
   if (!problems.length) return [ok('units', `${unitFile}: ${user} can run ${bin} with ${node}, and owns the site`)];

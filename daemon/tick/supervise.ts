@@ -7,14 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { dayOf } from '../../config/day.js';
 import { Ledger, ledgerFile } from '../../budget/ledger.js';
+import { emptyGitReport } from '../../budget/session-record.js';
 import { spoolDir } from '../../memory/store/spool.js';
 import { outboxFile } from '../../report/outbox.js';
-import { sandboxProbe } from '../../sessions/wall/sandbox.js';
 import { sweepSessionDirs } from '../../sessions/wall/session-dirs.js';
 import type { Config } from '../../config/schema.js';
 import { DiskFullError, EXIT } from '../../core/errors.js';
 import { diskProblem } from '../../config/disk-space.js';
-import { emptyGitReport } from '../../vault/git-sync.js';
 import { acquireLock, lockOwner } from '../../core/lock.js';
 import { followUpAbandoned } from './abandoned.js';
 import { superviseDream } from './dream-tick.js';
@@ -75,9 +74,9 @@ export async function supervise(
       const dream = await superviseDream(config, choice.dream, { ...deps, signal });
       return { action: 'dream', reason: choice.dream, limit: null, session: null, git, dream };
     }
-    // Only a session loads the session machinery: a tick with nothing due stays light. The sandbox
-    // probe (a child process) runs while it loads.
-    const probe = sandboxProbe(config, deps.env, deps.sessionUser !== false);
+    // Only a session loads the session machinery (the probe's module included): a tick with nothing
+    // due stays light. The sandbox probe (a child process) runs while the rest loads.
+    const probe = import('../../sessions/wall/sandbox.js').then((m) => m.sandboxProbe(config, deps.env, deps.sessionUser !== false));
     probe.catch(() => {});
     return await (await import('./session.js')).runChosen(config, choice, { ledger, startedAt, day, options, signal, git, skip, stopped, sandboxProbe: probe }, deps);
   } finally {
