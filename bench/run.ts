@@ -11,6 +11,7 @@ import { StreamTracker } from '../sessions/stream/stream-tracker.js';
 import { startFakeApi } from '../test/fake-api.js';
 import { median, timedRun } from './timing.js';
 import { NODE_FLAGS } from '../core/node-flags.js';
+import { mergeReadme, renderTable, wallRows } from './wall-table.js';
 import { BWRAP, CLAUDE, claudeTestEnv, configYaml, SANDBOX, shareWithSession } from '../test/helpers.js';
 import { bwrapArgs, SECCOMP_FD } from '../sessions/wall/sandbox.js';
 import { seccompProgram } from '../sessions/wall/seccomp.js';
@@ -282,7 +283,8 @@ async function commandStartup(runs = 20) {
   }
 }
 
-const only = process.argv[2];
+// The bench to run: the first word that is not a flag (none: all).
+const only = process.argv.slice(2).find((a) => !a.startsWith('-'));
 if (!only || only === 'stream') streamThroughput();
 if (!only || only === 'ledger') ledgerPairs();
 if (!only || only === 'tick' || only === 'status') await commandStartup();
@@ -310,26 +312,21 @@ if (!only || only === 'memory-updates') {
 }
 if (!only || only === 'memory-import') report.memory_import = (await import('./memory-import.js')).memoryImportBench();
 if (!only || only === 'meter') report.meter = await (await import('./meter.js')).meterBench(Number(process.env.BENCH_RUNS) || 200);
+if (!only || only === 'mcp-http') report.mcp_http = await (await import('./mcp-http.js')).mcpHttpBench();
 if (!only || only === 'hooks') report.hooks = await (await import('./hooks.js')).hooksBench();
 if (!only || only === 'dream') report.dream = await (await import('./dream.js')).dreamBenchAll();
 if (!only || only === 'mcp-start') report.mcp_start = await (await import('./mcp-start.js')).mcpStartBench();
 if (!only || only === 'tokens') report.tokens = await (await import('./tokens.js')).tokensBench();
-// The wall's figures (issue 40), each against its baseline of the same run, as a table for the
-// README: only those this run measured.
-function wallTable(r: Record<string, any>): string | null {
-  const rows: string[] = [];
-  const row = (figure: string, goal: string, value: string, met: boolean) => rows.push(`| ${figure} | ${goal} | ${value} | ${met ? 'met' : 'missed'} |`);
-  if (r.per_tool) row('added to each tool call (`nightshift run` minus the bare CLI, 60 Bash calls)', '≤ 10 ms', `${r.per_tool.added_per_call_ms} ms (bare ${r.per_tool.bare_per_call_ms} ms a call)`, r.per_tool.added_per_call_ms <= 10);
-  if (r.supervisor) row('`nightshift run` / bare CLI, one scripted session', '≤ 1.3', `${r.supervisor.ratio} (+${r.supervisor.added_ms} ms)`, r.supervisor.ratio <= 1.3);
-  if (r.tick) row('`tick` with nothing due / `node -e 0`', '≤ 2.5', `${r.tick.ratio} (${r.tick.median_ms} ms vs ${r.tick.node_floor_median_ms} ms)`, r.tick.ratio <= 2.5);
-  if (r.status) row('`status` / `node -e 0`', '≤ 2.5', `${r.status.ratio} (${r.status.median_ms} ms)`, r.status.ratio <= 2.5);
-  const t = r.memory_mcp?.targets;
-  if (t?.query_p50_at_10k_ms) {
-    const ratio = t.query_p50_at_10k_ratio_to_reference;
-    row('memory query p50 over MCP at 10k', '≤ 5 ms and ≤ 0.2× the reference', `${t.query_p50_at_10k_ms.value} ms${ratio ? ` (${ratio.value}×)` : ''}`, t.query_p50_at_10k_ms.met && (!ratio || ratio.met));
+const stamp = `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`;
+const table = wallRows(report, stamp);
+if (table.length) console.log(`\n${renderTable(table)}`);
+// --readme: the rows this run measured replace theirs in README.md's table.
+if (process.argv.includes('--readme')) {
+  if (!table.length) console.log('README.md: no figure of its table was measured in this run; left as it was');
+  else {
+    const file = path.join(import.meta.dirname, '..', '..', 'README.md');
+    fs.writeFileSync(file, mergeReadme(fs.readFileSync(file, 'utf8'), table, stamp));
+    console.log(`README.md: ${table.length} of its rows replaced`);
   }
-  return rows.length ? ['| figure | goal | this run | |', '|---|---|---|---|', ...rows].join('\n') : null;
 }
-const table = wallTable(report);
-if (table) console.log(`\n${table}`);
 if (process.argv.includes('--json')) console.log(JSON.stringify(report));

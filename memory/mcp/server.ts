@@ -77,6 +77,16 @@ export function compactSchema(node: unknown): unknown {
   return out;
 }
 
+// A tool's schema as listed, by its zod schema (the tools' schemas are module constants), per io.
+// Callers get their own copy: the SDK or a client may add to what it is given.
+type Listed = { type: 'object'; [k: string]: unknown };
+const listedSchemas = { input: new WeakMap<z.ZodType, string>(), output: new WeakMap<z.ZodType, string>() };
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Listed {
+  let json = listedSchemas[io].get(schema);
+  if (json === undefined) listedSchemas[io].set(schema, (json = JSON.stringify(compactSchema(z.toJSONSchema(schema, { target: 'draft-7', io })))));
+  return JSON.parse(json) as Listed;
+}
+
 // The loose request shape: a malformed `params` reaches us and gets -32602, not the SDK's -32603.
 const LooseCallTool = z.object({ method: z.literal('tools/call'), params: z.unknown() });
 
@@ -97,13 +107,16 @@ export function registerTools(server: McpServer, store: ToolStore, opts: ToolOpt
   }
   // The list the CLI puts into every request of the session: each schema as the model needs it
   // (types, enums, required, descriptions), the bounds left to the server, which checks them.
-  const listed = [...byName.values()].map((t) => ({
-    name: t.name, title: t.title, description: t.description, annotations: { title: t.title, ...t.annotations },
-    inputSchema: compactSchema(z.toJSONSchema(t.input, { target: 'draft-7', io: 'input' })) as { type: 'object'; [k: string]: unknown },
-    // For the client, which checks structuredContent against it; never part of a model request.
-    outputSchema: compactSchema(z.toJSONSchema(t.output, { target: 'draft-7', io: 'output' })) as { type: 'object'; [k: string]: unknown },
+  // Made when asked for, each schema once per process (a session's HTTP server registers the
+  // tools for every request: converting them all each time was ~2 ms of each).
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...byName.values()].map((t) => ({
+      name: t.name, title: t.title, description: t.description, annotations: { title: t.title, ...t.annotations },
+      inputSchema: jsonSchemaOf(t.input, 'input'),
+      // For the client, which checks structuredContent against it; never part of a model request.
+      outputSchema: jsonSchemaOf(t.output, 'output'),
+    })),
   }));
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.server.setRequestHandler(LooseCallTool, async (request) => {
     const params = CallToolRequestParamsSchema.safeParse(request.params);
     if (!params.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${describeIssues(params.error)}`);
