@@ -92,7 +92,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
       salience: r.salience,
       elsewhere: elsewhere.has(r.id),
       outdated: !!r.outdated && !superseded.has(r.id),
-      asks: w.asking > 0 && asksMostly(r.text),
+      asks: w.asking > 0 && asks(r.text),
       outside: periods.length > 0 && !within(r.valid_from, periods, PERIOD_SLACK_DAYS),
     });
   }
@@ -105,6 +105,18 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
     if (opts.explain) out.explain = Object.fromEntries(Object.entries(r.parts).map(([k, v]) => [k, round(v as number, 6)])) as QueryResult['explain'];
     return out;
   });
+}
+
+// asksMostly by the text itself, so never stale: three regular expressions over every candidate
+// were a tenth of a query at 10k memories, and the same memories come back query after query.
+const ASKS = new Map<string, boolean>();
+function asks(text: string): boolean {
+  let v = ASKS.get(text);
+  if (v === undefined) {
+    if (ASKS.size >= 20_000) ASKS.clear();
+    ASKS.set(text, (v = asksMostly(text)));
+  }
+  return v;
 }
 
 // When the query names known speakers: the memories another speaker said that name none of them.
