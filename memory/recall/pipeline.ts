@@ -92,7 +92,7 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
       salience: r.salience,
       elsewhere: elsewhere.has(r.id),
       outdated: !!r.outdated && !superseded.has(r.id),
-      asks: w.asking > 0 && asksMostly(r.text),
+      asks: w.asking > 0 && asksMemo(r.id, r.text),
       outside: periods.length > 0 && !within(r.valid_from, periods, PERIOD_SLACK_DAYS),
     });
   }
@@ -105,6 +105,21 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
     if (opts.explain) out.explain = Object.fromEntries(Object.entries(r.parts).map(([k, v]) => [k, round(v as number, 6)])) as QueryResult['explain'];
     return out;
   });
+}
+
+// asksMostly per memory id, kept with the text it was read from: a verdict is reused only for the
+// very same text, so a memory whose text changed (or another store's memory of the same id) is read
+// again. Three regular expressions over every candidate were a tenth of a query at 10k memories,
+// and the same memories come back query after query; keyed by the text itself, the string hashing
+// cost almost as much as the expressions.
+const ASKS = new Map<number, { text: string; asks: boolean }>();
+function asksMemo(id: number, text: string): boolean {
+  const hit = ASKS.get(id);
+  if (hit !== undefined && hit.text === text) return hit.asks;
+  if (ASKS.size >= 50_000) ASKS.clear();
+  const asks = asksMostly(text);
+  ASKS.set(id, { text, asks });
+  return asks;
 }
 
 // When the query names known speakers: the memories another speaker said that name none of them.

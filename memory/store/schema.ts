@@ -244,6 +244,12 @@ export const MIGRATIONS: string[] = [
   UPDATE memories SET valid_to = (SELECT max(n.valid_from, memories.valid_from) FROM memories n WHERE n.id = memories.superseded_by) WHERE superseded_by IS NOT NULL;
   CREATE INDEX memories_scope ON memories (scope) WHERE scope IS NOT NULL;
   `,
+  // 10: the `supersedes` edges by their target. A query asks of every candidate whether a newer
+  // memory marks it possibly outdated (memory/store/search.ts OUTDATED); through edges_to that read
+  // every edge into it (at 10k memories, most of them `shares`), here it is one probe of a small index.
+  `
+  CREATE INDEX edges_superseding ON edges (to_id) WHERE type = 'supersedes';
+  `,
 ];
 // Migrations that edit the schema's own text need SQLite's defensive mode off for their run.
 const UNSAFE_MIGRATIONS = new Set([6, 7]);

@@ -37,7 +37,7 @@ export function gateCandidates(s: StoreCore, terms: string[]): Array<{ id: numbe
   const active = `m.faded = 0 AND m.superseded_by IS NULL AND ${s.seen('m')}`;
   if (cost <= GATE_SCORE_BUDGET) {
     return s.stmt(
-      `SELECT m.id, m.text, m.scope FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND ${active} ORDER BY f.rank LIMIT ${GATE_CANDIDATES}`,
+      `SELECT m.id, m.text, m.scope FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND ${active} ORDER BY bm25(memories_fts) LIMIT ${GATE_CANDIDATES}`,
     ).all(ftsQuery(pick)) as Array<{ id: number; text: string; scope: string | null }>;
   }
   return s.stmt(
@@ -78,6 +78,12 @@ export function sourcesOf(s: StoreCore, memoryIds: number[]): Map<number, string
   return out;
 }
 
+// A BM25 score (higher is better) as column `s`, for `ORDER BY s DESC LIMIT n`. Not `ORDER BY rank`:
+// for that FTS5 prepares a fresh statement on every query and sorts every match (sqlite fts5_main.c
+// fts5CursorFirstSorted), where bm25() keeps the best n as it goes, 0.1 ms less per arm at 10k
+// memories. Same scores, and ties keep the index's order (rowid ascending) either way.
+const BM25 = (table: 'memories_fts' | 'observations_fts') => `-bm25(${table}) AS s`;
+
 // The rows of memories `m` a query may return: this view's (scope.ts) and, as of a time, those
 // begun by then. Null when every row may (the operator's query of now): its SQL stays as it was.
 function within(s: StoreCore, asOf: string | null): { sql: string; args: string[] } | null {
@@ -115,17 +121,17 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
     lexical: (q, depth) =>
       w
         ? {
-            memories: s.stmt(`SELECT f.rowid AS id, -f.rank AS s FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND ${w.sql} ORDER BY f.rank LIMIT ${depth}`).all(q, ...w.args) as Array<{ id: number; s: number }>,
+            memories: s.stmt(`SELECT f.rowid AS id, ${BM25('memories_fts')} FROM memories_fts f JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? AND ${w.sql} ORDER BY s DESC LIMIT ${depth}`).all(q, ...w.args) as Array<{ id: number; s: number }>,
             evidence: s.stmt(
-              `SELECT o.memory_id AS id, -f.rank AS s FROM observations_fts f JOIN observations o ON o.id = f.rowid JOIN memories m ON m.id = o.memory_id
-               WHERE observations_fts MATCH ? AND ${w.sql}${asOf === null ? '' : EVIDENCE_THEN} ORDER BY f.rank LIMIT ${depth}`,
+              `SELECT o.memory_id AS id, ${BM25('observations_fts')} FROM observations_fts f JOIN observations o ON o.id = f.rowid JOIN memories m ON m.id = o.memory_id
+               WHERE observations_fts MATCH ? AND ${w.sql}${asOf === null ? '' : EVIDENCE_THEN} ORDER BY s DESC LIMIT ${depth}`,
             ).all(q, ...w.args, ...(asOf === null ? [] : [asOf])) as Array<{ id: number; s: number }>,
           }
         : {
-            memories: s.stmt(`SELECT rowid AS id, -rank AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ${depth}`).all(q) as Array<{ id: number; s: number }>,
+            memories: s.stmt(`SELECT rowid AS id, ${BM25('memories_fts')} FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s DESC LIMIT ${depth}`).all(q) as Array<{ id: number; s: number }>,
             evidence: s.stmt(
-              `SELECT o.memory_id AS id, -f.rank AS s FROM observations_fts f JOIN observations o ON o.id = f.rowid
-               WHERE observations_fts MATCH ? ORDER BY f.rank LIMIT ${depth}`,
+              `SELECT o.memory_id AS id, ${BM25('observations_fts')} FROM observations_fts f JOIN observations o ON o.id = f.rowid
+               WHERE observations_fts MATCH ? ORDER BY s DESC LIMIT ${depth}`,
             ).all(q) as Array<{ id: number; s: number }>,
           },
     vectorTop: (qvec, depth) => keep(s.vectors?.top(qvec, depth) ?? []),

@@ -431,3 +431,15 @@ test('ids are never reused after a forget: the audit log and a dream\'s watermar
   assert.equal(db.prepare("INSERT INTO m (t) VALUES ('d')").run().lastInsertRowid, 3);
   db.close();
 });
+
+// Nothing the query keeps between calls (df counts, the asking prior's verdicts) may hide a write.
+test('a query after an observe finds the new memory; after a forget it is gone', async (t) => {
+  const s = open(t);
+  for (let i = 0; i < 20; i++) await s.observe({ text: `Filler note ${i} about the quarterly garden rota and compost` }, CLI);
+  const before = await s.query('heron pond', { limit: 10 });
+  assert.deepEqual(before, []);
+  const o = await s.observe({ text: 'A grey heron visits the pond every morning' }, CLI);
+  assert.deepEqual((await s.query('heron pond', { limit: 10 })).map((r) => r.id), [o.memory_id]);
+  s.forget(o.memory_id, 'a test', CLI);
+  assert.deepEqual(await s.query('heron pond', { limit: 10 }), []);
+});

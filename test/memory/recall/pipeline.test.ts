@@ -119,3 +119,16 @@ test('a query naming a day ranks what was said that day above what was said anot
   assert.deepEqual(order(source(rows), q), [2, 1]);
   assert.deepEqual(order(source(rows, { period: 0 }), q), [1, 2], 'the control: without the prior the painting of the lake, more words, is first');
 });
+
+// The asking prior's verdict is kept per memory id with the text it was read from (pipeline.ts
+// asksMemo): a memory of the same id whose text is now a statement must be scored as a statement.
+test('the asking prior follows a memory\'s current text, not a verdict kept from an earlier query', () => {
+  const q = 'when is the deploy';
+  const score = (rows: Row[]) => rankMemories(source(rows), q, null, { limit: 10 })[0].score;
+  const asked = score([{ id: 7, text: 'When is the deploy, on Friday?' }]);
+  const statement = 'The deploy is on Friday.';
+  const now = score([{ id: 7, text: statement }]);
+  const fresh = score([{ id: 1_000_007, text: statement }]); // never seen: read afresh
+  assert.ok(asked < fresh, `the question loses its share of the score (${asked} vs ${fresh})`);
+  assert.equal(now, fresh);
+});

@@ -106,3 +106,29 @@ test('a store from a newer nightshift is refused, not downgraded', (t) => {
   assert.throws(() => MemoryStore.open(file), /schema version 99, newer than this nightshift knows/);
   assert.ok(fs.readFileSync(file).equals(before), 'the file is left byte-identical');
 });
+
+// Migration 10: the query's possibly-outdated check (memory/store/search.ts OUTDATED) probes the
+// partial index of `supersedes` edges, not every edge into each candidate; without the index (the
+// control) the same statement walks edges_to.
+test('a query checks its candidates for newer values through the supersedes index', async (t) => {
+  const s = MemoryStore.open(path.join(tempDir(t), 'memory.db'));
+  t.after(() => s.close());
+  const db = (s as unknown as { db: Database.Database }).db;
+  const prepared: string[] = [];
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
+  const a = await s.observe({ text: 'The staging database runs on port 5432' }, { surface: 'cli' });
+  await s.observe({ text: 'The staging cache answers on port 6379' }, { surface: 'cli' });
+  s.link(a.memory_id, a.memory_id + 1, 'supports', 0.5, { surface: 'cli' });
+  assert.ok((await s.query('staging port', { limit: 5 })).length > 0);
+  const states = prepared.find((sql) => sql.includes('AS outdated'));
+  assert.ok(states, 'the query prepared its candidates statement');
+  const plan = () => {
+    const explain = prepare(`EXPLAIN QUERY PLAN ${states}`);
+    return (explain.all(...Array(explain.source.split('?').length - 1).fill(null)) as Array<{ detail: string }>).map((r) => r.detail).join('\n');
+  };
+  assert.match(plan(), /SEARCH e USING INDEX edges_superseding \(to_id=\?\)/);
+  db.exec('DROP INDEX edges_superseding');
+  assert.doesNotMatch(plan(), /edges_superseding/);
+  assert.match(plan(), /SEARCH e USING INDEX edges_to \(to_id=\?\)/);
+});

@@ -102,7 +102,7 @@ test('a store of schema 8 migrates: valid_from from its first observation, valid
   const s = MemoryStore.open(file, { now: () => NOW });
   t.after(() => s.close());
   assert.equal(s.stats().schema_version, SCHEMA_VERSION);
-  assert.equal(SCHEMA_VERSION, 9);
+  assert.equal(SCHEMA_VERSION, 10);
   const paris = s.recall(1);
   assert.deepEqual([paris.valid_from, paris.valid_to, paris.scope], [at('2020-02-01'), at('2023-09-01'), null]);
   assert.deepEqual([s.recall(2).valid_from, s.recall(2).valid_to, s.recall(2).scope], [at('2023-09-01'), null, null]);
