@@ -4,7 +4,12 @@
 // hides (a path socket answers through a read-only bind, whoever connects); the bridge alone holds
 // that folder, as a descriptor the supervisor hands it, and pipes each connection it accepts on
 // the namespace's 127.0.0.1 (hooks, memory, egress) to its socket there. Then it runs the CLI as
-// its child and exits as the CLI did.
+// its child and exits as the CLI did, dropping any connection still open.
+//
+// Every connection is carried by the bridge's one select loop, no process per connection: a fork
+// added 2.1 ms to each new connection (the CLI's hook opens one per tool call) and took one of the
+// session's pids. Each direction's buffer is bounded, so a peer that does not read holds a bounded
+// amount here and stalls no other connection (test/sessions/wall/bridge.test.ts).
 //
 // The API is not on the loopback: the CLI reaches it over ANTHROPIC_UNIX_SOCKET (a socket the
 // bridge listens on inside the wall), and the bridge pipes a connection only when the kernel says
@@ -92,9 +97,8 @@ sub refuse {
   $report //= IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $refused) if defined $refused;
   if (!$report || !defined syswrite($report, $line)) { undef $report; print STDERR "nightshift-bridge-refused: $line" }
 }
-# Every connection is piped here, in this one loop (a fork per connection cost 2 ms each): each
-# direction has a buffer, read into only while below $MAX, so a slow reader holds at most that much
-# here and stalls nobody else; an EOF becomes a shutdown of the peer's write once its buffer is out.
+# Each direction's buffer is read into only while below $MAX (backpressure on the writer); an EOF
+# becomes a shutdown of the peer's write once the buffer is out; the pair closes when both are.
 my $MAX = 262144;
 my (%side, @connecting);
 sub pair_close { my ($p) = @_; for (@{$p->{s}}) { next unless $_; delete $side{fileno $_}; close $_ } $p->{s} = [] }
