@@ -4,7 +4,12 @@
 // hides (a path socket answers through a read-only bind, whoever connects); the bridge alone holds
 // that folder, as a descriptor the supervisor hands it, and pipes each connection it accepts on
 // the namespace's 127.0.0.1 (hooks, memory, egress) to its socket there. Then it runs the CLI as
-// its child and exits as the CLI did.
+// its child and exits as the CLI did, dropping any connection still open.
+//
+// Every connection is carried by the bridge's one select loop, no process per connection: a fork
+// added 2.1 ms to each new connection (the CLI's hook opens one per tool call) and took one of the
+// session's pids. Each direction's buffer is bounded, so a peer that does not read holds a bounded
+// amount here and stalls no other connection (test/sessions/wall/bridge.test.ts).
 //
 // The API is not on the loopback: the CLI reaches it over ANTHROPIC_UNIX_SOCKET (a socket the
 // bridge listens on inside the wall), and the bridge pipes a connection only when the kernel says
@@ -92,30 +97,64 @@ sub refuse {
   $report //= IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $refused) if defined $refused;
   if (!$report || !defined syswrite($report, $line)) { undef $report; print STDERR "nightshift-bridge-refused: $line" }
 }
-sub pump {
-  my ($a, $b) = @_; my %open = (fileno $a => [$a, $b], fileno $b => [$b, $a]);
-  while (%open) {
-    my $rin = ''; vec($rin, $_, 1) = 1 for keys %open;
-    my $n = select(my $rout = $rin, undef, undef, undef);
-    if ($n < 0) { next if $!{EINTR}; last }
-    for my $fd (keys %open) {
-      next unless vec($rout, $fd, 1);
-      my ($from, $to) = @{$open{$fd}};
-      my $got = sysread($from, my $buf, 65536);
-      if (!$got) { next if !defined $got && $!{EINTR}; delete $open{$fd}; shutdown($to, 1); next }
-      my $off = 0;
-      while ($off < $got) { my $w = syswrite($to, $buf, $got - $off, $off); if (!defined $w) { next if $!{EINTR}; return } $off += $w }
-    }
-  }
+# Each direction's buffer is read into only while below $MAX (backpressure on the writer); an EOF
+# becomes a shutdown of the peer's write once the buffer is out; the pair closes when both are.
+my $MAX = 262144;
+my (%side, @connecting);
+sub pair_close { my ($p) = @_; for (@{$p->{s}}) { next unless $_; delete $side{fileno $_}; close $_ } $p->{s} = [] }
+# The supervisor's socket (its name relative to the folder chdir'ed into). A full backlog
+# (EAGAIN) is tried again on the next turn; any other failure closes the accepted connection.
+sub try_connect {
+  my ($p) = @_;
+  return 1 if connect($p->{s}[1], Socket::pack_sockaddr_un($p->{path}));
+  return 0 if $!{EAGAIN} || $!{EINTR};
+  pair_close($p); return 1;
 }
+sub connected {
+  my ($p) = @_;
+  return unless @{$p->{s}};
+  $side{fileno $p->{s}[$_]} = [$p, $_] for 0, 1;
+}
+# Moves what direction $i (read from side $i, written to the other) can move now.
+sub flow {
+  my ($p, $i, $readable) = @_;
+  my ($from, $to) = ($p->{s}[$i], $p->{s}[1 - $i]);
+  if ($readable && !$p->{eof}[$i]) {
+    my $got = sysread($from, $p->{buf}[$i], 65536, length $p->{buf}[$i]);
+    if (defined $got) { $p->{eof}[$i] = 1 if $got == 0 }
+    elsif (!$!{EAGAIN} && !$!{EINTR}) { return pair_close($p) }
+  }
+  if (length $p->{buf}[$i]) {
+    my $w = syswrite($to, $p->{buf}[$i]);
+    if (defined $w) { substr($p->{buf}[$i], 0, $w) = '' }
+    elsif (!$!{EAGAIN} && !$!{EINTR}) { return pair_close($p) }
+  }
+  if ($p->{eof}[$i] && !length $p->{buf}[$i] && !$p->{shut}[$i]) { shutdown($to, 1); $p->{shut}[$i] = 1 }
+  pair_close($p) if $p->{shut}[0] && $p->{shut}[1];
+}
+$_->blocking(0) for @listen;
 my $status;
 while (1) {
   my $done;
   while ((my $w = waitpid(-1, POSIX::WNOHANG())) > 0) { if ($w == $child) { $status = $?; $done = 1 } }
   last if $done;
-  my $rin = ''; vec($rin, fileno $_, 1) = 1 for @listen;
-  my $n = select(my $rout = $rin, undef, undef, 0.2);
+  my @wait = @connecting; @connecting = ();
+  for my $p (@wait) { if (try_connect($p)) { connected($p) } else { push @connecting, $p } }
+  my ($rin, $win) = ('', '');
+  vec($rin, fileno $_, 1) = 1 for @listen;
+  for my $fd (keys %side) {
+    my ($p, $i) = @{$side{$fd}};
+    vec($rin, $fd, 1) = 1 if !$p->{eof}[$i] && length $p->{buf}[$i] < $MAX;
+    vec($win, $fd, 1) = 1 if length $p->{buf}[1 - $i];
+  }
+  my $n = select(my $rout = $rin, my $wout = $win, undef, @connecting ? 0.01 : 0.2);
   next unless $n > 0;
+  for my $fd (keys %side) {
+    next unless $side{$fd};
+    my ($p, $i) = @{$side{$fd}};
+    flow($p, $i, 1) if vec($rout, $fd, 1);
+    flow($p, 1 - $i, 0) if @{$p->{s}} && vec($wout, $fd, 1);
+  }
   for my $l (@listen) {
     next unless vec($rout, fileno $l, 1);
     my $c = $l->accept or next;
@@ -124,15 +163,10 @@ while (1) {
       my ($pid) = defined $cred ? unpack('l', $cred) : (-1);
       if ($pid != $child) { refuse($pid); close $c; next }
     }
-    my $pid = fork();
-    if (defined $pid && $pid == 0) {
-      $SIG{$_} = 'DEFAULT' for qw(INT TERM HUP);
-      my $path = $to{fileno $l};
-      close $_ for @listen;
-      my $u = IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $path) or POSIX::_exit(1);
-      pump($c, $u); POSIX::_exit(0);
-    }
-    close $c;
+    socket(my $u, AF_UNIX, SOCK_STREAM, 0) or do { close $c; next };
+    $_->blocking(0) for $c, $u;
+    my $p = { s => [$c, $u], path => $to{fileno $l}, buf => ['', ''], eof => [0, 0], shut => [0, 0] };
+    if (try_connect($p)) { connected($p) } else { push @connecting, $p }
   }
 }
 if ($status & 127) { my $sig = $status & 127; $SIG{$_} = 'DEFAULT' for qw(INT TERM HUP); kill $sig, $$; POSIX::_exit(128 + $sig) }

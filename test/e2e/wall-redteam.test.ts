@@ -190,16 +190,16 @@ describe('only the CLI reaches the API from inside the wall', { skip: NEEDS_BWRA
 
 // The CLI's pid: the first ancestor of the tool's shell that is neither a shell nor the prefix's perl.
 const CLI_PID = 'p=$$; while p=$(cut -d" " -f4 /proc/$p/stat); do case $(cat /proc/$p/comm) in bash|sh|perl) ;; *) break;; esac; done; echo $p';
-// Ends the CLI's open connections to the API: the bridge (the CLI's parent) pipes each in a child
-// of its own, which a tool of the same uid may kill (the domain does not scope signals). 2.1.332
-// keeps one connection alive for all of a session's calls (2.1.197 opened one a call), so a name
-// taken after its first call is met only by its next new connection; a session that wants it met
-// ends the old one so.
-const CUT_API = `c=$(${CLI_PID}); b=$(cut -d" " -f4 /proc/$c/stat); for p in $(cat /proc/$b/task/*/children); do [ $p = $c ] || kill $p; done`;
+// Waits till the CLI's connection to the API is closed: 2.1.332 keeps one alive for all of a
+// session's calls (2.1.197 opened one a call), so a name taken after its first call is met only by
+// its next new connection. The fixture's `keepalive` switch cuts the proxy's keep-alive to 2 s, so
+// the proxy closes the idle one while this tool runs. (A tool used to end it by killing the bridge's
+// child for it; the bridge now pipes every connection in its own loop, no child to kill.)
+const CUT_API = 'sleep 4'
 
 // The API's socket was a name in the wall's /tmp, which every process of the session could rename:
 // a background tool took the name (a man in the middle), so the CLI's next connection came to it
-// (the tool ends the one the CLI keeps: CUT_API), and it answered a 429 of its own ("usage limit
+// (the one the CLI keeps has ended: CUT_API), and it answered a 429 of its own ("usage limit
 // reached|<2100-01-01>"): the session was recorded rate_limited and the agent held until 2100.
 // Now the socket's folder is a tmpfs of its own where the shell prefix's domain lets no tool make,
 // remove or rename a name (sessions/wall/landlock.ts), so the plant fails; and an outcome of
@@ -256,7 +256,7 @@ const readMitm = (ws: { vault: string }, record: any) => {
 
 describe('a tool that takes the API socket\'s name', { skip: NEEDS_BWRAP }, () => {
   test('cannot: the domain refuses the plant in the socket\'s folder, the CLI\'s next call reaches the API, and the session ends ok', { timeout: 3 * 60_000 }, async (t) => {
-    const { seen, record, ws } = await redTeam(t, null, mitm);
+    const { seen, record, ws } = await redTeam(t, 'keepalive', mitm);
     const m = readMitm(ws, record);
     t.diagnostic(`mitm: ${JSON.stringify(m)}; seen ${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error})`);
     assert.match(String(m.planted), /^refused: .*(Permission denied|cross-device)/, 'the plant was refused');
@@ -266,7 +266,7 @@ describe('a tool that takes the API socket\'s name', { skip: NEEDS_BWRAP }, () =
   });
 
   test('control: without the domain the plant works and the CLI reports the tool\'s 429, and still no rate_limited and no hold', { timeout: 3 * 60_000 }, async (t) => {
-    const { seen, record, ws } = await redTeam(t, 'domain', mitm);
+    const { seen, record, ws } = await redTeam(t, 'domain,keepalive', mitm);
     const m = readMitm(ws, record);
     t.diagnostic(`mitm: ${JSON.stringify(m)}; seen ${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error}); retry_at ${record.retry_at}`);
     assert.equal(m.planted, true, 'the name was taken');
@@ -411,7 +411,7 @@ const pointAtRefusals = () => [
 ];
 describe('a tool that points the API socket\'s name at the supervisor\'s refusals socket', { skip: NEEDS_BWRAP }, () => {
   test('cannot: the link is refused in the socket\'s folder, and the session goes on to an ok', { timeout: 3 * 60_000 }, async (t) => {
-    const { seen, record } = await redTeam(t, null, pointAtRefusals);
+    const { seen, record } = await redTeam(t, 'keepalive', pointAtRefusals);
     t.diagnostic(`${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error}); api_refused ${record.api_refused}`);
     assert.match(seen[0] ?? '', /Permission denied/);
     assert.match(seen[1] ?? '', /answered/, 'the CLI\'s next call reached the API');
@@ -421,7 +421,7 @@ describe('a tool that points the API socket\'s name at the supervisor\'s refusal
 
   test('control: without the domain the link lands, and makes no refusal counted that was not one', { timeout: 3 * 60_000 }, async (t) => {
     const t0 = Date.now();
-    const { seen, record } = await redTeam(t, 'domain', pointAtRefusals);
+    const { seen, record } = await redTeam(t, 'domain,keepalive', pointAtRefusals);
     t.diagnostic(`${JSON.stringify(seen)}; outcome ${record.outcome} (${record.error}); api_refused ${record.api_refused}; ${Date.now() - t0} ms`);
     // Measured: the CLI follows the link (its call after the tool never reached the API) and times out.
     assert.deepEqual(seen, [], 'the CLI\'s next call went to the link, not the API');

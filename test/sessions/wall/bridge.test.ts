@@ -5,6 +5,7 @@
 // peer check cannot be made refuses to start, by name.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -192,5 +193,176 @@ describe('the refusals the bridge reports', () => {
 
   test('control: a few refusals are each logged', async (t) => {
     assert.deepEqual(await flood(t, 3), { refused: 3, logged: 3 });
+  });
+});
+
+// The pipes themselves: every connection is carried by the bridge's one loop (sessions/wall/
+// bridge.ts), run for real with the supervisor's sockets in a folder given as a descriptor.
+type Pipes = { ports: Record<string, number>; pid: number };
+
+const freePort = () => new Promise<number>((resolve) => {
+  const s = net.createServer().listen(0, '127.0.0.1', () => {
+    const { port } = s.address() as net.AddressInfo;
+    s.close(() => resolve(port));
+  });
+});
+
+// The bridge with a TCP route to each server (a unix socket of the folder), around a command that
+// waits; `edit` changes the script's text (the controls).
+async function pipes(t: TestContext, servers: Record<string, net.Server>, edit?: (script: string) => string): Promise<Pipes> {
+  const dir = tempDir(t, 'nightshift-pipes-');
+  const routes = [];
+  const ports: Record<string, number> = {};
+  for (const [name, server] of Object.entries(servers)) {
+    await new Promise<void>((r) => server.listen(path.join(dir, name), () => r()));
+    t.after(() => { server.close(); });
+    ports[name] = await freePort();
+    routes.push({ port: ports[name], socket: name });
+  }
+  const dirFd = fs.openSync(dir, 'r');
+  t.after(() => fs.closeSync(dirFd));
+  const b = bridged(perl!, { dirFd: 3, routes }, '/bin/sh', ['-c', 'echo up; exec sleep 600']);
+  const args = [...b.args];
+  if (edit) {
+    args[1] = edit(args[1]!);
+    assert.notEqual(args[1], b.args[1], 'the control\'s edit applies to the script');
+  }
+  const proc = spawn(b.command, args, { stdio: ['ignore', 'pipe', 'inherit', ...inputStdio([dirFd])] });
+  // TERM reaches the command through the bridge, and both end (a KILL would leave the command
+  // holding the output open).
+  const closed = new Promise<void>((r) => proc.on('close', () => r()));
+  t.after(async () => { proc.kill('SIGTERM'); await closed; });
+  await new Promise<void>((resolve, reject) => {
+    proc.stdout!.on('data', (d) => { if (String(d).includes('up')) resolve(); });
+    proc.on('close', (code) => reject(new Error(`the bridge ended (${code}) before its command started`)));
+  });
+  return { ports, pid: proc.pid! };
+}
+
+const sha = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
+
+// Sends `body` on a new connection to `port`, half-closes, and resolves with all it got back.
+const exchange = (port: number, body: Buffer) => new Promise<Buffer>((resolve, reject) => {
+  const c = net.connect(port, '127.0.0.1');
+  const got: Buffer[] = [];
+  c.on('data', (d) => got.push(d));
+  c.on('end', () => resolve(Buffer.concat(got)));
+  c.on('error', reject);
+  c.end(body);
+});
+
+// The processes whose parent is `pid`, from /proc.
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    let stat: string;
+    try { stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8'); } catch { continue; }
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === pid) out.push(Number(e));
+  }
+  return out;
+}
+
+describe('the bridge\'s pipes', { skip: perl ? false : 'no perl' }, () => {
+  test('20 connections at once each get their own 1 MiB back, intact and in order', async (t) => {
+    const echo = net.createServer({ allowHalfOpen: true }, (c) => c.pipe(c));
+    const { ports } = await pipes(t, { echo });
+    const bodies = Array.from({ length: 20 }, () => crypto.randomBytes(1 << 20));
+    const back = await Promise.all(bodies.map((b) => exchange(ports.echo!, b)));
+    back.forEach((b, i) => {
+      assert.equal(b.length, bodies[i]!.length, `connection ${i}'s length`);
+      assert.equal(sha(b), sha(bodies[i]!), `connection ${i}'s bytes`);
+    });
+  });
+
+  test('a request half-closed by the client still gets the whole answer the server gives at its end', async (t) => {
+    const answer = crypto.randomBytes(3 << 20);
+    const atEnd = net.createServer({ allowHalfOpen: true }, (c) => {
+      const got: Buffer[] = [];
+      c.on('data', (d) => got.push(d));
+      c.on('end', () => c.end(Buffer.concat([Buffer.from(sha(Buffer.concat(got))), answer])));
+    });
+    const { ports } = await pipes(t, { atEnd });
+    const request = crypto.randomBytes(100_000);
+    const back = await exchange(ports.atEnd!, request);
+    assert.equal(back.subarray(0, 64).toString(), sha(request), 'the server got the whole request and its end');
+    assert.equal(sha(back.subarray(64)), sha(answer), 'the client got the whole answer');
+  });
+
+  // A client sends 16 MiB to a server that does not read; meanwhile another connection asks and is
+  // answered. Returns what the first client's kernel took while the server held still, and whether
+  // the second was answered before the first was let go (`fallback`: let go anyway after that long).
+  async function slowReader(t: TestContext, edit?: (s: string) => string, fallback = 60_000) {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const slow = net.createServer({ allowHalfOpen: true }, (c) => {
+      c.pause();
+      void released.then(() => {
+        const h = crypto.createHash('sha256');
+        c.on('data', (d) => h.update(d));
+        c.on('end', () => c.end(h.digest('hex')));
+        c.resume();
+      });
+    });
+    const quick = net.createServer({ allowHalfOpen: true }, (c) => {
+      c.on('data', () => {});
+      c.on('end', () => c.end('pong'));
+    });
+    const { ports } = await pipes(t, { slow, quick }, edit);
+    const big = crypto.randomBytes(16 << 20);
+    const c = net.connect(ports.slow!, '127.0.0.1');
+    const bigAnswer = new Promise<string>((resolve, reject) => {
+      let got = '';
+      c.on('data', (d) => (got += d));
+      c.on('end', () => resolve(got));
+      c.on('error', reject);
+    });
+    c.end(big);
+    // What the kernel took from the client stops growing once every buffer on the way is full.
+    const taken = () => c.bytesWritten - c.writableLength;
+    let last = -1;
+    for (let same = 0; same < 6; await new Promise((r) => setTimeout(r, 50))) same = taken() === last ? same + 1 : ((last = taken()), 0);
+    const takenWhileHeld = taken();
+    let order = '';
+    const fallbackTimer = setTimeout(() => { order += 'released '; release(); }, fallback);
+    const pong = await exchange(ports.quick!, Buffer.from('ping'));
+    order += 'answered ';
+    clearTimeout(fallbackTimer);
+    release();
+    assert.equal(await bigAnswer, sha(big), 'the held connection got through whole once read');
+    return { takenWhileHeld, order: order.trim(), pong: pong.toString(), size: big.length };
+  }
+
+  test('a server that does not read holds a bounded part of a large body in the bridge, and another connection is answered meanwhile', async (t) => {
+    const r = await slowReader(t);
+    assert.equal(r.pong, 'pong');
+    assert.equal(r.order, 'answered', 'the second connection was answered while the first was held');
+    assert.ok(r.takenWhileHeld < r.size / 4, `the bridge stopped reading the client: ${r.takenWhileHeld} of ${r.size} bytes taken`);
+  });
+
+  test('control: with the bound lifted, the bridge takes the whole body while the server holds still', async (t) => {
+    const r = await slowReader(t, (s) => s.replace('my $MAX = 262144;', 'my $MAX = 1 << 40;'));
+    assert.equal(r.takenWhileHeld, r.size);
+  });
+
+  test('control: with blocking sockets, the loop stalls on the held server and the other connection waits for it', async (t) => {
+    const r = await slowReader(t, (s) => s.replaceAll('->blocking(0)', '->blocking(1)'), 3000);
+    assert.equal(r.order, 'released answered');
+  });
+
+  // The control is the bridge before this loop, which forked a child per connection: it counted 11
+  // children here (checked by hand once against that script).
+  test('10 open connections are carried by the bridge alone: its one child is the command', async (t) => {
+    const held: net.Socket[] = [];
+    const hold = net.createServer((c) => { held.push(c); });
+    const { ports, pid } = await pipes(t, { hold });
+    const clients = Array.from({ length: 10 }, () => net.connect(ports.hold!, '127.0.0.1'));
+    for (let i = 0; i < 400 && held.length < 10; i++) await new Promise((r) => setTimeout(r, 25));
+    const children = childrenOf(pid).length;
+    // Closed before the bridge is stopped: a child per connection would hold its output open.
+    for (const c of [...clients, ...held]) c.destroy();
+    assert.equal(held.length, 10, 'every connection reached the server');
+    assert.equal(children, 1);
   });
 });
