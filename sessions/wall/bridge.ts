@@ -31,20 +31,33 @@
 export const BRIDGE_FAILED_CODE = 71;
 export const BRIDGE_FAILED_RE = /nightshift-bridge: (.*)/;
 
-// The API's check, tried on a socket pair before anything listens: a perl without SO_PEERCRED, or a
-// kernel that answers another pid, refuses the session here (and in the sandbox probe).
+// No module is loaded, as in the shell prefix (sessions/wall/landlock.ts): POSIX, Socket and
+// IO::Socket cost ~23 ms before the CLI could start (perl alone starts in ~3). The kernel's numbers
+// instead, the same on both machines nightshift knows (asm-generic): AF_UNIX 1, AF_INET 2,
+// SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2, SO_PEERCRED 17, F_GETFL 3, F_SETFL 4, O_NONBLOCK
+// 0x800, EINTR 4, EAGAIN 11, WNOHANG 1.
+const ARCHES = ['x64', 'arm64'];
+function known(arch: string): void {
+  if (!ARCHES.includes(arch)) throw new Error(`no network bridge for this machine (${arch}): nightshift knows the socket numbers of ${ARCHES.join(', ')} only`);
+}
+const HELPERS = String.raw`
+sub again { my $e = $! + 0; $e == 11 || $e == 4 }
+sub nonblocking { my $f = fcntl($_[0], 3, 0); defined $f && fcntl($_[0], 4, $f | 0x800) }
+sub unix_addr { length($_[0]) < 108 or fail("socket path too long: $_[0]"); pack('S a108', 1, $_[0]) }
+`;
+
+// The API's check, tried on a socket pair before anything listens: a kernel that does not answer
+// SO_PEERCRED with this process refuses the session here (and in the sandbox probe).
 const PEER_CHECK = String.raw`
-  my $opt = eval { Socket::SO_PEERCRED() };
-  defined $opt or fail("perl's Socket has no SO_PEERCRED: the API's peers cannot be checked");
-  socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, 0) or fail("socketpair: $!");
-  my $cred = getsockopt($x, SOL_SOCKET, $opt);
+  socketpair(my $x, my $y, 1, 1, 0) or fail("socketpair: $!");
+  my $cred = getsockopt($x, 1, 17);
   my ($pid) = defined $cred ? unpack('l', $cred) : ();
   (defined $pid && $pid == $$) or fail("SO_PEERCRED did not name this process (" . ($pid // "error: $!") . "): the API's peers cannot be checked");
 `;
 
 const SCRIPT = String.raw`
-use strict; use POSIX (); use Socket; use IO::Socket::INET; use IO::Socket::UNIX;
-sub fail { print STDERR "nightshift-bridge: $_[0]\n"; POSIX::_exit(71) }
+use strict;
+sub fail { print STDERR "nightshift-bridge: $_[0]\n"; exit 71 }${HELPERS}
 my (@tcp, @unix, $dirfd, $refused);
 while (@ARGV && $ARGV[0] ne '--') {
   my $r = shift @ARGV;
@@ -58,12 +71,14 @@ shift @ARGV;
 if (grep { $_->[2] } @unix) {${PEER_CHECK}}
 my (@listen, %to, %only);
 for my $r (@tcp) {
-  my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $r->[0], Listen => 128, ReuseAddr => 1, Proto => 'tcp') or fail("cannot listen on 127.0.0.1:$r->[0]: $!");
+  my $l;
+  (socket($l, 2, 1, 0) && setsockopt($l, 1, 2, 1) && bind($l, pack('S n C4 x8', 2, $r->[0], 127, 0, 0, 1)) && listen($l, 128)) or fail("cannot listen on 127.0.0.1:$r->[0]: $!");
   $to{fileno $l} = $r->[1]; push @listen, $l;
 }
 for my $r (@unix) {
   unlink $r->[0];
-  my $l = IO::Socket::UNIX->new(Type => SOCK_STREAM, Local => $r->[0], Listen => 128) or fail("cannot listen on $r->[0]: $!");
+  my $l;
+  (socket($l, 1, 1, 0) && bind($l, unix_addr($r->[0])) && listen($l, 128)) or fail("cannot listen on $r->[0]: $!");
   $to{fileno $l} = $r->[1]; $only{fileno $l} = $r->[2]; push @listen, $l;
 }
 my $child = fork();
@@ -71,10 +86,10 @@ defined $child or fail("fork failed: $!");
 if ($child == 0) {
   close $_ for @listen;
   # The folder of the supervisor's sockets is the bridge's alone: never the CLI's, nor its tools'.
-  POSIX::close($dirfd) if defined $dirfd;
+  if (defined $dirfd && open(my $d, '<&=', $dirfd)) { close $d }
   exec { $ARGV[0] } @ARGV;
   print STDERR "nightshift-reaper: exec failed: errno " . ($!+0) . " ($!)\n";
-  POSIX::_exit(127);
+  exit 127;
 }
 # From here the routes' names are the supervisor's sockets in that folder.
 if (defined $dirfd) {
@@ -94,7 +109,7 @@ sub refuse {
   if (open(my $f, '<', "/proc/$pid/comm")) { $comm = <$f> // '?'; chomp $comm }
   $comm =~ s/[^\x21-\x7e]/?/g;
   my $line = "refused $pid $comm\n";
-  $report //= IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $refused) if defined $refused;
+  if (!$report && defined $refused) { socket($report, 1, 1, 0) && connect($report, unix_addr($refused)) or undef $report }
   if (!$report || !defined syswrite($report, $line)) { undef $report; print STDERR "nightshift-bridge-refused: $line" }
 }
 # Each direction's buffer is read into only while below $MAX (backpressure on the writer); an EOF
@@ -106,8 +121,8 @@ sub pair_close { my ($p) = @_; for (@{$p->{s}}) { next unless $_; delete $side{f
 # (EAGAIN) is tried again on the next turn; any other failure closes the accepted connection.
 sub try_connect {
   my ($p) = @_;
-  return 1 if connect($p->{s}[1], Socket::pack_sockaddr_un($p->{path}));
-  return 0 if $!{EAGAIN} || $!{EINTR};
+  return 1 if connect($p->{s}[1], unix_addr($p->{path}));
+  return 0 if again();
   pair_close($p); return 1;
 }
 sub connected {
@@ -122,21 +137,21 @@ sub flow {
   if ($readable && !$p->{eof}[$i]) {
     my $got = sysread($from, $p->{buf}[$i], 65536, length $p->{buf}[$i]);
     if (defined $got) { $p->{eof}[$i] = 1 if $got == 0 }
-    elsif (!$!{EAGAIN} && !$!{EINTR}) { return pair_close($p) }
+    elsif (!again()) { return pair_close($p) }
   }
   if (length $p->{buf}[$i]) {
     my $w = syswrite($to, $p->{buf}[$i]);
     if (defined $w) { substr($p->{buf}[$i], 0, $w) = '' }
-    elsif (!$!{EAGAIN} && !$!{EINTR}) { return pair_close($p) }
+    elsif (!again()) { return pair_close($p) }
   }
   if ($p->{eof}[$i] && !length $p->{buf}[$i] && !$p->{shut}[$i]) { shutdown($to, 1); $p->{shut}[$i] = 1 }
   pair_close($p) if $p->{shut}[0] && $p->{shut}[1];
 }
-$_->blocking(0) for @listen;
+nonblocking($_) or fail("fcntl: $!") for @listen;
 my $status;
 while (1) {
   my $done;
-  while ((my $w = waitpid(-1, POSIX::WNOHANG())) > 0) { if ($w == $child) { $status = $?; $done = 1 } }
+  while ((my $w = waitpid(-1, 1)) > 0) { if ($w == $child) { $status = $?; $done = 1 } }
   last if $done;
   my @wait = @connecting; @connecting = ();
   for my $p (@wait) { if (try_connect($p)) { connected($p) } else { push @connecting, $p } }
@@ -157,20 +172,20 @@ while (1) {
   }
   for my $l (@listen) {
     next unless vec($rout, fileno $l, 1);
-    my $c = $l->accept or next;
+    accept(my $c, $l) or next;
     if ($only{fileno $l}) {
-      my $cred = getsockopt($c, SOL_SOCKET, SO_PEERCRED);
+      my $cred = getsockopt($c, 1, 17);
       my ($pid) = defined $cred ? unpack('l', $cred) : (-1);
       if ($pid != $child) { refuse($pid); close $c; next }
     }
-    socket(my $u, AF_UNIX, SOCK_STREAM, 0) or do { close $c; next };
-    $_->blocking(0) for $c, $u;
+    socket(my $u, 1, 1, 0) or do { close $c; next };
+    (nonblocking($c) && nonblocking($u)) or do { close $c; close $u; next };
     my $p = { s => [$c, $u], path => $to{fileno $l}, buf => ['', ''], eof => [0, 0], shut => [0, 0] };
     if (try_connect($p)) { connected($p) } else { push @connecting, $p }
   }
 }
-if ($status & 127) { my $sig = $status & 127; $SIG{$_} = 'DEFAULT' for qw(INT TERM HUP); kill $sig, $$; POSIX::_exit(128 + $sig) }
-POSIX::_exit($status >> 8);
+if ($status & 127) { my $sig = $status & 127; $SIG{$_} = 'DEFAULT' for qw(INT TERM HUP); kill $sig, $$; exit 128 + $sig }
+exit $status >> 8;
 `;
 
 export type BridgeRoute = { port: number; socket: string };
@@ -197,14 +212,16 @@ export function bridgeArgs(p: BridgePlan): string[] {
 }
 
 // The command line that makes the bridge's peer check alone, then runs `command args`: the sandbox
-// probe's (sockets and POSIX, which the check does not need, cost it tens of milliseconds).
+// probe's (no listener: the check is what the probe needs to know).
 export function peerChecked(perl: string, command: string, args: string[]): { command: string; args: string[] } {
-  const script = `use strict; use Socket; sub fail { print STDERR "nightshift-bridge: $_[0]\\n"; exit 71 }\n{${PEER_CHECK}}\nexec { $ARGV[0] } @ARGV; fail("exec $ARGV[0]: $!");`;
+  known(process.arch);
+  const script = `use strict; sub fail { print STDERR "nightshift-bridge: $_[0]\\n"; exit 71 }\n{${PEER_CHECK}}\nexec { $ARGV[0] } @ARGV; fail("exec $ARGV[0]: $!");`;
   return { command: perl, args: ['-e', script, command, ...args] };
 }
 
 // The command line that runs `command args` behind the bridge.
 export function bridged(perl: string, plan: BridgePlan, command: string, args: string[]): { command: string; args: string[] } {
+  known(process.arch);
   return { command: perl, args: ['-e', SCRIPT, '--', ...bridgeArgs(plan), '--', command, ...args] };
 }
 
