@@ -61,7 +61,7 @@ export async function perToolBench(runs = 5) {
       fs.mkdirSync(path.join(d, 'prompts'));
       fs.chmodSync(d, 0o711);
       shareWithSession(path.join(d, 'vault'));
-      fs.writeFileSync(path.join(d, 'nightshift.yaml'), configYaml({ budget: { max_sessions_per_day: 1000 }, claude: { max_turns: CALLS + 10 }, top }));
+      fs.writeFileSync(path.join(d, 'nightshift.yaml'), configYaml({ budget: { max_sessions_per_day: 1000, max_usd_per_day: 10000 }, claude: { max_turns: CALLS + 10 }, top }));
       fs.writeFileSync(path.join(d, 'prompts', 'bench.md'), `---\nallowed_tools: ["Bash(echo:*)"]\n---\nSCENARIO=varied N=${calls}\n`);
       return { d, env: claudeTestEnv(d, api.url) };
     };

@@ -20,6 +20,7 @@ export function loadSdk(): NonNullable<typeof sdk> {
   return sdk;
 }
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const UNSUPPORTED_VERSION = /^Bad Request: Unsupported protocol version\b/;
 // An oversized body is read and dropped (so the client sees the 413) up to this much; then the
 // connection is cut.
 const MAX_DISCARD_BYTES = 64 * 1024 * 1024;
@@ -139,7 +140,12 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
     const { McpServer, StreamableHTTPServerTransport, tools, store } = await load();
     const server = new McpServer({ name: tools.SERVER_NAME, version: o.version }, { instructions: tools.INSTRUCTIONS });
     tools.registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, speaker: o.agent ?? null, logger: log, afterObserve: o.afterObserve, writes });
-    server.server.onerror = (err) => log.warn({ event: 'mcp_error', err }, `mcp: ${err.message}`);
+    server.server.onerror = (err) => {
+      // 2.1.332 opens with `server/discover` under a protocol the SDK does not speak (2026-07-28),
+      // is answered 400, and goes on with initialize: a step of every start, not a fault to warn of.
+      if (UNSUPPORTED_VERSION.test(err.message)) log.debug({ event: 'mcp_version_refused', err }, `mcp: ${err.message}; a client that speaks a version listed goes on with it`);
+      else log.warn({ event: 'mcp_error', err }, `mcp: ${err.message}`);
+    };
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close().catch(() => {});

@@ -346,3 +346,20 @@ test('the memory tools say their contract in few bytes: a budget per tool and in
   const long = await client.callTool({ name: 'observe', arguments: { text: 'x'.repeat(20_001) } });
   assert.equal(long.isError, true);
 });
+
+// 2.1.332 opens every session with a `server/discover` probe under MCP 2026-07-28, which the SDK
+// answers 400 before the CLI falls back to initialize: no warning in every session's log.
+test('a newer protocol version the client tries first is answered 400 and logged at debug, not warned of', async (t) => {
+  const { srv, logs } = await serve(t);
+  const probe = JSON.stringify({ jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: {} });
+  const r = await rawPost(srv.url, { ...MCP_HEADERS, authorization: `Bearer ${srv.token}`, 'mcp-protocol-version': '2026-07-28' }, [Buffer.from(probe)]);
+  assert.equal(r.status, 400);
+  assert.match(r.body, /Unsupported protocol version: 2026-07-28/);
+  const lines = logs.map((l) => JSON.parse(l) as { level: number; event?: string });
+  assert.deepEqual(lines.filter((l) => l.event === 'mcp_version_refused').map((l) => l.level), [20]);
+  assert.equal(lines.filter((l) => l.level >= 40).length, 0, logs.join(''));
+  // Control: another request the transport refuses is still a warning.
+  const bad = await rawPost(srv.url, { 'content-type': 'application/json', accept: 'text/html', authorization: `Bearer ${srv.token}` }, [Buffer.from(observeCall('x'))]);
+  assert.equal(bad.status, 406);
+  assert.ok(logs.map((l) => JSON.parse(l) as { level: number; event?: string }).some((l) => l.event === 'mcp_error' && l.level === 40), logs.join(''));
+});
