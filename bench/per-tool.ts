@@ -8,6 +8,8 @@
 //   relayed), nightshift's minus the bare CLI's: a whole session's noise does not enter it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type FakeApi, startFakeApi } from '../test/fake-api.js';
 import { CLAUDE, claudeTestEnv, configYaml, SANDBOX, shareWithSession } from '../test/helpers.js';
@@ -15,8 +17,8 @@ import { median, rotatedMedians, timedRun } from './timing.js';
 
 const CALLS = 60;
 
-function bareCli(env: NodeJS.ProcessEnv, cwd: string, calls: number): Promise<number> {
-  const args = ['-p', `SCENARIO=varied N=${calls}`, '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--max-turns', String(CALLS + 10), '--model', 'sonnet', '--allowedTools', 'Bash(echo:*)'];
+function bareCli(env: NodeJS.ProcessEnv, cwd: string, calls: number, settings?: string): Promise<number> {
+  const args = ['-p', `SCENARIO=varied N=${calls}`, '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--max-turns', String(CALLS + 10), '--model', 'sonnet', '--allowedTools', 'Bash(echo:*)', ...(settings ? ['--settings', settings] : [])];
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const c = spawn(CLAUDE, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -88,13 +90,24 @@ export async function perToolBench(runs = 5) {
         ['wall_nohooks', 'hooks:\n  enabled: false\n'],
       ];
       const sites = variants.map(([name, top]) => [name, site(`${name}-N`, CALLS + 1, top)] as const);
-      const g: Record<string, number[]> = { bare: [], ns: [] };
+      // The CLI's own price for an HTTP hook: the bare CLI with one that a loopback server answers
+      // `{}` at once (no decision, no wall, no bridge).
+      const hookServer = http.createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.end('{}'));
+      });
+      await new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r));
+      const hookSettings = path.join(dir, 'bare-hook.json');
+      fs.writeFileSync(hookSettings, JSON.stringify({ hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook`, timeout: 30 }] }] } }));
+      const g: Record<string, number[]> = { bare: [], bare_hook: [], ns: [] };
       for (const [name] of variants) g[name] = [];
       await rotatedMedians([
         ['bare', gapped(api, g.bare, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1))],
+        ['bare_hook', gapped(api, g.bare_hook, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1, hookSettings))],
         ['ns', gapped(api, g.ns, () => timedRun(long.env, long.d))],
         ...sites.map(([name, s]) => [name, gapped(api, g[name], () => timedRun(s.env, s.d))] as [string, () => Promise<number>]),
       ], runs);
+      hookServer.close();
       for (const k of Object.keys(g)) parts[k] = +(median(g[k]) - median(g.bare)).toFixed(1);
       console.log(`per tool call, median gap between API calls added over the bare CLI's ${median(g.bare).toFixed(1)} ms: ${Object.entries(parts).filter(([k]) => k !== 'bare').map(([k, v]) => `${k} +${v} ms`).join(', ')}`);
     }
