@@ -14,7 +14,7 @@ test('a refused key ends the session at once, naming the credential and its file
   writeAgent(ws, 'worker', 'SCENARIO=text');
   const before = api.unauthorized;
   const t0 = Date.now();
-  const r = await runJson(ws, 'worker', [], { ANTHROPIC_API_KEY: 'sk-ant-wrong-key-0000' });
+  const r = await runJson(ws, 'worker', [], { ANTHROPIC_API_KEY: 'sk-test-wrong-key-0000' });
   const ms = Date.now() - t0;
   assert.equal(r.record.outcome, 'error', r.ran.stderr);
   assert.match(r.record.error, /the API refused the credential \(401\): fix ANTHROPIC_API_KEY .*nightshift\.env/);
@@ -22,7 +22,7 @@ test('a refused key ends the session at once, naming the credential and its file
   // Without x-should-retry: false the CLI asks ten times more.
   assert.ok(api.unauthorized - before <= 2, `the API was asked ${api.unauthorized - before} times`);
   assert.ok(ms < 30_000, `took ${ms} ms`);
-  assert.doesNotMatch(r.ran.stderr + r.ran.stdout, /sk-ant-wrong-key-0000/, 'the key is never printed');
+  assert.doesNotMatch(r.ran.stderr + r.ran.stdout, /sk-test-wrong-key-0000/, 'the key is never printed');
 });
 
 // No credential at all, and no env file: refused before anything is pulled, reserved or spawned
@@ -52,7 +52,7 @@ test('no credential and no env file: refused before the charge, naming the env f
 test('a key the API refused today: the next start is refused before the charge; another key, or the mark released, runs', { timeout: 180_000 }, async (t) => {
   const ws = workspace(t, api.url, configYaml());
   writeAgent(ws, 'worker', 'SCENARIO=text');
-  const wrong = { ANTHROPIC_API_KEY: 'sk-ant-wrong-key-refused-1111' };
+  const wrong = { ANTHROPIC_API_KEY: 'sk-test-wrong-key-refused' };
   const envFile = path.join(ws.dir, 'nightshift.env');
   const first = await runJson(ws, 'worker', [], wrong);
   assert.equal(first.record.outcome, 'error', first.ran.stderr);
@@ -69,7 +69,7 @@ test('a key the API refused today: the next start is refused before the charge; 
   assert.match(refused.stderr, new RegExp(`Refused env file ${envFile.replace(/[.]/g, '\\.')}:\\n  - refused key: the API refused this ANTHROPIC_API_KEY \\(401\\) at ${hhmm} today \\(session ${first.record.id}\\).*nothing was started or charged\\. Fix: put a valid ANTHROPIC_API_KEY in ${envFile.replace(/[.]/g, '\\.')} .*\`nightshift hold release worker\``));
   assert.equal(ledgerRows(ws.dir).length, 1, 'nothing reserved: no new ledger row');
   assert.equal(api.seen.length, seen, 'the API was not asked');
-  assert.doesNotMatch(refused.stderr, /sk-ant-wrong-key-refused/);
+  assert.doesNotMatch(refused.stderr, /sk-test-wrong-key-refused/);
   const fires = await nightshift(['fires', '--json'], ws.env, ws.dir);
   const last = (JSON.parse(fires.stdout) as any[]).find((f) => f.kind === 'run' && f.exit_code === 78);
   assert.ok(last, fires.stdout);
