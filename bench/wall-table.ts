@@ -5,19 +5,27 @@ export type Row = { figure: string; goal: string; value: string; met: boolean; m
 export const README_START = '<!-- bench:wall-table -->';
 export const README_END = '<!-- /bench:wall-table -->';
 const HEAD = ['| figure | goal | measured | | when |', '|---|---|---|---|---|'];
+// The figures, in the table's order.
+const FIGURES = {
+  perTool: 'added to each tool call (`nightshift run` minus the bare CLI, 60 Bash calls)',
+  run: '`nightshift run` / bare CLI, one scripted session',
+  tick: '`tick` with nothing due / `node -e 0`',
+  status: '`status` / `node -e 0`',
+  query: 'memory query p50 over MCP at 10k',
+} as const;
 
 // Pure: the rows a bench report holds (only the figures that run measured), in the table's order.
 export function wallRows(r: Record<string, any>, measured = ''): Row[] {
   const rows: Row[] = [];
   const row = (figure: string, goal: string, value: string, met: boolean) => rows.push({ figure, goal, value, met, measured });
-  if (r.per_tool) row('added to each tool call (`nightshift run` minus the bare CLI, 60 Bash calls)', '≤ 10 ms', `${r.per_tool.added_per_call_ms} ms (bare ${r.per_tool.bare_per_call_ms} ms a call; median gap between calls +${r.per_tool.added_gap_ms} ms)`, r.per_tool.added_per_call_ms <= 10);
-  if (r.supervisor) row('`nightshift run` / bare CLI, one scripted session', '≤ 1.3', `${r.supervisor.ratio} (+${r.supervisor.added_ms} ms)`, r.supervisor.ratio <= 1.3);
-  if (r.tick) row('`tick` with nothing due / `node -e 0`', '≤ 2.5', `${r.tick.ratio} (${r.tick.median_ms} ms vs ${r.tick.node_floor_median_ms} ms)`, r.tick.ratio <= 2.5);
-  if (r.status) row('`status` / `node -e 0`', '≤ 2.5', `${r.status.ratio} (${r.status.median_ms} ms)`, r.status.ratio <= 2.5);
+  if (r.per_tool) row(FIGURES.perTool, '≤ 10 ms', `${r.per_tool.added_per_call_ms} ms (bare ${r.per_tool.bare_per_call_ms} ms a call; median gap between calls +${r.per_tool.added_gap_ms} ms)`, r.per_tool.added_per_call_ms <= 10);
+  if (r.supervisor) row(FIGURES.run, '≤ 1.3', `${r.supervisor.ratio} (+${r.supervisor.added_ms} ms)`, r.supervisor.ratio <= 1.3);
+  if (r.tick) row(FIGURES.tick, '≤ 2.5', `${r.tick.ratio} (${r.tick.median_ms} ms vs ${r.tick.node_floor_median_ms} ms)`, r.tick.ratio <= 2.5);
+  if (r.status) row(FIGURES.status, '≤ 2.5', `${r.status.ratio} (${r.status.median_ms} ms)`, r.status.ratio <= 2.5);
   const t = r.memory_mcp?.targets;
   if (t?.query_p50_at_10k_ms) {
     const ratio = t.query_p50_at_10k_ratio_to_reference;
-    row('memory query p50 over MCP at 10k', '≤ 5 ms and ≤ 0.2× the reference', `${t.query_p50_at_10k_ms.value} ms${ratio ? ` (${ratio.value}×)` : ''}`, t.query_p50_at_10k_ms.met && (!ratio || ratio.met));
+    row(FIGURES.query, '≤ 5 ms and ≤ 0.2× the reference', `${t.query_p50_at_10k_ms.value} ms${ratio ? ` (${ratio.value}×)` : ''}`, t.query_p50_at_10k_ms.met && (!ratio || ratio.met));
   }
   return rows;
 }
@@ -38,7 +46,7 @@ export function mergeReadme(readme: string, rows: Row[], measured: string): stri
   const old = readme.slice(a + README_START.length, b).split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| figure'));
   const figureOf = (l: string) => l.split(' | ')[0].slice(2);
   const fresh = new Map(rows.map((r) => [r.figure, line({ ...r, measured })]));
-  const order = wallRows({ per_tool: {}, supervisor: {}, tick: {}, status: {}, memory_mcp: { targets: { query_p50_at_10k_ms: {} } } }).map((r) => r.figure);
+  const order: string[] = Object.values(FIGURES);
   const kept = new Map(old.map((l) => [figureOf(l), l]));
   const body = order.map((f) => fresh.get(f) ?? kept.get(f)).filter((l): l is string => !!l);
   return `${readme.slice(0, a + README_START.length)}\n${[...HEAD, ...body].join('\n')}\n${readme.slice(b)}`;
