@@ -79,7 +79,7 @@ export async function main(deps: MainDeps): Promise<number> {
     if (cmd.stage === 'full') cmd.early?.({ flags, env: deps.env });
     if (cmd.stage === 'bare') return await cmd.run(bare);
     // Every command below sees the env file the units see.
-    const { configPath } = await import('../config/config.js');
+    const { configPath, loadConfigCached } = await import('../config/config-file.js');
     const configFile = configPath(flags.config, deps.env, deps.cwd);
     const { env: read, result: envFile } = loadEnvFile(envFilePath(flags['environment-file'], configFile, deps.cwd), deps.env, !!flags['environment-file'], !(cmd.stage === 'env' && cmd.lenientEnvFile));
     // The file read is hidden from every session, wherever it lies (sessions/wall/guest.ts).
@@ -87,9 +87,7 @@ export async function main(deps: MainDeps): Promise<number> {
     redact = makeRedactor(secretValues(env));
     const withEnv = { ...bare, env, envFile, configFile, journal };
     if (cmd.stage === 'env') return await cmd.run(withEnv);
-    const [{ loadConfig }, { createLogger }] = await Promise.all([import('../config/config.js'), import('../logs/logger.js')]);
-    mark('config_modules');
-    const config = loadConfig(configFile);
+    const [config, { createLogger }] = await Promise.all([loadConfigCached(configFile), import('../logs/logger.js')]);
     mark('config_loaded');
     const level = logLevel(env.NIGHTSHIFT_LOG_LEVEL);
     const tty = !!deps.stderrIsTTY && !journal && !flags.json;

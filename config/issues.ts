@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import { isMap, isScalar, isSeq, type Document, type LineCounter, type Scalar } from 'yaml';
 import { didYouMean } from '../core/suggest.js';
-import { show } from './schema.js';
+import { show } from './show.js';
 
 export function formatIssuePath(p: readonly PropertyKey[]): string {
   return p.length ? p.map((x) => (typeof x === 'number' ? `[${x}]` : String(x))).join('.').replace(/\.\[/g, '[') : '(top level)';

@@ -3,7 +3,7 @@
 // variable is warned about only when it is close to a name nightshift knows, and then the warning
 // names the file and the closest name.
 import { closest } from '../core/suggest.js';
-import { readAgents, type Agent } from './agents.js';
+import { readAgentsCached, type Agent } from './agent-file.js';
 import type { EnvFileResult } from './env-file.js';
 import type { Config } from './schema.js';
 import { NEVER_IN_SESSION } from './session-env.js';
@@ -57,11 +57,11 @@ export function envNameWarnings(names: readonly string[], file: string, passed: 
 
 // The env file's likely typos; the agents are read only when there is one, for the names their
 // `env:` passes on.
-export function envFileTypos(f: EnvFileResult, config: Config): string[] {
+export async function envFileTypos(f: EnvFileResult, config: Config): Promise<string[]> {
   if (!envNameWarnings(f.loaded, f.file).length) return [];
   let passed: string[] = [];
   try {
-    passed = readAgents(config).agents.flatMap((a) => a.env);
+    passed = (await readAgentsCached(config)).agents.flatMap((a) => a.env);
   } catch {
     // agents_dir unreadable: the commands that need it say so.
   }

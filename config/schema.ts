@@ -8,6 +8,7 @@ import { parseDuration } from './duration.js';
 import { formatSize, parseSize } from './size.js';
 import { parseDays, parseHours } from './schedule-spec.js';
 import { networkEntryProblem, normalizeHost } from './egress-policy.js';
+import { show } from './show.js';
 
 // A config is read once per process: zod's compiled parsers would cost more to build (~10 ms)
 // than they save on one parse.
@@ -20,7 +21,7 @@ const validateCron = (expr: string): boolean =>
 
 const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default', 'dontAsk', 'plan'] as const;
 
-export const show = (v: unknown) => (typeof v === 'string' ? `\`${v}\`` : `\`${JSON.stringify(v)}\` (${typeof v})`);
+export { show };
 
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 

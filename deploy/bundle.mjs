@@ -6,6 +6,7 @@
 // "CLI" only prints a result, so that its cache holds the whole session path compiled (state,
 // endpoints, capture, grading, report) for `nightshift run`.
 import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,6 +44,7 @@ const sqliteAddon = {
 };
 
 const root = path.join(import.meta.dirname, '..');
+const BUILD_PLACEHOLDER = 'nightshift-build-id-placeholder';
 const outfile = path.join(root, 'dist', 'bundle', 'cli.cjs');
 fs.rmSync(path.dirname(outfile), { recursive: true, force: true });
 const r = await build({
@@ -63,14 +65,17 @@ const r = await build({
   // package left outside must only be imported dynamically, else the bundle loads it at every start.
   external: ['@energetic-ai/*', 'discord.js', '@google/genai', 'execa'],
   // import.meta means the bundle file itself, as it did for each module (they sit as deep in dist/).
-  define: { 'import.meta.url': '__nightshiftUrl', 'import.meta.dirname': '__dirname' },
+  // The build's id (config/validated-cache.ts): a hash of the bundle's own text, set below.
+  define: { 'import.meta.url': '__nightshiftUrl', 'import.meta.dirname': '__dirname', __NIGHTSHIFT_BUILD__: JSON.stringify(BUILD_PLACEHOLDER) },
   banner: { js: "const __nightshiftUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 if (process.env.NIGHTSHIFT_BUNDLE_META) fs.writeFileSync(process.env.NIGHTSHIFT_BUNDLE_META, JSON.stringify(r.metafile));
 
 // A dynamic import() cannot run in the vm script; the loader passes its own in. The bundle has a
 // few (execa, and the optional packages by name); more would mean an external left static.
-const text = fs.readFileSync(outfile, 'utf8');
+const built = fs.readFileSync(outfile, 'utf8');
+if (!built.includes(BUILD_PLACEHOLDER)) throw new Error('Expected the bundle to carry its build id (config/validated-cache.ts)');
+const text = built.replaceAll(BUILD_PLACEHOLDER, createHash('sha256').update(built).digest('hex').slice(0, 32));
 const calls = text.match(/(?<![\w$.])import\(/g) ?? [];
 if (calls.length > 8) throw new Error(`Expected at most 8 dynamic imports in the bundle, got ${calls.length}`);
 // Pure ASCII, so the loader reads it as latin1 into a one-byte string: a single character above
@@ -86,14 +91,21 @@ fs.writeFileSync(outfile, text.replace(/(?<![\w$.])import\(/g, '__nightshiftImpo
 function tickForCache(cache, yaml, check) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-build-'));
   try {
-    for (const d of ['vault', 'prompts']) fs.mkdirSync(path.join(dir, d));
+    for (const d of ['vault', 'prompts', 'state']) fs.mkdirSync(path.join(dir, d));
     fs.writeFileSync(path.join(dir, 'nightshift.yaml'), yaml(dir));
-    const run = spawnSync(process.execPath, [path.join(root, 'dist', 'cli', 'bin.js'), 'tick', '--json'], {
-      cwd: dir,
-      // A key that is never sent (the stand-in calls no API): a session without one is refused.
-      env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), NIGHTSHIFT_BUILD_CODE_CACHE: cache, ANTHROPIC_API_KEY: 'sk-build-code-cache-never-sent' },
-      encoding: 'utf8',
-    });
+    // Twice: the first validates the config and agents and keeps what they gave
+    // (config/validated-cache.ts); the second, whose code is cached, starts as a timer's tick over
+    // an unchanged site does.
+    let run;
+    for (const last of [false, true]) {
+      run = spawnSync(process.execPath, [path.join(root, 'dist', 'cli', 'bin.js'), 'tick', '--json'], {
+        cwd: dir,
+        // A key that is never sent (the stand-in calls no API): a session without one is refused.
+        env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(dir, 'nightshift.yaml'), ...(last ? { NIGHTSHIFT_BUILD_CODE_CACHE: cache } : {}), ANTHROPIC_API_KEY: 'sk-build-code-cache-never-sent' },
+        encoding: 'utf8',
+      });
+      if (run.status !== 0) break;
+    }
     let answer = null;
     try {
       answer = JSON.parse(run.stdout);

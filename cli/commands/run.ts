@@ -50,10 +50,10 @@ export const liveLine = true;
 
 export async function run({ config, positionals, flags, io, logger, env }: FullContext): Promise<number> {
   const name = positional(positionals, 'run', 'agent');
-  const [{ loadAgent }, { runAgent }, { exitCodeOf }] = await Promise.all([import('../../config/agents.js'), import('../../daemon/tick/run.js'), import('../../daemon/tick/supervise.js')]);
+  const [{ loadAgentCached }, { runAgent }, { exitCodeOf }] = await Promise.all([import('../../config/agent-file.js'), import('../../daemon/tick/run.js'), import('../../daemon/tick/supervise.js')]);
   let r;
   try {
-    const agent = loadAgent(config, name);
+    const agent = await loadAgentCached(config, name);
     r = await withStopSignal(logger, 'ending the session', (signal) => runAgent(config, agent, { force: !!flags.force }, runDeps(io, logger, env, signal)));
   } catch (err) {
     // A script reading --json gets the refusal as data too; stderr still says it in words.

@@ -4,7 +4,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { dayOf } from '../../config/day.js';
 import type { Ledger } from '../../budget/ledger.js';
-import { readAgents } from '../../config/agents.js';
+import { readAgentsCached } from '../../config/agent-file.js';
 import type { Config } from '../../config/schema.js';
 import { VaultGit } from '../../vault/git-sync.js';
 import { lockOwner } from '../../core/lock.js';
@@ -43,7 +43,7 @@ function nextOf(f: Forecast, calendar: TickCalendar, ticks: Date[], at: Date) {
 // `nightshift status --json`: one look at the host. `timer`: when its ticks come (../schedule/timer-ticks.ts).
 // `past`: the timer's elapses from an instant (timer-ticks.ts), for the ticks it left without a fire.
 export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config), past: (from: Date) => Date[] = () => [], branches = openBranchesOf(config)) {
-  const { agents, broken } = readAgents(config);
+  const { agents, broken } = await readAgentsCached(config);
   const fires = firesLook(config, at, timer.calendar, past);
   mark('fires_looked');
   const look = {

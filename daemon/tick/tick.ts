@@ -2,7 +2,7 @@
 // dispatch picks the agent and the rest is the session path; the fire is settled with what the tick
 // did and the exit code it ends with.
 import { mark } from '../../core/profile.js';
-import { readAgents } from '../../config/agents.js';
+import { readAgentsCached } from '../../config/agent-file.js';
 import type { Config } from '../../config/schema.js';
 import type { FireTrigger, PassedOver } from '../../budget/fires.js';
 import { explain } from '../schedule/explain.js';
@@ -37,7 +37,7 @@ export async function tick(config: Config, deps: RunDeps, trigger: FireTrigger =
 
 async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Promise<TickResult> {
   mark('tick');
-  const { agents, broken } = readAgents(config);
+  const { agents, broken } = await readAgentsCached(config);
   mark('agents_read');
   const byName = new Map(agents.map((a) => [a.name, a]));
   deps.logger.info({ event: 'tick_start', trigger }, 'tick');

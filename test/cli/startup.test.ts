@@ -67,6 +67,15 @@ describe('start-up', () => {
     assert.deepEqual([...sessionOnly.slice(1, 6), ...sessionOnly.slice(8)].filter((f) => !files.includes(f)), []);
   });
 
+  test('a tick and status over an unchanged site load no schema: zod is behind the dynamic import a miss takes', () => {
+    for (const entry of ['config/config-file.js', 'config/agent-file.js', 'config/name-warnings.js', 'daemon/tick/tick.js', 'daemon/tick/status.js', 'cli/commands/tick.js', 'cli/commands/status.js']) {
+      const { packages } = staticGraph(path.join(ROOT, 'dist', entry));
+      assert.deepEqual(packages.filter((p) => p.endsWith('-> zod')), [], `${entry} loads zod at start`);
+    }
+    // Control: the walker finds zod where it is.
+    assert.ok(staticGraph(path.join(ROOT, 'dist', 'config', 'agents.js')).packages.some((p) => p.endsWith('-> zod')));
+  });
+
   test('every other command runs from the one bundled file, which requires only node builtins and the packages kept outside', (t) => {
     const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.cjs');
     const text = fs.readFileSync(bundle, 'utf8');
