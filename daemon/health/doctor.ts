@@ -21,7 +21,7 @@ import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from '../../config/config-fallback.js';
 import { formatDuration } from '../../config/duration.js';
 import { gitIn, vaultConflicts, VaultGit } from '../../vault/git-sync.js';
-import pino from 'pino';
+import { silentLogger } from '../../logs/logger.js';
 import { headBranch } from '../../vault/refs.js';
 import { withoutCredentials } from '../../sessions/wall/git-credentials.js';
 import { lockOwner } from '../../core/lock.js';
@@ -248,7 +248,7 @@ async function vaultChecks(l: LenientConfig): Promise<Check[]> {
   const first = c.git.branch ?? headBranch(c.vault) ?? 'HEAD';
   const empty = r.ok && !r.stdout.trim() ? ` and empty: the first session's push creates branch \`${first}\`${c.git.branch ? ' (git.branch)' : ` (the vault's HEAD; set git.branch in ${c.file} for another)`}` : '';
   out.push(r.ok ? ok('remote', `${c.git.remote} reachable${empty}`) : fail('remote', `git ls-remote ${c.git.remote}: ${firstLine(r.stderr) || 'failed'}`, `check the network and credentials: git -C ${c.vault} ls-remote ${c.git.remote}`));
-  out.push(unpushedCheck(await new VaultGit(c, pino({ enabled: false })).oldestUnpushedAge(new Date()).catch(() => null), c.vault, c.git.remote));
+  out.push(unpushedCheck(await new VaultGit(c, silentLogger()).oldestUnpushedAge(new Date()).catch(() => null), c.vault, c.git.remote));
   return out;
 }
 

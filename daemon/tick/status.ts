@@ -1,7 +1,7 @@
 // `nightshift status`: one look at the host, without the session machinery.
 import { mark } from '../../core/profile.js';
 import path from 'node:path';
-import pino from 'pino';
+import { silentLogger } from '../../logs/logger.js';
 import { dayOf } from '../../config/day.js';
 import type { Ledger } from '../../budget/ledger.js';
 import { readAgentsCached } from '../../config/agent-file.js';
@@ -21,7 +21,7 @@ import { GAP_WINDOW_MS, readFires, timerGaps } from './fires-view.js';
 // failure still reaches the caller, when it awaits.)
 export function unpushedOf(config: Config): Promise<number | null> {
   if (!config.git.enabled) return Promise.resolve(null);
-  const pending = new VaultGit(config, pino({ enabled: false })).unpushedCount();
+  const pending = new VaultGit(config, silentLogger()).unpushedCount();
   pending.catch(() => {});
   return pending;
 }
@@ -29,7 +29,7 @@ export function unpushedOf(config: Config): Promise<number | null> {
 // The nightshift/ branches holding work that is not on main (empty: git sync off, or none).
 export function openBranchesOf(config: Config): Promise<Array<{ name: string; local: boolean; remote: boolean }>> {
   if (!config.git.enabled) return Promise.resolve([]);
-  const pending = new VaultGit(config, pino({ enabled: false })).openBranches();
+  const pending = new VaultGit(config, silentLogger()).openBranches();
   pending.catch(() => {});
   return pending;
 }

@@ -287,9 +287,9 @@ test('draining with no outbox file creates nothing and never loads discord.js', 
   const dir = tempDir(t);
   const script = `
     import(${JSON.stringify(path.join(ROOT, 'dist/report/deliver.js'))}).then(async ({ deliver }) => {
-      const pino = require('pino');
+      const { silentLogger } = await import(${JSON.stringify(path.join(ROOT, 'dist/logs/logger.js'))});
       const d = await deliver(null, { stateDir: ${JSON.stringify(dir)}, apiBase: 'http://127.0.0.1:9/api', timeoutMs: 1000 },
-        { env: { DISCORD_WEBHOOK_URL: ${JSON.stringify(discord.webhookUrl)} }, logger: pino({ enabled: false }), redact: (t) => t, now: () => new Date() });
+        { env: { DISCORD_WEBHOOK_URL: ${JSON.stringify(discord.webhookUrl)} }, logger: silentLogger(), redact: (t) => t, now: () => new Date() });
       console.log(JSON.stringify({ d, discord: Object.keys(require.cache).some((k) => k.includes('discord.js')) }));
     });`;
   const r = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import pino from 'pino';
+import { silentLogger } from '../../logs/logger.js';
 import { validateConfig } from '../../config/config.js';
 import { changedPaths, emptyGitReport, leaveOut, VaultGit, weigh, type GitChecks } from '../../vault/git-sync.js';
 import { tempDir } from '../helpers.js';
@@ -35,7 +35,7 @@ test('leaveOut: each file over the file bound, then the largest until the total 
 async function commitOnce(dir: string, vault: string, limits: Record<string, string>, checks: Partial<GitChecks> = {}) {
   const config = validateConfig({ vault: './vault', state_dir: './state', limits }, path.join(dir, 'nightshift.yaml')).config!;
   const report = emptyGitReport();
-  await new VaultGit(config, pino({ enabled: false }), undefined, checks).commitAndPush({ id: 'S1', agent: 'a', outcome: 'ok', cost_usd: 0, turns: 1, result: null }, (x) => x, report);
+  await new VaultGit(config, silentLogger(), undefined, checks).commitAndPush({ id: 'S1', agent: 'a', outcome: 'ok', cost_usd: 0, turns: 1, result: null }, (x) => x, report);
   return report;
 }
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import pino from 'pino';
+import { silentLogger } from '../../logs/logger.js';
 import { validateConfig } from '../../config/config.js';
 import { emptyGitReport, VaultGit } from '../../vault/git-sync.js';
 import { tempDir } from '../helpers.js';
@@ -21,7 +21,7 @@ test('an empty remote: no pull failure, no push (and no "push failed") without a
   const branch = git(path.join(dir, 'vault'), 'symbolic-ref', '--short', 'HEAD');
   const config = validateConfig({ vault: './vault', state_dir: './state' }, path.join(dir, 'nightshift.yaml')).config!;
   fs.mkdirSync(path.join(dir, 'state'));
-  const vg = new VaultGit(config, pino({ enabled: false }));
+  const vg = new VaultGit(config, silentLogger());
   const before = emptyGitReport();
   await vg.pull(before);
   assert.equal(before.error, null, JSON.stringify(before));
