@@ -6,7 +6,8 @@ import { ConfigError } from '../core/errors.js';
 import { crossFieldProblems } from './rules.js';
 import { ConfigSchema, type Config } from './schema.js';
 import { issueLines, withLines } from './issues.js';
-import { checkDispatchAgents, configPath, readConfigDoc, type ConfigDoc } from './config-file.js';
+import { configPath } from './config-file.js';
+import { checkDispatchAgents, readConfigDoc, type ConfigDoc } from './config-doc.js';
 
 export { configPath };
 

@@ -72,6 +72,8 @@ describe('start-up', () => {
       const { packages } = staticGraph(path.join(ROOT, 'dist', entry));
       assert.deepEqual(packages.filter((p) => p.endsWith('-> zod')), [], `${entry} loads zod at start`);
     }
+    // Nor the YAML parser: a hit reads the kept config without it.
+    assert.deepEqual(staticGraph(path.join(ROOT, 'dist', 'config', 'config-file.js')).packages, []);
     // Control: the walker finds zod where it is.
     assert.ok(staticGraph(path.join(ROOT, 'dist', 'config', 'agents.js')).packages.some((p) => p.endsWith('-> zod')));
   });

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../../config/config.js';
-import { loadConfigCached } from '../../config/config-file.js';
+import { loadConfigCached, stateDirGuess } from '../../config/config-file.js';
 import { loadAgentCached, readAgentsCached } from '../../config/agent-file.js';
 import { readAgents } from '../../config/agents.js';
 import { VALIDATED_FILE } from '../../config/validated-cache.js';
@@ -115,6 +115,25 @@ describe('validated cache', () => {
     const none = site(t, RICH, { state: false });
     assert.equal((await loadConfigCached(none.file, 'build-1')).claude.model, 'opus');
     assert.equal(fs.existsSync(path.join(none.dir, 'state')), false);
+  });
+
+  test('the state_dir is read off its line to find the kept file; a text it cannot read that way is validated every time', async (t) => {
+    const file = '/srv/site/nightshift.yaml';
+    assert.equal(stateDirGuess('vault: ./v\nstate_dir: ./custom   # kept here\n', file), '/srv/site/custom');
+    assert.equal(stateDirGuess("state_dir: '/var/lib/ns'\n", file), '/var/lib/ns');
+    assert.equal(stateDirGuess('state_dir: "../st"\n', file), '/srv/st');
+    assert.equal(stateDirGuess('# state_dir: ./not-this\nvault: ./v\n', file), '/srv/site/state');
+    // An escape the line cannot be read without a parser: the guess is the default, which is not
+    // where this config keeps its state, so nothing is kept anywhere and each load validates.
+    const s = site(t, RICH.replace('state_dir: ./state', 'state_dir: "./re\\x61l"'));
+    fs.mkdirSync(path.join(s.dir, 'real'));
+    for (let i = 0; i < 2; i++) assert.equal((await loadConfigCached(s.file, 'build-1')).state_dir, path.join(s.dir, 'real'));
+    assert.deepEqual([fs.existsSync(s.kept), fs.existsSync(path.join(s.dir, 'real', VALIDATED_FILE))], [false, false]);
+    // Control: the same config with a plain line is kept where its state is.
+    const plain = site(t, RICH.replace('state_dir: ./state', 'state_dir: ./real'));
+    fs.mkdirSync(path.join(plain.dir, 'real'));
+    await loadConfigCached(plain.file, 'build-1');
+    assert.ok(fs.existsSync(path.join(plain.dir, 'real', VALIDATED_FILE)));
   });
 
   test('agents: a hit is the kept front matter under today\'s config; a changed file or a broken one validates', async (t) => {
