@@ -4,7 +4,6 @@
 // is still alive), and a dead owner's lock is taken at once.
 import fs from 'node:fs';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import { isAlive, readProc } from './process-tree.js';
 
 // What the lock says of itself: a pino logger fits (core/ imports nothing above it).
@@ -89,6 +88,9 @@ const wait = (ms: number, signal?: AbortSignal) =>
 // or when `signal` aborts the wait (a stop request never waits a lock out).
 export async function acquireLock(file: string, o: { timeoutMs: number; purpose: string; logger?: Logger; signal?: AbortSignal }): Promise<Held | null> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
+  // Loaded here, not at start: with graceful-fs and signal-exit it is a few ms that `status`,
+  // which only reads who holds a lock, never needs.
+  const { default: lockfile } = await import('proper-lockfile');
   const deadline = Date.now() + o.timeoutMs;
   for (;;) {
     if (o.signal?.aborted) return null;
