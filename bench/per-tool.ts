@@ -17,21 +17,47 @@ import { median, rotatedMedians, timedRun } from './timing.js';
 
 const CALLS = 60;
 
-function bareCli(env: NodeJS.ProcessEnv, cwd: string, calls: number, settings?: string): Promise<number> {
-  const args = ['-p', `SCENARIO=varied N=${calls}`, '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--max-turns', String(CALLS + 10), '--model', 'sonnet', '--allowedTools', 'Bash(echo:*)', ...(settings ? ['--settings', settings] : [])];
+// `hook`: none; an HTTP PreToolUse hook from a settings file; or `control`, the Agent SDK's way
+// (the prompt a stream-json message on stdin, after an `initialize` control request registering a
+// PreToolUse callback that the CLI asks for on stdout and we answer `{}` on stdin); `stream`: the
+// same stdin input without a hook, its baseline.
+type BareHook = { settings: string } | 'control' | 'stream' | null;
+function bareCli(env: NodeJS.ProcessEnv, cwd: string, calls: number, hook: BareHook = null): Promise<number> {
+  const prompt = `SCENARIO=varied N=${calls}`;
+  const stdin = hook === 'control' || hook === 'stream';
+  const args = ['-p', ...(stdin ? ['--input-format', 'stream-json'] : [prompt]), '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--max-turns', String(CALLS + 10), '--model', 'sonnet', '--allowedTools', 'Bash(echo:*)', ...(hook && typeof hook === 'object' ? ['--settings', hook.settings] : [])];
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const c = spawn(CLAUDE, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(CLAUDE, args, { env, cwd, stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const send = (o: unknown) => c.stdin!.write(`${JSON.stringify(o)}\n`);
     let out = '';
     let err = '';
-    c.stdout.on('data', (d) => (out += d));
-    c.stderr.on('data', (d) => (err += d));
+    let rest = '';
+    let callbacks = 0;
+    c.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (!stdin) return;
+      const lines = (rest + d).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        const m = JSON.parse(line);
+        if (m.type === 'control_request' && m.request?.subtype === 'hook_callback') {
+          callbacks++;
+          send({ type: 'control_response', response: { subtype: 'success', request_id: m.request_id, response: {} } });
+        }
+        if (m.type === 'result') c.stdin!.end();
+      }
+    });
+    c.stderr!.on('data', (d) => (err += d));
     c.on('error', reject);
+    if (hook === 'control') send({ type: 'control_request', request_id: 'init', request: { subtype: 'initialize', hooks: { PreToolUse: [{ matcher: null, hookCallbackIds: ['h0'] }] } } });
+    if (stdin) send({ type: 'user', message: { role: 'user', content: prompt }, parent_tool_use_id: null, session_id: '' });
     c.on('close', (code) => {
       const ms = performance.now() - t0;
-      // Every call must have run: a session cut short would read as a cheap one.
+      // Every call must have run (a session cut short would read as a cheap one), and with the
+      // control hook every call must have asked it.
       const results = (out.match(/"type":"tool_result"/g) ?? []).length;
-      if (code !== 0 || results !== calls) reject(new Error(`bare CLI exited ${code} after ${results} of ${calls} tool results:\n${err.slice(-1500)}`));
+      if (code !== 0 || results !== calls || (hook === 'control' && callbacks !== calls)) reject(new Error(`bare CLI exited ${code} after ${results} of ${calls} tool results (${callbacks} hook callbacks):\n${err.slice(-1500)}`));
       else resolve(ms);
     });
   });
@@ -99,16 +125,22 @@ export async function perToolBench(runs = 5) {
       await new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r));
       const hookSettings = path.join(dir, 'bare-hook.json');
       fs.writeFileSync(hookSettings, JSON.stringify({ hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook`, timeout: 30 }] }] } }));
-      const g: Record<string, number[]> = { bare: [], bare_hook: [], ns: [] };
+      const g: Record<string, number[]> = { bare: [], bare_hook: [], bare_stream: [], bare_control_hook: [], ns: [] };
       for (const [name] of variants) g[name] = [];
       await rotatedMedians([
         ['bare', gapped(api, g.bare, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1))],
-        ['bare_hook', gapped(api, g.bare_hook, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1, hookSettings))],
+        ['bare_hook', gapped(api, g.bare_hook, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1, { settings: hookSettings }))],
+        // The same hook over the control protocol, and its baseline (the prompt on stdin).
+        ['bare_stream', gapped(api, g.bare_stream, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1, 'stream'))],
+        ['bare_control_hook', gapped(api, g.bare_control_hook, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1, 'control'))],
         ['ns', gapped(api, g.ns, () => timedRun(long.env, long.d))],
         ...sites.map(([name, s]) => [name, gapped(api, g[name], () => timedRun(s.env, s.d))] as [string, () => Promise<number>]),
       ], runs);
       hookServer.close();
       for (const k of Object.keys(g)) parts[k] = +(median(g[k]) - median(g.bare)).toFixed(1);
+      // Each hook against its own baseline, the control hook's the prompt on stdin.
+      parts.http_hook_itself = +(median(g.bare_hook) - median(g.bare)).toFixed(1);
+      parts.control_hook_itself = +(median(g.bare_control_hook) - median(g.bare_stream)).toFixed(1);
       console.log(`per tool call, median gap between API calls added over the bare CLI's ${median(g.bare).toFixed(1)} ms: ${Object.entries(parts).filter(([k]) => k !== 'bare').map(([k, v]) => `${k} +${v} ms`).join(', ')}`);
     }
     const out = {
