@@ -32,38 +32,37 @@ checked where no timer is installed. The last fires are listed (see nightshift f
 
 export const stage = 'full';
 
-type Early = { path: string | undefined; now: Date; ticks: Promise<{ ticks: Date[]; calendar: TickCalendar }>; past: Promise<{ from: Date; ticks: Date[] } | null> };
+type Early = { path: string | undefined; now: Date; modules: Promise<[typeof import('../../daemon/schedule/timer-ticks.js'), typeof import('../../daemon/tick/fires-view.js')]> };
 let started: Early | null = null;
 
-// Before the config loads (cli/main.ts): the timer's ticks from now, and from where the tick gaps
-// are looked for, each a systemd-analyze that runs beside the config's load instead of after it.
-export function early({ flags, env }: { flags: Flags; env: NodeJS.ProcessEnv }): Early {
-  const now = new Date();
-  const asked = Promise.all([import('../../daemon/schedule/timer-ticks.js'), import('../../daemon/tick/fires-view.js')]).then(([{ tickCalendar, timerTicksAsync }, { gapsFrom }]) => {
-    const from = gapsFrom(now, tickCalendar(flags.prefix));
-    return {
-      ticks: timerTicksAsync(flags.prefix, now, env.PATH),
-      past: from ? timerTicksAsync(flags.prefix, from, env.PATH).then((t) => ({ from, ticks: t.ticks })) : null,
-    };
-  });
-  const ticks = asked.then((a) => a.ticks);
-  const past = asked.then((a) => a.past);
-  ticks.catch(() => {});
-  past.catch(() => {});
-  return (started = { path: env.PATH, now, ticks, past });
+// Before the config loads (cli/main.ts): the modules the timer's ticks need, loaded beside it.
+export function early({ env }: { flags: Flags; env: NodeJS.ProcessEnv }): Early {
+  const modules = Promise.all([import('../../daemon/schedule/timer-ticks.js'), import('../../daemon/tick/fires-view.js')]);
+  modules.catch(() => {});
+  return (started = { path: env.PATH, now: new Date(), modules });
+}
+
+// The timer's ticks from now, and from where the tick gaps are looked for: systemd-analyze's lists
+// as kept in state_dir while they cover them (daemon/schedule/elapses-kept.ts).
+async function timerOf(ahead: Early, prefix: string | undefined, stateDir: string) {
+  const [{ tickCalendar, timerTicksAsync }, { gapsFrom }] = await ahead.modules;
+  const from = gapsFrom(ahead.now, tickCalendar(prefix));
+  return Promise.all([
+    timerTicksAsync(prefix, ahead.now, ahead.path, stateDir),
+    from ? timerTicksAsync(prefix, from, ahead.path, stateDir).then((t) => ({ from, ticks: t.ticks })) : null,
+  ]);
 }
 
 export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
   const [{ status, unpushedOf, openBranchesOf }, { timerTicks, calendarLine }] = await Promise.all([import('../../daemon/tick/status.js'), import('../../daemon/schedule/timer-ticks.js')]);
   mark('status_modules');
-  // The timer's ticks were asked for before the config loaded (early, above); asked again only if
-  // the env file changed PATH, where systemd-analyze is looked for.
+  // The env file may have changed PATH, where systemd-analyze is looked for.
   const ahead = started && started.path === env.PATH ? started : early({ flags, env });
   const now = ahead.now;
   const unpushed = unpushedOf(config);
   const branches = openBranchesOf(config);
   mark('git_started');
-  const [timer, before] = await Promise.all([ahead.ticks, ahead.past]);
+  const [timer, before] = await timerOf(ahead, flags.prefix, config.state_dir);
   mark('timer_ticks');
   const past = (from: Date) => (before && from.getTime() === before.from.getTime() ? before.ticks : timerTicks(flags.prefix, from, env.PATH).ticks);
   const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, timer, unpushed, past, branches));

@@ -52,6 +52,7 @@ function calendarAnswer(r: { error?: Error; status: number | null; stdout: strin
 // only that far).
 const FIRST = 200;
 const MAX = 12_000;
+export const MAX_ELAPSES = MAX;
 export function elapsesWithin(spec: string, from: Date, horizonMs: number, pathEnv: string | undefined): CalendarCheck {
   const end = from.getTime() + horizonMs;
   let r = checkCalendar(spec, pathEnv, FIRST, from);
