@@ -1,68 +1,16 @@
 // Agents are `<agents_dir>/<name>.md`: YAML front matter (all optional, falling back to config)
-// and the prompt as body. One zod schema, errors name the agent file.
+// and the prompt as body, checked by one zod schema (agent-schema.ts); errors name the agent file.
+// agent-file.ts gives the same without loading the schema for a text this build validated before.
 import fs from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parse as parseYaml, parseDocument } from 'yaml';
-import { z } from 'zod';
-import { issueLines, withLines, yamlMessage } from './issues.js';
-import { duration, network, toolSet, type Config } from './schema.js';
+import type { Config } from './schema.js';
 import { didYouMean } from '../core/suggest.js';
 import { ConfigError, UsageError } from '../core/errors.js';
-import { NEVER_IN_SESSION } from './session-env.js';
-import { AGENT_NAME, agentOf, collectAgents, readAgentFiles, splitFrontMatter, type Agent, type AgentText, type BrokenAgent } from './agent-file.js';
+import { AGENT_NAME, agentOf, collectAgents, readAgentFiles, type Agent, type BrokenAgent } from './agent-text.js';
+import { validateAgentText } from './agent-schema.js';
 
-export { AGENT_NAME, offeredTools, ruleTool, splitFrontMatter, type Agent, type BrokenAgent } from './agent-file.js';
-
-const AgentSchema = z.strictObject({
-  name: z.string().optional(), // informative only: the file name is the agent's name
-  description: z.string().default(''),
-  model: z.string().min(1).optional(),
-  max_turns: z.number().int().positive().optional(),
-  timeout: duration(1000).optional(),
-  idle_timeout: duration(1000).optional(),
-  allowed_tools: z.array(z.string().min(1)).min(1).optional(),
-  // The built-in tools this agent's sessions get (else claude.tools); with allowed_tools, at most
-  // those its rules name (offeredTools).
-  tools: toolSet.optional(),
-  max_runs_per_day: z.number().int().positive().optional(),
-  // Hosts its sessions may reach (the site's `network:` when absent): none, open, or a list.
-  network: network.optional(),
-  // Variables of the supervisor's environment passed into this agent's sessions (by name only).
-  env: z
-    .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'Expected a variable name'))
-    .default([])
-    .superRefine((names, ctx) => {
-      names.forEach((n, i) => {
-        if (NEVER_IN_SESSION.has(n)) ctx.addIssue({ code: 'custom', path: [i], message: `Expected a variable a session may hold, got \`${n}\` (the supervisor's own; never passed to a session)` });
-      });
-    }),
-});
-
-// Pure: what an agent file's text gives before the config's fallbacks: its front matter through
-// the schema and its prompt; a ConfigError names each bad field with its line.
-export function validateAgentText(file: string, text: string): AgentText {
-  const { data, body } = splitFrontMatter(text);
-  // A front matter that never closes would be read as prompt text with every default.
-  if (data === null && /^---[ \t]*\r?\n/.test(text)) throw new ConfigError(file, ['front matter: opened with `---` on the first line and never closed with a `---` line'], { what: 'agent file' });
-  let raw: unknown = {};
-  if (data !== null) {
-    try {
-      raw = parseYaml(data) ?? {};
-    } catch (err) {
-      throw new ConfigError(file, [`front matter: ${yamlMessage((err as Error).message)}`], { cause: err, what: 'agent file' });
-    }
-  }
-  const parsed = AgentSchema.safeParse(raw);
-  if (!parsed.success) {
-    // Each bad field with its line in the file (the front matter begins on line 2).
-    const lines = new LineCounter();
-    const doc = parseDocument(data ?? '', { lineCounter: lines });
-    throw new ConfigError(file, withLines(issueLines(parsed.error.issues, raw, AgentSchema), doc, lines, file, 1), { what: 'agent file' });
-  }
-  const prompt = body.trim();
-  if (!prompt) throw new ConfigError(file, ['(body): Expected a prompt after the front matter, got nothing'], { what: 'agent file' });
-  return { front: parsed.data, prompt };
-}
+export { AGENT_NAME, offeredTools, ruleTool, type Agent, type BrokenAgent } from './agent-text.js';
+export { splitFrontMatter, validateAgentText, type AgentFrontMatter, type AgentText } from './agent-schema.js';
 
 // Pure: builds an Agent from the file text and the config it falls back to.
 export function parseAgent(name: string, file: string, text: string, config: Config): Agent {
@@ -102,6 +50,3 @@ export function loadAgent(config: Config, name: string): Agent {
   }
   return parseAgent(name, file, fs.readFileSync(file, 'utf8'), config);
 }
-
-// What the schema makes of an agent's front matter.
-export type AgentFrontMatter = z.output<typeof AgentSchema>;

@@ -5,7 +5,7 @@ import { withLines, yamlMessage } from './issues.js';
 import { unknownDispatchAgents } from './rules.js';
 import { agentNames } from './agent-names.js';
 import type { Config } from './schema.js';
-import { readConfigText } from './config-file.js';
+import { readConfigText } from './config-path.js';
 import { show } from './show.js';
 
 export type ConfigDoc = { text: string; doc: Document; lines: LineCounter; data: Record<string, unknown> | null | undefined };

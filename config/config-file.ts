@@ -1,28 +1,14 @@
 // Finding and reading the config file, and the config a build already validated
 // (validated-cache.ts): on a hit neither the YAML parser nor the schema loads.
-import fs from 'node:fs';
 import path from 'node:path';
-import { CONFIG_DEFAULT_FILE, CONFIG_ENV, DEFAULTS } from './defaults.js';
-import { ConfigError } from '../core/errors.js';
+import { DEFAULTS } from './defaults.js';
+import { configPath, readConfigText } from './config-path.js';
 import { unknownDispatchAgents } from './rules.js';
 import { agentNames } from './agent-names.js';
 import type { Config } from './schema.js';
 import { bundleBuild, validatedCache } from './validated-cache.js';
 
-// Where the config comes from: --config, else $NIGHTSHIFT_CONFIG, else ./nightshift.yaml.
-export function configPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
-  return path.resolve(cwd, flag ?? env[CONFIG_ENV] ?? CONFIG_DEFAULT_FILE);
-}
-
-export function readConfigText(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'file not found (pass --config PATH or set NIGHTSHIFT_CONFIG)' : `cannot read: ${code ?? String(err)}`;
-    throw new ConfigError(file, [why], { cause: err });
-  }
-}
+export { configPath, readConfigText };
 
 // Pure: where a config text's state_dir most likely is, read off its top-level line without a
 // YAML parser. Only where the kept validation is looked for: a hit must hold this exact text

@@ -6,7 +6,7 @@ import { ConfigError } from '../core/errors.js';
 import { crossFieldProblems } from './rules.js';
 import { ConfigSchema, type Config } from './schema.js';
 import { issueLines, withLines } from './issues.js';
-import { configPath } from './config-file.js';
+import { configPath } from './config-path.js';
 import { checkDispatchAgents, readConfigDoc, type ConfigDoc } from './config-doc.js';
 
 export { configPath };

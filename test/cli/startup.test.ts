@@ -68,7 +68,7 @@ describe('start-up', () => {
   });
 
   test('a tick and status over an unchanged site load no schema: zod is behind the dynamic import a miss takes', () => {
-    for (const entry of ['config/config-file.js', 'config/agent-file.js', 'config/name-warnings.js', 'daemon/tick/tick.js', 'daemon/tick/status.js', 'cli/commands/tick.js', 'cli/commands/status.js']) {
+    for (const entry of ['config/config-file.js', 'config/config-path.js', 'config/agent-file.js', 'config/agent-text.js', 'config/name-warnings.js', 'daemon/tick/tick.js', 'daemon/tick/status.js', 'cli/commands/tick.js', 'cli/commands/status.js']) {
       const { packages } = staticGraph(path.join(ROOT, 'dist', entry));
       assert.deepEqual(packages.filter((p) => p.endsWith('-> zod')), [], `${entry} loads zod at start`);
     }
