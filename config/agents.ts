@@ -19,20 +19,12 @@ export function parseAgent(name: string, file: string, text: string, config: Con
 
 // Every agent in agents_dir, sorted by name. A bad file fails the whole listing, naming it.
 export function loadAgents(config: Config): Agent[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(config.agents_dir).filter((f) => f.endsWith('.md')).sort();
-  } catch (err) {
-    throw new ConfigError(config.file, [`agents_dir: cannot read ${config.agents_dir}: ${(err as NodeJS.ErrnoException).code}`], { cause: err });
-  }
-  return names.map((f) => {
-    const name = f.slice(0, -3);
-    const file = path.join(config.agents_dir, f);
+  return readAgentFiles(config).map(({ name, file, text }) => {
     if (!AGENT_NAME.test(name)) throw new ConfigError(file, [`(file name): Expected an agent name of a-z, 0-9, - and _, got \`${name}\``], { what: 'agent file' });
-    return parseAgent(name, file, fs.readFileSync(file, 'utf8'), config);
+    if (text instanceof Error) throw text;
+    return parseAgent(name, file, text, config);
   });
 }
-
 
 // Every agent that validates, and the ones that do not: one bad file never stops the rest (a
 // timer's every tick would fail on it). agents_dir itself unreadable still throws.

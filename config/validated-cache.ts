@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { giveToFolderOwner } from '../core/file-access.js';
+import { writeWhole } from '../core/file-access.js';
 
 declare const __NIGHTSHIFT_BUILD__: string | undefined;
 
@@ -62,20 +62,9 @@ export function validatedCache(stateDir: string, build: string | null = bundleBu
       es[key] = { text, value: copy };
       const keys = Object.keys(es);
       for (const old of keys.slice(0, Math.max(0, keys.length - MAX_ENTRIES))) delete es[old];
-      // Whole or not at all: a reader never sees half a file. A state_dir not made yet, or one
-      // this user may not write, keeps nothing: the next command validates in full.
-      const tmp = `${file}.${process.pid}.tmp`;
-      try {
-        fs.writeFileSync(tmp, JSON.stringify({ build, node: process.version, entries: es }), { mode: 0o600 });
-        giveToFolderOwner(tmp);
-        fs.renameSync(tmp, file);
-      } catch {
-        try {
-          fs.rmSync(tmp, { force: true });
-        } catch {
-          // nothing was left
-        }
-      }
+      // A state_dir not made yet, or one this user may not write, keeps nothing: the next command
+      // validates in full.
+      writeWhole(file, JSON.stringify({ build, node: process.version, entries: es }), 0o600);
     },
   };
 }

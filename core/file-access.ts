@@ -175,3 +175,23 @@ export function giveToFolderOwner(p: string, fd?: number): void {
     // the file stays root's; doctor's access check names it
   }
 }
+
+// Whole or not at all: written beside `file`, given to the folder's owner, renamed over it, so a
+// reader never sees half. False when it could not be (no folder, no right to write it): for a
+// file that is only ever a saving, never the record.
+export function writeWhole(file: string, text: string, mode: number): boolean {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(tmp, text, { mode });
+    giveToFolderOwner(tmp);
+    fs.renameSync(tmp, file);
+    return true;
+  } catch {
+    try {
+      fs.rmSync(tmp, { force: true });
+    } catch {
+      // nothing was left
+    }
+    return false;
+  }
+}

@@ -5,7 +5,7 @@
 // spec, /etc/localtime, zone data or systemd-analyze) asks systemd again. A failed ask is never kept.
 import fs from 'node:fs';
 import path from 'node:path';
-import { giveToFolderOwner } from '../../core/file-access.js';
+import { writeWhole } from '../../core/file-access.js';
 import { elapsesWithinAsync, MAX_ELAPSES, type CalendarCheck } from './calendar.js';
 
 export const ELAPSES_FILE = 'elapses.json';
@@ -76,17 +76,6 @@ export async function elapsesKept(spec: string, from: Date, horizonMs: number, p
   // Read again, the other specs' lists as kept now (each spec of a timer asks at once).
   const now = readKept(file);
   now[spec] = entry;
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    fs.writeFileSync(tmp, JSON.stringify(now), { mode: 0o644 });
-    giveToFolderOwner(tmp);
-    fs.renameSync(tmp, file);
-  } catch {
-    try {
-      fs.rmSync(tmp, { force: true });
-    } catch {
-      // nothing was left
-    }
-  }
+  writeWhole(file, JSON.stringify(now), 0o644);
   return servedFrom(entry, spec, source, from, horizonMs) ?? elapsesWithinAsync(spec, from, horizonMs, pathEnv);
 }
