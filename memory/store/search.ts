@@ -67,8 +67,9 @@ export function similar(s: StoreCore, text: string, opts: { limit?: number; min?
 export function sourcesOf(s: StoreCore, memoryIds: number[]): Map<number, string[]> {
   const out = new Map<number, string[]>();
   if (!memoryIds.length) return out;
+  // The ids outer (CROSS JOIN), not `IN (SELECT ... json_each)`: no temporary index built, half the time for a query's 10.
   const rows = s.stmt(
-    `SELECT memory_id, source FROM observations WHERE memory_id IN (SELECT value FROM json_each(?)) AND source IS NOT NULL ORDER BY created_at, id`,
+    `SELECT o.memory_id, o.source FROM json_each(?) j CROSS JOIN observations o ON o.memory_id = j.value WHERE o.source IS NOT NULL ORDER BY o.created_at, o.id`,
   ).all(ids(memoryIds)) as Array<{ memory_id: number; source: string }>;
   for (const r of rows) {
     const list = out.get(r.memory_id) ?? [];
@@ -136,18 +137,24 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
           },
     vectorTop: (qvec, depth) => keep(s.vectors?.top(qvec, depth) ?? []),
     // The walk's one read of the graph; it never steps onto a memory this query may not return.
-    edgesAround: (frontier, shares) =>
-      (w
+    // The frontier ascending and outer (CROSS JOIN): the rows come in the order `IN (SELECT ...
+    // json_each)` gave them (its list is walked ascending), which the walk's sums follow, in less time.
+    edgesAround: (frontier, shares) => {
+      const f = ids([...frontier].sort((a, b) => a - b));
+      return (w
         ? s.stmt(
-            `SELECT e.from_id, e.to_id, e.type, e.weight FROM edges e JOIN memories m ON m.id = e.to_id WHERE e.from_id IN (SELECT value FROM json_each(?)) AND (? OR e.type != 'shares') AND ${w.sql}
-             UNION ALL SELECT e.from_id, e.to_id, e.type, e.weight FROM edges e JOIN memories m ON m.id = e.from_id WHERE e.to_id IN (SELECT value FROM json_each(?)) AND (? OR e.type != 'shares') AND ${w.sql}`,
-          ).all(ids(frontier), shares ? 1 : 0, ...w.args, ids(frontier), shares ? 1 : 0, ...w.args)
+            `SELECT e.from_id, e.to_id, e.type, e.weight FROM json_each(?) j CROSS JOIN edges e ON e.from_id = j.value JOIN memories m ON m.id = e.to_id WHERE (? OR e.type != 'shares') AND ${w.sql}
+             UNION ALL SELECT e.from_id, e.to_id, e.type, e.weight FROM json_each(?) j CROSS JOIN edges e ON e.to_id = j.value JOIN memories m ON m.id = e.from_id WHERE (? OR e.type != 'shares') AND ${w.sql}`,
+          ).all(f, shares ? 1 : 0, ...w.args, f, shares ? 1 : 0, ...w.args)
         : s.stmt(
-            `SELECT from_id, to_id, type, weight FROM edges WHERE from_id IN (SELECT value FROM json_each(@f)) AND (@shares OR type != 'shares')
-             UNION ALL SELECT from_id, to_id, type, weight FROM edges WHERE to_id IN (SELECT value FROM json_each(@f)) AND (@shares OR type != 'shares')`,
-          ).all({ f: ids(frontier), shares: shares ? 1 : 0 })) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>,
+            `SELECT e.from_id, e.to_id, e.type, e.weight FROM json_each(@f) j CROSS JOIN edges e ON e.from_id = j.value WHERE (@shares OR e.type != 'shares')
+             UNION ALL SELECT e.from_id, e.to_id, e.type, e.weight FROM json_each(@f) j CROSS JOIN edges e ON e.to_id = j.value WHERE (@shares OR e.type != 'shares')`,
+          ).all({ f, shares: shares ? 1 : 0 })) as Array<{ from_id: number; to_id: number; type: EdgeType; weight: number }>;
+    },
+    // The ids drive the join (CROSS JOIN keeps them outer): as `id IN (SELECT ... json_each)` the
+    // possibly-outdated check cost ~0.1 ms more at 10k memories (~140 candidates). The ids are distinct.
     states: (memoryIds) =>
-      s.stmt(`SELECT id, text, salience, ${asOf === null ? 'updated_at' : LAST_SEEN_THEN} AS last_seen, faded, superseded_by, speaker, valid_from, valid_to, ${OUTDATED(s)} AS outdated FROM memories m WHERE id IN (SELECT value FROM json_each(?)) AND ${w?.sql ?? '1'}`).all(
+      s.stmt(`SELECT m.id, m.text, m.salience, ${asOf === null ? 'm.updated_at' : LAST_SEEN_THEN} AS last_seen, m.faded, m.superseded_by, m.speaker, m.valid_from, m.valid_to, ${OUTDATED(s)} AS outdated FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value WHERE ${w?.sql ?? '1'}`).all(
         ...(asOf === null ? [] : [asOf]),
         asOf ?? s.iso(),
         asOf ?? s.iso(),
@@ -167,7 +174,7 @@ function recallSource(s: StoreCore, asOf: string | null): RecallSource {
       }>,
     speakers: () => s.stmt('SELECT name FROM speakers').pluck().all() as string[],
     texts: (memoryIds) =>
-      s.stmt('SELECT id, text, category, faded, superseded_by FROM memories WHERE id IN (SELECT value FROM json_each(?))').all(ids(memoryIds)) as Array<{
+      s.stmt('SELECT m.id, m.text, m.category, m.faded, m.superseded_by FROM json_each(?) j CROSS JOIN memories m ON m.id = j.value').all(ids(memoryIds)) as Array<{
         id: number;
         text: string;
         category: Category;
