@@ -18,6 +18,7 @@ import { VectorIndex, fromBlob, toBlob } from './vectors.js';
 
 export class StoreCore {
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly rawStatements = new Map<string, Database.Statement>();
   readonly vectors: VectorIndex | null;
   readonly thresholds: GateThresholds;
   readonly weights: RankWeights;
@@ -128,6 +129,15 @@ export class StoreCore {
   stmt(sql: string): Database.Statement {
     let st = this.statements.get(sql);
     if (!st) this.statements.set(sql, (st = this.db.prepare(sql)));
+    return st;
+  }
+
+  // The same, each row an array of its columns (better-sqlite3's raw mode), for a query's hot reads:
+  // made into objects by better-sqlite3 a row cost ~0.4 µs more than the caller's own object literal
+  // (~140 candidate rows a query at 10k memories). A statement of its own: raw mode is the statement's.
+  rawStmt(sql: string): Database.Statement {
+    let st = this.rawStatements.get(sql);
+    if (!st) this.rawStatements.set(sql, (st = this.db.prepare(sql).raw(true)));
     return st;
   }
 
