@@ -126,6 +126,19 @@ export class StoreCore {
     return () => t[this.transactionMode]();
   }
 
+  // Reads that must see one state of the store, in one read transaction (BEGIN DEFERRED): a
+  // query's seven reads took a WAL read lock each, and a write between two of them could be seen
+  // by one and not the other. Inside a caller's transaction, that one.
+  read<T>(fn: () => T): T {
+    if (this.db.inTransaction) return fn();
+    this.stmt('BEGIN DEFERRED').run();
+    try {
+      return fn();
+    } finally {
+      if (this.db.inTransaction) this.stmt('COMMIT').run();
+    }
+  }
+
   stmt(sql: string): Database.Statement {
     let st = this.statements.get(sql);
     if (!st) this.statements.set(sql, (st = this.db.prepare(sql)));

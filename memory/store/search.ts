@@ -195,5 +195,6 @@ export async function query(s: StoreCore, text: string, opts: QueryOptions = {})
   const vectorText = s.vectors?.size && text.trim() && s.expandQuery ? await s.expandQuery(text) : text;
   const [qvec] = s.vectors?.size && text.trim() ? await s.embed([vectorText], 'query') : [null];
   const asOf = isoOf(opts.as_of, 'as_of');
-  return rankMemories(recallSource(s, asOf), text, qvec ?? null, { ...opts, limit, as_of: asOf });
+  // Its reads are synchronous: one snapshot of the store (StoreCore.read).
+  return s.read(() => rankMemories(recallSource(s, asOf), text, qvec ?? null, { ...opts, limit, as_of: asOf }));
 }
