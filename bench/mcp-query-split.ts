@@ -47,7 +47,6 @@ export async function mcpQuerySplit(): Promise<void> {
     for (const q of queries.slice(0, 20)) await call(q);
     const stdio = await timed(N, (i) => call(queries[20 + i]));
     const ping = await timed(N, () => client.ping());
-    // The client's own share: the same call's reply parsed and checked, without the server.
     await client.close();
 
     // 2. In process: the real McpServer and Client over the SDK's in-memory pair.
