@@ -127,8 +127,8 @@ export class StoreCore {
   }
 
   // Reads that must see one state of the store, in one read transaction (BEGIN DEFERRED): a
-  // query's seven reads took a WAL read lock each, and a write between two of them could be seen
-  // by one and not the other. Inside a caller's transaction, that one.
+  // query's reads (seven or more) took a WAL read lock each, and a write between two of them could
+  // be seen by one and not the other. Inside a caller's transaction, that one.
   read<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();
     this.stmt('BEGIN DEFERRED').run();
