@@ -77,7 +77,7 @@ export class Corpus {
   }
 }
 
-function workspace(): { dir: string; config: string; env: Record<string, string> } {
+export function workspace(): { dir: string; config: string; env: Record<string, string> } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-bench-mcp-'));
   for (const d of ['vault', 'prompts', 'state']) fs.mkdirSync(path.join(dir, d));
   const config = path.join(dir, 'nightshift.yaml');
@@ -86,7 +86,7 @@ function workspace(): { dir: string; config: string; env: Record<string, string>
 }
 
 // `nightshift memory import` of `lines` new memories; returns lines per second.
-async function importLines(ws: ReturnType<typeof workspace>, sentences: string[]): Promise<number> {
+export async function importLines(ws: ReturnType<typeof workspace>, sentences: string[]): Promise<number> {
   const file = path.join(ws.dir, 'import.jsonl');
   fs.writeFileSync(file, `${sentences.map((text, i) => JSON.stringify({ text, source: `bench-import-${i}` })).join('\n')}\n`);
   const t0 = performance.now();

@@ -2,11 +2,10 @@
 // stdout carries the protocol only; every log line goes to the logger (stderr).
 import type { Readable, Writable } from 'node:stream';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../logs/logger.js';
 import { INSTRUCTIONS, registerTools, SERVER_NAME, type ToolStore } from './server.js';
-import { guardStdin } from './stdio-guard.js';
+import { GuardedStdioTransport, guardStdin } from './stdio-guard.js';
 import type { Actor } from '../types.js';
 
 export type McpDeps = {
@@ -32,7 +31,7 @@ export async function runMcpServer(store: ToolStore, deps: McpDeps): Promise<voi
     reply: (line) => deps.stdout.write(line),
     onRejected: (reason, sample) => log.warn({ event: 'mcp_bad_message', sample }, reason),
   });
-  const transport = new StdioServerTransport(input, deps.stdout);
+  const transport = new GuardedStdioTransport(input, deps.stdout);
   server.server.onerror = (err) => log.warn({ event: 'mcp_error', err }, `mcp: ${err.message}`);
 
   // Requests read but not yet answered: at the end of stdin they are answered before we close.

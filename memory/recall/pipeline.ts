@@ -87,8 +87,8 @@ export function rankMemories(src: RecallSource, text: string, qvec: Float32Array
       vector: vector.get(r.id) ?? 0,
       fused: fused.get(r.id) ?? 0,
       activation: activation.get(r.id) ?? 0,
-      ageDays: (refMs - Date.parse(r.last_seen)) / DAY_MS,
-      validAgeDays: (refMs - Date.parse(r.valid_from)) / DAY_MS,
+      ageDays: (refMs - isoMs(r.last_seen)) / DAY_MS,
+      validAgeDays: (refMs - isoMs(r.valid_from)) / DAY_MS,
       salience: r.salience,
       elsewhere: elsewhere.has(r.id),
       outdated: !!r.outdated && !superseded.has(r.id),
@@ -147,22 +147,43 @@ function adjacency(src: RecallSource, start: Iterable<number>, hops: number): Ad
     for (const id of frontier) loaded.add(id);
     const rows = src.edgesAround(frontier, h === 0);
     const next = new Set<number>();
-    const seen = new Set<string>();
+    // A row read twice (both ends in the frontier) adds nothing the first did not: an edge is kept
+    // once per end and type.
+    const add = (a: number, b: number, e: { type: EdgeType; weight: number }) => {
+      let list = adj.get(a);
+      if (!list) adj.set(a, (list = []));
+      if (!list.some((x) => x.to === b && x.type === e.type)) list.push({ to: b, weight: e.weight, type: e.type });
+      if (!loaded.has(b) && e.type !== 'shares') next.add(b);
+    };
     for (const e of rows) {
-      const key = `${e.from_id}>${e.to_id}>${e.type}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const add = (a: number, b: number) => {
-        if (!adj.has(a)) adj.set(a, []);
-        if (!adj.get(a)!.some((x) => x.to === b && x.type === e.type)) adj.get(a)!.push({ to: b, weight: e.weight, type: e.type });
-        if (!loaded.has(b) && e.type !== 'shares') next.add(b);
-      };
-      add(e.from_id, e.to_id);
-      add(e.to_id, e.from_id);
+      add(e.from_id, e.to_id, e);
+      add(e.to_id, e.from_id, e);
     }
     frontier = [...next];
   }
   return adj;
+}
+
+// Date.parse of a time as the store writes it (toISOString: `2024-05-08T13:56:00.000Z`), 4x faster
+// by its fixed digits: two per candidate were a twentieth of a query at 10k memories. Anything
+// else goes to Date.parse, and so do the days past the 28th (which month they fit is Date.parse's
+// to judge) and years before 100 (Date.UTC reads 0-99 as 1900-1999).
+export function isoMs(s: string): number {
+  if (s.length !== 24 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 46 || s.charCodeAt(23) !== 90) return Date.parse(s);
+  const y = digits(s, 0, 4), mo = digits(s, 5, 2), d = digits(s, 8, 2), h = digits(s, 11, 2), mi = digits(s, 14, 2), sec = digits(s, 17, 2), ms = digits(s, 20, 3);
+  if (!(y >= 100 && mo >= 1 && mo <= 12 && d >= 1 && d <= 28 && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && sec >= 0 && sec <= 59 && ms >= 0)) return Date.parse(s);
+  return Date.UTC(y, mo - 1, d, h, mi, sec, ms);
+}
+
+// The number written in s[i, i + n), or -1 if any of it is not a digit.
+function digits(s: string, i: number, n: number): number {
+  let v = 0;
+  for (let j = i; j < i + n; j++) {
+    const c = s.charCodeAt(j) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
 }
 
 function round(x: number, d: number): number {

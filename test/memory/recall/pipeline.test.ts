@@ -1,7 +1,7 @@
 // The query pipeline over a RecallSource made of plain data: no store, no SQL.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rankMemories, type RecallSource } from '../../../memory/recall/pipeline.js';
+import { isoMs, rankMemories, type RecallSource } from '../../../memory/recall/pipeline.js';
 import { DEFAULT_WEIGHTS } from '../../../memory/store.js';
 import { namedPeriods, within } from '../../../memory/text/periods.js';
 import { mentions } from '../../../memory/text/speaker.js';
@@ -131,4 +131,20 @@ test('the asking prior follows a memory\'s current text, not a verdict kept from
   const fresh = score([{ id: 1_000_007, text: statement }]); // never seen: read afresh
   assert.ok(asked < fresh, `the question loses its share of the score (${asked} vs ${fresh})`);
   assert.equal(now, fresh);
+});
+
+test('isoMs reads every time as Date.parse does: the store\'s own form by its digits, anything else by Date.parse', () => {
+  const cases: string[] = [];
+  // The store's form, over four centuries, every month and day-of-month position, odd milliseconds.
+  for (let i = 0; i < 20_000; i++) cases.push(new Date(Date.UTC(1900, 0, 1) + i * 7_919_993_117).toISOString());
+  cases.push(
+    // The 29th to the 32nd, in months that have them and months that do not.
+    '2023-02-29T00:00:00.000Z', '2024-02-29T12:00:00.000Z', '2023-02-30T00:00:00.000Z', '2023-04-31T10:00:00.000Z', '2023-12-31T23:59:59.999Z', '2023-01-32T00:00:00.000Z',
+    // Out of range fields and the two-digit-year trap of Date.UTC.
+    '2023-13-01T00:00:00.000Z', '2023-00-10T00:00:00.000Z', '2023-01-00T00:00:00.000Z', '2023-01-10T24:00:00.000Z', '2023-01-10T23:60:00.000Z', '2023-01-10T23:59:60.000Z',
+    '0050-06-15T00:00:00.000Z', '0099-12-01T00:00:00.000Z', '0100-01-01T00:00:00.000Z',
+    // Same length, not digits; other forms.
+    '2023-0a-10T00:00:00.000Z', '2023-01-10T0-:00:00.000Z', '2023-01-10 00:00:00.000Z', '2023-01-10T00:00:00.000+', '2023-05-08', '2023-05-08T13:56:00Z', '2023-05-08T13:56:00.000+02:00', '', 'yesterday',
+  );
+  for (const s of cases) assert.equal(Object.is(isoMs(s), Date.parse(s)), true, `${s}: isoMs ${isoMs(s)}, Date.parse ${Date.parse(s)}`);
 });
