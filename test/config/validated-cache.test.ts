@@ -6,13 +6,15 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { loadConfig } from '../../config/config.js';
+import { isDeepStrictEqual } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { loadConfig, validateConfig } from '../../config/config.js';
 import { loadConfigCached, stateDirGuess } from '../../config/config-file.js';
 import { loadAgentCached, readAgentsCached } from '../../config/agent-file.js';
 import { readAgents } from '../../config/agents.js';
 import { VALIDATED_FILE } from '../../config/validated-cache.js';
 import { ConfigError } from '../../core/errors.js';
-import { BIN, tempDir } from '../helpers.js';
+import { BIN, ROOT, tempDir } from '../helpers.js';
 
 const RICH = `vault: ./vault
 state_dir: ./state
@@ -67,6 +69,16 @@ describe('validated cache', () => {
     assert.equal(j.build, 'build-1');
     assert.deepEqual(j.entries[`config:${s.file}`].value, JSON.parse(JSON.stringify(full)));
     assert.deepEqual(await loadConfigCached(s.file, 'build-1'), full);
+  });
+
+  test('the documented example config, every default and the rich one survive JSON, so each would be kept (a value JSON changes never is)', () => {
+    const page = fs.readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
+    const example = parseYaml(/```yaml\n([\s\S]*?)```/.exec(page)![1]);
+    for (const data of [example, {}, parseYaml(RICH)]) {
+      const r = validateConfig(data, '/srv/site/nightshift.yaml');
+      assert.ok(r.config, String(r.problems));
+      assert.ok(isDeepStrictEqual(JSON.parse(JSON.stringify(r.config)), r.config), JSON.stringify(r.config));
+    }
   });
 
   test('a hit is what was kept, not a new validation; one changed byte, another build or none validates again', async (t) => {
