@@ -12,7 +12,7 @@ export const ELAPSES_FILE = 'elapses.json';
 const HOUR = 3_600_000;
 
 // What systemd-analyze's answer depends on beyond the spec: the host's zone (it runs without TZ,
-// in /etc/localtime's zone) and its rules, and the program itself.
+// in /etc/localtime's zone), the zone data, and the program itself.
 export function elapsesSource(pathEnv: string | undefined, stat = (p: string) => fs.statSync(p)): string {
   const id = (p: string) => {
     try {
@@ -30,7 +30,8 @@ export function elapsesSource(pathEnv: string | undefined, stat = (p: string) =>
     // no /etc/localtime: systemd reads UTC
   }
   const analyze = (pathEnv || '/usr/bin:/bin').split(':').map((d) => path.join(d || '.', 'systemd-analyze')).find((p) => id(p) !== '-');
-  return JSON.stringify([zone, analyze ?? null, analyze ? id(analyze) : null]);
+  // A spec may name its own zone (`... Europe/Berlin`): the zone data as a whole, by its one file.
+  return JSON.stringify([zone, id('/usr/share/zoneinfo/tzdata.zi'), analyze ?? null, analyze ? id(analyze) : null]);
 }
 
 // Every elapse of `spec` in [from, until), as systemd listed them (ms since the epoch).

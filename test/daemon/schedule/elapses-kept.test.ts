@@ -29,6 +29,8 @@ test('servedFrom: inside the window the kept times from the start second on; out
 test('the source changes with the zone file and with systemd-analyze', () => {
   const real = elapsesSource('/usr/bin:/bin');
   assert.notEqual(elapsesSource('/usr/bin:/bin', (p) => ({ ...fs.statSync(p), mtimeMs: 1 }) as fs.Stats), real);
+  // The zone data alone changed (a spec may name its own zone).
+  assert.notEqual(elapsesSource('/usr/bin:/bin', (p) => (p.endsWith('tzdata.zi') ? ({ size: 1, mtimeMs: 1 } as fs.Stats) : fs.statSync(p))), real);
   assert.notEqual(elapsesSource('/nowhere'), real);
 });
 
