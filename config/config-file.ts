@@ -29,11 +29,10 @@ export async function loadConfigCached(file: string, build: string | null = bund
   const key = `config:${file}`;
   const hit = cache?.get(key, text) as Config | undefined;
   if (hit && hit.state_dir === stateDir && !unknownDispatchAgents(hit, agentNames(hit.agents_dir)).length) return hit;
-  const [{ readConfigDoc, checkDispatchAgents }, { configOfDoc }] = await Promise.all([import('./config-doc.js'), import('./config.js')]);
-  const read = readConfigDoc(file, text);
-  // A kept config whose dispatch names an agent gone since: the same error, with its line.
-  if (hit && hit.state_dir === stateDir) checkDispatchAgents(hit, read, file);
-  const config = configOfDoc(read, file);
+  // A miss, or a kept config whose dispatch names an agent gone since: validated in full, which
+  // fails with that agent's line.
+  const [{ readConfigDoc }, { configOfDoc }] = await Promise.all([import('./config-doc.js'), import('./config.js')]);
+  const config = configOfDoc(readConfigDoc(file, text), file);
   if (config.state_dir === stateDir) cache?.put(key, text, config);
   return config;
 }
