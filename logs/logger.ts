@@ -190,8 +190,9 @@ export function createLogger(o: LoggerOptions): Logger {
       : stderr;
   const sinks: Sink[] = [redacting(toStderr, o.redact)];
   if (o.logDir) sinks.push(redacting(new DailyFileSink(o.logDir, o.timezone ?? 'UTC', o.now), o.redact));
-  const level = o.level && Object.hasOwn(LEVELS, o.level) ? o.level : 'info';
-  return makeLogger(LEVELS[level as LevelName], level, `{"level":%L,"time":"%T","pid":${process.pid}`, (line) => {
+  // `silent` (NIGHTSHIFT_LOG_LEVEL may say it) writes nothing, as pino's did.
+  const level = o.level === 'silent' || (o.level && Object.hasOwn(LEVELS, o.level)) ? o.level : 'info';
+  return makeLogger(level === 'silent' ? Infinity : LEVELS[level as LevelName], level, `{"level":%L,"time":"%T","pid":${process.pid}`, (line) => {
     for (const s of sinks) s.write(line);
   });
 }

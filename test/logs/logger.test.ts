@@ -44,6 +44,16 @@ test('every line is the one pino wrote for the same call', () => {
   for (const l of ours.lines) JSON.parse(l);
 });
 
+test('each level lets through what pino let through, silent nothing', () => {
+  for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']) {
+    const ours = capture((write) => createLogger({ redact: (t) => t, stderr: { write }, level }));
+    const theirs = capture((write) => pino({ level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, { write }) as unknown as Logger);
+    for (const log of [ours.log, theirs.log]) for (const n of ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const) log[n]({ event: n }, n);
+    assert.deepEqual(ours.lines.map(norm), theirs.lines.map(norm), level);
+    assert.equal(ours.log.level, level);
+  }
+});
+
 test('the level lets debug through when asked, and a cycle or a BigInt never throws', () => {
   const { lines, log } = capture((write) => createLogger({ redact: (t) => t, stderr: { write }, level: 'debug' }));
   log.debug({ event: 'shown' }, 'debug');
