@@ -8,7 +8,7 @@ import type { Config } from './schema.js';
 import { readConfigText } from './config-path.js';
 import { show } from './show.js';
 
-export type ConfigDoc = { text: string; doc: Document; lines: LineCounter; data: Record<string, unknown> | null | undefined };
+export type ConfigDoc = { doc: Document; lines: LineCounter; data: Record<string, unknown> | null | undefined };
 
 // Reads the file and parses its YAML; throws ConfigError for a file that cannot be read, is not
 // YAML, or is not a mapping.
@@ -23,7 +23,7 @@ export function readConfigDoc(file: string, text = readConfigText(file)): Config
   if (data !== null && data !== undefined && (typeof data !== 'object' || Array.isArray(data))) {
     throw new ConfigError(file, [`(top level): Expected a mapping of settings, got ${show(data)}`]);
   }
-  return { text, doc, lines, data };
+  return { doc, lines, data };
 }
 
 // Dispatch rules must name agents that exist in agents_dir now, valid config or not.

@@ -3,7 +3,7 @@
 // times as data (./forecast.ts). Where systemd-analyze cannot say, hourly is assumed, and said.
 import path from 'node:path';
 import { installedTimer, UNIT_DIR } from '../systemd.js';
-import { elapsesWithin, elapsesWithinAsync, type CalendarCheck } from './calendar.js';
+import { elapsesWithin, type CalendarCheck } from './calendar.js';
 import { HORIZON_MS, hourlyTicks } from './forecast.js';
 import { elapsesKept } from './elapses-kept.js';
 
@@ -22,12 +22,11 @@ export function timerTicks(unitDir: string | undefined, from: Date, pathEnv: str
   return ticksOf(calendar, from, calendar.on_calendar.map((spec) => elapsesWithin(spec, from, HORIZON_MS, pathEnv)));
 }
 
-// The same without blocking, each spec's systemd-analyze at once; with `stateDir`, from the list
-// kept there while it covers them (./elapses-kept.ts).
-export async function timerTicksAsync(unitDir: string | undefined, from: Date, pathEnv: string | undefined, stateDir?: string): Promise<{ ticks: Date[]; calendar: TickCalendar }> {
+// The same without blocking, each spec's systemd-analyze at once, from the list kept in
+// `stateDir` while it covers them (./elapses-kept.ts).
+export async function timerTicksAsync(unitDir: string | undefined, from: Date, pathEnv: string | undefined, stateDir: string): Promise<{ ticks: Date[]; calendar: TickCalendar }> {
   const calendar = tickCalendar(unitDir);
-  const ask = (spec: string) => (stateDir ? elapsesKept(spec, from, HORIZON_MS, pathEnv, stateDir) : elapsesWithinAsync(spec, from, HORIZON_MS, pathEnv));
-  return ticksOf(calendar, from, await Promise.all(calendar.on_calendar.map(ask)));
+  return ticksOf(calendar, from, await Promise.all(calendar.on_calendar.map((spec) => elapsesKept(spec, from, HORIZON_MS, pathEnv, stateDir))));
 }
 
 // The installed timer's calendar, else the default.
