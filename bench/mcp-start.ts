@@ -1,6 +1,7 @@
 // `npm run bench mcp-start` (issue 28 part 4): the CLI as nightshift starts it (wall, hooks, the
-// memory server over loopback HTTP), against the fake API, four ways: as configured, with
-// MCP_CONNECTION_NONBLOCKING=1, with the server's `alwaysLoad: true`, and both. For each: whether
+// memory server over loopback HTTP), against the fake API, five ways: as configured
+// (MCP_CONNECTION_NONBLOCKING=0), with the variable unset (the CLI's default), =1, with the
+// server's `alwaysLoad: true`, and with no memory server at all. For each: whether
 // the first request carried the memory tools, the CLI's own MCP wait (`mcp_connect_ms` in its
 // CLAUDE_CODE_PROFILE_STARTUP report) and spawn-to-exit time. Interleaved, medians.
 import { spawn } from 'node:child_process';
@@ -17,7 +18,7 @@ import { startFakeApi, text } from '../test/fake-api.js';
 import { claudeTestEnv, configYaml, shareWithSession } from '../test/helpers.js';
 import { median } from './timing.js';
 
-export const MODES = ['as configured', 'MCP_CONNECTION_NONBLOCKING=0', 'MCP_CONNECTION_NONBLOCKING=1', 'alwaysLoad'] as const;
+export const MODES = ['as configured', 'MCP_CONNECTION_NONBLOCKING unset', 'MCP_CONNECTION_NONBLOCKING=1', 'alwaysLoad', 'no memory server'] as const;
 type Mode = (typeof MODES)[number];
 export type McpStartRow = { mode: Mode; runs: number; with_memory_tools: number; mcp_connect_median_ms: number | null; spawn_to_first_request_median_ms: number; spawn_to_exit_median_ms: number };
 
@@ -30,6 +31,13 @@ function mcpConnectMs(home: string): number | null {
     if (m) return Number(m[1]);
   }
   return null;
+}
+
+// BENCH_SHOW_PERF=1: the CLI's whole start-up report of each mode's first run, to stderr.
+function showPerf(mode: string, home: string): void {
+  const dir = path.join(home, '.claude', 'startup-perf');
+  if (!fs.existsSync(dir)) return;
+  for (const f of fs.readdirSync(dir)) process.stderr.write(`--- ${mode}: ${f}\n${fs.readFileSync(path.join(dir, f), 'utf8')}\n`);
 }
 
 export async function mcpStartBench(runs = Number(process.env.BENCH_RUNS) || 5): Promise<McpStartRow[]> {
@@ -72,9 +80,12 @@ export async function mcpStartBench(runs = Number(process.env.BENCH_RUNS) || 5):
             for (const s of Object.values(c.mcpServers) as Array<Record<string, unknown>>) s.alwaysLoad = true;
             fs.writeFileSync(file, JSON.stringify(c));
           }
+          const args = mode === 'no memory server' ? g.args.filter((a, j, all) => a !== '--mcp-config' && all[j - 1] !== '--mcp-config') : g.args;
+          const spawnEnv = { ...g.env };
+          if (mode === 'MCP_CONNECTION_NONBLOCKING unset') delete spawnEnv.MCP_CONNECTION_NONBLOCKING;
           const t0 = performance.now();
           await new Promise<void>((resolve, reject) => {
-            const c = spawn(g.command, g.args, { env: g.env, cwd: config.vault, stdio: ['ignore', 'ignore', 'pipe', ...inputStdio(g.inputs)], ...(g.user ? { uid: g.user.uid, gid: g.user.gid } : {}) });
+            const c = spawn(g.command, args, { env: spawnEnv, cwd: config.vault, stdio: ['ignore', 'ignore', 'pipe', ...inputStdio(g.inputs)], ...(g.user ? { uid: g.user.uid, gid: g.user.gid } : {}) });
             writeInputs(c, g.inputs);
             let err = '';
             c.stderr!.on('data', (d) => (err += d));
@@ -85,7 +96,9 @@ export async function mcpStartBench(runs = Number(process.env.BENCH_RUNS) || 5):
           const t = times.get(mode)!;
           t.exit.push(performance.now() - t0);
           if (firstAt.has(run)) t.request.push(firstAt.get(run)! - t0);
-          const ms = mcpConnectMs(g.env.CLAUDE_CONFIG_DIR ? path.dirname(g.env.CLAUDE_CONFIG_DIR) : '');
+          const home = g.env.CLAUDE_CONFIG_DIR ? path.dirname(g.env.CLAUDE_CONFIG_DIR) : '';
+          const ms = mcpConnectMs(home);
+          if (process.env.BENCH_SHOW_PERF && i === 0) showPerf(mode, home);
           if (ms !== null) t.mcp.push(ms);
           if ((first.get(run) ?? []).some((name) => name.startsWith('mcp__'))) t.tools++;
         } finally {

@@ -55,6 +55,10 @@ export function sessionEnv(i: SessionEnvInput): Record<string, string> {
     if (v !== undefined && !NEVER_IN_SESSION.has(k)) out[k] = v;
   }
   out.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  // The memory server is connected before the CLI's start goes on, so the first turn never waits
+  // in its poll for a pending server (2.1.332: ~50 ms sooner; memory/mcp/mcp-config.ts). An
+  // agent's `env:` may still name it.
+  out.MCP_CONNECTION_NONBLOCKING ??= '0';
   out.HOME = i.home;
   out.CLAUDE_CONFIG_DIR = `${i.home}/.claude`;
   out.TMPDIR = '/tmp';

@@ -6,10 +6,11 @@ export const MEMORY_SERVER = 'nightshift_memory';
 // The allow rule for every tool of the server (`mcp__<server>` matches all its tools).
 export const MEMORY_TOOLS_RULE = `mcp__${MEMORY_SERVER}`;
 
-// No `alwaysLoad`, and no MCP_CONNECTION_NONBLOCKING in the session's environment: probed on the
-// real CLI 2.1.197 (bench/mcp-start.ts, README "What the wall costs"), headless it connects in the
-// background already and waits for the tool list before the first turn either way; `alwaysLoad`
-// and `=0` only make the connect block.
+// No `alwaysLoad` (it would send the tools' schemas in every request); the session's environment
+// has MCP_CONNECTION_NONBLOCKING=0 (config/session-env.ts). Probed on the real CLI 2.1.332
+// (`npm run bench mcp-start`, docs/benchmarks.md): headless, the CLI waits for the tool list
+// before the first turn either way; connected in the background, that wait is a poll that ended
+// ~50 ms after a blocking connect would have.
 // Served over loopback HTTP (memory/mcp-http.ts): a
 // sandboxed session cannot see memory.db. The token is the session's; keep this string out of logs.
 export function memoryHttpMcpConfig(url: string, token: string): string {

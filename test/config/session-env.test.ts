@@ -14,12 +14,18 @@ describe('the session\'s environment', () => {
   test('holds the allowlist, the proxy and a token, and none of the supervisor\'s secrets or settings', () => {
     const env = sessionEnv(base);
     assert.deepEqual(Object.keys(env).sort(), [
-      'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'CLAUDE_CODE_API_KEY_HELPER_TTL_MS', 'CLAUDE_CODE_MAX_RETRIES', 'CLAUDE_CONFIG_DIR', 'DISABLE_TELEMETRY', 'HOME', 'LANG', 'LC_ALL', 'PATH', 'TMPDIR', 'TZ', 'USER',
+      'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'CLAUDE_CODE_API_KEY_HELPER_TTL_MS', 'CLAUDE_CODE_MAX_RETRIES', 'CLAUDE_CONFIG_DIR', 'DISABLE_TELEMETRY', 'HOME', 'LANG', 'LC_ALL', 'MCP_CONNECTION_NONBLOCKING', 'PATH', 'TMPDIR', 'TZ', 'USER',
     ]);
     assert.equal(env.ANTHROPIC_API_KEY, 'tok-s1');
+    assert.equal(env.MCP_CONNECTION_NONBLOCKING, '0');
     assert.equal(env.ANTHROPIC_BASE_URL, 'http://127.0.0.1:4000');
     assert.equal(env.HOME, '/state/sessions/s1/home');
     for (const v of ['sk-ant-real', 'oauth-real', 'gem', 'gh-real', 'aws', '/srv/nightshift', 'topic-real']) assert.ok(!Object.values(env).some((x) => x.includes(v)), v);
+  });
+
+  test('the memory server\'s connect blocks unless the agent names MCP_CONNECTION_NONBLOCKING', () => {
+    assert.equal(sessionEnv({ ...base, env: { ...supervisor, MCP_CONNECTION_NONBLOCKING: '1' } }).MCP_CONNECTION_NONBLOCKING, '0');
+    assert.equal(sessionEnv({ ...base, env: { ...supervisor, MCP_CONNECTION_NONBLOCKING: '1' }, agentEnv: ['MCP_CONNECTION_NONBLOCKING'] }).MCP_CONNECTION_NONBLOCKING, '1');
   });
 
   test('a variable the agent names is passed; the supervisor\'s own never are', () => {
