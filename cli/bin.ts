@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --min-semi-space-size=16
+#!/usr/bin/env -S node --min-semi-space-size=32
 // The bin. Every command but help runs from the bundle (deploy/bundle.mjs): one file, compiled
 // from V8's code cache, loads in a fraction of the time of ~150 modules, and a session starts that
 // much sooner. Help and version need almost nothing, so they take the plain modules.

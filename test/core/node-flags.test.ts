@@ -9,7 +9,7 @@ import { ROOT } from '../helpers.js';
 
 test('the built bin starts node with the flags', () => {
   assert.equal(fs.readFileSync(path.join(ROOT, 'dist', 'cli', 'bin.js'), 'utf8').split('\n')[0], SHEBANG);
-  assert.match(SHEBANG, /^#!\/usr\/bin\/env -S node --min-semi-space-size=16$/);
+  assert.match(SHEBANG, /^#!\/usr\/bin\/env -S node --min-semi-space-size=32$/);
 });
 
 test('the tick and the daemon units start node with the flags, before the bin', () => {
@@ -17,5 +17,5 @@ test('the tick and the daemon units start node with the flags, before the bin', 
     const line = fs.readFileSync(path.join(ROOT, 'deploy', 'systemd', unit), 'utf8').split('\n').find((l) => l.startsWith('ExecStart='));
     assert.match(line ?? '', /^ExecStart=\{\{NODE\}\} \{\{NODE_FLAGS\}\} \{\{BIN\}\} /, unit);
   }
-  assert.deepEqual(NODE_FLAGS, ['--min-semi-space-size=16']);
+  assert.deepEqual(NODE_FLAGS, ['--min-semi-space-size=32']);
 });

@@ -61,7 +61,7 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     const bin = files.find((f) => f.name === `package/${pkg.bin.nightshift}`);
     assert.ok(bin, `${pkg.bin.nightshift} missing from ${names.join(' ')}`);
     assert.match(bin.mode, /^-rwx/, 'the bin has its run bit');
-    assert.match(fs.readFileSync(path.join(installed(), pkg.bin.nightshift), 'utf8'), /^#!\/usr\/bin\/env -S node --min-semi-space-size=16\n/);
+    assert.match(fs.readFileSync(path.join(installed(), pkg.bin.nightshift), 'utf8'), /^#!\/usr\/bin\/env -S node --min-semi-space-size=32\n/);
     for (const need of ['package/package.json', 'package/README.md', 'package/docs/install-and-upgrade.md', 'package/docs/nightshift.schema.json', 'package/deploy/systemd/nightshift.service', 'package/deploy/systemd/nightshift-watch.timer', 'package/dist/cli/main.js', 'package/dist/memory/mcp/server.js']) {
       assert.ok(names.includes(need), `${need} missing`);
     }
@@ -160,7 +160,7 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     const service = fs.readFileSync(path.join(units, 'nightshift.service'), 'utf8');
     const bin = fs.realpathSync(path.join(prefix, 'bin', 'nightshift'));
     assert.equal(bin, path.join(installed(), 'dist', 'cli', 'bin.js'));
-    assert.match(service, new RegExp(`^ExecStart=${process.execPath} --min-semi-space-size=16 ${bin} tick --config ${site}/nightshift.yaml$`, 'm'));
+    assert.match(service, new RegExp(`^ExecStart=${process.execPath} --min-semi-space-size=32 ${bin} tick --config ${site}/nightshift.yaml$`, 'm'));
     assert.match(service, new RegExp(`^Documentation=file://${installed()}/README.md$`, 'm'));
     const verify = await sh('systemd-analyze', ['verify', '--man=no', ...fs.readdirSync(units).filter((f) => /\.(service|timer)$/.test(f)).map((f) => path.join(units, f))], { cwd: units });
     assert.equal(verify.code, 0, verify.stderr);

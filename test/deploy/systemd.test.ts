@@ -48,7 +48,7 @@ describe('systemd units', () => {
     assert.ok(!fs.existsSync(path.join(dir, 'nightshift-monitor.env')), 'staging writes no site file');
     const service = fs.readFileSync(path.join(units, 'nightshift.service'), 'utf8');
     assert.ok(!/\{\{/.test(names.map((n) => fs.readFileSync(path.join(units, n), 'utf8')).join('')), 'every placeholder filled');
-    assert.match(service, new RegExp(`ExecStart=${process.execPath} --min-semi-space-size=16 ${ROOT}/dist/cli/bin.js tick --config ${dir}/nightshift.yaml`));
+    assert.match(service, new RegExp(`ExecStart=${process.execPath} --min-semi-space-size=32 ${ROOT}/dist/cli/bin.js tick --config ${dir}/nightshift.yaml`));
     assert.match(service, new RegExp(`ReadWritePaths=${dir}/vault ${dir}/state ${dir}/logs`));
     // The backstop sits above the longest session watchdog (30m default, gardener 20m).
     const timeout = Number(/TimeoutStartSec=(\d+)s/.exec(service)![1]);
@@ -272,7 +272,7 @@ describe('systemd units', () => {
     assert.equal(ran.code, 0, ran.stderr);
     const service = fs.readFileSync(path.join(units, 'nightshift.service'), 'utf8');
     const line = (key: string) => service.split('\n').filter((l) => l.startsWith(`${key}=`));
-    assert.deepEqual(line('ExecStart'), [`ExecStart=${process.execPath} --min-semi-space-size=16 ${ROOT}/dist/cli/bin.js tick --config "${dir}/nightshift.yaml"`]);
+    assert.deepEqual(line('ExecStart'), [`ExecStart=${process.execPath} --min-semi-space-size=32 ${ROOT}/dist/cli/bin.js tick --config "${dir}/nightshift.yaml"`]);
     assert.deepEqual(line('ReadWritePaths'), [`ReadWritePaths="${dir}/vault" "${dir}/state" "${dir}/logs"`]);
     // Taken as they are, to the end of the line: quotes there would be part of the path.
     assert.deepEqual(line('WorkingDirectory'), [`WorkingDirectory=${dir}`]);
