@@ -15,6 +15,7 @@ import { formatSize } from '../config/size.js';
 import { sessionUserFor } from '../config/session-user.js';
 import { emptyGitReport, type GitOutcome } from '../budget/session-record.js';
 import { addExcludes, LEFT_OUT_HEADING, literalPattern, OWN_DIR, OWN_EXCLUDE } from './info-exclude.js';
+import { untrustedGitMarker } from './git-guard.js';
 
 // A file kept out of the commit for its size: over limits.commit_file (listed in
 // .git/info/exclude, so it stays out), or dropped, largest first, to bring the commit under
@@ -231,6 +232,13 @@ export type GitChecks = {
   pushRule: boolean;
 };
 const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true, pushRule: true };
+
+// Whether the vault is a git work tree, asked where runChosen would ask it, only earlier (beside the
+// session's loading); null: not asked, the vault's git being untrusted (vault/git-guard.ts).
+export async function vaultIsRepo(config: Config, log: Logger, signal?: AbortSignal, checks: Partial<GitChecks> = {}): Promise<boolean | null> {
+  if (fs.existsSync(untrustedGitMarker(config.state_dir))) return null;
+  return new VaultGit(config, log, signal, checks).isRepo();
+}
 
 export class VaultGit {
   private readonly git: Git;

@@ -7,7 +7,7 @@ import { credentialFrom } from '../../sessions/wall/api-proxy.js';
 import { REHEARSAL_KEY_PREFIX, rehearsalCredential } from '../../config/rehearsal.js';
 import { memoryDbPath } from '../../memory/store/db-path.js';
 import type { CheckFacts } from '../../report/embed.js';
-import { ruleTool, type Agent } from '../../config/agents.js';
+import { ruleTool, type Agent } from '../../config/agent-text.js';
 import { checkCalendar } from '../schedule/calendar.js';
 import type { Config } from '../../config/schema.js';
 import { readableByOthers, type EnvFileResult } from '../../config/env-file.js';

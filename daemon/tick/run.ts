@@ -7,7 +7,7 @@ import type { Config } from '../../config/schema.js';
 import { currentHolds } from '../schedule/holds.js';
 import type { SessionRecord } from '../../budget/session-record.js';
 import { exitCodeForError, FireRecord } from './fire-record.js';
-import { exitCodeOf, supervise } from './supervise.js';
+import { exitCodeOf, startProbe, supervise } from './supervise.js';
 import type { Choice, RunDeps, SuperviseResult } from './types.js';
 
 export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
@@ -18,13 +18,16 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
     deps.logger.warn({ event: 'held_run_by_hand', agent: agent.name, until: hold.until, kind: hold.kind }, `${agent.name} is held until ${hold.until} (${hold.reason}): running it anyway, by hand`);
     return { agent, reason: `run by hand while held until ${hold.until}` };
   };
+  // A named agent's session is all but certain: the sandbox's probe (a child process that writes
+  // nothing) starts before the fire row and the run lock, and runs beside them.
+  const probe = startProbe(config, deps);
   // The operator's choice, not a fire of the timer: its row says kind `run`, so the fires page
   // explains every start of the supervisor, a refused run included (never counted as a timer tick).
   const fire = FireRecord.begin(config, { kind: 'run', trigger: 'hand', slot: null }, deps);
   fire.choose(agent.name, null);
   let r: SuperviseResult;
   try {
-    r = await supervise(config, choose, { ...options, refuse: true }, { ...deps, onCharged: (id) => fire.charge(id) });
+    r = await supervise(config, choose, { ...options, refuse: true, probe }, { ...deps, onCharged: (id) => fire.charge(id) });
   } catch (err) {
     fire.settle({ dispatch: [], error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } });
     throw err;

@@ -73,6 +73,9 @@ export type Opened = {
   stopped: () => SuperviseResult;
   // The sandbox's probe, started when the session was chosen (sessions/wall/sandbox.ts).
   sandboxProbe?: Promise<string | null>;
+  // git's answer whether the vault is a work tree, asked as the session was chosen (null: not
+  // asked, the vault's git untrusted then); read only if the vault is not untrusted now.
+  vaultRepo?: Promise<boolean | null>;
 };
 
 export async function runChosen(config: Config, choice: { agent: Agent; reason: string }, o: Opened, deps: RunDeps): Promise<SuperviseResult> {
@@ -122,7 +125,8 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
   // Both wait on a child process, so they wait together.
   const untrusted = vault ? fs.existsSync(untrustedGitMarker(config.state_dir)) : false;
-  const [inRepo] = await Promise.all([vault && !untrusted ? vault.isRepo() : false, checkSandbox(config, deps.env, deps.sessionUser !== false, o.sandboxProbe)]);
+  const repoNow = async (v: VaultGit) => (await o.vaultRepo?.catch(() => null)) ?? v.isRepo();
+  const [inRepo] = await Promise.all([vault && !untrusted ? repoNow(vault) : false, checkSandbox(config, deps.env, deps.sessionUser !== false, o.sandboxProbe)]);
   mark('sandbox_checked');
   if (untrusted) git.error = `git sync skipped: a session left a .git in the vault that could not be moved aside; remove it and ${untrustedGitMarker(config.state_dir)}`;
   else if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
@@ -138,7 +142,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   if (late) deps.logger.warn({ event: 'late', agent: agent.name, slot: deps.slot?.toISOString() ?? null }, `${agent.name}: ${late}`);
   const projectBefore = snapshotProjectFiles(config.vault);
   mark('before_open');
-  const opened = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal }, options.force);
+  const opened = await runOpened(config, agent, ledger, startedAt, day, { ...deps, signal }, options.force, inRepo);
   // The day's room was taken between the check above and the charge: nothing started.
   if ('refused' in opened) {
     gitGuard?.restore();
@@ -268,7 +272,7 @@ export function costsDisagree(meterUsd: number, cliUsd: number | null): boolean 
   return Math.abs(meterUsd - cliUsd) > Math.max(0.0001, 0.01 * Math.max(meterUsd, cliUsd));
 }
 
-async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps, force: boolean): Promise<SessionRecord | { refused: Extract<Reservation, { ok: false }> }> {
+async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps, force: boolean, repo: boolean): Promise<SessionRecord | { refused: Extract<Reservation, { ok: false }> }> {
   const id = newSessionId(agent.name, startedAt);
   const log = deps.logger.child({ sessionId: id, agent: agent.name });
   const transcript = path.join(config.log_dir, 'transcripts', `${id}.jsonl`);
@@ -286,7 +290,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   let lastWindows = '';
   const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, warn: (o, m) => log.warn(o, m) });
   meter.close('the session has no reservation yet');
-  const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log, excludeOnlyWithGit: deps.gitChecks?.excludeAlways === false });
+  const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log, excludeOnlyWithGit: deps.gitChecks?.excludeAlways === false, repo });
   const guestReady = prepareGuest(
     {
       config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: stateBuilt.then((s) => s?.text ?? null), version: version(),

@@ -29,7 +29,8 @@ export async function supervise(
   config: Config,
   choose: (ledger: Ledger, now: Date, day: string) => Choice | Promise<Choice>,
   // refuse: the caller turns a skip into a refusal (run), which is logged once, as the refusal.
-  options: { force: boolean; refuse?: boolean },
+  // probe: the sandbox's probe, started by a caller for whom a session is all but certain (run).
+  options: { force: boolean; refuse?: boolean; probe?: Promise<string | null> },
   deps: RunDeps,
 ): Promise<SuperviseResult> {
   const git = emptyGitReport();
@@ -75,14 +76,26 @@ export async function supervise(
       return { action: 'dream', reason: choice.dream, limit: null, session: null, git, dream };
     }
     // Only a session loads the session machinery (the probe's module included): a tick with nothing
-    // due stays light. The sandbox probe (a child process) runs while the rest loads.
-    const probe = import('../../sessions/wall/sandbox.js').then((m) => m.sandboxProbe(config, deps.env, deps.sessionUser !== false));
+    // due stays light. The sandbox probe and git's answer whether the vault is a work tree (each a
+    // child process) run while the rest loads.
+    const probe = (options.probe ?? startProbe(config, deps)).finally(() => mark('probe_done'));
     probe.catch(() => {});
-    return await (await import('./session.js')).runChosen(config, choice, { ledger, startedAt, day, options, signal, git, skip, stopped, sandboxProbe: probe }, deps);
+    const vaultRepo = config.git.enabled ? import('../../vault/git-sync.js').then((m) => m.vaultIsRepo(config, deps.logger, signal, deps.gitChecks)).finally(() => mark('git_answered')) : undefined;
+    vaultRepo?.catch(() => {});
+    const session = await import('./session.js');
+    mark('session_loaded');
+    return await session.runChosen(config, choice, { ledger, startedAt, day, options, signal, git, skip, stopped, sandboxProbe: probe, vaultRepo }, deps);
   } finally {
     ledger?.close();
     await runLock.release();
   }
+}
+
+// The sandbox's probe (sessions/wall/sandbox.ts): null when a session may run walled.
+export function startProbe(config: Config, deps: Pick<RunDeps, 'env' | 'sessionUser'>): Promise<string | null> {
+  const probe = import('../../sessions/wall/sandbox.js').then((m) => m.sandboxProbe(config, deps.env, deps.sessionUser !== false));
+  probe.catch(() => {});
+  return probe;
 }
 
 // The exit code of a supervised session: 1 also when git left the work uncommitted, so that

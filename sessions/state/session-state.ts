@@ -48,13 +48,15 @@ export type SessionStateInput = {
   logger: Log;
   // Test-only: the exclude written only while git.enabled, as before (the negative control).
   excludeOnlyWithGit?: boolean;
+  // Whether the vault is a git work tree, as the session just asked (state-data.ts's GatherInput).
+  repo?: boolean;
 };
 
 // The rendered state, written where the session and the operator find it; null when it could not
 // be built (logged).
 export async function prepareSessionState(i: SessionStateInput): Promise<RenderedState | null> {
   try {
-    const data = await gatherState({ config: i.config, agent: i.agent, sessionId: i.sessionId, unattended: true, ledger: i.ledger, now: i.now, redact: i.redact });
+    const data = await gatherState({ config: i.config, agent: i.agent, sessionId: i.sessionId, unattended: true, ledger: i.ledger, now: i.now, redact: i.redact, repo: i.repo });
     const state = renderState(data, i.config.state.max_chars);
     state.injected = injectedMemories(data, state.text);
     // Whatever an older version let into the store, the session's system prompt holds text only.

@@ -27,6 +27,9 @@ export type GatherInput = {
   now: Date;
   // Applied to every text before it is rendered (and so before anything is cut).
   redact: (text: string) => string;
+  // Whether the vault is a git work tree, when the caller has just asked git (a session does,
+  // before its pull): not asked again. Unset: asked here.
+  repo?: boolean;
 };
 
 export const STATE_LIMITS = { identity: 8, threads: 8, surprises: 6, contradictions: 5, overdue: 5, wander: 5, sessions: 5 };
@@ -79,7 +82,7 @@ export async function gatherState(i: GatherInput): Promise<StateData> {
   }
 
   // git's processes run while the memory is read.
-  const gitting = gatherGit(config);
+  const gitting = gatherGit(config, i.repo);
   const memory = await gatherMemory(i, since, `${day}:${agent ?? '-'}:${todayRuns}`);
   const git = await gitting;
   const attention = gatherAttention(i, mine);
@@ -219,22 +222,25 @@ async function gatherMemory(i: GatherInput, since: string | null, seedText: stri
   }
 }
 
-async function gatherGit(config: Config): Promise<StateData['git']> {
+const NOT_A_WORK_TREE = 'the vault is not a git work tree';
+async function gatherGit(config: Config, repo?: boolean): Promise<StateData['git']> {
   if (!config.git.enabled) return fail('git sync is off (git.enabled: false)');
   // A repository a session left that could not be moved aside: no git of ours runs in the vault.
   if (fs.existsSync(untrustedGitMarker(config.state_dir))) return fail(`git is off: a session left a repository in the vault that could not be moved aside (${untrustedGitMarker(config.state_dir)})`);
+  // Each git is a process forked from the supervisor on the path of every session start.
+  if (repo === false) return fail(NOT_A_WORK_TREE);
   try {
     const git = gitIn(config.vault, { timeoutMs: Math.min(config.git.timeout, 10_000) });
-    // Asked together: each answer is a process, and they are on the path of every session start.
-    // In a folder that is not a work tree the others fail too, and only the first is read.
+    // Asked together. In a folder that is not a work tree the others fail too, and only the first
+    // is read.
     const [top, branch, last, status, remote] = await Promise.all([
-      git(['rev-parse', '--is-inside-work-tree']),
+      repo ? { ok: true, stdout: 'true' } : git(['rev-parse', '--is-inside-work-tree']),
       git(['rev-parse', '--abbrev-ref', 'HEAD']),
       git(['log', '-1', '--format=%h %s (%cr)']),
       git(STATUS),
       git(['remote', 'get-url', config.git.remote]),
     ]);
-    if (!top.ok || top.stdout !== 'true') return fail('the vault is not a git work tree');
+    if (!top.ok || top.stdout !== 'true') return fail(NOT_A_WORK_TREE);
     const b = branch.ok && branch.stdout !== 'HEAD' ? branch.stdout : null;
     let unpushed: number | null = null;
     if (b && remote.ok) {

@@ -144,6 +144,18 @@ describe('session state', () => {
     assert.doesNotMatch(laterText, /FADEDWORD|SUPERSEDEDWORD/);
   });
 
+  test('git as the session already asked it: the same answer, with no second ask of whether it is a work tree', async (t) => {
+    const { config, ledger } = await seeded(t);
+    const args = { config, agent: null, sessionId: null, unattended: true, ledger, now: NOW, redact: (x: string) => x };
+    // The last commit's age ("(3 seconds ago)") may move between two asks.
+    const git = async (repo?: boolean) => JSON.parse(JSON.stringify((await gatherState({ ...args, repo })).git).replace(/ \([^()]*ago\)/, ''));
+    const asked = await git();
+    assert.ok(asked.ok && asked.value.branch === 'main', JSON.stringify(asked));
+    assert.deepEqual(await git(true), asked);
+    // Told it is none, git is not asked at all: this vault is one, and git would say so (above).
+    assert.deepEqual(await git(false), { ok: false, why: 'the vault is not a git work tree' });
+  });
+
   test('with no memory store and no git, each section says so plainly', async (t) => {
     const dir = tempDir(t);
     const config = validateConfig({ git: { enabled: false } }, path.join(dir, 'nightshift.yaml')).config!;
