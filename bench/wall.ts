@@ -10,7 +10,7 @@ import path from 'node:path';
 import { startFakeApi } from '../test/fake-api.js';
 import { BWRAP, claudeTestEnv, configYaml, FIXTURES, shareWithSession } from '../test/helpers.js';
 import { findPerl } from '../sessions/run/reaper.js';
-import { writeShellPrefix } from '../sessions/wall/landlock.js';
+import { compiledPrefix, writeShellPrefix } from '../sessions/wall/landlock.js';
 import { median, rotatedMedians } from './timing.js';
 
 function timedNode(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
@@ -75,10 +75,15 @@ export async function wallBench(runs = 8) {
     const out: Record<string, unknown> = { runs, full_median_ms: Math.round(m.full), noise_ms: Math.round(m.full - m.full_again), seccomp: cost('no_seccomp'), domain: cost('no_domain'), settings_flags: cost('no_settings_flags') };
     console.log(`wall parts on nightshift run (walled, 1 Bash call; median of ${runs}): full ${m.full.toFixed(0)} ms (again: ${(m.full - m.full_again).toFixed(0)} ms apart, the noise); `
       + ['seccomp', 'domain', 'settings_flags'].map((k) => `${k} ${(m.full - m[`no_${k}`]).toFixed(0)} ms (ratio ${(m.full / m[`no_${k}`]).toFixed(3)})`).join(', '));
-    // The prefix per command: `bash -c true` against the prefix running it, interleaved.
+    // The prefix per command: `bash -c true` against the prefix running it (compiled, where this
+    // build made it, and the perl script), interleaved.
     const perl = findPerl();
     if (perl) {
-      const prefix = writeShellPrefix(dir, perl);
+      const made = { compiled: compiledPrefix(), perl: null } as const;
+      const prefixes = Object.entries(made).map(([name, compiled]) => {
+        const d = fs.mkdtempSync(path.join(dir, `prefix-${name}-`));
+        return { name, file: compiled === null && name === 'compiled' ? null : writeShellPrefix(d, perl, { compiled }) };
+      }).filter((p): p is { name: string; file: string } => p.file !== null);
       const t = (cmd: string, args: string[]) => {
         const t0 = performance.now();
         const r = spawnSync(cmd, args, { stdio: 'ignore' });
@@ -86,15 +91,19 @@ export async function wallBench(runs = 8) {
         return performance.now() - t0;
       };
       const bare: number[] = [];
-      const walled: number[] = [];
+      const walled = new Map(prefixes.map((p) => [p.name, [] as number[]]));
       for (let i = 0; i < 50; i++) {
         bare.push(t('/bin/bash', ['-c', 'true']));
-        walled.push(t(prefix, ['true']));
+        for (const p of prefixes) walled.get(p.name)!.push(t(p.file, ['true']));
       }
       const b = median(bare);
-      const w = median(walled);
-      out.prefix_per_command = { bash_true_median_ms: +b.toFixed(2), prefixed_median_ms: +w.toFixed(2), added_ms: +(w - b).toFixed(2) };
-      console.log(`shell prefix per Bash command: ${w.toFixed(1)} ms vs bash -c true ${b.toFixed(1)} ms (median of 50): +${(w - b).toFixed(1)} ms`);
+      const per: Record<string, unknown> = { bash_true_median_ms: +b.toFixed(2) };
+      for (const [name, ts] of walled) {
+        const w = median(ts);
+        per[name] = { prefixed_median_ms: +w.toFixed(2), added_ms: +(w - b).toFixed(2) };
+        console.log(`shell prefix (${name}) per Bash command: ${w.toFixed(1)} ms vs bash -c true ${b.toFixed(1)} ms (median of 50): +${(w - b).toFixed(1)} ms`);
+      }
+      out.prefix_per_command = per;
     }
     return out;
   } finally {

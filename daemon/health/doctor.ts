@@ -13,6 +13,7 @@ import { Outbox, outboxFile } from '../../report/outbox.js';
 import { webhookTarget } from '../../report/deliver.js';
 import { isAlive } from '../../core/process-tree.js';
 import { resolveCommand, sandboxProbe } from '../../sessions/wall/sandbox.js';
+import { compiledPrefix } from '../../sessions/wall/landlock.js';
 import { cliRoot, describeView, hostView } from '../../sessions/wall/wall-layout.js';
 import { sessionUserFor } from '../../config/session-user.js';
 import { loadAgents, type Agent } from '../../config/agents.js';
@@ -110,7 +111,9 @@ export async function sandboxCheck(l: LenientConfig, deps: Pick<DoctorDeps, 'env
   }
   const cli = resolveCommand(l.config.claude.command, deps.env.PATH ?? '');
   const view = hostView(cli ? cliRoot(cli) : null, resolveCommand('node', deps.env.PATH ?? ''));
-  return ok('sandbox', `bwrap makes a sandbox (user, mount, PID namespaces); ${describeView(view)}`);
+  // Each Bash command enters its Landlock domain through the prefix: compiled, or perl's (~2 ms more).
+  const prefix = compiledPrefix() ? 'each Bash command enters its Landlock domain through the compiled prefix' : 'each Bash command enters its Landlock domain through the perl prefix (this build had no C compiler: ~2 ms more a command; apt-get install gcc libc6-dev, then rebuild)';
+  return ok('sandbox', `bwrap makes a sandbox (user, mount, PID namespaces); ${describeView(view)}; ${prefix}`);
 }
 
 // Pure: one line per agent whose sessions reach beyond the supervisor's endpoints (its `network:`);

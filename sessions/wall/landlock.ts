@@ -12,9 +12,12 @@
 // of `/run` but that one, so a tool can neither plant a listener there nor rename one over the
 // bridge's socket (the man in the middle of e2e/wall-redteam). Reading, writing and truncating files
 // stay as the wall has them; ABI 6 and later also scope abstract unix sockets.
-// perl, like the bridge: perl-base is Essential on Debian and starts in a few milliseconds.
+// The prefix is the same domain compiled (landlock-prefix.c, built by deploy/landlock-prefix.mjs;
+// ~0.5 ms a command) where the build had a C compiler, else the perl script (~2 ms): perl, like
+// the bridge, is Essential on Debian (perl-base).
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { WALL_API } from './bridge.js';
 
 // Exit code and stderr line by which the prefix says it could not enter a domain (the command
@@ -72,15 +75,61 @@ export function prefixScript(perl: string, arch: string = process.arch): string 
   return `#!${perl}\n${prefixBody(arch).trimStart()}`;
 }
 
-// The command line that runs `command` in a fresh domain, for a probe (perl -e, no file).
-export function inDomain(perl: string, command: string): { command: string; args: string[] } {
+// ELF e_machine of the machines nightshift knows (node's process.arch names).
+const ELF_MACHINE: Readonly<Record<string, number>> = { x64: 62, arm64: 183 };
+
+// Pure: whether a file's first bytes are an ELF executable for this machine (a dist/ copied from
+// another machine keeps its prefix, which would not run here).
+export function elfFor(head: Buffer, arch: string = process.arch): boolean {
+  return head.length >= 20 && head.readUInt32BE(0) === 0x7f454c46 && head[4] === 2 && head[5] === 1 && head.readUInt16LE(18) === ELF_MACHINE[arch];
+}
+
+// The compiled prefix of this build, or null (the perl script then). Looked for beside this module
+// (dist/sessions/wall/) and, from the bundle (dist/bundle/), in the same folder; never one the
+// wall's own /tmp hides. Asked once a process: the probe and the session use the same one.
+let compiled: string | null | undefined;
+export function compiledPrefix(): string | null {
+  if (compiled !== undefined) return compiled;
+  compiled = null;
+  for (const rel of ['./landlock-prefix', '../sessions/wall/landlock-prefix']) {
+    const file = fileURLToPath(new URL(rel, import.meta.url));
+    if (/^\/(tmp|dev\/shm)\//.test(file)) continue;
+    try {
+      const fd = fs.openSync(file, 'r');
+      const head = Buffer.alloc(20);
+      try {
+        fs.readSync(fd, head, 0, 20, 0);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.accessSync(file, fs.constants.X_OK);
+      if (elfFor(head)) return (compiled = file);
+    } catch {
+      // not built here
+    }
+  }
+  return compiled;
+}
+
+export type PrefixChoice = { compiled?: string | null };
+
+// The command line that runs `command` in a fresh domain, for a probe (no file of the session's).
+export function inDomain(perl: string, command: string, o: PrefixChoice = {}): { command: string; args: string[] } {
+  const bin = o.compiled === undefined ? compiledPrefix() : o.compiled;
+  if (bin) return { command: bin, args: [command] };
   return { command: perl, args: ['-e', prefixBody(), command] };
 }
 
 // Writes the prefix into the session's own folder (read-only in the wall) and returns its path.
-export function writeShellPrefix(dir: string, perl: string): string {
+// `compiled: null`: the perl script whatever was built (the bench's and the tests' comparison).
+export function writeShellPrefix(dir: string, perl: string, o: PrefixChoice = {}): string {
   const file = path.join(dir, 'shell-prefix');
   if (file.includes(' -')) throw new Error(`the session folder ${dir} has \` -\` in its path: the CLI would split CLAUDE_CODE_SHELL_PREFIX there (choose another state_dir)`);
-  fs.writeFileSync(file, prefixScript(perl), { mode: 0o555 });
+  const bin = o.compiled === undefined ? compiledPrefix() : o.compiled;
+  if (bin) {
+    fs.rmSync(file, { force: true });
+    fs.copyFileSync(bin, file);
+    fs.chmodSync(file, 0o555);
+  } else fs.writeFileSync(file, prefixScript(perl), { mode: 0o555 });
   return file;
 }

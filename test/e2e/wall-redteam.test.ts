@@ -16,6 +16,7 @@ import { FIXTURES, NEEDS_BWRAP, configYaml, fakeApiPerFile, nightshift, workspac
 import { bash, text, type Reply, type Turn } from '../fake-api.js';
 import { FORGED_LINE, MEM_FORGER_PY } from '../stream-thief.js';
 import { WALL_API } from '../../sessions/wall/bridge.js';
+import { compiledPrefix } from '../../sessions/wall/landlock.js';
 
 const api = fakeApiPerFile();
 const tool = (name: string, input: Record<string, unknown>): Reply => ({
@@ -41,6 +42,8 @@ function steps(v: string): Reply[] {
     tool('Grep', { pattern: `--pre=${v}/pre.sh`, path: v, output_mode: 'content' }),
     tool('Grep', { pattern: 'x', path: v, glob: `--pre=${v}/pre.sh` }),
     bash('sleep 1; echo end'),
+    // Which prefix walled these commands: the compiled one wherever the build made it (CI does).
+    bash('echo "prefix: $(head -c 4 "$CLAUDE_CODE_SHELL_PREFIX" | od -An -c | tr -d " ")"'),
   ];
 }
 
@@ -97,6 +100,7 @@ describe('a prompt-injected session does not get its Bash out of its domain, nor
     assert.match(seen[2], /writable: *(;|\n|$)/m, 'no cgroup.procs is writable');
     // Held by the CLI itself (it hands ripgrep the pattern after -e, the glob after --glob).
     assert.equal(listing('pre'), null, 'ripgrep never ran the planted --pre program');
+    assert.match(seen.at(-1)!, compiledPrefix() || process.env.CI ? /prefix: 177ELF/ : /prefix: #!\//, 'the prefix these ran under');
   });
 
   test('control: the same session without the domain reads pid 1\'s descriptors from each probe', { timeout: 3 * 60_000 }, async (t) => {

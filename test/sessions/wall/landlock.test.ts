@@ -1,12 +1,14 @@
-// The shell prefix's Landlock domain (sessions/wall/landlock.ts), run for real: a command in it
-// cannot open its parent's /proc/<pid>/mem or reopen its descriptors, where the same command run
-// without the prefix can (the control); what it runs still works, its own children included.
+// The shell prefix's Landlock domain (sessions/wall/landlock.ts), run for real, both as the perl
+// script and compiled (landlock-prefix.c): a command in it cannot open its parent's /proc/<pid>/mem
+// or reopen its descriptors, where the same command run without the prefix can (the control); what
+// it runs still works, its own children included. The API folder's names: e2e/wall-redteam.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { prefixBody, prefixScript, writeShellPrefix } from '../../../sessions/wall/landlock.js';
+import { compiledPrefix, elfFor, prefixBody, prefixScript, writeShellPrefix } from '../../../sessions/wall/landlock.js';
+import { WALL_API } from '../../../sessions/wall/bridge.js';
 import { findPerl } from '../../../sessions/run/reaper.js';
 import { tempDir } from '../../helpers.js';
 
@@ -22,30 +24,52 @@ p=$PPID
 sleep 0.2 & c=$!; { exec 5</proc/$c/mem && echo child-mem:open; } 2>/dev/null || echo child-mem:refused; wait
 echo done`;
 
-function run(withPrefix: boolean, dir: string): string {
-  const prefix = writeShellPrefix(dir, perl!);
+// Both ways the prefix is made. Under CI the build must have compiled it: its proof never skips.
+const compiled = compiledPrefix();
+const VARIANTS = [
+  { name: 'the perl script', compiled: null },
+  { name: 'compiled', compiled },
+] as const;
+
+function run(withPrefix: boolean, dir: string, variant: { compiled: string | null } = VARIANTS[0]): string {
+  const prefix = writeShellPrefix(dir, perl!, variant);
   // As the CLI does it: its shell runs `'<prefix>' '<command>'`.
   const cmd = withPrefix ? `exec 9>${path.join(dir, 'held')}; '${prefix}' "$0"; true` : 'exec 9>' + path.join(dir, 'held') + '; /bin/bash -c "$0"; true';
   return spawnSync('/bin/bash', ['-c', cmd, PROBE], { encoding: 'utf8' }).stdout;
 }
 
 describe('the shell prefix\'s Landlock domain', { skip: SKIP }, () => {
-  test('a command in the domain cannot reach its parent\'s memory or descriptors; its own child it can', (t) => {
-    const dir = tempDir(t);
-    const out = run(true, dir);
-    assert.match(out, /mem:refused/);
-    assert.match(out, /fd:refused/);
-    assert.match(out, /child-mem:open/, 'within the domain, as before');
-    assert.match(out, /done/);
-  });
+  for (const v of VARIANTS) {
+    const skip = v.compiled === null && v.name === 'compiled' && !process.env.CI ? 'not compiled by this build (no C compiler)' : false;
+    describe(v.name, { skip }, () => {
+      test('a command in the domain cannot reach its parent\'s memory or descriptors; its own child it can', (t) => {
+        assert.ok(v.name !== 'compiled' || v.compiled, 'the build compiled the prefix (deploy/landlock-prefix.mjs)');
+        const dir = tempDir(t);
+        const out = run(true, dir, v);
+        assert.match(out, /mem:refused/);
+        assert.match(out, /fd:refused/);
+        assert.match(out, /child-mem:open/, 'within the domain, as before');
+        assert.match(out, /done/);
+      });
+      test('a command that fails keeps its exit code, its arguments pass as bash -c\'s; no command at all fails closed', (t) => {
+        const file = writeShellPrefix(tempDir(t), perl!, v);
+        assert.equal(spawnSync(file, ['exit 7']).status, 7);
+        assert.equal(spawnSync(file, ['echo "$0:$1"', 'zero', 'one'], { encoding: 'utf8' }).stdout, 'zero:one\n');
+        const none = spawnSync(file, [], { encoding: 'utf8' });
+        assert.equal(none.status, 126);
+        assert.match(none.stderr, /^nightshift-wall: no command\n$/);
+        assert.equal(fs.statSync(file).mode & 0o777, 0o555);
+      });
+    });
+  }
   test('negative control: the same command without the prefix opens both', (t) => {
     const out = run(false, tempDir(t));
     assert.match(out, /mem:open/);
     assert.match(out, /fd:open/);
   });
-  test('the prefix is a perl script with the found perl as its interpreter, executable, read-only', (t) => {
+  test('the perl prefix is a script with the found perl as its interpreter, executable, read-only', (t) => {
     const dir = tempDir(t);
-    const file = writeShellPrefix(dir, perl!);
+    const file = writeShellPrefix(dir, perl!, { compiled: null });
     assert.ok(fs.readFileSync(file, 'utf8').startsWith(`#!${perl}\n`));
     assert.equal(fs.statSync(file).mode & 0o777, 0o555);
     assert.ok(prefixScript('/usr/bin/perl').includes('syscall(446'));
@@ -56,11 +80,33 @@ describe('the shell prefix\'s Landlock domain', { skip: SKIP }, () => {
     assert.throws(() => prefixBody('riscv64'), /riscv64.*x64, arm64/);
     assert.doesNotMatch(prefixBody('x64'), /^\s*(use|require) (?!strict)/m);
   });
-  test('a command that fails keeps its exit code; no command at all fails closed', (t) => {
-    const file = writeShellPrefix(tempDir(t), perl!);
-    assert.equal(spawnSync(file, ['exit 7']).status, 7);
-    const none = spawnSync(file, [], { encoding: 'utf8' });
-    assert.equal(none.status, 126);
-    assert.match(none.stderr, /nightshift-wall: no command/);
+});
+
+describe('the compiled prefix', () => {
+  test('is taken only when it is an ELF executable for this machine', () => {
+    const elf = (machine: number) => {
+      const b = Buffer.alloc(64);
+      b.writeUInt32BE(0x7f454c46, 0);
+      b[4] = 2;
+      b[5] = 1;
+      b.writeUInt16LE(machine, 18);
+      return b;
+    };
+    assert.ok(elfFor(elf(62), 'x64'));
+    assert.ok(elfFor(elf(183), 'arm64'));
+    assert.ok(!elfFor(elf(62), 'arm64'), 'a dist/ built on another machine');
+    assert.ok(!elfFor(elf(183), 'x64'));
+    assert.ok(!elfFor(Buffer.from('#!/usr/bin/perl\nuse strict;\n'), 'x64'));
+    assert.ok(!elfFor(elf(62).subarray(0, 10), 'x64'));
+  });
+  test('walls the folder the bridge uses, and refuses as the perl script does', { skip: compiled || process.env.CI ? false : 'not compiled by this build' }, () => {
+    assert.ok(compiled, 'the build compiled the prefix (deploy/landlock-prefix.mjs)');
+    assert.ok(fs.readFileSync(compiled).includes(Buffer.from(`${WALL_API.dir}\0`)), `${WALL_API.dir} compiled in`);
+    // Every refusal of the script has its words in the C source: the probe reads them the same way.
+    const c = fs.readFileSync(path.join(import.meta.dirname, '..', '..', '..', '..', 'sessions', 'wall', 'landlock-prefix.c'), 'utf8');
+    const script = prefixBody();
+    const said = [...script.matchAll(/fail\((["'])(.*?)\1/g)].map((m) => m[2].replace(/\s*[$(].*$/, '').replace(/:$/, '').trim().split(' ')[0]);
+    assert.ok(said.length >= 7, said.join(','));
+    for (const w of said) assert.ok(c.includes(`"${w}`), `the C prefix says ${w} too`);
   });
 });
