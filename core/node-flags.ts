@@ -3,7 +3,8 @@
 // command's start-up (the bundle, zod's schemas, the config) run without a scavenge: a tick with
 // nothing due made 4 of them at the default, ~11 ms of its ~120; at 16 MB a one-call session still
 // made 2 (~10 ms each, one after the CLI ended), at 32 none, for ~7 MB more at the end of a 61-call
-// session (docs/benchmarks.md). NODE_OPTIONS may not carry it.
+// session and ~3 ms more on a tick with nothing due (docs/benchmarks.md). NODE_OPTIONS may not
+// carry it.
 export const NODE_FLAGS: readonly string[] = ['--min-semi-space-size=32'];
 
 // The #! line that starts node with them (`env -S`: coreutils 8.30 and later, Debian 10 on).
