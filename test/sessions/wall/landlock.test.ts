@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { compiledPrefix, elfFor, prefixBody, prefixScript, writeShellPrefix } from '../../../sessions/wall/landlock.js';
+import { compiledPrefix, elfFor, inDomain, prefixBody, prefixScript, usablePrefix, writeShellPrefix } from '../../../sessions/wall/landlock.js';
 import { WALL_API } from '../../../sessions/wall/bridge.js';
 import { findPerl } from '../../../sessions/run/reaper.js';
 import { tempDir } from '../../helpers.js';
@@ -98,6 +98,28 @@ describe('the compiled prefix', () => {
     assert.ok(!elfFor(elf(183), 'x64'));
     assert.ok(!elfFor(Buffer.from('#!/usr/bin/perl\nuse strict;\n'), 'x64'));
     assert.ok(!elfFor(elf(62).subarray(0, 10), 'x64'));
+  });
+  test('is not taken where it cannot run, though it is an ELF for this machine (a tarball built where glibc is newer; a musl machine)', { skip: compiled || process.env.CI ? false : 'not compiled by this build' }, (t) => {
+    assert.ok(compiled, 'the build compiled the prefix (deploy/landlock-prefix.mjs)');
+    assert.ok(usablePrefix(compiled), 'the one this build made runs here');
+    // The same binary asking for a loader this machine lacks (its PT_INTERP path, one byte changed).
+    const elf = fs.readFileSync(compiled);
+    const phoff = Number(elf.readBigUInt64LE(32));
+    const [phentsize, phnum] = [elf.readUInt16LE(54), elf.readUInt16LE(56)];
+    const interp = Array.from({ length: phnum }, (_, i) => phoff + i * phentsize).find((h) => elf.readUInt32LE(h) === 3);
+    assert.ok(interp !== undefined, 'the compiled prefix has a loader to name (PT_INTERP)');
+    elf[Number(elf.readBigUInt64LE(interp + 8)) + 1] = 0x58; // '/lib…' -> '/Xib…'
+    const dir = tempDir(t);
+    const other = path.join(dir, 'landlock-prefix');
+    fs.writeFileSync(other, elf, { mode: 0o755 });
+    assert.ok(elfFor(elf), 'by its header alone it would be taken');
+    // The harm: chosen, it runs no command at all (the probe refuses every session, perl unused).
+    const d = inDomain(perl ?? '/usr/bin/perl', 'echo ran', { compiled: other });
+    const r = spawnSync(d.command, d.args, { encoding: 'utf8' });
+    assert.notEqual(r.stdout, 'ran\n', 'the mis-built prefix runs nothing');
+    assert.equal(usablePrefix(other), false);
+    assert.equal(usablePrefix(writeShellPrefix(dir, '/usr/bin/perl', { compiled: null })), false, 'the perl script is no compiled prefix');
+    assert.equal(usablePrefix(path.join(dir, 'absent')), false);
   });
   test('walls the folder the bridge uses, and refuses as the perl script does', { skip: compiled || process.env.CI ? false : 'not compiled by this build' }, () => {
     assert.ok(compiled, 'the build compiled the prefix (deploy/landlock-prefix.mjs)');
