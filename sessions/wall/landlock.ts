@@ -15,6 +15,7 @@
 // The prefix is the same domain compiled (landlock-prefix.c, built by deploy/landlock-prefix.mjs;
 // ~0.5 ms a command) where the build had a C compiler, else the perl script (~2 ms): perl, like
 // the bridge, is Essential on Debian (perl-base).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +85,28 @@ export function elfFor(head: Buffer, arch: string = process.arch): boolean {
   return head.length >= 20 && head.readUInt32BE(0) === 0x7f454c46 && head[4] === 2 && head[5] === 1 && head.readUInt16LE(18) === ELF_MACHINE[arch];
 }
 
+// Whether a built prefix runs on this machine: an ELF for it (a dist/ copied from another machine
+// keeps its prefix) whose loader and C library it has. One built where glibc is newer (the build
+// host of a tarball) or for glibc where the machine has musl is an ELF for this machine all the same,
+// and would refuse every session at the probe instead of leaving it the perl script. Run with no
+// command, it enters a domain and refuses in its own words (~2 ms, once a process).
+export function usablePrefix(file: string): boolean {
+  try {
+    const fd = fs.openSync(file, 'r');
+    const head = Buffer.alloc(20);
+    try {
+      fs.readSync(fd, head, 0, 20, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (!elfFor(head)) return false;
+  } catch {
+    return false; // not built here
+  }
+  const r = spawnSync(file, [], { encoding: 'utf8', env: {}, stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
+  return r.status === PREFIX_FAILED_CODE && /^nightshift-wall: /.test(r.stderr ?? '');
+}
+
 // The compiled prefix of this build, or null (the perl script then). Looked for beside this module
 // (dist/sessions/wall/) and, from the bundle (dist/bundle/), in the same folder; never one the
 // wall's own /tmp hides. Asked once a process: the probe and the session use the same one.
@@ -94,19 +117,7 @@ export function compiledPrefix(): string | null {
   for (const rel of ['./landlock-prefix', '../sessions/wall/landlock-prefix']) {
     const file = fileURLToPath(new URL(rel, import.meta.url));
     if (/^\/(tmp|dev\/shm)\//.test(file)) continue;
-    try {
-      const fd = fs.openSync(file, 'r');
-      const head = Buffer.alloc(20);
-      try {
-        fs.readSync(fd, head, 0, 20, 0);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.accessSync(file, fs.constants.X_OK);
-      if (elfFor(head)) return (compiled = file);
-    } catch {
-      // not built here
-    }
+    if (usablePrefix(file)) return (compiled = file);
   }
   return compiled;
 }

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { compiledPrefix, elfFor, prefixBody, prefixScript, writeShellPrefix } from '../../../sessions/wall/landlock.js';
+import { compiledPrefix, elfFor, inDomain, PREFIX_FAILED_CODE, PREFIX_FAILED_RE, prefixBody, prefixScript, usablePrefix, writeShellPrefix } from '../../../sessions/wall/landlock.js';
 import { WALL_API } from '../../../sessions/wall/bridge.js';
 import { findPerl } from '../../../sessions/run/reaper.js';
 import { tempDir } from '../../helpers.js';
@@ -38,6 +38,19 @@ function run(withPrefix: boolean, dir: string, variant: { compiled: string | nul
   return spawnSync('/bin/bash', ['-c', cmd, PROBE], { encoding: 'utf8' }).stdout;
 }
 
+// Runs argv under a seccomp filter that refuses landlock_create_ruleset with EPERM (a unit's
+// SystemCallFilter= without it), as the probe meets it.
+const NO_LANDLOCK_PY = String.raw`
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ins = lambda code, jt, jf, k: struct.pack('HBBI', code, jt, jf, k)
+prog = ins(0x20, 0, 0, 0) + ins(0x15, 0, 1, 444) + ins(0x06, 0, 0, 0x00050000 | 1) + ins(0x06, 0, 0, 0x7fff0000)
+buf = ctypes.create_string_buffer(prog, len(prog))
+class Fprog(ctypes.Structure): _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
+f = Fprog(4, ctypes.addressof(buf))
+assert libc.prctl(38, 1, 0, 0, 0) == 0 and libc.prctl(22, 2, ctypes.byref(f), 0, 0) == 0, ctypes.get_errno()
+os.execv(sys.argv[1], sys.argv[1:])`;
+
 describe('the shell prefix\'s Landlock domain', { skip: SKIP }, () => {
   for (const v of VARIANTS) {
     const skip = v.compiled === null && v.name === 'compiled' && !process.env.CI ? 'not compiled by this build (no C compiler)' : false;
@@ -62,6 +75,24 @@ describe('the shell prefix\'s Landlock domain', { skip: SKIP }, () => {
       });
     });
   }
+  test('where a seccomp filter refuses Landlock, both prefixes fail closed in the same words, which the probe reads as the filter\'s', { skip: fs.existsSync('/usr/bin/python3') || process.env.CI ? false : 'no python3' }, (t) => {
+    const said = VARIANTS.filter((v) => v.compiled !== null || v.name !== 'compiled').map((v) => {
+      const file = writeShellPrefix(tempDir(t), perl!, v);
+      // The control: without the filter the same prefix runs the command.
+      const free = spawnSync(file, ['echo ran'], { encoding: 'utf8' });
+      assert.equal(free.stdout, 'ran\n', v.name);
+      const r = spawnSync('/usr/bin/python3', ['-c', NO_LANDLOCK_PY, file, 'echo ran'], { encoding: 'utf8' });
+      assert.equal(r.stdout, '', `${v.name}: the command never ran`);
+      assert.equal(r.status, PREFIX_FAILED_CODE, `${v.name}: ${r.stderr}`);
+      const m = PREFIX_FAILED_RE.exec(r.stderr);
+      assert.ok(m, `${v.name}: ${r.stderr}`);
+      assert.match(m[1], /^Landlock is not available here \(errno 1: Operation not permitted\)/);
+      assert.match(m[1], /errno 1\b/, 'the probe\'s test for a seccomp filter (sessions/wall/sandbox.ts)');
+      return r.stderr;
+    });
+    assert.ok(said.length === 2 || (!compiled && !process.env.CI), 'the compiled one too, wherever it was built (CI builds it)');
+    if (said.length === 2) assert.equal(said[1], said[0], 'the compiled prefix says what the perl script says');
+  });
   test('negative control: the same command without the prefix opens both', (t) => {
     const out = run(false, tempDir(t));
     assert.match(out, /mem:open/);
@@ -98,6 +129,28 @@ describe('the compiled prefix', () => {
     assert.ok(!elfFor(elf(183), 'x64'));
     assert.ok(!elfFor(Buffer.from('#!/usr/bin/perl\nuse strict;\n'), 'x64'));
     assert.ok(!elfFor(elf(62).subarray(0, 10), 'x64'));
+  });
+  test('is not taken where it cannot run, though it is an ELF for this machine (a tarball built where glibc is newer; a musl machine)', { skip: compiled || process.env.CI ? false : 'not compiled by this build' }, (t) => {
+    assert.ok(compiled, 'the build compiled the prefix (deploy/landlock-prefix.mjs)');
+    assert.ok(usablePrefix(compiled), 'the one this build made runs here');
+    // The same binary asking for a loader this machine lacks (its PT_INTERP path, one byte changed).
+    const elf = fs.readFileSync(compiled);
+    const phoff = Number(elf.readBigUInt64LE(32));
+    const [phentsize, phnum] = [elf.readUInt16LE(54), elf.readUInt16LE(56)];
+    const interp = Array.from({ length: phnum }, (_, i) => phoff + i * phentsize).find((h) => elf.readUInt32LE(h) === 3);
+    assert.ok(interp !== undefined, 'the compiled prefix has a loader to name (PT_INTERP)');
+    elf[Number(elf.readBigUInt64LE(interp + 8)) + 1] = 0x58; // '/lib…' -> '/Xib…'
+    const dir = tempDir(t);
+    const other = path.join(dir, 'landlock-prefix');
+    fs.writeFileSync(other, elf, { mode: 0o755 });
+    assert.ok(elfFor(elf), 'by its header alone it would be taken');
+    // The harm: chosen, it runs no command at all (the probe refuses every session, perl unused).
+    const d = inDomain(perl ?? '/usr/bin/perl', 'echo ran', { compiled: other });
+    const r = spawnSync(d.command, d.args, { encoding: 'utf8' });
+    assert.notEqual(r.stdout, 'ran\n', 'the mis-built prefix runs nothing');
+    assert.equal(usablePrefix(other), false);
+    assert.equal(usablePrefix(writeShellPrefix(dir, '/usr/bin/perl', { compiled: null })), false, 'the perl script is no compiled prefix');
+    assert.equal(usablePrefix(path.join(dir, 'absent')), false);
   });
   test('walls the folder the bridge uses, and refuses as the perl script does', { skip: compiled || process.env.CI ? false : 'not compiled by this build' }, () => {
     assert.ok(compiled, 'the build compiled the prefix (deploy/landlock-prefix.mjs)');
