@@ -21,7 +21,7 @@ const tmp = `${out}.${process.pid}`;
 const r = spawnSync(cc, ['-O2', '-Wall', '-Wextra', `-DAPI_DIR="${WALL_API.dir}"`, '-o', tmp, source], { encoding: 'utf8' });
 if (r.error || r.status !== 0) {
   fs.rmSync(tmp, { force: true });
-  const why = r.error ? `${cc} could not be run (${r.error.code ?? r.error.message})` : `${cc} failed:\n${r.stderr.trim()}`;
+  const why = r.error ? `${cc} could not be run (${r.error.code ?? r.error.message})` : `${cc} failed (exit ${r.status ?? r.signal})${r.stderr.trim() ? `:\n${r.stderr.trim()}` : ''}`;
   console.warn(`nightshift build: the shell prefix stays the perl script (~2 ms more each Bash call of a walled session): ${why}. Fix: install a C compiler (Debian: apt-get install gcc libc6-dev), then npm run build`);
 } else {
   fs.chmodSync(tmp, 0o755);
