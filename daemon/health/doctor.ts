@@ -112,7 +112,7 @@ export async function sandboxCheck(l: LenientConfig, deps: Pick<DoctorDeps, 'env
   const cli = resolveCommand(l.config.claude.command, deps.env.PATH ?? '');
   const view = hostView(cli ? cliRoot(cli) : null, resolveCommand('node', deps.env.PATH ?? ''));
   // Each Bash command enters its Landlock domain through the prefix: compiled, or perl's (~2 ms more).
-  const prefix = compiledPrefix() ? 'each Bash command enters its Landlock domain through the compiled prefix' : 'each Bash command enters its Landlock domain through the perl prefix (~2 ms more a command: this build made no compiled prefix that runs here, for want of a C compiler or built for another machine or C library; build with gcc and libc6-dev installed on a host whose glibc is no newer than this one\'s)';
+  const prefix = compiledPrefix() ? 'each Bash command enters its Landlock domain through the compiled prefix' : 'each Bash command enters its Landlock domain through the perl prefix (~2 ms more a command: this build made no compiled prefix that runs here, for want of a C compiler, built for another machine or C library, or installed where other users cannot run it; build with gcc and libc6-dev installed on a host whose glibc is no newer than this one\'s, and install where every user may read)';
   return ok('sandbox', `bwrap makes a sandbox (user, mount, PID namespaces); ${describeView(view)}; ${prefix}`);
 }
 

@@ -103,8 +103,23 @@ export function usablePrefix(file: string): boolean {
   } catch {
     return false; // not built here
   }
+  // The probe runs it where it lies, as the session's user (a root supervisor's session_user):
+  // an install that user cannot reach would refuse every session there (EACCES).
+  if (!openToAll(file)) return false;
   const r = spawnSync(file, [], { encoding: 'utf8', env: {}, stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
   return r.status === PREFIX_FAILED_CODE && /^nightshift-wall: /.test(r.stderr ?? '');
+}
+
+// Whether any user may execute the file: it and every folder above it give others x.
+function openToAll(file: string): boolean {
+  try {
+    for (let p = path.resolve(file); ; p = path.dirname(p)) {
+      if ((fs.statSync(p).mode & 0o001) === 0) return false;
+      if (p === path.dirname(p)) return true;
+    }
+  } catch {
+    return false;
+  }
 }
 
 // The compiled prefix of this build, or null (the perl script then). Looked for beside this module

@@ -152,6 +152,22 @@ describe('the compiled prefix', () => {
     assert.equal(usablePrefix(writeShellPrefix(dir, '/usr/bin/perl', { compiled: null })), false, 'the perl script is no compiled prefix');
     assert.equal(usablePrefix(path.join(dir, 'absent')), false);
   });
+  test('is not taken where the session\'s user could not run it (an install under a folder closed to others)', { skip: compiled || process.env.CI ? false : 'not compiled by this build' }, (t) => {
+    assert.ok(compiled, 'the build compiled the prefix (deploy/landlock-prefix.mjs)');
+    const open = tempDir(t);
+    fs.chmodSync(open, 0o755);
+    const closed = path.join(open, 'closed');
+    fs.mkdirSync(closed, { mode: 0o700 });
+    for (const d of [open, closed]) fs.copyFileSync(compiled, path.join(d, 'landlock-prefix'));
+    for (const d of [open, closed]) fs.chmodSync(path.join(d, 'landlock-prefix'), 0o755);
+    assert.ok(usablePrefix(path.join(open, 'landlock-prefix')), 'control: the same copy in an open folder is taken');
+    assert.equal(usablePrefix(path.join(closed, 'landlock-prefix')), false);
+    // The harm, where this runs as root: another user cannot start it (the probe as session_user).
+    if (process.getuid?.() === 0) {
+      const r = spawnSync(path.join(closed, 'landlock-prefix'), ['true'], { uid: 65534, gid: 65534 });
+      assert.equal((r.error as NodeJS.ErrnoException | undefined)?.code, 'EACCES');
+    }
+  });
   test('walls the folder the bridge uses, and refuses as the perl script does', { skip: compiled || process.env.CI ? false : 'not compiled by this build' }, () => {
     assert.ok(compiled, 'the build compiled the prefix (deploy/landlock-prefix.mjs)');
     assert.ok(fs.readFileSync(compiled).includes(Buffer.from(`${WALL_API.dir}\0`)), `${WALL_API.dir} compiled in`);
