@@ -79,11 +79,11 @@ export async function wallBench(runs = 8) {
     // build made it, and the perl script), interleaved.
     const perl = findPerl();
     if (perl) {
-      const made = { compiled: compiledPrefix(), perl: null } as const;
-      const prefixes = Object.entries(made).map(([name, compiled]) => {
-        const d = fs.mkdtempSync(path.join(dir, `prefix-${name}-`));
-        return { name, file: compiled === null && name === 'compiled' ? null : writeShellPrefix(d, perl, { compiled }) };
-      }).filter((p): p is { name: string; file: string } => p.file !== null);
+      const compiled = compiledPrefix();
+      const prefixes = [...(compiled ? [{ name: 'compiled', compiled }] : []), { name: 'perl', compiled: null }].map((p) => ({
+        name: p.name,
+        file: writeShellPrefix(fs.mkdtempSync(path.join(dir, `prefix-${p.name}-`)), perl, { compiled: p.compiled }),
+      }));
       const t = (cmd: string, args: string[]) => {
         const t0 = performance.now();
         const r = spawnSync(cmd, args, { stdio: 'ignore' });
