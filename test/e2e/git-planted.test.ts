@@ -8,6 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { bash, text } from '../fake-api.js';
 import { SESSION_USER, fakeApiPerFile, runJson, workspace, writeAgent } from '../helpers.js';
+import { untrustedGitMarker } from '../../vault/git-guard.js';
 
 const api = fakeApiPerFile();
 
@@ -40,4 +41,34 @@ test('a repository a session makes in a vault that was none is quarantined, and 
   const trusted = await runJson(ws, 'next');
   assert.equal(trusted.ran.code === 0 || trusted.ran.code === 1, true, trusted.ran.stderr);
   assert.ok(fs.existsSync(proof), 'without the quarantine the planted filter runs in the supervisor');
+});
+
+// A vault whose repository could not be moved aside (the marker) gets no git of ours at all, the
+// start's early "is it a work tree" included (supervise.ts asks it beside the session's loading).
+test('while the vault\'s git is untrusted no git of the supervisor runs there; control: without the marker it does', async (t) => {
+  const ws = workspace(t, api.url);
+  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: ws.vault });
+  fs.writeFileSync(path.join(ws.vault, 'a.md'), 'a\n');
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'first', '--allow-empty'], { cwd: ws.vault });
+  if (SESSION_USER) execFileSync('chown', ['-R', '0:0', path.join(ws.vault, '.git')]);
+  // Every git the supervisor starts, by where it runs (the session's own, marked, is left out).
+  const bin = path.join(ws.dir, 'bin');
+  const log = path.join(ws.dir, 'git.log');
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  fs.mkdirSync(bin);
+  fs.writeFileSync(path.join(bin, 'git'), `#!/bin/sh\n[ -n "$NIGHTSHIFT_SESSION_ID" ] || echo "$PWD $*" >> ${log}\nexec ${real} "$@"\n`, { mode: 0o755 });
+  const env = { PATH: `${bin}:${ws.env.PATH}` };
+  writeAgent(ws, 'next', 'SCENARIO=text');
+  fs.mkdirSync(ws.state, { recursive: true });
+  fs.writeFileSync(untrustedGitMarker(ws.state), 'test: a repository that could not be moved aside\n');
+  const inVault = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith(`${ws.vault} `) || l.startsWith(`${fs.realpathSync(ws.vault)} `)) : []);
+  const held = await runJson(ws, 'next', [], env);
+  assert.ok(held.record, held.ran.stderr);
+  assert.match(String(held.record.git?.error ?? held.ran.stdout), /could not be moved aside/);
+  t.diagnostic(`log: ${fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '(none)'}`);
+  assert.deepEqual(inVault(), [], 'no git of ours ran in the untrusted vault');
+  fs.rmSync(untrustedGitMarker(ws.state));
+  const open = await runJson(ws, 'next', [], env);
+  assert.ok(open.record, open.ran.stderr);
+  assert.ok(inVault().some((l) => / rev-parse --is-inside-work-tree$/.test(l)), `control: git is asked in a trusted vault: ${inVault().join('; ')}`);
 });
