@@ -1,4 +1,4 @@
-// Host-wide locks: a lock directory (proper-lockfile's atomic mkdir) with an owner file beside it
+// Host-wide locks: a lock directory (an atomic mkdir: of two takers one makes it) with an owner file beside it
 // saying who holds it and since when. On one host the owner's pid and process start time are the
 // truth: a live owner's lock is never taken, however old its mtime (a frozen or SIGSTOPped owner
 // is still alive), and a dead owner's lock is taken at once.
@@ -13,9 +13,6 @@ export type LockOwner = { pid: number; start: string | null; since: string; purp
 // `lost` aborts when the owner file no longer names us (someone broke the lock anyway).
 export type Held = { release: () => Promise<void>; file: string; lost: AbortSignal };
 
-// proper-lockfile would take over a lock whose mtime is older than `stale`, alive owner or not;
-// liveness is ours to judge, so its staleness is set beyond reach (and it never touches mtime).
-const NEVER_STALE_MS = 2 ** 30;
 // A lock directory with no owner file: its owner died between mkdir and writing the file.
 const ORPHAN_DIR_MS = 5_000;
 const WATCH_MS = 1_000;
@@ -88,36 +85,42 @@ const wait = (ms: number, signal?: AbortSignal) =>
 // or when `signal` aborts the wait (a stop request never waits a lock out).
 export async function acquireLock(file: string, o: { timeoutMs: number; purpose: string; logger?: Logger; signal?: AbortSignal }): Promise<Held | null> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  // Loaded here, not at start: with graceful-fs and signal-exit it is a few ms that `status`,
-  // which only reads who holds a lock, never needs.
-  const { default: lockfile } = await import('proper-lockfile');
   const deadline = Date.now() + o.timeoutMs;
   for (;;) {
     if (o.signal?.aborted) return null;
-    try {
-      const release = await lockfile.lock(file, { realpath: false, stale: NEVER_STALE_MS, update: NEVER_STALE_MS / 2, retries: 0 });
+    if (takeDir(lockDir(file))) {
       const me = readProc(process.pid);
       const owner: LockOwner = { pid: process.pid, start: me?.start ?? null, since: new Date().toISOString(), purpose: o.purpose };
       fs.writeFileSync(ownerFile(file), JSON.stringify(owner));
-      return held(file, owner, release, o.logger);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-      if (breakDeadLock(file)) {
-        o.logger?.warn({ event: 'lock_recovered', file }, `took over ${file} from a dead holder`);
-        continue;
-      }
-      if (Date.now() >= deadline) return null;
-      try {
-        await wait(Math.min(250, Math.max(10, deadline - Date.now())), o.signal);
-      } catch (e) {
-        if (e instanceof Stopped) return null;
-        throw e;
-      }
+      return held(file, owner, o.logger);
+    }
+    if (breakDeadLock(file)) {
+      o.logger?.warn({ event: 'lock_recovered', file }, `took over ${file} from a dead holder`);
+      continue;
+    }
+    if (Date.now() >= deadline) return null;
+    try {
+      await wait(Math.min(250, Math.max(10, deadline - Date.now())), o.signal);
+    } catch (e) {
+      if (e instanceof Stopped) return null;
+      throw e;
     }
   }
 }
 
-function held(file: string, owner: LockOwner, release: () => Promise<void>, logger?: Logger): Held {
+// mkdir is atomic: of two takers exactly one makes the directory. (proper-lockfile did this too;
+// with graceful-fs and signal-exit its import alone was ~14 ms of every session's start.)
+function takeDir(dir: string): boolean {
+  try {
+    fs.mkdirSync(dir);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+function held(file: string, owner: LockOwner, logger?: Logger): Held {
   const lost = new AbortController();
   const mine = () => {
     const now = lockOwner(file);
@@ -130,15 +133,23 @@ function held(file: string, owner: LockOwner, release: () => Promise<void>, logg
     lost.abort(`lock ${file} lost`);
   }, WATCH_MS);
   watch.unref();
+  const release = () => {
+    clearInterval(watch);
+    process.removeListener('exit', release);
+    // A lock taken from us is someone else's now: leave it be.
+    if (!mine()) return;
+    fs.rmSync(ownerFile(file), { force: true });
+    try {
+      fs.rmdirSync(lockDir(file));
+    } catch {
+      // gone already: nothing of ours is left
+    }
+  };
+  // A process that exits holding it (an error path's process.exit) leaves no lock behind.
+  process.once('exit', release);
   return {
     file,
     lost: lost.signal,
-    release: async () => {
-      clearInterval(watch);
-      // A lock taken from us is someone else's now: leave it be.
-      if (!mine()) return;
-      fs.rmSync(ownerFile(file), { force: true });
-      await release().catch(() => undefined);
-    },
+    release: async () => release(),
   };
 }

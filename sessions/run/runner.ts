@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { descendants, killSession, listProcs, sessionProcs, SESSION_MARKER } from '../../core/process-tree.js';
 import { EXEC_FAILED_CODE, EXEC_FAILED_RE, reaped } from './reaper.js';
 import type { StreamTracker } from '../stream/stream-tracker.js';
+import { mark, profileOn } from '../../core/profile.js';
 
 export type RunnerOptions = {
   command: string;
@@ -121,6 +122,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     child.stdin?.on('error', () => {});
     try {
       o.cell!.join(child.pid);
+      mark('cell_joined');
       child.stdin?.end('\n');
     } catch (err) {
       gateError = `placing the session in its cgroup: ${(err as Error).message}`;
@@ -136,6 +138,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
       error ??= err;
       if (child.pid === undefined) resolve({ exitCode: null, signal: null, error });
     });
+    child.on('exit', () => mark('child_exit'));
     child.on('close', (exitCode, signal) => resolve({ exitCode, signal, error }));
   }).finally(() => process.removeListener('exit', killOnExit));
 
@@ -211,7 +214,10 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
 
   // Whether the command wrote anything at all: one that never started wrote nothing.
   let wroteLines = false;
+  const profiling = profileOn();
   const onLine = (line: string, truncated: boolean) => {
+    if (!wroteLines) mark('first_line');
+    if (profiling && line.includes('"type":"result"')) mark('result_line');
     wroteLines = true;
     // A line cut for length may begin mid-secret: it is counted, never written.
     if (truncated) {

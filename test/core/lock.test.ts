@@ -74,3 +74,42 @@ test('a wait for a held lock ends at once on a stop request', { timeout: 30_000 
   assert.equal(await acquireLock(file, { timeoutMs: 600_000, purpose: 'waiter', signal: stop.signal }), null);
   assert.equal(stop.signal.aborted, true);
 });
+
+// A process that exits holding the lock (process.exit on an error path) leaves none behind: the
+// next taker gets it without waiting out a holder or breaking a dead one.
+test('a holder that exits without releasing leaves no lock behind', async (t) => {
+  const file = path.join(tempDir(t), 'run');
+  const src = `import { acquireLock } from ${JSON.stringify(path.join(ROOT, 'dist', 'core', 'lock.js'))};
+const h = await acquireLock(${JSON.stringify(file)}, { timeoutMs: 0, purpose: 'leaver' });
+if (!h) process.exit(9);
+process.exit(3);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', src], { stdio: 'inherit' });
+  const code = await new Promise((r) => child.once('exit', r));
+  assert.equal(code, 3, 'the child took the lock, then exited');
+  assert.equal(fs.existsSync(`${file}.lock`), false, 'no lock directory left');
+  assert.equal(fs.existsSync(`${file}.owner.json`), false, 'no owner file left');
+  assert.equal(lockOwner(file), null);
+});
+
+// Takers started together: exactly one holds it, whichever wins the mkdir.
+test('of takers racing for a free lock exactly one gets it', async (t) => {
+  const file = path.join(tempDir(t), 'run');
+  const src = `import { acquireLock } from ${JSON.stringify(path.join(ROOT, 'dist', 'core', 'lock.js'))};
+process.stdin.once('data', async () => {
+  const h = await acquireLock(${JSON.stringify(file)}, { timeoutMs: 0, purpose: 'racer' });
+  process.stdout.write(h ? 'held\\n' : 'refused\\n');
+  setTimeout(() => process.exit(0), 1500);
+});`;
+  const racers = Array.from({ length: 6 }, () => {
+    const c = spawn(process.execPath, ['--input-type=module', '-e', src], { stdio: ['pipe', 'pipe', 'inherit'] });
+    t.after(() => c.kill('SIGKILL'));
+    let out = '';
+    c.stdout!.on('data', (d) => (out += d));
+    return { c, out: () => out };
+  });
+  // All loaded before any is told to go, so they meet at the mkdir.
+  await new Promise((r) => setTimeout(r, 800));
+  for (const r of racers) r.c.stdin!.end('go\n');
+  await waitFor(() => racers.every((r) => /held|refused/.test(r.out())), 10_000, 'every racer to answer');
+  assert.equal(racers.filter((r) => r.out().includes('held')).length, 1, racers.map((r) => r.out().trim()).join(','));
+});
