@@ -106,6 +106,19 @@ describe('start-up', () => {
     assert.match(r.stderr, /missing\.yaml/);
   });
 
+  // An ES module's default import of a CommonJS one becomes a copy of its every property; once per
+  // importing module that was 73 copies of node:fs and 61 of node:path at every start. The build
+  // sends each built-in through one module of its own (deploy/bundle.mjs): at most two requires
+  // of it, the default and the names. Without that, node:fs alone is required 73 times.
+  test('the bundle wraps each node built-in once, not once per module that imports it', () => {
+    const text = fs.readFileSync(path.join(ROOT, 'dist', 'bundle', 'cli.cjs'), 'utf8');
+    const counts = new Map<string, number>();
+    for (const m of text.matchAll(/require\("(node:[\w/]+)"\)/g)) counts.set(m[1], (counts.get(m[1]) ?? 0) + 1);
+    assert.ok((counts.get('node:fs') ?? 0) >= 1, 'the bundle requires node:fs');
+    const many = [...counts].filter(([, n]) => n > 2);
+    assert.deepEqual(many, [], `required more than twice: ${many.map(([m, n]) => `${m} ${n}`).join(', ')}`);
+  });
+
   test('the build\'s code cache is one V8 accepts for the bundle, and a foreign cache only costs the compile', async (t) => {
     const { compileBundle, cacheFileOf, runBundle } = await import('../../cli/bundle-loader.js');
     const bundle = path.join(ROOT, 'dist', 'bundle', 'cli.cjs');
