@@ -54,6 +54,23 @@ const builtinsOnce = {
   },
 };
 
+// unhomoglyph builds one regular expression of its ~6,000 confusables when it loads (~3 ms); only
+// a memory write or a tombstone check uses it, never a tick or the start of a session. Inside the
+// bundle its default export (a function) is one that loads it at its first call.
+const LAZY_FUNCTIONS = ['unhomoglyph'];
+const lazyFunctions = {
+  name: 'lazy-functions',
+  setup(b) {
+    const filter = new RegExp(`^(${LAZY_FUNCTIONS.join('|')})$`);
+    b.onResolve({ filter }, (a) => (a.namespace === 'lazy-function' ? undefined : { path: a.path, namespace: 'lazy-function', pluginData: a.resolveDir }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-function' }, (a) => ({
+      contents: `let f = null;\nexport default function lazy(...args) {\n  f ??= require(${JSON.stringify(a.path)});\n  return f(...args);\n}\n`,
+      loader: 'js',
+      resolveDir: a.pluginData,
+    }));
+  },
+};
+
 const root = path.join(import.meta.dirname, '..');
 const BUILD_PLACEHOLDER = 'nightshift-build-id-placeholder';
 const outfile = path.join(root, 'dist', 'bundle', 'cli.cjs');
@@ -69,7 +86,7 @@ const r = await build({
   minify: true,
   // Names kept, so a stack trace in an error report still reads.
   keepNames: true,
-  plugins: [englishOnly, sqliteAddon, builtinsOnce],
+  plugins: [englishOnly, sqliteAddon, builtinsOnce, lazyFunctions],
   metafile: !!process.env.NIGHTSHIFT_BUNDLE_META,
   logLevel: 'warning',
   // Outside: the optional features, and execa (only doctor, status and lock use it). A

@@ -134,6 +134,10 @@ test('bad arguments and refusals are isError results that say what to fix', asyn
   const refused = await client.callTool({ name: 'observe', arguments: { text: 'the moon is made of cheese' } });
   assert.equal(refused.isError, true);
   assert.match((refused.content as any)[0].text, /^TOMBSTONED: .*tombstone [0-9a-f]{12}: disproved by the 2026 survey/);
+  // Cyrillic а and о for Latin a and o: the confusables table (loaded at its first use in the bundle) maps them back.
+  const twin = await client.callTool({ name: 'observe', arguments: { text: 'the m\u043e\u043en is m\u0430de of cheese' } });
+  assert.equal(twin.isError, true, JSON.stringify(twin));
+  assert.match((twin.content as any)[0].text, /^TOMBSTONED: /);
 });
 
 test('an unknown tool and an unknown method are JSON-RPC errors', async (t) => {
