@@ -46,11 +46,19 @@ const sqliteAddon = {
 // Each ES module's `import fs from 'node:fs'` became its own __toESM(require('node:fs')): a copy of
 // every property as a getter, 73 times for fs and 61 for path, ~5 ms of every start. Each built-in
 // goes through one module of its own instead, so it is wrapped once.
+// node:zlib (~1.3 ms to load) serves only a request that carries a compressed body or a PDF,
+// never a start: its default export loads it at first use (a named import of it fails the build).
+const LAZY_BUILTINS = ['node:zlib'];
 const builtinsOnce = {
   name: 'node-builtins-once',
   setup(b) {
     b.onResolve({ filter: /^node:/ }, (a) => (a.namespace === 'builtin-once' ? { path: a.path, external: true } : { path: a.path, namespace: 'builtin-once' }));
-    b.onLoad({ filter: /.*/, namespace: 'builtin-once' }, (a) => ({ contents: `import m from ${JSON.stringify(a.path)};\nexport default m;\nexport * from ${JSON.stringify(a.path)};\n`, loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'builtin-once' }, (a) => ({
+      contents: LAZY_BUILTINS.includes(a.path)
+        ? `let m = null;\nexport default new Proxy({}, { get: (_, k) => (m ??= require(${JSON.stringify(a.path)}))[k] });\n`
+        : `import m from ${JSON.stringify(a.path)};\nexport default m;\nexport * from ${JSON.stringify(a.path)};\n`,
+      loader: 'js',
+    }));
   },
 };
 
