@@ -34,34 +34,56 @@ function readOwner(f: string): LockOwner | null {
 
 // Takes the lock away from a dead owner. The owner file is renamed first, so of two processes
 // that both saw the dead owner only one removes the lock; if the renamed file turns out to name a
-// live owner (a new holder won the race), it is put back.
+// live owner (a new holder won the race), it is put back. An owner file that names no one (empty:
+// its writer died between open and write) counts as a dead owner's once older than ORPHAN_DIR_MS.
 function breakDeadLock(file: string): boolean {
   if (!fs.existsSync(ownerFile(file))) {
     // No owner file at all: only a directory old enough to rule out a holder still writing it.
-    try {
-      if (Date.now() - fs.statSync(lockDir(file)).mtimeMs < ORPHAN_DIR_MS) return false;
-    } catch {
-      return false;
-    }
+    // (Its age counts from when the owner file went: see touch.)
+    if (!olderThan(lockDir(file), ORPHAN_DIR_MS)) return false;
     fs.rmSync(lockDir(file), { recursive: true, force: true });
     return true;
   }
   const owner = readOwner(ownerFile(file));
-  if (!owner || isAlive(owner.pid, owner.start)) return false;
+  if (owner ? isAlive(owner.pid, owner.start) : !olderThan(ownerFile(file), ORPHAN_DIR_MS)) return false;
   const claimed = `${ownerFile(file)}.${process.pid}`;
   try {
+    // Until the directory is gone it has no owner file: it must not look like an old orphan then.
+    touch(lockDir(file));
     fs.renameSync(ownerFile(file), claimed);
   } catch {
     return false;
   }
   const taken = readOwner(claimed);
-  if (taken && isAlive(taken.pid, taken.start)) {
+  if (taken ? isAlive(taken.pid, taken.start) : !olderThan(claimed, ORPHAN_DIR_MS)) {
     fs.renameSync(claimed, ownerFile(file));
     return false;
   }
   fs.rmSync(claimed, { force: true });
   fs.rmSync(lockDir(file), { recursive: true, force: true });
   return true;
+}
+
+function olderThan(p: string, ms: number): boolean {
+  try {
+    return Date.now() - fs.statSync(p).mtimeMs >= ms;
+  } catch {
+    return false;
+  }
+}
+
+// The lock directory's mtime set to now, before its owner file is removed or renamed away: the
+// orphan rule (no owner file, directory older than ORPHAN_DIR_MS) then counts from that moment, not
+// from when the lock was taken. Without it a taker between the owner file's removal and the
+// directory's would remove the directory, make its own, and see it removed in turn: two holders.
+function touch(dir: string): void {
+  const now = new Date();
+  try {
+    fs.utimesSync(dir, now, now);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
+    // Not ours to touch (another user's): judged by its old age, as before.
+  }
 }
 
 class Stopped extends Error {}
@@ -91,7 +113,17 @@ export async function acquireLock(file: string, o: { timeoutMs: number; purpose:
     if (takeDir(lockDir(file))) {
       const me = readProc(process.pid);
       const owner: LockOwner = { pid: process.pid, start: me?.start ?? null, since: new Date().toISOString(), purpose: o.purpose };
-      fs.writeFileSync(ownerFile(file), JSON.stringify(owner));
+      try {
+        fs.writeFileSync(ownerFile(file), JSON.stringify(owner));
+      } catch (err) {
+        // A full disk: the open succeeds, the write fails. An empty owner file names no one whose
+        // death would free the lock, and no exit hook removes a lock never had: undo it now.
+        fs.rmSync(ownerFile(file), { force: true });
+        fs.rmSync(lockDir(file), { recursive: true, force: true });
+        const e = err as NodeJS.ErrnoException;
+        e.message = `cannot write the lock's owner file ${ownerFile(file)}: ${e.message}`;
+        throw e;
+      }
       return held(file, owner, o.logger);
     }
     if (breakDeadLock(file)) {
@@ -138,6 +170,11 @@ function held(file: string, owner: LockOwner, logger?: Logger): Held {
     process.removeListener('exit', release);
     // A lock taken from us is someone else's now: leave it be.
     if (!mine()) return;
+    try {
+      touch(lockDir(file));
+    } catch {
+      // the directory is gone: only the owner file is left to remove
+    }
     fs.rmSync(ownerFile(file), { force: true });
     try {
       fs.rmdirSync(lockDir(file));

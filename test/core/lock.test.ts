@@ -113,3 +113,125 @@ process.stdin.once('data', async () => {
   await waitFor(() => racers.every((r) => /held|refused/.test(r.out())), 10_000, 'every racer to answer');
   assert.equal(racers.filter((r) => r.out().includes('held')).length, 1, racers.map((r) => r.out().trim()).join(','));
 });
+
+// A child process running `body` with the lock module imported as `lock`. `pauseAt(test)` (in the
+// child) patches one fs call of the lock's: when `test(args)` says so, it does the call, prints
+// `paused`, and stalls (as a preempted process would) until the file `resume` exists beside it.
+function child(t: TestContext, dir: string, body: string): { c: ChildProcess; out: () => string } {
+  const src = `import fs from 'node:fs';
+import * as lock from ${JSON.stringify(path.join(ROOT, 'dist', 'core', 'lock.js'))};
+const resume = ${JSON.stringify(path.join(dir, 'resume'))};
+function pauseAt(name, when) {
+  const real = fs[name];
+  fs[name] = function (...a) {
+    const r = real.apply(this, a);
+    if (when(...a)) {
+      fs.writeSync(1, 'paused\\n');
+      const end = Date.now() + 10_000;
+      while (!fs.existsSync(resume) && Date.now() < end) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+    return r;
+  };
+}
+${body}`;
+  const c = spawn(process.execPath, ['--input-type=module', '-e', src], { stdio: ['pipe', 'pipe', 'pipe'] });
+  t.after(() => c.kill('SIGKILL'));
+  let out = '';
+  c.stdout!.on('data', (d) => (out += d));
+  c.stderr!.on('data', (d) => (out += d));
+  return { c, out: () => out };
+}
+
+const old = (p: string) => {
+  const t = new Date(Date.now() - 3_600_000);
+  fs.utimesSync(p, t, t);
+};
+
+// Breaking a dead owner's lock renames its owner file away first; until the breaker removes the
+// directory, the directory (old: the dead owner took it long ago) has no owner file. Another
+// taker then must not judge it an orphan (no owner file, older than 5 s), remove it and take
+// it: the breaker's removal that follows would delete that taker's lock and both would hold it.
+test('a dead owner\'s lock being broken is not taken as an orphan meanwhile: one holder', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'run');
+  const dead = await holder(t, file);
+  dead.kill('SIGKILL');
+  await new Promise((r) => dead.once('exit', r));
+  old(`${file}.lock`);
+  const breaker = child(t, dir, `pauseAt('renameSync', (from) => from.endsWith('.owner.json'));
+const h = await lock.acquireLock(${JSON.stringify(file)}, { timeoutMs: 0, purpose: 'breaker' });
+console.log(h ? 'held' : 'refused');
+setInterval(() => {}, 1000);`);
+  await waitFor(() => breaker.out().includes('paused'), 5000, 'the breaker to rename the dead owner file');
+  const other = await acquireLock(file, { timeoutMs: 0, purpose: 'other' });
+  fs.writeFileSync(path.join(dir, 'resume'), '');
+  await waitFor(() => /held|refused/.test(breaker.out()), 5000, 'the breaker to answer');
+  await other?.release();
+  assert.deepEqual([breaker.out().includes('held'), !!other], [true, false], `breaker: ${breaker.out().trim()}; other: ${other ? 'held' : 'refused'}`);
+  assert.equal(lockOwner(file)?.pid, breaker.c.pid);
+});
+
+// A release removes the owner file, then the directory. A taker between the two sees a directory
+// with no owner file, old if the lock was held long (a session): it must not take it as an orphan,
+// or the release's rmdir deletes the taker's fresh lock and a third taker gets it too.
+test('a lock being released is not taken as an orphan between its two removals', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'run');
+  const h = child(t, dir, `const h = await lock.acquireLock(${JSON.stringify(file)}, { timeoutMs: 0, purpose: 'long session' });
+console.log(h ? 'held' : 'refused');
+process.stdin.once('data', async () => {
+  pauseAt('rmSync', (p) => p.endsWith('.owner.json'));
+  await h.release();
+  console.log('released');
+  process.exit(0);
+});`);
+  await waitFor(() => h.out().includes('held'), 5000, 'the holder to take the lock');
+  old(`${file}.lock`); // held an hour
+  h.c.stdin!.end('go\n');
+  await waitFor(() => h.out().includes('paused'), 5000, 'the release to remove the owner file');
+  const taker = await acquireLock(file, { timeoutMs: 0, purpose: 'taker' });
+  fs.writeFileSync(path.join(dir, 'resume'), '');
+  await waitFor(() => h.out().includes('released'), 5000, 'the release to end');
+  const third = await acquireLock(file, { timeoutMs: 0, purpose: 'third' });
+  assert.equal(taker, null, taker ? `taken mid-release, then ${third ? 'taken again by a third taker: two holders' : 'its directory deleted by the release'}` : '');
+  assert.ok(third, 'free once released');
+  await third.release();
+});
+
+// A taker that made the directory but could not write its owner file (a full disk: the open
+// succeeds, the write fails) leaves no lock behind: there is no exit hook for a lock never had,
+// and an empty owner file names no one whose death would free it.
+test('an owner file that cannot be written leaves no lock, and the error names it', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'run');
+  const c = child(t, dir, `const real = fs.writeFileSync;
+fs.writeFileSync = (p, ...a) => {
+  if (!String(p).endsWith('.owner.json')) return real(p, ...a);
+  fs.closeSync(fs.openSync(p, 'w'));
+  throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
+};
+await lock.acquireLock(${JSON.stringify(file)}, { timeoutMs: 0, purpose: 'disk full' });`);
+  const code = await new Promise((r) => c.c.once('exit', r));
+  assert.equal(code, 1);
+  assert.match(c.out(), /ENOSPC/);
+  assert.ok(c.out().includes(`${file}.owner.json`), `the error names the owner file: ${c.out()}`);
+  const next = await acquireLock(file, { timeoutMs: 0, purpose: 'next' });
+  assert.ok(next, `taken after the failed taker exited (left: ${fs.readdirSync(dir).join(' ')})`);
+  await next.release();
+});
+
+// An owner file that names no one (empty: its writer died between open and write, or a power cut
+// lost its data) is judged like a missing one: an orphan once older than 5 s, never before.
+test('an unreadable owner file is an orphan after 5 s, not before', async (t) => {
+  const file = path.join(tempDir(t), 'run');
+  fs.mkdirSync(`${file}.lock`);
+  fs.writeFileSync(`${file}.owner.json`, '');
+  assert.equal(await acquireLock(file, { timeoutMs: 0, purpose: 'too soon' }), null, 'a fresh one may be mid-write');
+  old(`${file}.lock`);
+  old(`${file}.owner.json`);
+  const h = await acquireLock(file, { timeoutMs: 0, purpose: 'next' });
+  assert.ok(h, 'an old unreadable owner file frees the lock');
+  assert.equal(lockOwner(file)?.purpose, 'next');
+  await h.release();
+  assert.deepEqual(fs.readdirSync(path.dirname(file)), []);
+});
