@@ -69,5 +69,6 @@ test('control: with the handling off (limits.disk_free: 0) the next start dies a
   assert.doesNotMatch(JSON.parse(first.stdout).error ?? '', /below limits\.disk_free/, 'nothing looked at the floor');
   assert.equal(next.code, 70, next.stderr);
   // Which write meets the full disk first (the ledger, the fire's lock) is the harm's detail.
-  assert.match(next.stderr, /nightshift: internal error: (SqliteError: database or disk is full|Error: ENOSPC)/);
+  // (the run lock's owner file names itself: core/lock.ts).
+  assert.match(next.stderr, /nightshift: internal error: (SqliteError: database or disk is full|Error: ENOSPC|Error: cannot write the lock's owner file \S+: ENOSPC)/);
 });
