@@ -99,6 +99,9 @@ export function boundsFacts(envPath: string, pid = process.pid): BoundsFacts {
 // rlimits can be had; `join` moves the gated child into the cell; `reached` says why it must end.
 export type Cell = {
   plan: BoundsPlan;
+  // The cgroups made for it (none under rlimits or no bound): recorded in the session's folder, so
+  // a start after a killed supervisor removes them with the folder (session-dirs.ts).
+  dirs: readonly string[];
   wrap(command: string, args: string[]): { command: string; args: string[] };
   // Whether the runner must hold the child at its gate until `join` has moved it in.
   gated: boolean;
@@ -119,9 +122,9 @@ export function openCell(plan: BoundsPlan, sessionId: string): Cell {
   const w = plan.wanted;
   if (plan.mechanism === 'rlimit') {
     const prlimit = plan.prlimit;
-    return { plan, gated: false, wrap: (command, args) => ({ command: prlimit, args: [...rlimitArgs(w), command, ...args] }), join: () => {}, reached: () => null, close: async () => {} };
+    return { plan, dirs: [], gated: false, wrap: (command, args) => ({ command: prlimit, args: [...rlimitArgs(w), command, ...args] }), join: () => {}, reached: () => null, close: async () => {} };
   }
-  if (plan.mechanism === 'none') return { plan, gated: false, wrap: (command, args) => ({ command, args }), join: () => {}, reached: () => null, close: async () => {} };
+  if (plan.mechanism === 'none') return { plan, dirs: [], gated: false, wrap: (command, args) => ({ command, args }), join: () => {}, reached: () => null, close: async () => {} };
   const dirs: string[] = [];
   let pidsDir: string | null = null;
   let memoryDir: string | null = null;
@@ -171,6 +174,7 @@ export function openCell(plan: BoundsPlan, sessionId: string): Cell {
   }
   return {
     plan,
+    dirs: [...dirs],
     gated: true,
     wrap: (command, args) => ({ command, args }),
     join(pid) {

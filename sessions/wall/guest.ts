@@ -5,6 +5,7 @@
 // the CLI (walled-command.ts). `close` takes all of it away again (teardown.ts); the tokens die with it.
 import { mark } from '../../core/profile.js';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Agent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
 import { sessionEnv } from '../../config/session-env.js';
@@ -23,6 +24,7 @@ import { startEndpoints } from './endpoints.js';
 import { resolveCommand } from './sandbox.js';
 import { sessionUserOf } from './sandbox-check.js';
 import { makeSessionFolder, writeSessionFile } from './session-folder.js';
+import { CELLS_FILE } from './session-dirs.js';
 import { Teardown } from './teardown.js';
 import { walledCommand, wallPerl } from './walled-command.js';
 
@@ -107,6 +109,8 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     // Made before anything is spawned; what is left in it dies when the session closes.
     const cell = cellFor({ pids: config.limits.pids, memory: config.limits.memory }, i.sessionId, i.env.PATH ?? '', (m) => log.warn({ event: 'bounds_fallback' }, m));
     teardown.add(() => cell.close());
+    // For the start after a killed supervisor, which removes them with this folder.
+    if (cell.dirs.length) fs.writeFileSync(path.join(dir, CELLS_FILE), JSON.stringify(cell.dirs));
     log.info({ event: 'bounds', mechanism: cell.plan.mechanism }, describePlan(cell.plan));
     const perl = walled ? wallPerl(i.env.PATH ?? '') : null;
     mark('guest_folder_cell');

@@ -88,8 +88,16 @@ describe('a supervisor killed mid-session', () => {
     const sessions = JSON.parse((await nightshift(['sessions', '--json'], ws.env, ws.dir)).stdout);
     assert.equal(sessions.length, 1);
     assert.equal(sessions[0].outcome, 'abandoned');
+    // The cgroups it was bounded by are left too (the harm: on this host the tests once left 137),
+    // named in its folder; the next start removes them with the folder.
+    const record = path.join(ws.state, 'sessions', sessions[0].id, 'cells.json');
+    const cells: string[] = fs.existsSync(record) ? JSON.parse(fs.readFileSync(record, 'utf8')) : [];
+    if (process.env.CI) assert.ok(cells.length > 0, 'CI runs as root with cgroups: the session had a cell');
+    for (const c of cells) assert.ok(fs.existsSync(c), `left behind by the killed supervisor: ${c}`);
     writeAgent(ws, 'next', 'SCENARIO=text');
     assert.equal((await nightshift(['run', 'next'], ws.env, ws.dir)).code, 75, 'the limit holds');
+    for (const c of cells) assert.equal(fs.existsSync(c), false, `removed by the next start: ${c}`);
+    assert.equal(fs.existsSync(path.dirname(record)), false, 'and the folder with it');
   });
 
   test('negative control: a ledger that only counts at the end loses the killed session', async (t) => {
