@@ -12,6 +12,12 @@ test('each mark gets its time and the time since the one before; exit closes the
     { phase: 'b', at_ms: 25, took_ms: 15 },
     { phase: 'exit', at_ms: 30, took_ms: 5 },
   ]);
+  // With CPU times: each phase's own share, the first from the process's start.
+  assert.deepEqual(formatMarks([['a', 10, 8], ['b', 25, 12.5]], 30, 13), [
+    { phase: 'a', at_ms: 10, took_ms: 10, cpu_ms: 8 },
+    { phase: 'b', at_ms: 25, took_ms: 15, cpu_ms: 4.5 },
+    { phase: 'exit', at_ms: 30, took_ms: 5, cpu_ms: 0.5 },
+  ]);
 });
 
 test('a command profiled writes its phases, in order, as one JSON line; unprofiled, none', async (t) => {
