@@ -92,7 +92,9 @@ export async function supervise(
 }
 
 // The sandbox's probe (sessions/wall/sandbox.ts): null when a session may run walled.
+// With it, the cgroup lock's prime (sessions/wall/cgroup.ts), so the session's cell is joined quickly.
 export function startProbe(config: Config, deps: Pick<RunDeps, 'env' | 'sessionUser'>): Promise<string | null> {
+  void import('../../sessions/wall/cgroup.js').then((m) => m.primeOwnCgroup({ pids: config.limits.pids, memory: config.limits.memory }), () => {});
   const probe = import('../../sessions/wall/sandbox.js').then((m) => m.sandboxProbe(config, deps.env, deps.sessionUser !== false));
   probe.catch(() => {});
   return probe;

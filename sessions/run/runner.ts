@@ -46,7 +46,7 @@ export type RunnerOptions = {
   user?: { uid: number; gid: number } | null;
   // The session's cgroup (sessions/wall/cgroup.ts): when gated, the child waits at a gate until it
   // is moved in, so nothing it forks is outside; `reached` is polled, and a bound reached ends it.
-  cell?: { gated: boolean; join(pid: number): void; reached(): string | null } | null;
+  cell?: { gated: boolean; join(pid: number): void; prime?(): Promise<void>; reached(): string | null } | null;
   // Why a disk we write is too full to go on (limits.disk_free), or null; polled, and a full disk
   // ends the session `disk_full` while our own writes still have room.
   disk?: () => string | null;
@@ -106,6 +106,8 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   if (!process.listeners('SIGXFSZ').includes(ignoreSignal)) process.on('SIGXFSZ', ignoreSignal);
   const wrapped = o.subreaper === false ? null : reaped(o.command, o.args);
   const gated = !!o.cell?.gated;
+  // Kept warm since the session was all but certain, the lock's prime is quick, and so is the join.
+  if (gated) await o.cell!.prime?.();
   const [command, args] = [wrapped?.command ?? o.command, wrapped?.args ?? o.args];
   // node's own spawn, not execa: its import is the largest cost before a session can start.
   const child = spawn(gated ? '/bin/sh' : command, gated ? [...GATE, command, ...args] : args, {

@@ -27,7 +27,8 @@ export function cgroupMounts(mountinfo: string): Mount[] {
 }
 
 // Pure: where our own cgroup lies in the v2 hierarchy and in each v1 controller's, as folders.
-export function cgroupDirs(procCgroup: string, mounts: Mount[]): { v2: string | null; v1: Partial<Record<'pids' | 'memory', string>> } {
+// `leafUp` false: the v2 folder we are in, even our leaf.
+export function cgroupDirs(procCgroup: string, mounts: Mount[], leafUp = true): { v2: string | null; v1: Partial<Record<'pids' | 'memory', string>> } {
   const v1: Partial<Record<'pids' | 'memory', string>> = {};
   let v2: string | null = null;
   const under = (m: Mount, p: string) => {
@@ -51,7 +52,7 @@ export function cgroupDirs(procCgroup: string, mounts: Mount[]): { v2: string | 
     }
   }
   // Moved into our leaf by an earlier session of this process: the cgroup we hand out is its parent.
-  if (v2 && path.basename(v2) === SUPERVISOR_LEAF) v2 = path.dirname(v2);
+  if (leafUp && v2 && path.basename(v2) === SUPERVISOR_LEAF) v2 = path.dirname(v2);
   return { v2, v1 };
 }
 
@@ -106,9 +107,30 @@ export type Cell = {
   // Whether the runner must hold the child at its gate until `join` has moved it in.
   gated: boolean;
   join(pid: number): void;
+  // Warms the kernel's lock for moving processes (see prime); never rejects.
+  prime(): Promise<void>;
   reached(): string | null;
   close(): Promise<void>;
 };
+
+// The first move of a process into a cgroup after a quiet spell waits out an RCU grace period (the
+// kernel's cgroup_threadgroup_rwsem: 6 to 40 ms on this 2-core machine, the longer the busier);
+// a move within about one grace period after the last one ended does not (~0.1 ms). So this
+// process is moved into the cgroup it is already in, a no-op but for that wait, in the thread
+// pool: early (a session is all but certain), as the cell is made, and just before the gate is
+// spawned, each keeping the lock warm for the next, so the gate's join is quick. Only speed is at
+// stake: a failure is ignored.
+function prime(ownDir: string | null | undefined): Promise<void> {
+  if (!ownDir) return Promise.resolve();
+  return fs.promises.writeFile(path.join(ownDir, 'cgroup.procs'), String(process.pid)).catch(() => {});
+}
+
+// The early prime: our own cgroup as /proc/self/cgroup names it, where cells would be made.
+export function primeOwnCgroup(wanted: Wanted, pid = process.pid): Promise<void> {
+  if (wanted.pids === 'off' && wanted.memory === 'off') return Promise.resolve();
+  const dirs = cgroupDirs(read(`/proc/${pid}/cgroup`) ?? '', cgroupMounts(read(`/proc/${pid}/mountinfo`) ?? ''), false);
+  return prime(dirs.v1.pids ?? dirs.v1.memory ?? dirs.v2);
+}
 
 const write = (dir: string, file: string, value: string) => fs.writeFileSync(path.join(dir, file), value);
 const tryWrite = (dir: string, file: string, value: string) => {
@@ -122,16 +144,18 @@ export function openCell(plan: BoundsPlan, sessionId: string): Cell {
   const w = plan.wanted;
   if (plan.mechanism === 'rlimit') {
     const prlimit = plan.prlimit;
-    return { plan, dirs: [], gated: false, wrap: (command, args) => ({ command: prlimit, args: [...rlimitArgs(w), command, ...args] }), join: () => {}, reached: () => null, close: async () => {} };
+    return { plan, dirs: [], gated: false, wrap: (command, args) => ({ command: prlimit, args: [...rlimitArgs(w), command, ...args] }), join: () => {}, prime: () => Promise.resolve(), reached: () => null, close: async () => {} };
   }
-  if (plan.mechanism === 'none') return { plan, dirs: [], gated: false, wrap: (command, args) => ({ command, args }), join: () => {}, reached: () => null, close: async () => {} };
+  if (plan.mechanism === 'none') return { plan, dirs: [], gated: false, wrap: (command, args) => ({ command, args }), join: () => {}, prime: () => Promise.resolve(), reached: () => null, close: async () => {} };
   const dirs: string[] = [];
   let pidsDir: string | null = null;
   let memoryDir: string | null = null;
   let oomFile = 'memory.events';
+  // Our own cgroup, where the prime moves us (never a cell: we would be killed with it).
+  let ownDir: string | undefined;
   try {
     if (plan.mechanism === 'cgroup2') {
-      enterLeaf(plan.dir);
+      ownDir = enterLeaf(plan.dir);
       const d = path.join(plan.dir, name);
       fs.mkdirSync(d);
       dirs.push(d);
@@ -144,6 +168,7 @@ export function openCell(plan: BoundsPlan, sessionId: string): Cell {
         memoryDir = d;
       }
     } else {
+      ownDir = plan.dirs.pids ?? plan.dirs.memory;
       if (plan.dirs.pids && w.pids !== 'off') {
         const d = path.join(plan.dirs.pids, name);
         fs.mkdirSync(d);
@@ -172,11 +197,13 @@ export function openCell(plan: BoundsPlan, sessionId: string): Cell {
     }
     throw err;
   }
+  void prime(ownDir);
   return {
     plan,
     dirs: [...dirs],
     gated: true,
     wrap: (command, args) => ({ command, args }),
+    prime: () => prime(ownDir),
     join(pid) {
       for (const d of dirs) write(d, 'cgroup.procs', String(pid));
     },
@@ -195,7 +222,8 @@ export function openCell(plan: BoundsPlan, sessionId: string): Cell {
 
 // cgroup v2: we (and what we started) move into our leaf once, and the controllers are handed
 // down, so that session cells can be made beside it.
-function enterLeaf(base: string): void {
+// Returns the leaf.
+function enterLeaf(base: string): string {
   const leaf = path.join(base, SUPERVISOR_LEAF);
   fs.mkdirSync(leaf, { recursive: true });
   for (const p of procsIn(base)) {
@@ -209,6 +237,7 @@ function enterLeaf(base: string): void {
   const have = (read(path.join(base, 'cgroup.subtree_control')) ?? '').split(/\s+/);
   const add = ['pids', 'memory'].filter((c) => !have.includes(c));
   if (add.length) write(base, 'cgroup.subtree_control', add.map((c) => `+${c}`).join(' '));
+  return leaf;
 }
 
 // Kills whatever is left in a cell and removes it; a cell that will not go is left (logged by the

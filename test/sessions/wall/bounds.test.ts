@@ -73,6 +73,8 @@ describe('the cgroup files', () => {
     const m = cgroupMounts('29 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate');
     assert.equal(cgroupDirs('0::/system.slice/nightshift.service\n', m).v2, '/sys/fs/cgroup/system.slice/nightshift.service');
     assert.equal(cgroupDirs('0::/system.slice/nightshift.service/nightshift-supervisor\n', m).v2, '/sys/fs/cgroup/system.slice/nightshift.service');
+    // Where we are, for the lock's prime: the leaf itself (moving us to its parent would be a move).
+    assert.equal(cgroupDirs('0::/system.slice/nightshift.service/nightshift-supervisor\n', m, false).v2, '/sys/fs/cgroup/system.slice/nightshift.service/nightshift-supervisor');
   });
 
   test('a hierarchy mounted from below its root (a container) maps the path under it', () => {
