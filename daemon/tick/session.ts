@@ -25,6 +25,7 @@ import { readProc } from '../../core/process-tree.js';
 import { runClaude } from '../../sessions/run/runner.js';
 import { keepInTranscript } from '../../sessions/run/transcript.js';
 import { StreamTracker } from '../../sessions/stream/stream-tracker.js';
+import { openAhead } from '../../sessions/capture/ahead.js';
 import { leaveBehind } from '../../sessions/capture/capture.js';
 import { prepareSessionState } from '../../sessions/state/session-state.js';
 import type { Agent } from '../../config/agents.js';
@@ -345,6 +346,16 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   ledger.meter(id, meter.state());
   log.info({ event: 'reserved', reserved_usd: reserved?.usd ?? null }, `reserved ${money(reserved?.usd ?? limits.maxUsdPerSession)} of the day for ${id}`);
   let tracker: StreamTracker | null = null;
+  // The capture's store, opened while the CLI exits after its result; what else the end loads, too.
+  const captureStore = openAhead(async () => (await import('../../memory/open.js')).openMemoryStore(config, deps.env, deps.logger));
+  let readied = false;
+  const readyTheEnd = () => {
+    readied = true;
+    captureStore.start();
+    // The capture's first tombstone check builds the confusables' table (~3 ms); grading loads.
+    void import('../../memory/text/tombstone-key.js').then((m) => m.fold('warm'), () => {});
+    void import('../../memory/learning/session-grading.js').catch(() => {});
+  };
   let fd: number | null = null;
   let lastProgress = 0;
   let run: Awaited<ReturnType<typeof runClaude>> | null = null;
@@ -394,6 +405,9 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       },
       onLine: (line) => {
         if (keepInTranscript(line)) fs.writeSync(out, `${deps.redact(line)}\n`);
+        // The result is the stream's last word: what the end needs is readied while the CLI exits
+        // (a line that only looks like it readies it early, and loses nothing).
+        if (!readied && line.includes('"type":"result"')) readyTheEnd();
         deps.live?.update({ turns: t.turns(), usd: t.estimatedCost(), lastTool: t.lastTool, retry: t.retry });
       },
       onStop: (reason, detail) => log.warn({ event: 'session_stop', reason, detail }, `ending session: ${reason} (${detail})`),
@@ -532,8 +546,9 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     await leaveBehind({
       config, env: deps.env, transcript, logger: log, redact: deps.redact,
       session: { id, agent: agent.name, outcome, turns: settlement.turns, cost_usd: settlement.cost_usd, result: settlement.result, error: settlement.error },
-      openStore: async () => (await import('../../memory/open.js')).openMemoryStore(config, deps.env, deps.logger),
+      openStore: captureStore.take,
     });
+    await captureStore.drop();
     mark('captured');
     // FSRS grades from what the session did with memory, the injected state's memories included
     // (ignored ones are graded Hard); never fails the session (it logs instead).
