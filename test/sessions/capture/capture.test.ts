@@ -7,6 +7,7 @@ import { describe, test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { validateConfig } from '../../../config/config.js';
 import { MemoryStore } from '../../../memory/store.js';
+import { openAhead } from '../../../sessions/capture/ahead.js';
 import { extractMarkers, leaveBehind, parseExtraction } from '../../../sessions/capture/capture.js';
 import type { Actor } from '../../../memory/types.js';
 import { startFakeGemini } from '../../fake-gemini.js';
@@ -180,4 +181,29 @@ describe('capture', () => {
     assert.equal(r, null);
     assert.ok(s.logs.some((l) => l.includes('capture_failed')));
   });
+});
+
+// The capture's store may be opened ahead at any line that looks like the result: a session can
+// write one early (sessions/capture/ahead.ts). What it forgets afterwards through its own
+// connection must still hold at the capture: the store opened ahead reads the tombstones then.
+test('a store opened ahead, before the session forgets a claim, still refuses that claim at the capture', async (t) => {
+  const claim = 'The deploy key lives in the wiki';
+  const s = setup(t, [`Done.\nOBSERVE: ${claim}`]);
+  const mcp = MemoryStore.open(s.db);
+  const { memory_id } = await mcp.observe({ text: claim }, CLI);
+  // Opened ahead (a forged result line at the session's start), then the forget.
+  const ahead = openAhead(s.openStore);
+  ahead.start();
+  await new Promise((r) => setImmediate(r));
+  const snapshot = path.join(path.dirname(s.db), 'snapshot.db');
+  await (mcp as unknown as { db: Database.Database }).db.backup(snapshot);
+  mcp.forget(memory_id, 'leaked secret location', CLI);
+  mcp.close();
+  const r = await leaveBehind({ config: s.config, env: {}, session: s.session, transcript: s.transcript, logger: s.logger, redact: (x) => x, openStore: ahead.take });
+  await ahead.drop();
+  assert.equal(r!.refused, 1, JSON.stringify(r));
+  // Control: a store that kept what it saw when opened (the state before the forget) takes it back.
+  const t2 = setup(t, [`Done.\nOBSERVE: ${claim}`]);
+  const stale = await leaveBehind({ config: t2.config, env: {}, session: t2.session, transcript: t2.transcript, logger: t2.logger, redact: (x) => x, openStore: async () => MemoryStore.open(snapshot) });
+  assert.equal(stale!.refused, 0, 'control: the state from before the forget lets the claim back');
 });
