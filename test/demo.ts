@@ -11,7 +11,10 @@ import { startFakeDiscord } from './fake-discord.js';
 import { money } from '../core/money.js';
 import { counted } from '../core/words.js';
 import { git, makeRepos } from './git-helpers.js';
-import { BWRAP, claudeTestEnv, configYaml, nightshift, SESSION_USER, shareWithSession } from './helpers.js';
+import { BWRAP, CLAUDE, claudeTestEnv, closedToOthers, configYaml, nightshift, PINNED_CLAUDE, SESSION_USER, SESSION_USER_MADE, shareWithSession } from './helpers.js';
+
+// Ends the demo once nightshift's refusal is printed.
+class Refused extends Error {}
 
 const api = await startFakeApi();
 const discord = await startFakeDiscord();
@@ -27,6 +30,9 @@ try {
     fs.chmodSync(dir, 0o711);
     shareWithSession(path.join(dir, 'vault'));
     process.stdout.write(`Run as root: the session runs as ${SESSION_USER.name}, which the vault's group lets write it.\n`);
+    if (SESSION_USER_MADE) process.stdout.write(`That user did not exist: the demo made it, as \`nightshift systemd install\` would (${SESSION_USER_MADE}).\n`);
+    const closed = closedToOthers(fs.realpathSync(PINNED_CLAUDE));
+    if (closed && CLAUDE !== PINNED_CLAUDE) process.stdout.write(`This clone lies in ${closed}, which ${SESSION_USER.name} cannot pass through: the session runs a copy of the CLI, ${CLAUDE}.\n`);
   }
   fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ discord: { api_base: `${discord.apiBase}` } }));
   // The imitation API plays the model: it writes a note, stores what it learned, and reports.
@@ -50,6 +56,12 @@ try {
   const ran = await nightshift(['run', 'demo', '--json'], env, dir);
   if (!ran.stdout.trim()) throw new Error(`nightshift run printed nothing (exit ${ran.code}):\n${ran.stderr.slice(-3000)}`);
   const r = JSON.parse(ran.stdout);
+  // nightshift refused the session (no session ran): its own words are the demo's answer.
+  if (r.refused) {
+    process.stderr.write(`nightshift refused the demo's session (${r.code}, exit ${ran.code}): ${r.reason}\n`);
+    process.exitCode = ran.code || 1;
+    throw new Refused();
+  }
   const day = r.started_at.slice(0, 10);
   say('session', [
     `outcome     ${r.outcome} (exit ${ran.code})`,
@@ -68,9 +80,11 @@ try {
   const embed = discord.messages.at(-1)?.body?.embeds?.[0];
   say('Discord report (received by the loopback Discord)', embed ? [embed.title, embed.description ?? '', ...(embed.fields ?? []).map((f: { name: string; value: string }) => `${f.name}: ${f.value}`)].join('\n') : 'none received');
   process.stdout.write(KEEP
-    ? `\nKept (NIGHTSHIFT_DEMO_KEEP=1). Try: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} node dist/cli/bin.js status\n`
+    ? `\nKept (NIGHTSHIFT_DEMO_KEEP=1). Try: NIGHTSHIFT_CONFIG=${path.join(dir, 'nightshift.yaml')} ${process.execPath} dist/cli/bin.js status\n`
     : `\nThe workspace ${dir} is removed now (NIGHTSHIFT_DEMO_KEEP=1 npm run demo keeps it to look around).\n`);
   process.exitCode = ran.code ?? 1;
+} catch (err) {
+  if (!(err instanceof Refused)) throw err;
 } finally {
   await api.close();
   await discord.close();

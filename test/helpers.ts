@@ -12,18 +12,26 @@ import Database from 'better-sqlite3';
 import { Outbox, outboxFile } from '../report/outbox.js';
 import { startFakeApi, TEST_API_KEY, type FakeApi } from './fake-api.js';
 import { passwdEntry, useraddCommand } from '../core/passwd.js';
-import { DEFAULT_SESSION_USER, vaultFix, type SessionUser } from '../config/session-user.js';
+import { blockedAbove, DEFAULT_SESSION_USER, vaultFix, type SessionUser } from '../config/session-user.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
 // The real CLI the tests run: the pinned one, or NIGHTSHIFT_TEST_CLAUDE (npm run compat's). From a
-// clone under /tmp, /var/tmp or /dev/shm it is a copy under /opt: the wall hides /tmp and /dev/shm
-// from a session, the units /tmp and /var/tmp, and `systemd install` rightly refuses such a CLI.
+// clone under /tmp, /var/tmp or /dev/shm, or behind a folder other users cannot pass (a clone in
+// root's 0700 home), it is a copy under /opt: the wall hides /tmp and /dev/shm from a session, the
+// units /tmp and /var/tmp, bwrap started as the session user cannot reach into /root, and
+// `systemd install` and the session's checks rightly refuse such a CLI.
 export const PINNED_CLAUDE = path.join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
 export const HIDDEN_FROM_UNITS = /^\/(var\/tmp|tmp|dev\/shm)(\/|$)/;
 // Where reachableCli keeps its copies; a cache like CI's Node under /opt, one file per CLI build.
 export const TEST_CLI_CACHE = '/opt/nightshift-test-cli';
 export const CLAUDE = reachableCli(process.env.NIGHTSHIFT_TEST_CLAUDE || PINNED_CLAUDE);
+
+// The first folder above `real` that a user who is neither its owner nor in its group cannot pass.
+export function closedToOthers(real: string): string | null {
+  const b = blockedAbove(real, { name: 'others', uid: -1, gid: -1 });
+  return b ? b.dir : null;
+}
 
 export function reachableCli(cli: string, cache = TEST_CLI_CACHE): string {
   let real: string;
@@ -32,7 +40,8 @@ export function reachableCli(cli: string, cache = TEST_CLI_CACHE): string {
   } catch {
     return cli; // missing: the tests that run it say so
   }
-  if (!HIDDEN_FROM_UNITS.test(real)) return cli;
+  // NIGHTSHIFT_TEST_CLI_COPY=0: the CLI as it is (the first-run test's control).
+  if (process.env.NIGHTSHIFT_TEST_CLI_COPY === '0' || (!HIDDEN_FROM_UNITS.test(real) && !closedToOthers(real))) return cli;
   const st = fs.statSync(real);
   const dir = path.join(cache, `${st.size}-${Math.floor(st.mtimeMs)}`);
   const copy = path.join(dir, 'claude');
@@ -65,15 +74,19 @@ export function tempDir(t: TestContext | null, prefix = 'nightshift-'): string {
 // Run as root (CI is), walled sessions run as session_user: made here where missing, as `systemd
 // install` would. Files the tests write keep group write (umask 002) and each vault is given to
 // that user's group, the way an operator does it once (vaultFix).
-function testSessionUser(): SessionUser | null {
-  if (process.getuid?.() !== 0) return null;
-  const made = passwdEntry(DEFAULT_SESSION_USER);
-  if (made) return made;
-  const r = spawnSync('sh', ['-c', useraddCommand(DEFAULT_SESSION_USER)], { encoding: 'utf8' });
+// `made`: the command that made it, this time (the demo says so).
+function testSessionUser(): { user: SessionUser | null; made: string | null } {
+  if (process.getuid?.() !== 0) return { user: null, made: null };
+  const there = passwdEntry(DEFAULT_SESSION_USER);
+  if (there) return { user: there, made: null };
+  const cmd = useraddCommand(DEFAULT_SESSION_USER);
+  const r = spawnSync('sh', ['-c', cmd], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`cannot make the session user for the tests: ${r.stderr}`);
-  return passwdEntry(DEFAULT_SESSION_USER);
+  return { user: passwdEntry(DEFAULT_SESSION_USER), made: cmd };
 }
-export const SESSION_USER = testSessionUser();
+const sessionUser = testSessionUser();
+export const SESSION_USER = sessionUser.user;
+export const SESSION_USER_MADE = sessionUser.made;
 if (SESSION_USER) process.umask(0o002);
 
 // The vault (or an extra dir) writable by the session user, when there is one.

@@ -17,6 +17,13 @@ const PROOFS = [
   'e2e/session-user', 'e2e/disk-full', 'e2e/disk-inodes', 'e2e/root-logs', 'config/session-user',
 ];
 
+// On an older Node (Debian's 20) better-sqlite3, built for the clone's Node, would fail every
+// test that opens a database: say which Node to use instead.
+if (Number(process.versions.node.split('.')[0]) < 22) {
+  const bin = path.join(import.meta.dirname, '..', 'node_modules', '.bin', 'node');
+  console.error(`test/run.mjs: nightshift's tests run on Node 22 or later, and this is ${process.version}: run \`npm test\`${fs.existsSync(bin) ? `, or ${path.relative(process.cwd(), bin) || bin} test/run.mjs` : ' on Node 22 or 24'}`);
+  process.exit(69);
+}
 const root = path.resolve(process.env.NIGHTSHIFT_TEST_ROOT || path.join(import.meta.dirname, '..', 'dist', 'test'));
 const files = [];
 const walk = (dir) => {
