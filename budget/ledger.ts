@@ -173,7 +173,7 @@ export class Ledger {
   // Charges the session: from here on it counts against today, whatever happens next. `reserve`
   // decides its reservation from today's totals read in the same transaction, so two charges
   // cannot both take what is left; a refusal writes nothing and is returned.
-  open(s: OpenSession, reserve?: (today: DayTotals) => Reservation): Reservation | null {
+  open<R extends { ok: true; usd: number } | { ok: false } = Reservation>(s: OpenSession, reserve?: (today: DayTotals) => R): R | null {
     if (this.chargeOn === 'settle') return reserve ? reserve(this.dayTotals(s.day)) : null;
     // FULL for this one commit: it is on disk before the spawn, so a power loss cannot roll the
     // charge back. (Per commit, not for the connection: FULL on every progress write costs ~10x.)
@@ -182,7 +182,7 @@ export class Ledger {
       const r = this.db.transaction(() => {
         const decided = reserve ? reserve(this.dayTotals(s.day)) : null;
         if (decided && !decided.ok) return decided;
-        this.insert(s, decided?.usd ?? null);
+        this.insert(s, decided && decided.ok ? decided.usd : null);
         return decided;
       }).immediate();
       this.chargedWith = this.synchronous();

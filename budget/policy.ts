@@ -24,6 +24,17 @@ export function canStart(agent: string, today: DayTotals, limits: Limits): Verdi
   return { ok: true, reserveUsd: r.usd };
 }
 
+// The charge's own decision, made inside the transaction that writes the charge (Ledger.open), from
+// the totals it is added to: supervisors that start sessions at once (max_concurrent, a run by hand
+// beside a tick) cannot together pass a daily limit; canStart before it only spares the work.
+// `force`: past a daily limit it would meet, with the session's own ceiling.
+export type Charge = { ok: true; usd: number } | Extract<Verdict, { ok: false }>;
+export function chargeFor(agent: string, today: DayTotals, limits: Limits, force: boolean): Charge {
+  const v = canStart(agent, today, limits);
+  if (v.ok) return { ok: true, usd: v.reserveUsd };
+  return force ? { ok: true, usd: limits.maxUsdPerSession } : v;
+}
+
 // The negative control for tests: the rule before reservations (start while spent < cap, and
 // spend up to the ceiling). Never used by a session.
 export function startsBeforeReservations(today: Pick<DayTotals, 'costUsd'>, limits: Pick<Limits, 'maxUsdPerDay' | 'maxUsdPerSession'>): number | null {

@@ -9,9 +9,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Ledger, OpenSession } from '../../budget/ledger.js';
 import { SessionMeter } from '../../budget/meter.js';
-import { canStart, type Limits } from '../../budget/policy.js';
+import { canStart, chargeFor, type Charge, type Limits } from '../../budget/policy.js';
 import { permissionCheck } from '../health/doctor-setup.js';
-import { reservationFor, type Reservation } from '../../budget/reservation.js';
 import { windowHold, windowsFrom } from '../../budget/windows.js';
 import { money } from '../../core/money.js';
 import type { Redactor } from '../../core/redact.js';
@@ -273,7 +272,7 @@ export function costsDisagree(meterUsd: number, cliUsd: number | null): boolean 
   return Math.abs(meterUsd - cliUsd) > Math.max(0.0001, 0.01 * Math.max(meterUsd, cliUsd));
 }
 
-async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps, force: boolean, repo: boolean): Promise<SessionRecord | { refused: Extract<Reservation, { ok: false }> }> {
+async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps, force: boolean, repo: boolean): Promise<SessionRecord | { refused: Extract<Charge, { ok: false }> }> {
   const id = newSessionId(agent.name, startedAt);
   const log = deps.logger.child({ sessionId: id, agent: agent.name });
   const transcript = path.join(config.log_dir, 'transcripts', `${id}.jsonl`);
@@ -322,13 +321,10 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   // Charged before the spawn: from here on the session counts, whatever happens, and every
   // statement after the charge sits inside the try whose finally settles it.
   const limits = budgetLimits(config, agent);
-  let reserved: Reservation | null;
+  let reserved: Charge | null;
   try {
     // --force runs past the day's cap with the session's own ceiling.
-    reserved = ledger.open(open, (today) => {
-      const r = reservationFor(today, limits);
-      return r.ok || !force ? r : { ok: true, usd: limits.maxUsdPerSession };
-    });
+    reserved = ledger.open(open, (today) => chargeFor(agent.name, today, limits, force));
   } catch (err) {
     await guestReady.then((g) => g.close(), () => {});
     throw err;
