@@ -13,7 +13,7 @@ export type FireTrigger = 'timer' | 'daemon' | 'hand';
 export type FireAction = 'session' | 'skip' | 'dream' | 'refused' | 'failed to start' | 'locked' | 'crashed';
 // A due rule the fire passed over, and why (the hold, the invalid file, the day's budget, a usage
 // window, a stop request).
-export type PassedOver = { rule: number | null; agent: string; cause: 'held' | 'invalid' | 'budget' | 'window' | 'stopped'; why: string };
+export type PassedOver = { rule: number | null; agent: string; cause: 'held' | 'invalid' | 'busy' | 'budget' | 'window' | 'stopped'; why: string };
 
 export type FireStart = {
   at: string;

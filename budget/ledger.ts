@@ -259,6 +259,12 @@ export class Ledger {
     return this.stmt('SELECT name, utilization, resets_at, seen_at FROM usage_windows ORDER BY name').all() as UsageWindow[];
   }
 
+  // Sessions running now: their supervisor still runs (`alive`, as for orphans).
+  live(alive: (pid: number, start: string | null) => boolean): SessionRow[] {
+    const rows = this.stmt(`SELECT * FROM sessions WHERE status = 'running'`).all() as SessionRow[];
+    return rows.filter((r) => !!r.supervisor_pid && alive(r.supervisor_pid, r.supervisor_start));
+  }
+
   // Sessions whose supervisor is gone; `alive` says whether a (pid, start) still runs.
   orphans(alive: (pid: number, start: string | null) => boolean): SessionRow[] {
     const rows = this.stmt(`SELECT * FROM sessions WHERE status = 'running'`).all() as SessionRow[];

@@ -25,6 +25,7 @@ export function validateConfig(data: unknown, file: string): { config: Config; p
   const config: Config = {
     ...c,
     vault: abs(c.vault),
+    vaults: Object.fromEntries(Object.entries(c.vaults).map(([agent, dir]) => [agent, abs(dir)])),
     state_dir: abs(c.state_dir),
     log_dir: abs(c.log_dir),
     agents_dir: abs(c.agents_dir),

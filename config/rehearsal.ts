@@ -30,6 +30,8 @@ export function rehearsalConfig(config: Config, p: RehearsalPaths): Config {
   return {
     ...config,
     vault: p.vault,
+    // Its one vault, whatever vault the agent has at the site.
+    vaults: {},
     state_dir: p.state,
     log_dir: p.logs,
     git: { ...config.git, lock_file: path.join(p.state, 'git.lock') },
@@ -37,7 +39,7 @@ export function rehearsalConfig(config: Config, p: RehearsalPaths): Config {
     monitor: { ...config.monitor, ping_url: undefined },
     // Nothing outside its own site is written: no extra writable folders.
     hooks: { ...config.hooks, extra_dirs: [] },
-    rehearsal: { hide: [...new Set([config.state_dir, config.log_dir, config.vault, path.dirname(memoryDb)])] },
+    rehearsal: { hide: [...new Set([config.state_dir, config.log_dir, config.vault, ...Object.values(config.vaults), path.dirname(memoryDb)])] },
   };
 }
 

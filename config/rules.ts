@@ -16,16 +16,30 @@ export function crossFieldProblems(c: Config): string[] {
   // Sessions write the vault and the extra dirs; the sandbox hides the store's folder from them, which
   // it cannot do when that folder is one they write (a planted -wal file would be replayed into it).
   const dbDir = path.dirname(path.resolve(c.memory.db ?? path.join(c.state_dir, 'memory.db')));
-  const writable = [c.vault, ...c.hooks.extra_dirs].map((d) => path.resolve(d));
+  const writable = [c.vault, ...Object.values(c.vaults), ...c.hooks.extra_dirs].map((d) => path.resolve(d));
   if (writable.includes(dbDir)) {
     out.push(`memory.db: Expected a folder sessions cannot write (the default is state_dir), got ${c.memory.db} in ${dbDir}, which sessions write`);
   }
   return out;
 }
 
+// The vault a session of `agent` works in: its own (vaults.<agent>), else the site's.
+export function vaultOf(c: Pick<Config, 'vault' | 'vaults'>, agent: string): string {
+  return Object.hasOwn(c.vaults, agent) ? c.vaults[agent] : c.vault;
+}
+
+// The config one agent's session runs with: its own vault in the vault's place.
+export function sessionConfig<C extends Pick<Config, 'vault' | 'vaults'>>(c: C, agent: string): C {
+  const vault = vaultOf(c, agent);
+  return vault === c.vault ? c : { ...c, vault };
+}
+
 // Dispatch rules must name agents that exist; checked at load so a typo fails before a tick.
 export function unknownDispatchAgents(c: Config, known: string[]): string[] {
-  return c.dispatch.flatMap((r, i) =>
-    known.includes(r.agent) ? [] : [`dispatch[${i}].agent: Expected an agent in ${c.agents_dir} (${known.join(', ') || 'none'}), got \`${r.agent}\``],
-  );
+  return [
+    ...c.dispatch.flatMap((r, i) =>
+      known.includes(r.agent) ? [] : [`dispatch[${i}].agent: Expected an agent in ${c.agents_dir} (${known.join(', ') || 'none'}), got \`${r.agent}\``],
+    ),
+    ...Object.keys(c.vaults).flatMap((a) => (known.includes(a) ? [] : [`vaults.${a}: Expected an agent in ${c.agents_dir} (${known.join(', ') || 'none'}), got \`${a}\``])),
+  ];
 }

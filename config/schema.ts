@@ -198,6 +198,11 @@ export const ConfigSchema = z.strictObject({
   session_user: nonEmpty
     .refine((u) => !['root', 'nobody'].includes(u), { error: (i) => `Expected an unprivileged user of nightshift's own (never \`root\`, never \`nobody\`, which other services share), got ${show(i.input)}: the default is \`${DEFAULTS.session_user}\`` })
     .default(DEFAULTS.session_user),
+  // A vault of its own for an agent (its name: a folder path): its sessions work there, and may
+  // run beside sessions of agents in other vaults (sessions sharing a vault take turns).
+  vaults: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'Expected an agent\'s name'), nonEmpty).default({}),
+  // How many sessions this host runs at once (a tick starts as many due agents), one per agent.
+  sessions: z.strictObject({ max_concurrent: posInt.default(1) }).prefault({}),
   state_dir: nonEmpty.default(DEFAULTS.state_dir),
   log_dir: nonEmpty.default(DEFAULTS.log_dir),
   agents_dir: nonEmpty.default(DEFAULTS.agents_dir),

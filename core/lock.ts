@@ -152,6 +152,19 @@ function takeDir(dir: string): boolean {
   }
 }
 
+// One exit listener for every lock this process holds: a supervisor running several sessions holds
+// a slot, a vault's turn and the git lock for each, past node's warning at 10 listeners.
+const atExit = new Set<() => void>();
+let hooked = false;
+function onExit(release: () => void): void {
+  if (!hooked) process.once('exit', releaseAll);
+  hooked = true;
+  atExit.add(release);
+}
+function releaseAll(): void {
+  for (const r of [...atExit]) r();
+}
+
 function held(file: string, owner: LockOwner, logger?: Logger): Held {
   const lost = new AbortController();
   const mine = () => {
@@ -167,7 +180,7 @@ function held(file: string, owner: LockOwner, logger?: Logger): Held {
   watch.unref();
   const release = () => {
     clearInterval(watch);
-    process.removeListener('exit', release);
+    atExit.delete(release);
     // A lock taken from us is someone else's now: leave it be.
     if (!mine()) return;
     try {
@@ -183,7 +196,7 @@ function held(file: string, owner: LockOwner, logger?: Logger): Held {
     }
   };
   // A process that exits holding it (an error path's process.exit) leaves no lock behind.
-  process.once('exit', release);
+  onExit(release);
   return {
     file,
     lost: lost.signal,

@@ -7,7 +7,7 @@ import { DAY_NAMES } from '../../config/schedule-spec.js';
 export type Rule = { agent: string; days?: number[]; hours?: number[]; min_interval?: number; max_runs_per_day?: number };
 export type AgentHistory = { today: number; lastStartedAt: Date | null };
 // passed: the rule's own terms held and it was passed over all the same (a hold, an invalid file).
-export type RuleVerdict = { index: number; agent: string; matched: boolean; why: string; passed?: 'held' | 'invalid' };
+export type RuleVerdict = { index: number; agent: string; matched: boolean; why: string; passed?: 'held' | 'invalid' | 'busy' };
 export type Decision = { agent: string | null; rule: number | null; reason: string; rules: RuleVerdict[] };
 
 const parts = new Map<string, Intl.DateTimeFormat>();
@@ -41,6 +41,8 @@ export function decide(
   holds: Record<string, Hold> = {},
   // Agents whose file does not validate: their rules are passed over, with the reason.
   broken: Record<string, string> = {},
+  // Agents that cannot start now beside the sessions running (one per agent, one per vault): why.
+  busy: Record<string, string> = {},
 ): Decision {
   const { day, hour } = localTime(now, timezone);
   const verdicts: RuleVerdict[] = [];
@@ -56,15 +58,16 @@ export function decide(
         : { index, agent: r.agent, matched: false, why: `${not}; the agent file is invalid: ${invalid}` });
       continue;
     }
-    const held = not === null ? heldWhy(holds[r.agent]) : null;
-    const why = not ?? held;
-    verdicts.push({ index, agent: r.agent, matched: why === null, why: why ?? 'due', ...(held ? { passed: 'held' as const } : {}) });
+    const occupied = not === null && busy[r.agent] !== undefined ? `due, but ${busy[r.agent]}` : null;
+    const held = not === null && !occupied ? heldWhy(holds[r.agent]) : null;
+    const why = not ?? occupied ?? held;
+    verdicts.push({ index, agent: r.agent, matched: why === null, why: why ?? 'due', ...(occupied ? { passed: 'busy' as const } : held ? { passed: 'held' as const } : {}) });
     if (why === null) {
       return { agent: r.agent, rule: index, reason: `rule ${index} (${r.agent}) is due`, rules: verdicts };
     }
   }
   // A rule due but for its agent's hold or file: the skip names the hold and its end, or the file.
-  const held = verdicts.filter((v) => v.passed).map((v) => (v.passed === 'held' ? `rule ${v.index} (${v.agent}) is ${v.why}` : `rule ${v.index} (${v.agent}) is passed over: ${v.why}`));
+  const held = verdicts.filter((v) => v.passed).map((v) => (v.passed === 'held' || v.passed === 'busy' ? `rule ${v.index} (${v.agent}) is ${v.why}` : `rule ${v.index} (${v.agent}) is passed over: ${v.why}`));
   const none = held.length ? `no rule is due: ${[...new Set(held)].join('; ')}` : 'no rule is due';
   return { agent: null, rule: null, reason: rules.length ? none : 'no dispatch rules configured', rules: verdicts };
 }

@@ -9,11 +9,11 @@ import { decide, type Decision } from './dispatch.js';
 import { forecast, type Forecast } from './forecast.js';
 import { currentHolds } from './holds.js';
 
-export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = []): Decision & { holds: Record<string, Hold> } {
+export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = [], busy: Record<string, string> = {}): Decision & { holds: Record<string, Hold> } {
   const limits = Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }]));
   const holds = currentHolds(config, ledger, at);
   const invalid = Object.fromEntries(broken.map((b) => [b.name, `${b.file}: ${b.problems[0] ?? 'invalid'}`]));
-  return { ...decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits, holds, invalid), holds };
+  return { ...decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits, holds, invalid, busy), holds };
 }
 
 // The forecast (./forecast.ts) over this install's ledger and the timer's ticks (./timer-ticks.ts):

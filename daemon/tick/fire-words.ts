@@ -57,7 +57,7 @@ export function fireWords(f: FireFacts): FireWords {
   if (r.action === 'skip') {
     // The agent chosen and then refused (the day's budget, a usage window, a stop request).
     const refused: PassedOver[] = f.chosen && r.limit && r.limit !== 'lock'
-      ? [{ rule: f.chosen.rule, agent: f.chosen.agent, cause: r.limit === 'max_window_utilization' ? 'window' : r.limit === 'stopped' ? 'stopped' : 'budget', why: r.reason }]
+      ? [{ rule: f.chosen.rule, agent: f.chosen.agent, cause: r.limit === 'max_window_utilization' ? 'window' : r.limit === 'stopped' ? 'stopped' : r.limit === 'busy' ? 'busy' : 'budget', why: r.reason }]
       : [];
     const passed = [...f.dispatch, ...refused];
     if (r.limit === 'lock') {

@@ -6,6 +6,7 @@ import type { Agent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
 import { currentHolds } from '../schedule/holds.js';
 import type { SessionRecord } from '../../budget/session-record.js';
+import { sessionConfig } from '../../config/rules.js';
 import { exitCodeForError, FireRecord } from './fire-record.js';
 import { exitCodeOf, startProbe, supervise } from './supervise.js';
 import type { Choice, RunDeps, SuperviseResult } from './types.js';
@@ -20,7 +21,7 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
   };
   // A named agent's session is all but certain: the sandbox's probe (a child process that writes
   // nothing) starts before the fire row and the run lock, and runs beside them.
-  const probe = startProbe(config, deps);
+  const probe = startProbe(sessionConfig(config, agent.name), deps);
   // The operator's choice, not a fire of the timer: its row says kind `run`, so the fires page
   // explains every start of the supervisor, a refused run included (never counted as a timer tick).
   const fire = FireRecord.begin(config, { kind: 'run', trigger: 'hand', slot: null }, deps);
@@ -37,7 +38,7 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
     result: { action: r.action, reason: r.reason, limit: r.limit, exit: exitCodeOf(r), session: r.session ? { id: r.session.id, outcome: r.session.outcome } : null, dream: null },
   });
   if (r.action === 'skip') {
-    if (r.limit === 'lock' || r.limit === 'stopped') throw new LockedError(`Refused: ${r.reason}`);
+    if (r.limit === 'lock' || r.limit === 'stopped' || r.limit === 'busy') throw new LockedError(`Refused: ${r.reason}`);
     throw new BudgetExhaustedError(r.limit ?? 'unknown', `Refused: ${r.reason} (use --force to run anyway)`);
   }
   return r as SuperviseResult & { session: SessionRecord };

@@ -14,7 +14,10 @@ import { sweepSessionDirs } from '../../sessions/wall/session-dirs.js';
 import type { Config } from '../../config/schema.js';
 import { DiskFullError, EXIT } from '../../core/errors.js';
 import { diskProblem } from '../../config/disk-space.js';
-import { acquireLock, lockOwner } from '../../core/lock.js';
+import { acquireLock, lockOwner, type Held } from '../../core/lock.js';
+import { isAlive } from '../../core/process-tree.js';
+import { sessionConfig, vaultOf } from '../../config/rules.js';
+import { atCapacity, slotOwners, START_WAIT_MS, startFile, takeSlot, vaultTurnFile } from './slots.js';
 import { followUpAbandoned } from './abandoned.js';
 import { superviseDream } from './dream-tick.js';
 import { reconcile } from './reconcile.js';
@@ -27,7 +30,8 @@ import { counted, noun } from '../../core/words.js';
 // exit code.
 export async function supervise(
   config: Config,
-  choose: (ledger: Ledger, now: Date, day: string) => Choice | Promise<Choice>,
+  // busy: why an agent cannot start now (running, or its vault in use), or null.
+  choose: (ledger: Ledger, now: Date, day: string, busy: (agent: string) => string | null) => Choice | Promise<Choice>,
   // refuse: the caller turns a skip into a refusal (run), which is logged once, as the refusal.
   // probe: the sandbox's probe, started by a caller for whom a session is all but certain (run).
   options: { force: boolean; refuse?: boolean; probe?: Promise<string | null> },
@@ -43,21 +47,39 @@ export async function supervise(
   const full = diskProblem(config);
   if (full) throw new DiskFullError(`Refused: ${full}: no session starts until there is room (see nightshift doctor)`);
   mark('disk_checked');
-  const runLock = await acquireLock(path.join(config.state_dir, 'run'), { timeoutMs: 0, purpose: 'session', logger: deps.logger, signal: deps.signal });
-  if (!runLock) {
-    const owner = lockOwner(path.join(config.state_dir, 'run'));
-    return skip(`locked: another supervisor is running${owner ? ` (pid ${owner.pid} since ${owner.since})` : ''}`, 'lock');
+  // A slot for the session's whole life (slot 1 is the run lock: with max_concurrent 1, one
+  // supervisor at a time, as ever), then, beside other sessions, the start lock until the charge.
+  const n = config.sessions.max_concurrent;
+  const slot = await takeSlot(config.state_dir, n, { logger: deps.logger, signal: deps.signal });
+  if (!slot) return skip(atCapacity(n, slotOwners(config.state_dir, n)), 'lock');
+  let start: Held | null = null;
+  if (n > 1) {
+    start = await acquireLock(startFile(config.state_dir), { timeoutMs: START_WAIT_MS, purpose: 'start', logger: deps.logger, signal: deps.signal });
+    if (!start) {
+      await slot.held.release();
+      const owner = lockOwner(startFile(config.state_dir));
+      return skip(`locked: another supervisor has been starting a session for ${START_WAIT_MS / 1000} s${owner ? ` (pid ${owner.pid} since ${owner.since})` : ''}`, 'lock');
+    }
   }
-  // A stop request, or the run lock taken from us, ends whatever step is under way.
-  const signal = deps.signal ? AbortSignal.any([deps.signal, runLock.lost]) : runLock.lost;
+  const startDone = async () => {
+    const s = start;
+    start = null;
+    await s?.release();
+  };
+  // A stop request, or a lock taken from us, ends whatever step is under way.
+  const lost = [slot.held.lost, ...(start ? [(start as Held).lost] : [])];
+  const signal = AbortSignal.any([...(deps.signal ? [deps.signal] : []), ...lost]);
   const stopped = () => skip(`stop requested (${String(signal.reason)}) before the session started: nothing charged`, 'stopped');
   let ledger: Ledger | null = null;
+  let turn: Held | null = null;
   try {
     mark('run_lock');
     ledger = Ledger.open(ledgerFile(config), { chargeOn: deps.chargeOn });
     mark('ledger_open');
     await reconcile(ledger, deps);
-    sweepSessionDirs(config, deps.logger);
+    // Sessions other supervisors run now keep their folders (none is half made: we hold the start).
+    const running = ledger.live(isAlive);
+    sweepSessionDirs(config, deps.logger, new Set(running.map((r) => r.id)));
     // What earlier sessions left behind that the store could not take then, oldest first.
     await storeSpooled(config, deps);
     // What a dead supervisor's sessions are owed: their report and their capture, once.
@@ -67,9 +89,25 @@ export async function supervise(
     mark('leftovers_settled');
     const startedAt = deps.now();
     const day = dayOf(startedAt, config.budget.timezone);
-    const choice = await choose(ledger, startedAt, day);
+    // An agent already running, or whose vault another session works in, cannot start now.
+    const busy = (agent: string): string | null => {
+      const mine = running.find((r) => r.agent === agent);
+      if (mine) return `${agent} is running (session ${mine.id}, pid ${mine.supervisor_pid})`;
+      const vault = vaultOf(config, agent);
+      const other = running.find((r) => vaultOf(config, r.agent) === vault);
+      return other ? `its vault ${vault} is in use by ${other.agent} (session ${other.id}): sessions sharing a vault take turns` : null;
+    };
+    const choice = await choose(ledger, startedAt, day, busy);
     mark('chosen');
     if ('skip' in choice) return skip(choice.skip);
+    if ('agent' in choice) {
+      const why = busy(choice.agent.name);
+      if (why) return skip(`${choice.agent.name} cannot start now: ${why}`, 'busy');
+      // The vault's turn, for the session's whole life (beside other sessions only: alone, the slot
+      // is the run lock, as ever).
+      if (n > 1) turn = await acquireLock(vaultTurnFile(config.state_dir, vaultOf(config, choice.agent.name)), { timeoutMs: 0, purpose: `vault of ${choice.agent.name}`, logger: deps.logger, signal });
+      if (n > 1 && !turn) return skip(`${choice.agent.name} cannot start now: its vault ${vaultOf(config, choice.agent.name)} is in use by another session: sessions sharing a vault take turns`, 'busy');
+    }
     if ('dream' in choice) {
       // A stop request or a lost run lock ends the dream early, like a session.
       const dream = await superviseDream(config, choice.dream, { ...deps, signal });
@@ -78,16 +116,25 @@ export async function supervise(
     // Only a session loads the session machinery (the probe's module included): a tick with nothing
     // due stays light. The sandbox probe and git's answer whether the vault is a work tree (each a
     // child process) run while the rest loads.
-    const probe = (options.probe ?? startProbe(config, deps)).finally(() => mark('probe_done'));
+    // The session's config: the agent's own vault in the vault's place (vaults.<agent>).
+    const cfg = sessionConfig(config, choice.agent.name);
+    const probe = (options.probe ?? startProbe(cfg, deps)).finally(() => mark('probe_done'));
     probe.catch(() => {});
-    const vaultRepo = config.git.enabled ? import('../../vault/git-sync.js').then((m) => m.vaultIsRepo(config, deps.logger, signal, deps.gitChecks)).finally(() => mark('git_answered')) : undefined;
+    const vaultRepo = cfg.git.enabled ? import('../../vault/git-sync.js').then((m) => m.vaultIsRepo(cfg, deps.logger, signal, deps.gitChecks)).finally(() => mark('git_answered')) : undefined;
     vaultRepo?.catch(() => {});
     const session = await import('./session.js');
     mark('session_loaded');
-    return await session.runChosen(config, choice, { ledger, startedAt, day, options, signal, git, skip, stopped, sandboxProbe: probe, vaultRepo }, deps);
+    // Once charged, the next supervisor may start beside this session.
+    const onCharged = (id: string) => {
+      deps.onCharged?.(id);
+      void startDone();
+    };
+    return await session.runChosen(cfg, choice, { ledger, startedAt, day, options, signal, git, skip, stopped, sandboxProbe: probe, vaultRepo }, { ...deps, onCharged });
   } finally {
     ledger?.close();
-    await runLock.release();
+    await startDone();
+    await turn?.release();
+    await slot.held.release();
   }
 }
 

@@ -3,6 +3,7 @@
 // did and the exit code it ends with.
 import { mark } from '../../core/profile.js';
 import { readAgentsCached } from '../../config/agent-file.js';
+import type { Agent, BrokenAgent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
 import type { FireTrigger, PassedOver } from '../../budget/fires.js';
 import { explain } from '../schedule/explain.js';
@@ -14,7 +15,9 @@ import { exitCodeOf, supervise } from './supervise.js';
 import type { RunDeps, SuperviseResult } from './types.js';
 
 // exit_code: what the tick exits with (the fire's record); fire: its row's id (null: unwritable).
-export type TickResult = Omit<SuperviseResult, 'limit'> & { exit_code: number; fire: number | null; passed_over: PassedOver[] };
+// beside: the sessions this tick started beside its own (sessions.max_concurrent).
+export type TickResult = Omit<SuperviseResult, 'limit'> & { exit_code: number; fire: number | null; passed_over: PassedOver[]; beside?: BesideSession[] };
+export type BesideSession = { fire: number | null; agent: string | null; session: string | null; outcome: string | null; exit_code: number };
 
 // The dead-man's ping (monitor.ping_url) around the tick: /start now, not awaited, and success or
 // /fail at the end, bounded by monitor.ping_timeout; it never changes the tick's result.
@@ -39,34 +42,68 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
   mark('tick');
   const { agents, broken } = await readAgentsCached(config);
   mark('agents_read');
-  const byName = new Map(agents.map((a) => [a.name, a]));
   deps.logger.info({ event: 'tick_start', trigger }, 'tick');
-  const fire = FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps);
   // A broken agent file is skipped and said, each tick: the other agents still run (a due rule
   // passed over for it makes the tick exit 78, see ./fire-words.ts).
-  mark('fire_begun');
   for (const b of broken) deps.logger.error({ event: 'agent_invalid', agent: b.name, file: b.file, problems: b.problems }, `Invalid agent file ${b.file}: ${b.problems.join('; ')} (skipped; the other agents run)`);
+  // Beside other sessions (sessions.max_concurrent), each session charged lets the next due agent
+  // start, one at a time, each in a supervise() and a fire row of its own, until no slot or no due
+  // agent is left; the tick ends when all have.
+  const beside: Array<Promise<TickResult | null>> = [];
+  const next = (left: number) => () => {
+    if (left > 0) beside.push(oneFire(config, deps, trigger, agents, broken, false, next(left - 1)));
+  };
+  const lead = await oneFire(config, deps, trigger, agents, broken, true, next(config.sessions.max_concurrent - 1));
+  const others = (await Promise.allSettled(beside)).flatMap((x) => (x.status === 'fulfilled' && x.value ? [x.value] : []));
+  for (const x of await Promise.allSettled(beside)) if (x.status === 'rejected') deps.logger.error({ event: 'tick_beside_failed', err: deps.redact(String((x.reason as Error)?.message ?? x.reason)) }, `a session started beside another failed: ${deps.redact(String((x.reason as Error)?.message ?? x.reason))}`);
+  const r = lead!;
+  // The tick fails when any of its sessions did (OnFailure= fires once for the lot).
+  const failed = [r, ...others].find((x) => x.exit_code !== 0);
+  return { ...r, exit_code: failed?.exit_code ?? r.exit_code, beside: others.map((o) => ({ fire: o.fire, agent: o.session?.agent ?? null, session: o.session?.id ?? null, outcome: o.session?.outcome ?? null, exit_code: o.exit_code })) };
+}
+
+// One fire of the tick: dispatch's choice and its session. `lead`: the tick's own (its fire row
+// written first, a skip or a dream recorded); else a session beside it, whose fire row is written
+// only once a due agent is chosen (none, or no slot: nothing to record). `charged`: this session
+// was charged (the next one may start).
+async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], lead: boolean, charged: () => void): Promise<TickResult | null> {
+  const byName = new Map(agents.map((a) => [a.name, a]));
+  let fire: FireRecord | null = lead ? FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps) : null;
+  if (lead) mark('fire_begun');
   let dispatch: PassedOver[] = [];
   try {
     const r = await supervise(
       config,
-      async (ledger, now) => {
-        const d = explain(config, agents, ledger, now, broken);
+      async (ledger, now, _day, busy) => {
+        const occupied = Object.fromEntries(agents.flatMap((a) => {
+          const why = busy(a.name);
+          return why ? [[a.name, why]] : [];
+        }));
+        const d = explain(config, agents, ledger, now, broken, occupied);
         dispatch = dispatchPassedOver(d.rules);
-        for (const p of dispatch.filter((x) => x.cause === 'invalid')) {
-          deps.logger.error({ event: 'due_rule_invalid', agent: p.agent, rule: p.rule, why: p.why }, `rule ${p.rule} (${p.agent}) is due and passed over: ${p.why}`);
+        if (lead) {
+          for (const p of dispatch.filter((x) => x.cause === 'invalid')) {
+            deps.logger.error({ event: 'due_rule_invalid', agent: p.agent, rule: p.rule, why: p.why }, `rule ${p.rule} (${p.agent}) is due and passed over: ${p.why}`);
+          }
         }
         if (d.agent) {
+          fire ??= FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps);
           fire.choose(d.agent, d.rule);
           return { agent: byName.get(d.agent)!, reason: d.reason };
         }
+        if (!lead) return { skip: d.reason };
         // Nothing due: a session always wins, so only now may the memory's pressure ask for a dream.
         const dream = await dreamDue(config, deps, now);
         return dream ? { dream } : { skip: d.reason };
       },
-      { force: false },
-      { ...deps, onCharged: (id) => fire.charge(id) },
+      // A session beside another that finds nothing to start says so at debug only.
+      { force: false, refuse: !lead },
+      { ...deps, onCharged: (id) => {
+        fire?.charge(id);
+        charged();
+      } },
     );
+    if (!fire) return null;
     const settled = fire.settle({
       dispatch,
       result: {
@@ -75,11 +112,11 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
         dream: r.dream ? { id: r.dream.id, ok: r.dream.ok } : null,
       },
     });
-    mark('fire_settled');
+    if (lead) mark('fire_settled');
     const { limit: _limit, ...rest } = r;
     return { ...rest, exit_code: settled.exit, fire: fire.id, passed_over: settled.passed_over };
   } catch (err) {
-    fire.settle({ dispatch, error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } });
+    fire?.settle({ dispatch, error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } });
     throw err;
   }
 }

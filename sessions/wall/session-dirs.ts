@@ -12,9 +12,10 @@ export const sessionsDir = (config: Pick<Config, 'state_dir'>) => path.join(conf
 // Leftovers of sessions a killed supervisor could not clean up (their settings name tokens that
 // died with it, and the cgroups they were bounded by): removed by every start that holds the run
 // lock, a session or not. The count.
-export function sweepSessionDirs(config: Pick<Config, 'state_dir'>, log?: Pick<Logger, 'warn'>): number {
+// `keep`: the sessions other supervisors run now (sessions.max_concurrent), whose folders stay.
+export function sweepSessionDirs(config: Pick<Config, 'state_dir'>, log?: Pick<Logger, 'warn'>, keep: ReadonlySet<string> = new Set()): number {
   const root = sessionsDir(config);
-  const old = fs.existsSync(root) ? fs.readdirSync(root) : [];
+  const old = (fs.existsSync(root) ? fs.readdirSync(root) : []).filter((o) => !keep.has(o));
   const cells: string[] = [];
   const stuck: string[] = [];
   for (const o of old) {

@@ -7,15 +7,16 @@ import path from 'node:path';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../logs/logger.js';
 import { openSessionsDir, type SessionUser } from '../../config/session-user.js';
-import { sessionsDir, sweepSessionDirs } from './session-dirs.js';
+import { sessionsDir } from './session-dirs.js';
 
 export type SessionFolder = { dir: string; home: string };
 
 // Made before anything else of the session; `walledAs` is the user a root supervisor's walled
 // session runs as (null: the supervisor's own).
 export function makeSessionFolder(config: Pick<Config, 'state_dir' | 'vault' | 'hooks'>, sessionId: string, walledAs: SessionUser | null, log: Pick<Logger, 'warn'>): SessionFolder {
+  // The leftovers of dead supervisors were swept as this start began (daemon/tick/supervise.ts),
+  // sparing the folders of sessions other supervisors run now.
   const root = sessionsDir(config);
-  sweepSessionDirs(config, log);
   const dir = path.join(root, sessionId);
   const home = path.join(dir, 'home');
   if (walledAs) openSessionsDir(config.state_dir, root, walledAs);
