@@ -47,6 +47,6 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
     if (!r.session!.git) io.out(`git       ${gitLine(r.git)}`);
     if (r.late) io.out(`late      ${r.late.replace(/^late: /, '')}`);
   }
-  for (const b of r.beside ?? []) io.out(`beside    ${b.agent}: ${b.session} ended ${b.outcome ?? 'unknown'} (exit ${b.exit_code}, fire ${b.fire})`);
+  if (!flags.json) for (const b of r.beside ?? []) io.out(`beside    ${b.agent}: ${b.session} ended ${b.outcome ?? 'unknown'} (exit ${b.exit_code}, fire ${b.fire})`);
   return r.exit_code;
 }

@@ -46,17 +46,30 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
   // A broken agent file is skipped and said, each tick: the other agents still run (a due rule
   // passed over for it makes the tick exit 78, see ./fire-words.ts).
   for (const b of broken) deps.logger.error({ event: 'agent_invalid', agent: b.name, file: b.file, problems: b.problems }, `Invalid agent file ${b.file}: ${b.problems.join('; ')} (skipped; the other agents run)`);
-  // Beside other sessions (sessions.max_concurrent), each session charged lets the next due agent
-  // start, one at a time, each in a supervise() and a fire row of its own, until no slot or no due
-  // agent is left; the tick ends when all have.
+  // Beside other sessions (sessions.max_concurrent above 1): each session charged lets the next
+  // due agent start, one at a time, and each session that ends frees its slot for another, each in
+  // a supervise() and a fire row of its own, until no slot or no due agent is left. An agent runs
+  // once a tick at most. The tick ends when all have.
   const beside: Array<Promise<TickResult | null>> = [];
-  const next = (left: number) => () => {
-    if (left > 0) beside.push(oneFire(config, deps, trigger, agents, broken, false, next(left - 1)));
-  };
-  const lead = await oneFire(config, deps, trigger, agents, broken, true, next(config.sessions.max_concurrent - 1));
-  const others = (await Promise.allSettled(beside)).flatMap((x) => (x.status === 'fulfilled' && x.value ? [x.value] : []));
-  for (const x of await Promise.allSettled(beside)) if (x.status === 'rejected') deps.logger.error({ event: 'tick_beside_failed', err: deps.redact(String((x.reason as Error)?.message ?? x.reason)) }, `a session started beside another failed: ${deps.redact(String((x.reason as Error)?.message ?? x.reason))}`);
-  const r = lead!;
+  const ran = new Set<string>();
+  // Each one's failure is said and kept apart: it never ends the others, nor the tick's own.
+  const more = config.sessions.max_concurrent > 1 ? () => {
+    beside.push(oneFire(config, deps, trigger, agents, broken, { lead: false, ran, more }).catch((e: unknown) => {
+      const why = deps.redact(String((e as Error)?.message ?? e));
+      deps.logger.error({ event: 'tick_beside_failed', err: why }, `a session started beside another failed: ${why}`);
+      return null;
+    }));
+  } : () => {};
+  const lead = await oneFire(config, deps, trigger, agents, broken, { lead: true, ran, more }).then((v) => ({ v }), (e: unknown) => ({ e }));
+  // Sessions started beside may start more as they go: wait until none is left.
+  const others: TickResult[] = [];
+  for (let i = 0; i < beside.length; i++) {
+    const v = await beside[i];
+    if (v) others.push(v);
+  }
+  if ('e' in lead) throw lead.e;
+  const r = lead.v!;
+  if (!others.length) return r;
   // The tick fails when any of its sessions did (OnFailure= fires once for the lot).
   const failed = [r, ...others].find((x) => x.exit_code !== 0);
   return { ...r, exit_code: failed?.exit_code ?? r.exit_code, beside: others.map((o) => ({ fire: o.fire, agent: o.session?.agent ?? null, session: o.session?.id ?? null, outcome: o.session?.outcome ?? null, exit_code: o.exit_code })) };
@@ -64,9 +77,10 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
 
 // One fire of the tick: dispatch's choice and its session. `lead`: the tick's own (its fire row
 // written first, a skip or a dream recorded); else a session beside it, whose fire row is written
-// only once a due agent is chosen (none, or no slot: nothing to record). `charged`: this session
-// was charged (the next one may start).
-async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], lead: boolean, charged: () => void): Promise<TickResult | null> {
+// only once a due agent is chosen (none, or no slot: nothing to record). `ran`: the agents this
+// tick started; `more`: let another session start beside (at the charge, and at the end).
+async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], o: { lead: boolean; ran: Set<string>; more: () => void }): Promise<TickResult | null> {
+  const { lead } = o;
   const byName = new Map(agents.map((a) => [a.name, a]));
   let fire: FireRecord | null = lead ? FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps) : null;
   if (lead) mark('fire_begun');
@@ -76,7 +90,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
       config,
       async (ledger, now, _day, busy) => {
         const occupied = Object.fromEntries(agents.flatMap((a) => {
-          const why = busy(a.name);
+          const why = busy(a.name) ?? (o.ran.has(a.name) ? `${a.name} ran in this tick already` : null);
           return why ? [[a.name, why]] : [];
         }));
         const d = explain(config, agents, ledger, now, broken, occupied);
@@ -87,6 +101,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
           }
         }
         if (d.agent) {
+          o.ran.add(d.agent);
           fire ??= FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps);
           fire.choose(d.agent, d.rule);
           return { agent: byName.get(d.agent)!, reason: d.reason };
@@ -100,9 +115,11 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
       { force: false, refuse: !lead },
       { ...deps, onCharged: (id) => {
         fire?.charge(id);
-        charged();
+        o.more();
       } },
     );
+    // Its slot is free again: another due agent may take it.
+    if (r.action === 'session') o.more();
     if (!fire) return null;
     const settled = fire.settle({
       dispatch,

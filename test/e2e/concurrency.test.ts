@@ -1,0 +1,133 @@
+// Many agents at once on one host (sessions.max_concurrent), through the built binary, the real CLI
+// and the fake API: a tick starts due agents beside each other up to the limit, one per agent and
+// one per vault, each with a fire row and a ledger row of its own; the rest start as slots free.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { configYaml, fakeApiPerFile, ledgerRows, nightshift, shareWithSession, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+
+const api = fakeApiPerFile();
+const gitOff = 'git:\n  enabled: false\n';
+
+const fires = async (ws: Workspace) => {
+  const r = await nightshift(['fires', '--json'], ws.env, ws.dir);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as any[];
+};
+
+// Each agent a vault of its own (vaults.<agent>), so that they may run at once.
+function ownVaults(ws: Workspace, names: string[]): string {
+  for (const n of names) {
+    const v = path.join(ws.dir, `vault-${n}`);
+    fs.mkdirSync(v);
+    shareWithSession(v);
+  }
+  return `vaults:\n${names.map((n) => `  ${n}: ./vault-${n}\n`).join('')}`;
+}
+
+// The most sessions whose lifetimes (started_at .. ended_at in the ledger) overlap at one moment.
+function mostAtOnce(rows: Array<{ started_at: string; ended_at: string }>): number {
+  const edges = rows.flatMap((r) => [[Date.parse(r.started_at), 1], [Date.parse(r.ended_at), -1]] as Array<[number, number]>);
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let most = 0;
+  for (const [, d] of edges) most = Math.max(most, (now += d));
+  return most;
+}
+
+const five = ['a1', 'a2', 'a3', 'a4', 'a5'];
+
+describe('sessions.max_concurrent', () => {
+  test('max_concurrent 3, five agents due with vaults of their own: one tick runs three at once, then the other two as slots free; five fire rows, five ledger rows', async (t) => {
+    const ws = workspace(t, api.url, 'x');
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}sessions:\n  max_concurrent: 3\n${ownVaults(ws, five)}dispatch:\n${five.map((n) => `  - agent: ${n}\n`).join('')}` }));
+    for (const n of five) writeAgent(ws, n, `SCENARIO=slow-tool SLEEP=4 ${n}`, { allowed_tools: ['Bash'] });
+    const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const lines = ran.stdout.trim().split('\n');
+    assert.equal(lines.length, 1, ran.stdout);
+    const r = JSON.parse(lines[0]);
+    assert.equal(r.session.outcome, 'ok');
+    assert.equal(r.beside.length, 4, JSON.stringify(r.beside));
+    assert.ok(r.beside.every((b: any) => b.outcome === 'ok' && b.exit_code === 0), JSON.stringify(r.beside));
+    const rows = ledgerRows(ws.dir);
+    assert.deepEqual(rows.map((x) => x.agent).sort(), five);
+    assert.ok(rows.every((x) => x.status === 'settled' && x.outcome === 'ok'));
+    assert.equal(mostAtOnce(rows), 3, JSON.stringify(rows.map((x) => [x.agent, x.started_at, x.ended_at])));
+    const f = await fires(ws);
+    assert.equal(f.length, 5);
+    assert.deepEqual(f.map((x) => x.action), Array(5).fill('session'));
+    assert.deepEqual(f.map((x) => x.agent).sort(), five);
+  });
+
+  test('the control: max_concurrent 1 (the default), the same five agents: one tick runs one session', async (t) => {
+    const ws = workspace(t, api.url, 'x');
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}${ownVaults(ws, five)}dispatch:\n${five.map((n) => `  - agent: ${n}\n`).join('')}` }));
+    for (const n of five) writeAgent(ws, n, 'SCENARIO=text', {});
+    const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(JSON.parse(ran.stdout).beside, undefined);
+    assert.deepEqual(ledgerRows(ws.dir).map((x) => x.agent), ['a1']);
+    assert.equal((await fires(ws)).length, 1);
+  });
+
+  test('agents sharing the vault take turns: both run in one tick, never at once', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}sessions:\n  max_concurrent: 2\ndispatch:\n  - agent: s1\n  - agent: s2\n` }));
+    for (const n of ['s1', 's2']) writeAgent(ws, n, `SCENARIO=slow-tool SLEEP=3 ${n}`, { allowed_tools: ['Bash'] });
+    const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const rows = ledgerRows(ws.dir);
+    assert.deepEqual(rows.map((x) => x.agent), ['s1', 's2']);
+    assert.equal(mostAtOnce(rows), 1, JSON.stringify(rows.map((x) => [x.agent, x.started_at, x.ended_at])));
+    // Mutation: busy() never naming a shared vault and no vault turn taken: both at once (2 !== 1), caught here.
+  });
+
+  test('a run by hand of an agent a tick is running is refused; another agent with its own vault runs beside it; past the limit a run is refused at capacity', async (t) => {
+    const names = ['long', 'other', 'third'];
+    const ws = workspace(t, api.url, 'x');
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}sessions:\n  max_concurrent: 2\n${ownVaults(ws, names)}dispatch:\n  - agent: long\n` }));
+    writeAgent(ws, 'long', 'SCENARIO=slow-tool SLEEP=15', { allowed_tools: ['Bash'] });
+    writeAgent(ws, 'other', 'SCENARIO=slow-tool SLEEP=6', { allowed_tools: ['Bash'] });
+    writeAgent(ws, 'third', 'SCENARIO=text');
+    const running = (agent: string) => fs.existsSync(path.join(ws.state, 'ledger.db')) && ledgerRows(ws.dir).some((x) => x.agent === agent && x.status === 'running');
+    const tick = startNightshift(['tick', '--json'], ws.env, ws.dir);
+    await waitFor(() => running('long'), 30_000, 'the tick\'s session');
+    const same = await nightshift(['run', 'long', '--json'], ws.env, ws.dir);
+    assert.equal(same.code, 75, same.stderr);
+    assert.match(JSON.parse(same.stdout).reason, /^long cannot start now: long is running \(session \S+, pid \d+\)/);
+    const other = startNightshift(['run', 'other', '--json'], ws.env, ws.dir);
+    await waitFor(() => running('other'), 30_000, 'the run by hand');
+    // Both slots held: a third agent is refused, naming the limit.
+    const third = await nightshift(['run', 'third', '--json'], ws.env, ws.dir);
+    assert.equal(third.code, 75, third.stderr);
+    assert.match(JSON.parse(third.stdout).reason, /^at capacity: 2 sessions running, sessions.max_concurrent 2 \(pids \d+, \d+\)$/);
+    const o = await other.done;
+    assert.equal(o.code, 0, o.stderr);
+    assert.equal(JSON.parse(o.stdout).outcome, 'ok');
+    const done = await tick.done;
+    assert.equal(done.code, 0, done.stderr);
+    const rows = ledgerRows(ws.dir);
+    assert.deepEqual(rows.map((x) => x.agent), ['long', 'other']);
+    assert.equal(mostAtOnce(rows), 2, JSON.stringify(rows.map((x) => [x.agent, x.started_at, x.ended_at])));
+  });
+
+  test('an agent with a vault of its own (vaults.<agent>) works there, and the site\'s vault is untouched', async (t) => {
+    const ws = workspace(t, api.url, 'x');
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}${ownVaults(ws, ['mine'])}` }));
+    writeAgent(ws, 'mine', 'SCENARIO=write FILE=mine.txt CONTENT=hello', { allowed_tools: ['Bash'] });
+    const ran = await nightshift(['run', 'mine', '--json'], ws.env, ws.dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(fs.readFileSync(path.join(ws.dir, 'vault-mine', 'mine.txt'), 'utf8'), 'hello\n');
+    assert.equal(fs.existsSync(path.join(ws.vault, 'mine.txt')), false);
+  });
+
+  test('vaults naming an agent that does not exist is a config error naming the key', async (t) => {
+    const ws = workspace(t, api.url, 'x');
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}vaults:\n  ghost: ./vault\ndispatch:\n  - agent: real\n` }));
+    writeAgent(ws, 'real', 'SCENARIO=text');
+    const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(ran.code, 78, ran.stderr);
+    assert.match(ran.stderr, /vaults\.ghost: Expected an agent in .*prompts \(real\), got `ghost`/);
+  });
+});
