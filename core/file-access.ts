@@ -74,7 +74,8 @@ export function accessAdvice(f: AccessFacts, target?: string): string {
   );
 }
 
-function userName(uid: number): string | null {
+// The name /etc/passwd gives `uid` (null: none).
+export function userName(uid: number): string | null {
   try {
     const me = os.userInfo();
     if (me.uid === uid) return me.username;
