@@ -68,10 +68,10 @@ export const vaultFix = (dir: string, u: SessionUser) =>
 
 // Whose the site is when it is not root's: state_dir's owner, else the vault's (the session user,
 // which a vault may be given to, is not an owner). Null: root's site, or none made yet.
-export function siteOwner(config: Pick<Config, 'vault' | 'state_dir'>, u: SessionUser): { what: string; path: string; name: string; uid: number } | null {
+export function siteOwner(config: Pick<Config, 'vault' | 'state_dir'>, u: SessionUser | null): { what: string; path: string; name: string; uid: number } | null {
   for (const [what, p] of [['state_dir', config.state_dir], ['the vault', config.vault]]) {
     const st = fs.statSync(p, { throwIfNoEntry: false });
-    if (st && st.uid !== 0 && st.uid !== u.uid) return { what, path: p, name: userName(st.uid) ?? String(st.uid), uid: st.uid };
+    if (st && st.uid !== 0 && st.uid !== u?.uid) return { what, path: p, name: userName(st.uid) ?? String(st.uid), uid: st.uid };
   }
   return null;
 }
