@@ -5,7 +5,7 @@
 // gets a fire that says so. A row a dead supervisor left open is settled `crashed` by the next open.
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { openWalFile } from './wal-file.js';
+import { openForLook, openWalFile } from './wal-file.js';
 
 export type FireKind = 'tick' | 'run';
 // What started it: the systemd timer, `nightshift daemon`'s cron, or a person (`tick`, `run`).
@@ -86,6 +86,13 @@ export class Fires {
     return new Fires(db, file);
   }
 
+  // A look that writes nothing: the file read-only (the caller checks it exists; an empty table in
+  // memory where it does not).
+  static look(file: string): Fires {
+    const db = openForLook(file, { label: 'Fires', what: 'fires', damaged: 'It is damaged: move it aside; a new one is made on the next start.', prepare: (d) => d.exec(SCHEMA) });
+    return new Fires(db, file);
+  }
+
   close(): void {
     this.db.close();
   }
@@ -116,13 +123,18 @@ export class Fires {
   // Rows whose supervisor is gone, settled `crashed` (what they noted kept); `alive` says whether
   // a (pid, start) still runs.
   settleDead(alive: (pid: number, start: string | null) => boolean, at: Date): FireRow[] {
-    const open = (this.db.prepare(`SELECT * FROM fires WHERE status = 'open'`).all() as Raw[]).map(row);
-    const dead = open.filter((r) => !(r.supervisor_pid && alive(r.supervisor_pid, r.supervisor_start)));
+    const dead = this.dead(alive);
     for (const r of dead) {
       const reason = `the supervisor (pid ${r.supervisor_pid}) died before the fire was settled${r.session ? `: its session ${r.session} is settled abandoned by the ledger` : ''}`;
       this.settle(r.id, { action: 'crashed', agent: r.agent, rule: r.rule, session: r.session, outcome: r.session ? 'abandoned' : null, reason, passed_over: [], exit_code: null, ended_at: at.toISOString() });
     }
     return dead.map((r) => this.get(r.id)!);
+  }
+
+  // Open rows whose supervisor is gone (read only).
+  dead(alive: (pid: number, start: string | null) => boolean): FireRow[] {
+    const open = (this.db.prepare(`SELECT * FROM fires WHERE status = 'open'`).all() as Raw[]).map(row);
+    return open.filter((r) => !(r.supervisor_pid && alive(r.supervisor_pid, r.supervisor_start)));
   }
 
   get(id: number): FireRow | null {

@@ -4,7 +4,7 @@
 // settles what a dead one left open as `abandoned`.
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { openWalFile } from './wal-file.js';
+import { openWalFile, openForLook } from './wal-file.js';
 import type { MeterState } from './meter.js';
 import type { DayTotals } from './policy.js';
 import type { Reservation } from './reservation.js';
@@ -156,6 +156,29 @@ export class Ledger {
       },
     });
     return new Ledger(db, file, options.chargeOn ?? 'open');
+  }
+
+  // A look that writes nothing: the existing file opened read-only, or, where there is none yet,
+  // an empty ledger in memory (`empty`), so a screen shows an empty day and makes no file.
+  static look(file: string): Ledger {
+    const db = openForLook(file, {
+      label: 'Ledger', what: 'ledger', damaged: 'It is damaged or not a ledger: move it aside; a new one is made on the next start.',
+      prepare: (d) => {
+        d.exec(SCHEMA);
+        addColumns(d);
+      },
+    });
+    return new Ledger(db, db.memory ? ':memory:' : file, 'open');
+  }
+
+  // No ledger file yet: no session has ever been charged.
+  get empty(): boolean {
+    return this.db.memory;
+  }
+
+  // Whether the file's columns are all there (false: an older ledger the next writer upgrades).
+  current(): boolean {
+    return (this.db.pragma('user_version', { simple: true }) as number) >= COLUMNS[COLUMNS.length - 1].version;
   }
 
   // Statements are compiled once per handle: settle runs on every session and in the bench.

@@ -14,6 +14,10 @@ export function openWalFile(file: string, o: { label: string; what: string; dama
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     db = new Database(file);
+    // SQLite opens a file it may not write read-only without a word, and the first write then fails
+    // as "attempt to write a readonly database" (root's ledger in the service user's state_dir):
+    // refused here instead, so the message names the file, its owner and the fix.
+    fs.accessSync(file, fs.constants.W_OK);
     db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
@@ -22,11 +26,50 @@ export function openWalFile(file: string, o: { label: string; what: string; dama
     return db;
   } catch (err) {
     db?.close();
-    const denied = accessProblem(file, o.what);
-    if (denied) throw new PermissionError(denied, { cause: err });
-    const code = (err as { code?: string }).code ?? '';
-    // Only a file that is not a database (or a damaged one) is worth moving aside.
-    const damaged = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' ? ` ${o.damaged}` : '';
-    throw new InternalError(`${o.label} ${file} cannot be opened (${code || (err as Error).message}).${damaged}`, { cause: err });
+    throw openError(file, o, err);
   }
 }
+
+// A look that writes nothing (status, sessions, next…): an existing file opened read-only; where
+// there is none, an empty database in memory made by `prepare`, so no file or folder is made (a
+// file root made here would shut the site's owner out of it).
+export function openForLook(file: string, o: { label: string; what: string; damaged: string; prepare: (db: Database.Database) => void }): Database.Database {
+  // Only a file that is not there is an empty one (a folder we cannot enter is said below).
+  if (missing(file)) {
+    const db = new Database(':memory:');
+    o.prepare(db);
+    return db;
+  }
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 5000');
+    // Read now, so a file we cannot use is said here. A WAL file read-only still needs its -shm:
+    // made by SQLite where the folder lets us (given to the file's owner when we are root), else
+    // SQLITE_READONLY_DIRECTORY, which the access advice explains.
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return db;
+  } catch (err) {
+    db?.close();
+    throw openError(file, o, err);
+  }
+}
+
+// Why a file cannot be opened: an access problem (who owns it and the fix), else the cause.
+function openError(file: string, o: { label: string; what: string; damaged: string }, err: unknown): Error {
+  const denied = accessProblem(file, o.what);
+  if (denied) return new PermissionError(denied, { cause: err });
+  const code = (err as { code?: string }).code ?? '';
+  // Only a file that is not a database (or a damaged one) is worth moving aside.
+  const damaged = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' ? ` ${o.damaged}` : '';
+  return new InternalError(`${o.label} ${file} cannot be opened (${code || (err as Error).message}).${damaged}`, { cause: err });
+}
+
+const missing = (file: string) => {
+  try {
+    fs.statSync(file);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+};

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './schema.js';
 import { passwdEntry, useraddCommand } from '../core/passwd.js';
+import { runAsOwner, userName } from '../core/file-access.js';
 
 export type SessionUser = { name: string; uid: number; gid: number };
 
@@ -65,10 +66,28 @@ export const outOfReach = (p: string, u: SessionUser) => blockedAbove(p, u) !== 
 export const vaultFix = (dir: string, u: SessionUser) =>
   `chgrp -R ${u.name} ${sh(dir)} && chmod -R g+rwX ${sh(dir)} && find ${sh(dir)} -type d -exec chmod g+s {} +`;
 
+// Whose the site is when it is not root's: state_dir's owner, else the vault's (the session user,
+// which a vault may be given to, is not an owner). Null: root's site, or none made yet.
+export function siteOwner(config: Pick<Config, 'vault' | 'state_dir'>, u: SessionUser | null): { what: string; path: string; name: string; uid: number } | null {
+  for (const [what, p] of [['state_dir', config.state_dir], ['the vault', config.vault]]) {
+    const st = fs.statSync(p, { throwIfNoEntry: false });
+    if (st && st.uid !== 0 && st.uid !== u?.uid) return { what, path: p, name: userName(st.uid) ?? String(st.uid), uid: st.uid };
+  }
+  return null;
+}
+
+// Root in another user's site: nightshift runs as that owner (its sessions then run as them, no
+// session_user), never a chgrp of their vault by root.
+export const foreignSite = (o: NonNullable<ReturnType<typeof siteOwner>>) =>
+  `${o.what} ${o.path} is owned by ${o.name} (uid ${o.uid}), not root: ${runAsOwner(o.name, true)}`;
+
 // What keeps the session user from the wall's folders: the vault and extra dirs it must write,
 // the state dir its own folder lies in (nightshift opens state_dir itself), the CLI it must run.
 // One line each, with the fix; empty when all is well.
 export function reachProblems(config: Pick<Config, 'vault' | 'state_dir' | 'hooks'>, u: SessionUser, cli: string | null): string[] {
+  // Only root's sessions run as session_user: in a site of another user's, the fix is to run as them.
+  const owner = siteOwner(config, u);
+  if (owner) return [foreignSite(owner)];
   const out: string[] = [];
   const through = (what: string, p: string) => {
     const b = blockedAbove(p, u);

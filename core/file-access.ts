@@ -24,6 +24,9 @@ export type AccessFacts = {
   // A folder on the way to `path` (below /) is the user's: `path` is inside their site, so a
   // chown of a root-made leftover repairs it. False: a folder of the system's (/etc/systemd/system).
   insideOurs?: boolean;
+  // Who owns the folder `path` lives in (state_dir for the ledger): a root-made leftover there goes
+  // back to them, not to whoever met it.
+  folderOwner?: Who;
 };
 
 // Folders a site lives in, never the site itself: no advice hands one to a user.
@@ -37,6 +40,11 @@ export const shellWord = (p: string) => (/^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.
 // Running as another user: what to run instead (the units for the owner, nightshift by hand as them).
 export const runAsOwner = (owner: string, asRoot: boolean) =>
   `it belongs to ${owner}: run nightshift as them (${asRoot ? '' : 'sudo '}runuser -u ${owner} -- nightshift …), and install the units for them (nightshift systemd install --user ${owner}); a chown would take the site from ${owner}`;
+
+// Root's leftover in another user's folder (root's status once made their ledger): back to them,
+// and nightshift run as them.
+const leftoverOf = (owner: string, target: string) =>
+  `root made it in ${owner}'s folder: give it back (sudo chown ${owner} ${target}) and run nightshift as ${owner} (sudo runuser -u ${owner} -- nightshift …)`;
 
 // Pure: the message for one access problem, with the fix: chmod (ours, but its mode shuts us out);
 // chown to us only for a root-made leftover inside our own site; for another user's site, run as
@@ -54,7 +62,9 @@ export function accessAdvice(f: AccessFacts, target?: string): string {
       ? `chmod u+${bits} ${shellWord(f.path)}`
       : f.owner.uid !== 0
         ? runAsOwner(f.owner.name ?? String(f.owner.uid), f.user.uid === 0)
-        : ours && !SYSTEM_FOLDERS.has(f.path)
+        : f.folderOwner && f.folderOwner.uid !== 0 && f.folderOwner.uid !== f.user.uid && !SYSTEM_FOLDERS.has(f.path)
+          ? leftoverOf(f.folderOwner.name ?? String(f.folderOwner.uid), `${recursive}${shellWord(f.path)}`)
+          : ours && !SYSTEM_FOLDERS.has(f.path)
           ? `sudo chown ${recursive}${me} ${shellWord(f.path)}`
           : `it is a folder of the system's, root's to write: run the command as root (sudo nightshift …), never chown it`;
   const about = target && target !== f.path ? ` (for ${target})` : '';
@@ -64,7 +74,8 @@ export function accessAdvice(f: AccessFacts, target?: string): string {
   );
 }
 
-function userName(uid: number): string | null {
+// The name /etc/passwd gives `uid` (null: none).
+export function userName(uid: number): string | null {
   try {
     const me = os.userInfo();
     if (me.uid === uid) return me.username;
@@ -88,6 +99,9 @@ const can = (p: string, mode: number) => {
   }
 };
 
+// Whether we may write `p` now (root may always): a look writes only what is ours to write.
+export const canWrite = (p: string) => can(p, fs.constants.W_OK);
+
 // The first path on the way to `target` that shuts us out: an ancestor we cannot enter, the folder
 // we cannot write (new files, SQLite's -wal and -shm), or the file we cannot read or write.
 // Null when nothing does (root passes every permission check).
@@ -97,7 +111,8 @@ export function accessFacts(target: string, what: string, opts: { folder?: boole
   const user: Who = { name: userName(uid), uid };
   const facts = (p: string, need: AccessFacts['need']): AccessFacts => {
     const st = fs.statSync(p);
-    return { what, path: p, kind: st.isDirectory() ? 'folder' : 'file', need, user, owner: { name: userName(st.uid), uid: st.uid }, mode: st.mode, insideOurs: insideOurs(p) };
+    const up = fs.statSync(path.dirname(p)).uid;
+    return { what, path: p, kind: st.isDirectory() ? 'folder' : 'file', need, user, owner: { name: userName(st.uid), uid: st.uid }, mode: st.mode, insideOurs: insideOurs(p), folderOwner: { name: userName(up), uid: up } };
   };
   const chain: string[] = [];
   for (let d = path.dirname(abs); ; d = path.dirname(d)) {

@@ -5,7 +5,7 @@
 // `--serve` only serves the imitation, for a CLI or a test of one's own.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { EXIT, LockedError, NightshiftError, UsageError } from '../../core/errors.js';
+import { EXIT, LockedError, NightshiftError, PermissionError, UsageError } from '../../core/errors.js';
 import { rehearsalConfig, rehearsalEnv, rehearsalPaths, REHEARSAL_KEY_PREFIX } from '../../config/rehearsal.js';
 import { runDeps, type EnvContext } from '../context.js';
 import { EXIT_CODES_HELP } from '../help.js';
@@ -25,7 +25,8 @@ each time under <state_dir>/rehearsal/site and kept until the next: its own ledg
 logs and transcript, a clone of the vault's commits and a throwaway remote its push goes to. The
 site's ledger and day count, memory, log, vault and remote are never opened; nothing is reported
 to Discord, no ping is sent, no env file is changed. Its limits are the site's, against its own
-empty ledger.
+empty ledger. Run it as the site's owner, as its sessions run: root in a site another user owns is
+refused (77) with the runuser command, before anything is made.
 
   --json    print one object: the session record as \`run --json\` prints it, and \`rehearsal\`
             (dir, state_dir, log_dir, vault, remote, api_requests); refused, the refusal object
@@ -66,6 +67,14 @@ async function rehearse({ flags, io, env, configFile, journal, deps }: EnvContex
   ]);
   const site = loadConfig(configFile);
   const agent = loadAgent(site, name);
+  // Root in a site another user owns: its rehearsal would wall the session as session_user (not as
+  // the site's sessions run), open state_dir to that user's group and leave root's files under it,
+  // which the owner's next rehearsal cannot remove. Refused before anything is made.
+  if (process.getuid?.() === 0) {
+    const { siteOwner, foreignSite } = await import('../../config/session-user.js');
+    const owner = siteOwner(site, null);
+    if (owner) throw new PermissionError(`Refused: nightshift rehearse runs as root in a site that is not root's: ${foreignSite(owner)}. Nothing was made or changed.`);
+  }
   const p = rehearsalPaths(site);
   fs.mkdirSync(p.root, { recursive: true, mode: 0o700 });
   // One rehearsal at a time: the next one remakes the folder.

@@ -1,4 +1,5 @@
 // `nightshift status`: budget, the next decision, holds, locks, unpushed commits, last sessions.
+import path from 'node:path';
 import { money } from '../../core/money.js';
 import { windowLines } from '../../budget/windows.js';
 import { EXIT } from '../../core/errors.js';
@@ -65,7 +66,9 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   const [timer, before] = await timerOf(ahead, flags.prefix, config.state_dir);
   mark('timer_ticks');
   const past = (from: Date) => (before && from.getTime() === before.from.getTime() ? before.ticks : timerTicks(flags.prefix, from, env.PATH).ticks);
-  const s = await withLedger(config, logger, (ledger) => status(config, ledger, now, timer, unpushed, past, branches));
+  // No ledger yet: the look made none (a file root made here would shut the service user out).
+  let fresh = false;
+  const s = await withLedger(config, logger, (ledger) => ((fresh = ledger.empty), status(config, ledger, now, timer, unpushed, past, branches)));
   mark('status_looked');
   if (flags.json) io.out(JSON.stringify(s));
   else {
@@ -84,6 +87,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
       ...Object.entries(s.holds).map(([agent, h]) => ['held', `${agent} until ${at(h.until)}: ${h.reason}`]),
       ...s.invalid_agents.map((b) => ['invalid', `${b.name}: ${b.file}: ${b.problems.join('; ')} (skipped by the tick)`]),
       ['last ok', age],
+      ...(fresh ? [['sessions', `no sessions yet (${path.join(config.state_dir, 'ledger.db')} is made by the first tick or run)`]] : []),
       ['run lock', lock(s.locks.run)],
       ['git lock', lock(s.locks.git)],
       ['unpushed', String(s.unpushed ?? 'n/a')],

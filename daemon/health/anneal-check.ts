@@ -47,7 +47,7 @@ export function recurringFromFiles(config: Config, ledgerFile: string): CheckFac
   } catch {
     // The memory check reports a store that cannot be read; the ledger alone still tells.
   }
-  const ledger = Ledger.open(ledgerFile);
+  const ledger = Ledger.look(ledgerFile);
   try {
     // A hold the operator released starts the agent's story again: earlier failures are not "again".
     const releases = readReleases(config.state_dir);

@@ -11,14 +11,14 @@ import { ruleTool, type Agent } from '../../config/agent-text.js';
 import { checkCalendar } from '../schedule/calendar.js';
 import type { Config } from '../../config/schema.js';
 import { readableByOthers, type EnvFileResult } from '../../config/env-file.js';
-import { accessAdvice, accessFacts } from '../../core/file-access.js';
+import { accessAdvice, accessFacts, runAsOwner } from '../../core/file-access.js';
 import { cronSlots, mergeSlots, slotHours, timeSlots, unreachable, type Slots } from '../schedule/fire-slots.js';
 import { DAY_NAMES } from '../../config/schedule-spec.js';
 import { runChild } from '../../core/child-process.js';
 import { useraddCommand } from '../../core/passwd.js';
 import { hiddenByWall, resolveCommand } from '../../sessions/wall/sandbox.js';
 import { foundIn, installedUnitPath } from '../systemd.js';
-import { reachProblems, sessionGroupBits, sessionUserFor, vaultFix } from '../../config/session-user.js';
+import { reachProblems, sessionGroupBits, sessionUserFor, siteOwner, vaultFix } from '../../config/session-user.js';
 import { counted } from '../../core/words.js';
 
 type Check = CheckFacts;
@@ -215,6 +215,8 @@ export async function sessionUserCheck(c: Config, uid: number, env: NodeJS.Proce
   const { user, problem } = sessionUserFor(c, { uid });
   if (problem) return fail('session user', problem, /useradd/.test(problem) ? useraddCommand(c.session_user) : `set session_user in ${c.file} to an unprivileged user`);
   if (!user) return null;
+  const owner = siteOwner(c, user);
+  if (owner) return fail('session user', `nightshift runs as root, whose sessions run as session_user ${user.name}, in a site that is not root's: ${owner.what} ${owner.path} is owned by ${owner.name} (uid ${owner.uid})`, runAsOwner(owner.name, true));
   const reach = reachProblems(c, user, resolveCommand(c.claude.command, env.PATH ?? ''));
   if (reach.length) return fail('session user', reach.join('; '), 'run the commands named above as root, then nightshift doctor again');
   for (const dir of [c.vault, ...c.hooks.extra_dirs].filter((d) => fs.existsSync(d))) {

@@ -183,7 +183,8 @@ function ledgerCheck(l: LenientConfig): { check: Check; facts: LedgerFacts | nul
   if (absent(file)) return { check: warn('ledger', `no ledger at ${file} yet`, 'run a session: nightshift run <agent> (or wait for the timer)'), facts: null };
   let ledger: Ledger | null = null;
   try {
-    ledger = Ledger.open(file);
+    // Read-only: doctor (without --fix) makes and takes nothing.
+    ledger = Ledger.look(file);
     const integrity = ledger.integrity();
     if (integrity !== 'ok') return { check: fail('ledger', `integrity check of ${file}: ${firstLine(integrity)}`, `stop the timer, move ${file} aside (a new one is made on the next start)`), facts: null };
     const recent = ledger.recent(50);

@@ -4,7 +4,7 @@
 // have exited 0 then exits with that cause's code (77 permission, 70 otherwise), so OnFailure=
 // still says it.
 import fs from 'node:fs';
-import { EXIT, NightshiftError } from '../../core/errors.js';
+import { EXIT, NightshiftError, PermissionError } from '../../core/errors.js';
 import { errnoAccessProblem } from '../../core/file-access.js';
 import { isAlive, readProc } from '../../core/process-tree.js';
 import { Fires, firesFile, type FireKind, type FireTrigger, type PassedOver } from '../../budget/fires.js';
@@ -24,6 +24,9 @@ export function exitCodeForError(err: unknown): number {
   if (err instanceof NightshiftError) return err.exitCode;
   return errnoAccessProblem(err, '') ? EXIT.NOPERM : EXIT.INTERNAL;
 }
+
+// A permission problem's message says all (the file, its owner, the fix): no stack in the log.
+const logged = (err: unknown) => (err instanceof PermissionError ? { type: 'PermissionError', code: err.code } : err);
 
 type Deps = { logger: Logger; now: () => Date; redact: (t: string) => string };
 
@@ -50,7 +53,7 @@ export class FireRecord {
       } catch {
         // closing a handle that failed loses nothing
       }
-      deps.logger.error({ event: 'fire_unwritable', err }, `the fire's row cannot be written: ${deps.redact((err as Error).message)} (the ${start.kind} goes on; it exits ${exitCodeForError(err)} unless something worse happens)`);
+      deps.logger.error({ event: 'fire_unwritable', err: logged(err) }, `the fire's row cannot be written: ${deps.redact((err as Error).message)} (the ${start.kind} goes on; it exits ${exitCodeForError(err)} unless something worse happens)`);
       return new FireRecord(null, null, err, start.kind, deps);
     }
   }
@@ -61,7 +64,7 @@ export class FireRecord {
       fn(this.fires, this.id);
     } catch (err) {
       this.error ??= err;
-      this.deps.logger.error({ event: 'fire_unwritable', err }, `the fire's ${what} cannot be written: ${this.deps.redact((err as Error).message)}`);
+      this.deps.logger.error({ event: 'fire_unwritable', err: logged(err) }, `the fire's ${what} cannot be written: ${this.deps.redact((err as Error).message)}`);
     }
   }
 

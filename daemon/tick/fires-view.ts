@@ -1,6 +1,8 @@
 // The fires as the screens read them (`fires`, `status`): a site that has none yet has no file
-// (nothing is made by a look), and a fire a dead supervisor left open is settled `crashed` first.
+// (nothing is made by a look), and a fire a dead supervisor left open is settled `crashed` first
+// where the file is ours to write.
 import fs from 'node:fs';
+import { canWrite } from '../../core/file-access.js';
 import { isAlive } from '../../core/process-tree.js';
 import { Fires, firesFile, type FireRow } from '../../budget/fires.js';
 import type { Config } from '../../config/schema.js';
@@ -10,9 +12,14 @@ import type { TickCalendar } from '../schedule/timer-ticks.js';
 export function readFires(config: Config, f: { since?: Date; agent?: string; limit?: number }, now: Date): FireRow[] {
   const file = firesFile(config);
   if (!fs.existsSync(file)) return [];
-  const fires = Fires.open(file);
+  // Read-only; a dead supervisor's fire is settled only by a user who may write the file.
+  let fires = Fires.look(file);
   try {
-    fires.settleDead(isAlive, now);
+    if (fires.dead(isAlive).length && canWrite(file)) {
+      fires.close();
+      fires = Fires.open(file);
+      fires.settleDead(isAlive, now);
+    }
     return fires.list({ since: f.since?.toISOString(), agent: f.agent, limit: f.limit });
   } finally {
     fires.close();

@@ -1,6 +1,7 @@
 // Settles sessions a dead supervisor left open: still counted, marked `abandoned`. Their CLI may
 // still be running (a SIGKILLed supervisor cannot take it down), so it is ended first.
-import type { Ledger } from '../../budget/ledger.js';
+import { Ledger } from '../../budget/ledger.js';
+import { canWrite } from '../../core/file-access.js';
 import type { Logger } from '../../logs/logger.js';
 import { killSession, isAlive, withMarker, readProc } from '../../core/process-tree.js';
 
@@ -16,4 +17,23 @@ export async function reconcile(ledger: Ledger, deps: { logger: Logger; now: () 
     settled.push(row.id);
   }
   return settled;
+}
+
+// The ledger for a look (status, sessions, state…): read-only, so a look never makes or takes a
+// file (root's status once made state/ledger.db root's, and every tick of the service user then
+// died on it); no file yet is an empty ledger in memory. An older file's columns, or sessions a
+// dead supervisor left running, are written first only where the file is ours to write (else the
+// site's next tick does it). Root may: SQLite gives the -wal and -shm it makes to the file's owner.
+export async function lookAtLedger(file: string, deps: { logger: Logger; now: () => Date }): Promise<Ledger> {
+  const ledger = Ledger.look(file);
+  if (ledger.empty || (ledger.current() && !ledger.orphans(isAlive).length) || !canWrite(file)) return ledger;
+  ledger.close();
+  const writer = Ledger.open(file);
+  try {
+    await reconcile(writer, deps);
+  } catch (err) {
+    writer.close();
+    throw err;
+  }
+  return writer;
 }

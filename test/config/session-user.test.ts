@@ -62,6 +62,29 @@ test('a vault the session user cannot write, or cannot reach, is named with the 
   assert.match(reachProblems(config, u, null).join('\n'), new RegExp(`the vault ${vault} lies in ${dir} \\(mode 0700, uid 0, gid 0\\), which session_user ${u.name} cannot pass through: \`chmod o\\+x ${dir}\``));
 });
 
+// Issue 50 item 4: root in the service user's site was told to chgrp -R their vault.
+// control: without siteOwner's check in reachProblems, the first assertion gets the chgrp line of the test above.
+test('root in a site of another user\'s is told to run as its owner, never to chgrp their vault', { skip: ROOT_ONLY }, (t) => {
+  const u = SESSION_USER!;
+  const dir = tempDir(t);
+  fs.chmodSync(dir, 0o755);
+  const vault = path.join(dir, 'vault');
+  const state = path.join(dir, 'state');
+  fs.mkdirSync(vault, { mode: 0o755 });
+  fs.mkdirSync(state, { mode: 0o755 });
+  for (const p of [vault, state]) fs.chownSync(p, 65534, 65534);
+  const config = { vault, state_dir: state, hooks: { extra_dirs: [] } } as any;
+  assert.deepEqual(reachProblems(config, u, null), [`state_dir ${state} is owned by nobody (uid 65534), not root: it belongs to nobody: run nightshift as them (runuser -u nobody -- nightshift …), and install the units for them (nightshift systemd install --user nobody); a chown would take the site from nobody`]);
+  // The vault alone tells too, where state_dir is not made yet.
+  fs.rmdirSync(state);
+  assert.match(reachProblems(config, u, null)[0], new RegExp(`^the vault ${vault} is owned by nobody .*runuser -u nobody -- nightshift`));
+  // Control: root's own site (a vault given to the session user's group is still root's) gets the chgrp.
+  fs.chownSync(vault, 0, 0);
+  assert.match(reachProblems(config, u, null)[0], new RegExp(`^the vault ${vault} .*is not writable by session_user ${u.name}: \`chgrp -R ${u.name} `));
+  fs.chownSync(vault, u.uid, u.gid);
+  assert.deepEqual(reachProblems(config, u, null), [], 'a vault of the session user\'s own is not another owner\'s site');
+});
+
 test('the session\'s folder and its sockets become the session user\'s, reachable through state_dir, and by no other user', { skip: ROOT_ONLY }, async (t) => {
   const u = SESSION_USER!;
   const state = path.join(tempDir(t), 'state');

@@ -33,6 +33,11 @@ describe('accessAdvice', () => {
     ['a named path that is a system folder (state_dir: /var/lib) is never chowned', { what: 'state_dir', path: '/var/lib' }, /it is a folder of the system's/],
     // Another user's site (the operator as alice on the service user's site): run as its owner.
     ['another user\'s site: runuser as its owner, units for them, no chown', { user: { name: 'alice', uid: 1001 }, owner: me, path: '/srv/site/state' }, /fix the access: it belongs to nightshift: run nightshift as them \(sudo runuser -u nightshift -- nightshift …\), and install the units for them \(nightshift systemd install --user nightshift\)/],
+    // Issue 50 item 3: root's ledger in the service user's state_dir, met by a third user: it goes
+    // back to state_dir's owner, and nightshift runs as them (control: without folderOwner, the
+    // advice chowns it to whoever met it: the row above's "sudo chown nightshift").
+    ['root\'s leftover in another user\'s folder: back to the folder\'s owner, and run as them', { user: { name: 'alice', uid: 1001 }, kind: 'file', path: '/srv/site/state/ledger.db', what: 'ledger', mode: 0o100644, folderOwner: me }, /fix the access: root made it in nightshift's folder: give it back \(sudo chown nightshift \/srv\/site\/state\/ledger\.db\) and run nightshift as nightshift \(sudo runuser -u nightshift -- nightshift …\)$/],
+    ['control: the folder\'s owner meeting root\'s leftover chowns it back to themself', { kind: 'file', path: '/srv/site/state/ledger.db', what: 'ledger', mode: 0o100644, folderOwner: me }, /fix the access: sudo chown nightshift \/srv\/site\/state\/ledger\.db$/],
   ];
   for (const [name, facts, expected] of table) {
     test(name, () => {

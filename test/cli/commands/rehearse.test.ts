@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { git, makeRepos } from '../../git-helpers.js';
-import { configYaml, fakeApiPerFile, ledgerRows, nightshift, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../../helpers.js';
+import { BIN, BWRAP, configYaml, fakeApiPerFile, ledgerRows, nightshift, startNightshift, waitFor, workspace, writeAgent, type Ran, type Workspace } from '../../helpers.js';
 
 const api = fakeApiPerFile();
 
@@ -196,5 +197,48 @@ describe('a site whose env file still points at a rehearsal', () => {
     // The imitation was never asked: the refused session never started.
     assert.match(done.stderr, /stopped \(SIGINT\): 0 message requests answered/);
     assert.equal(done.stdout.trim().split('\n').length, 1, 'with --json, stdout held the one object');
+  });
+});
+
+// Issue 50 item 7: root's rehearsal in the service user's site changed the group and mode of its
+// state/ and left state/rehearsal root's, so the owner's next rehearsal was denied. Root there is
+// refused up front with the run-as-owner advice: its session would be walled as session_user, not
+// as the site's sessions run, and it would need state/ opened to that user's group.
+// control: without rehearse.ts's refusal, root's rehearsal exits 0, state/ turns group
+// nightshift-session with mode 0710 or more, state/rehearsal is root's, and nobody's rehearsal then
+// exits 77 (cannot write state/rehearsal) (verified).
+describe('root\'s rehearsal in the service user\'s site', { skip: process.getuid?.() === 0 ? false : 'needs root (to be root, then the service user)' }, () => {
+  const NOBODY = 65534;
+  const asNobody = (args: string[], ws: Workspace) => new Promise<Ran>((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: ws.env, cwd: ws.dir, uid: NOBODY, gid: NOBODY, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  const chownR = (p: string): void => {
+    fs.lchownSync(p, NOBODY, NOBODY);
+    if (fs.lstatSync(p).isDirectory()) for (const e of fs.readdirSync(p)) chownR(path.join(p, e));
+  };
+
+  test('is refused before anything is made, naming the owner and runuser; the state folder is as it was and the owner\'s rehearsal runs', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: `sandbox: ${BWRAP ? 'bwrap' : 'none'}\ngit:\n  enabled: false\n` }), { base: '/srv' });
+    writeAgent(ws, 'worker', 'SCENARIO=text');
+    fs.mkdirSync(ws.state, { mode: 0o700 });
+    chownR(ws.dir);
+    const before = fs.statSync(ws.state);
+    const root = await nightshift(['rehearse', 'worker'], ws.env, ws.dir);
+    const after = fs.statSync(ws.state);
+    // The owner's rehearsal first: what the control shows is its denial.
+    const own = await asNobody(['rehearse', 'worker', '--json'], ws);
+    assert.equal(own.code, 0, own.stderr);
+    assert.equal(JSON.parse(own.stdout).outcome, 'ok', own.stderr);
+    assert.equal(root.code, 77, root.stderr);
+    assert.match(root.stderr, new RegExp(`Refused: nightshift rehearse runs as root in a site that is not root's: state_dir ${ws.state} is owned by nobody \\(uid ${NOBODY}\\), not root: it belongs to nobody: run nightshift as them \\(runuser -u nobody -- nightshift …\\)`));
+    assert.deepEqual([after.uid, after.gid, after.mode], [before.uid, before.gid, before.mode], 'state/ keeps its owner, group and mode');
+    const made = fs.readdirSync(path.join(ws.state, 'rehearsal', 'site'), { recursive: true }).map(String);
+    const notNobodys = made.filter((f) => fs.lstatSync(path.join(ws.state, 'rehearsal', 'site', f)).uid !== NOBODY);
+    assert.deepEqual(notNobodys, [], 'the rehearsal\'s site is the owner\'s');
   });
 });

@@ -112,6 +112,25 @@ describe('doctor catches what will fail', () => {
     assert.equal(fixed('ledger').status, 'ok');
   });
 
+  // Issue 50 item 4. control: without doctor-setup.ts's siteOwner check (and reachProblems'), the
+  // fix is `chgrp -R nightshift-session <their vault> && …` (verified).
+  test('root in the service user\'s site: the session user check says run as the owner, never chgrp their vault; root\'s own site still gets the chgrp', { skip: ROOT_ONLY }, async (t) => {
+    const s = site(t);
+    fs.writeFileSync(path.join(s.dir, 'nightshift.yaml'), fs.readFileSync(path.join(s.dir, 'nightshift.yaml'), 'utf8').replace('sandbox: none', 'sandbox: bwrap'));
+    fs.mkdirSync(path.join(s.dir, 'state'));
+    for (const p of ['vault', 'state']) fs.chownSync(path.join(s.dir, p), NOBODY, NOBODY);
+    const check = checks(await nightshift(['doctor', '--json'], s.env, s.dir))('session user');
+    assert.equal(check.status, 'fail');
+    assert.match(check.detail, new RegExp(`state_dir ${s.dir}/state is owned by nobody \\(uid ${NOBODY}\\)`));
+    assert.match(check.fix, /^it belongs to nobody: run nightshift as them \(runuser -u nobody -- nightshift …\), and install the units for them \(nightshift systemd install --user nobody\)/);
+    assert.doesNotMatch(`${check.detail} ${check.fix}`, /chgrp/);
+    // Control: the same site root's own, the vault shut to the session user: the chgrp is right there.
+    for (const p of ['vault', 'state']) fs.chownSync(path.join(s.dir, p), 0, 0);
+    const own = checks(await nightshift(['doctor', '--json'], s.env, s.dir))('session user');
+    assert.equal(own.status, 'fail');
+    assert.match(`${own.detail} ${own.fix}`, /chgrp -R nightshift-session /);
+  });
+
   test('a vault git calls "dubious ownership" fails the vault check with both fixes', { skip: ROOT_ONLY }, async (t) => {
     const s = site(t);
     fs.writeFileSync(path.join(s.dir, 'nightshift.yaml'), fs.readFileSync(path.join(s.dir, 'nightshift.yaml'), 'utf8').replace('enabled: false', 'enabled: true'));
