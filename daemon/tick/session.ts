@@ -466,8 +466,10 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     const cliCost = t.result && typeof t.result.total_cost_usd === 'number' ? t.result.total_cost_usd : null;
     const metered = meter.state();
     const cost = { usd: metered.spentUsd + metered.pendingUsd, estimated: metered.pendingUsd > 0 || metered.worstCaseCalls > 0 };
+    // The CLI's figure is its own estimate (its price table, its token count), off on every
+    // session: nothing for the operator to act on, so debug, both figures unrounded.
     if (costsDisagree(cost.usd, cliCost)) {
-      log.warn({ event: 'cost_disagreement', cost_usd: cost.usd, cli_cost_usd: cliCost, calls: metered.calls }, `the meter counted ${money(cost.usd)}, the CLI reported ${money(cliCost ?? 0)}: the meter's is kept`);
+      log.debug({ event: 'cost_disagreement', cost_usd: cost.usd, cli_cost_usd: cliCost, calls: metered.calls }, `the meter counted $${cost.usd}, the CLI's own estimate was $${cliCost}: the meter's is kept`);
     }
     const tokens = t.tokens();
     // Already redacted by the runner, before it was cut.
