@@ -28,7 +28,7 @@ try {
     shareWithSession(path.join(dir, 'vault'));
     process.stdout.write(`Run as root: the session runs as ${SESSION_USER.name}, which the vault's group lets write it.\n`);
   }
-  fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ discord: { api_base: `${discord.apiBase}` } }));
+  fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ top: 'git:\n  enabled: true\n', discord: { api_base: `${discord.apiBase}` } }));
   // The imitation API plays the model: it writes a note, stores what it learned, and reports.
   api.script('demo', ({ turn, lastToolResult }) => {
     if (turn === 0) return { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: "printf '# Hello\\nWritten by the demo agent.\\n' > hello.md" } }] };

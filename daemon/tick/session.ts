@@ -35,7 +35,7 @@ import { credentialFrom } from '../../sessions/wall/api-proxy.js';
 import { REHEARSAL_KEY_PREFIX, rehearsalCredential } from '../../config/rehearsal.js';
 import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../../vault/git-guard.js';
 import { lateness, uptimeMs } from '../schedule/late.js';
-import { VaultGit, type GitReport } from '../../vault/git-sync.js';
+import { notARepoProblem, VaultGit, type GitReport } from '../../vault/git-sync.js';
 import { nestedQuarantine, sweepNestedGit } from '../../vault/nested-repos.js';
 import { changedProjectFiles, recordProjectFileChange, snapshotProjectFiles } from '../../sessions/wall/project-files.js';
 import { reportBackoff, reportSession } from '../../report/session-report.js';
@@ -130,7 +130,11 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   const [inRepo] = await Promise.all([vault && !untrusted ? repoNow(vault) : false, checkSandbox(config, deps.env, deps.sessionUser !== false, o.sandboxProbe)]);
   mark('sandbox_checked');
   if (untrusted) git.error = `git sync skipped: a session left a .git in the vault that could not be moved aside; remove it and ${untrustedGitMarker(config.state_dir)}`;
-  else if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
+  else if (vault && !inRepo) {
+    // Before the pull and the charge: a session whose work no git can keep is the operator's to fix.
+    const p = notARepoProblem(config, await vault.notRepoWhy());
+    throw new ConfigError(config.file, [`git.enabled: ${p.detail}; nothing was started or charged. Fix: ${p.fix}`]);
+  }
   if (signal.aborted) return stopped();
   // A repository an abandoned session left inside the vault is moved aside before our first git.
   const nestedTrusted = vault && inRepo ? setAsideNested(config, `start-${startedAt.getTime()}`, git, deps) : true;
