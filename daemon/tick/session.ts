@@ -448,9 +448,14 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       ? { outcome: 'budget' as const, error: `the proxy refused a call: ${meter.exhausted}` }
       : classified;
     // A refused key is the operator's to fix, in one named file: said so, not as the agent's error.
+    // So is an API the proxy could not reach at all (no DNS, refused, TLS): its cause, not the CLI's
+    // guess ("a server-side issue").
+    const unreachable = guest?.api.unreachable ?? null;
     const named = fitted.outcome === 'error' && /API error 401\b/.test(fitted.error ?? '')
       ? { outcome: fitted.outcome, error: `the API refused the credential (401): fix ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN) in ${deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env')} (${fitted.error})` }
-      : fitted;
+      : fitted.outcome === 'error' && unreachable
+        ? { outcome: fitted.outcome, error: `the API could not be reached: ${unreachable}` }
+        : fitted;
     // The stream is the session's to write: the proxy's view of the calls decides turns, an ok and
     // a rate limit. Its calls and stop are kept for walled sessions only (unwalled, the session could
     // as well write the ledger); the limit it relayed from upstream counts either way.
