@@ -34,7 +34,7 @@ try {
     const closed = closedToOthers(fs.realpathSync(PINNED_CLAUDE));
     if (closed && CLAUDE !== PINNED_CLAUDE) process.stdout.write(`This clone lies in ${closed}, which ${SESSION_USER.name} cannot pass through: the session runs a copy of the CLI, ${CLAUDE}.\n`);
   }
-  fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ discord: { api_base: `${discord.apiBase}` } }));
+  fs.writeFileSync(path.join(dir, 'nightshift.yaml'), configYaml({ top: 'git:\n  enabled: true\n', discord: { api_base: `${discord.apiBase}` } }));
   // The imitation API plays the model: it writes a note, stores what it learned, and reports.
   api.script('demo', ({ turn, lastToolResult }) => {
     if (turn === 0) return { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: "printf '# Hello\\nWritten by the demo agent.\\n' > hello.md" } }] };

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { shareWithSession } from './helpers.js';
+import { GIT_OFF, shareWithSession } from './helpers.js';
 
 const ident = ['-c', 'user.name=other', '-c', 'user.email=other@example.com'];
 
@@ -13,7 +13,8 @@ export function git(cwd: string, ...args: string[]): string {
 
 export type Repos = { remote: string; vault: string; other: string };
 
-// The vault is cloned into `vault` (which must not exist yet or be empty).
+// The vault is cloned into `vault` (which must not exist yet or be empty); a workspace's config in
+// `dir` gets git back on.
 export function makeRepos(dir: string, vault: string): Repos {
   const remote = path.join(dir, 'remote.git');
   const other = path.join(dir, 'other');
@@ -32,6 +33,9 @@ export function makeRepos(dir: string, vault: string): Repos {
   git(dir, 'clone', '--quiet', remote, vault);
   git(dir, 'clone', '--quiet', remote, other);
   shareWithSession(vault);
+  // The workspace's config (helpers.ts configYaml) had git off for a vault that was no repository.
+  const config = path.join(dir, 'nightshift.yaml');
+  if (fs.existsSync(config)) fs.writeFileSync(config, fs.readFileSync(config, 'utf8').replace(GIT_OFF, ''));
   return { remote, vault, other };
 }
 

@@ -114,12 +114,18 @@ if (!BWRAP && process.env.CI === 'true') throw new Error('CI=true but bwrap cann
 export const SANDBOX = BWRAP ? 'bwrap' : 'none';
 export const NEEDS_BWRAP: string | false = BWRAP ? false : 'bubblewrap cannot make a sandbox here (apt-get install bubblewrap)';
 
+// The line configYaml gives a workspace whose vault is no repository (makeRepos replaces it).
+export const GIT_OFF = 'git:\n  enabled: false # the test workspace\'s vault is no repository\n';
+
 export function configYaml(extra: { claude?: Record<string, unknown>; budget?: Record<string, unknown>; loop?: Record<string, unknown>; discord?: Record<string, unknown>; top?: string } = {}): string {
   const claude = { command: CLAUDE, model: 'sonnet', max_turns: 10, timeout: '60s', idle_timeout: '30s', kill_grace: '3s', ...extra.claude };
   const block = (name: string, o: Record<string, unknown> | undefined) =>
     o ? `${name}:\n${Object.entries(o).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}`).join('\n')}\n` : '';
   const sandbox = /^sandbox:/m.test(extra.top ?? '') ? '' : `sandbox: ${SANDBOX}\n`;
-  return `${extra.top ?? ''}${sandbox}vault: ./vault\nstate_dir: ./state\nlog_dir: ./logs\nagents_dir: ./prompts\n${block('claude', claude)}${block('budget', extra.budget)}${block('loop', extra.loop)}${block('discord', { ...DISCORD_OFFLINE, ...extra.discord })}`;
+  // A workspace's vault is no repository, which git.enabled refuses (run exits 78): git is off
+  // unless the test says otherwise; makeRepos (git-helpers.ts) turns it on with the clone it makes.
+  const git = /^git:/m.test(extra.top ?? '') ? '' : GIT_OFF;
+  return `${extra.top ?? ''}${sandbox}${git}vault: ./vault\nstate_dir: ./state\nlog_dir: ./logs\nagents_dir: ./prompts\n${block('claude', claude)}${block('budget', extra.budget)}${block('loop', extra.loop)}${block('discord', { ...DISCORD_OFFLINE, ...extra.discord })}`;
 }
 
 export function writeAgent(ws: Workspace, name: string, prompt: string, front: Record<string, unknown> = {}): void {

@@ -235,6 +235,18 @@ const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true
 
 // Whether the vault is a git work tree, asked where runChosen would ask it, only earlier (beside the
 // session's loading); null: not asked, the vault's git being untrusted (vault/git-guard.ts).
+// Pure: what stops a start when git.enabled is on and the vault is no work tree (`stderr`: git's
+// answer to rev-parse), and the fixes. Said before the charge by run and rehearse, and by doctor.
+export function notARepoProblem(config: Pick<Config, 'vault' | 'file'>, stderr = ''): { detail: string; fix: string } {
+  if (/dubious ownership/.test(stderr)) {
+    return { detail: `git refuses the vault ${config.vault}: "dubious ownership" (another user owns it)`, fix: `chown -R the vault to the user nightshift runs as, or: git config --global --add safe.directory ${config.vault} (as that user)` };
+  }
+  return {
+    detail: `the vault ${config.vault} is no git repository, and git.enabled is true: nothing could be pulled before a session or committed after it`,
+    fix: `make it one (\`git -C ${config.vault} init\`, or clone the agent's vault there: \`git clone URL ${config.vault}\`, as \`nightshift init --remote URL\` does), or set git.enabled: false in ${config.file}`,
+  };
+}
+
 export async function vaultIsRepo(config: Config, log: Logger, signal?: AbortSignal, checks: Partial<GitChecks> = {}): Promise<boolean | null> {
   if (fs.existsSync(untrustedGitMarker(config.state_dir))) return null;
   return new VaultGit(config, log, signal, checks).isRepo();
@@ -256,6 +268,11 @@ export class VaultGit {
 
   async isRepo(): Promise<boolean> {
     return (await this.localGit(['rev-parse', '--is-inside-work-tree'])).stdout === 'true';
+  }
+
+  // Why the vault is no work tree, as git says it (asked only once it is known not to be one).
+  async notRepoWhy(): Promise<string> {
+    return (await this.localGit(['rev-parse', '--is-inside-work-tree'])).stderr;
   }
 
   // HEAD's branch, read from .git/HEAD first: an empty clone's is unborn, where rev-parse fails.

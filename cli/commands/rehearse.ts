@@ -5,7 +5,8 @@
 // `--serve` only serves the imitation, for a CLI or a test of one's own.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { EXIT, LockedError, NightshiftError, PermissionError, UsageError } from '../../core/errors.js';
+import { ConfigError, EXIT, LockedError, NightshiftError, PermissionError, UsageError } from '../../core/errors.js';
+import type { Config } from '../../config/schema.js';
 import { rehearsalConfig, rehearsalEnv, rehearsalPaths, REHEARSAL_KEY_PREFIX } from '../../config/rehearsal.js';
 import { runDeps, type EnvContext } from '../context.js';
 import { EXIT_CODES_HELP } from '../help.js';
@@ -75,6 +76,7 @@ async function rehearse({ flags, io, env, configFile, journal, deps }: EnvContex
     const owner = siteOwner(site, null);
     if (owner) throw new PermissionError(`Refused: nightshift rehearse runs as root in a site that is not root's: ${foreignSite(owner)}. Nothing was made or changed.`);
   }
+  await refuseNoRepo(site);
   const p = rehearsalPaths(site);
   fs.mkdirSync(p.root, { recursive: true, mode: 0o700 });
   // One rehearsal at a time: the next one remakes the folder.
@@ -85,7 +87,9 @@ async function rehearse({ flags, io, env, configFile, journal, deps }: EnvContex
   }
   try {
     const vault = makeRehearsalSite(site, p, env);
-    const config = rehearsalConfig(site, p);
+    const made = rehearsalConfig(site, p);
+    // A copy has no git (the site's was untrusted, or no plain folder): none runs in it either.
+    const config = vault === 'clone' ? made : { ...made, git: { ...made.git, enabled: false } };
     const level = logLevel(env.NIGHTSHIFT_LOG_LEVEL);
     const tty = !!deps.stderrIsTTY && !journal && !flags.json;
     // Its log lines go to its own log folder, never the site's.
@@ -108,6 +112,20 @@ async function rehearse({ flags, io, env, configFile, journal, deps }: EnvContex
   } finally {
     await lock.release();
   }
+}
+
+// git.enabled on a vault that is no repository: refused as `run` refuses it (exit 78), before the
+// rehearsal's site is made, naming the site's vault, not the rehearsal's copy.
+async function refuseNoRepo(site: Config): Promise<void> {
+  const [{ untrustedGitMarker }, { gitIn, notARepoProblem }, { sessionUserFor }] = await Promise.all([
+    import('../../vault/git-guard.js'), import('../../vault/git-sync.js'), import('../../config/session-user.js'),
+  ]);
+  if (!site.git.enabled || fs.existsSync(untrustedGitMarker(site.state_dir))) return;
+  const git = gitIn(site.vault, { timeoutMs: Math.min(site.git.timeout, 10_000), sessionUid: sessionUserFor(site).user?.uid ?? null });
+  const inside = await git(['rev-parse', '--is-inside-work-tree']);
+  if (inside.stdout === 'true') return;
+  const p = notARepoProblem(site, inside.stderr);
+  throw new ConfigError(site.file, [`git.enabled: ${p.detail}; nothing was rehearsed. Fix: ${p.fix}`]);
 }
 
 async function serve({ flags, io, deps }: EnvContext): Promise<number> {

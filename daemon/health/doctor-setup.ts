@@ -71,20 +71,27 @@ export function permissionCheck(config: Config, agents: Agent[], uid: number, en
 }
 
 // Pure: each agent's offered built-in tools (what `--tools` gets; with allowed_tools, only those its
-// rules name), and what cannot work: an allowed tool its own `tools:` leaves out is never offered; a
-// web tool cannot reach the web from the wall.
+// rules name), and what cannot work, each with its own fix: an allowed tool its own `tools:` leaves
+// out is never offered; WebFetch fetches through the egress proxy, which an agent without a
+// `network:` does not have. WebSearch needs none: it is a server tool, run at the API.
 export function toolsCheck(agents: Agent[]): Check {
   const problems: string[] = [];
+  const fixes = new Set<string>();
   for (const a of agents) {
     if (a.tools === 'default') continue;
     const missing = [...new Set((a.allowedTools ?? []).map(ruleTool).filter((t): t is string => t !== null && !a.tools.includes(t as string)))];
-    if (missing.length) problems.push(`${a.name}: allowed_tools names ${missing.join(', ')}, not in its tools`);
-    const web = a.tools.filter((t) => t === 'WebFetch' || t === 'WebSearch');
-    if (web.length && a.network === 'none') problems.push(`${a.name}: ${web.join(', ')} cannot reach the web: the agent names no network`);
+    if (missing.length) {
+      problems.push(`${a.name}: allowed_tools names ${missing.join(', ')}, not in its tools`);
+      fixes.add(`${a.name}: add ${missing.join(', ')} to its \`tools:\` (or take ${missing.length === 1 ? 'it' : 'them'} out of allowed_tools)`);
+    }
+    if (a.tools.includes('WebFetch') && a.network === 'none') {
+      problems.push(`${a.name}: WebFetch cannot reach the web: the agent names no network`);
+      fixes.add(`${a.name}: give it the hosts it fetches from (\`network: [en.wikipedia.org]\` in its front matter, or the site's \`network:\`), or take WebFetch out of its tools`);
+    }
   }
   const sets = agents.map((a) => `${a.name}: ${a.tools === 'default' ? 'the CLI\'s whole set' : a.tools.join(',') || 'none'}${a.allowedTools ? ' (its allowed_tools)' : ''}`).join('; ') || 'no agents';
   if (!problems.length) return ok('tools', sets);
-  return warn('tools', `${problems.join('; ')}; offered: ${sets}`, 'add the tool to the agent\'s `tools:` (or take it out of allowed_tools)');
+  return warn('tools', `${problems.join('; ')}; offered: ${sets}`, [...fixes].join('; '));
 }
 
 // The folders and databases a tick writes: who owns them, who we are, and the chown.

@@ -21,7 +21,7 @@ import { envNameWarnings, modelWarnings } from '../../config/name-warnings.js';
 import { recurringFromFiles } from './anneal-check.js';
 import type { LenientConfig } from '../../config/config-fallback.js';
 import { formatDuration } from '../../config/duration.js';
-import { gitIn, vaultConflicts, VaultGit } from '../../vault/git-sync.js';
+import { gitIn, notARepoProblem, vaultConflicts, VaultGit } from '../../vault/git-sync.js';
 import { silentLogger } from '../../logs/logger.js';
 import { headBranch } from '../../vault/refs.js';
 import { withoutCredentials } from '../../sessions/wall/git-credentials.js';
@@ -229,7 +229,9 @@ async function vaultChecks(l: LenientConfig): Promise<Check[]> {
     return [fail('vault', `git refuses ${c.vault}: "dubious ownership" (owned by uid ${owner}, nightshift runs as uid ${process.getuid?.() ?? '?'})`, `chown -R the vault to the user nightshift runs as, or: git config --global --add safe.directory ${c.vault} (as that user)`)];
   }
   if (inside.stdout !== 'true') {
-    return [fail('vault', `${c.vault} is not a git work tree`, `git clone the vault there, or set git.enabled: false in ${c.file}`)];
+    // The same words run and rehearse refuse a start with.
+    const p = notARepoProblem(c, inside.stderr);
+    return [fail('vault', `${p.detail}: run and rehearse refuse every session`, p.fix)];
   }
   // What keeps a commit off main fails here: nightshift commits nothing over it, or only to a branch.
   const conflicts = await vaultConflicts(git, c.vault);

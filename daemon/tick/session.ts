@@ -34,7 +34,7 @@ import { credentialFrom } from '../../sessions/wall/api-proxy.js';
 import { REHEARSAL_KEY_PREFIX, rehearsalCredential } from '../../config/rehearsal.js';
 import { guardGitConfig, quarantineGitDir, untrustedGitMarker } from '../../vault/git-guard.js';
 import { lateness, uptimeMs } from '../schedule/late.js';
-import { VaultGit, type GitReport } from '../../vault/git-sync.js';
+import { notARepoProblem, VaultGit, type GitReport } from '../../vault/git-sync.js';
 import { nestedQuarantine, sweepNestedGit } from '../../vault/nested-repos.js';
 import { changedProjectFiles, recordProjectFileChange, snapshotProjectFiles } from '../../sessions/wall/project-files.js';
 import { reportBackoff, reportSession } from '../../report/session-report.js';
@@ -129,7 +129,11 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   const [inRepo] = await Promise.all([vault && !untrusted ? repoNow(vault) : false, checkSandbox(config, deps.env, deps.sessionUser !== false, o.sandboxProbe)]);
   mark('sandbox_checked');
   if (untrusted) git.error = `git sync skipped: a session left a .git in the vault that could not be moved aside; remove it and ${untrustedGitMarker(config.state_dir)}`;
-  else if (vault && !inRepo) git.error = 'the vault is not a git work tree: git sync skipped (set git.enabled: false to silence this)';
+  else if (vault && !inRepo) {
+    // Before the pull and the charge: a session whose work no git can keep is the operator's to fix.
+    const p = notARepoProblem(config, await vault.notRepoWhy());
+    throw new ConfigError(config.file, [`git.enabled: ${p.detail}; nothing was started or charged. Fix: ${p.fix}`]);
+  }
   if (signal.aborted) return stopped();
   // A repository an abandoned session left inside the vault is moved aside before our first git.
   const nestedTrusted = vault && inRepo ? setAsideNested(config, `start-${startedAt.getTime()}`, git, deps) : true;
@@ -440,9 +444,14 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
       ? { outcome: 'budget' as const, error: `the proxy refused a call: ${meter.exhausted}` }
       : classified;
     // A refused key is the operator's to fix, in one named file: said so, not as the agent's error.
+    // So is an API the proxy could not reach at all (no DNS, refused, TLS): its cause, not the CLI's
+    // guess ("a server-side issue").
+    const unreachable = guest?.api.unreachable ?? null;
     const named = fitted.outcome === 'error' && /API error 401\b/.test(fitted.error ?? '')
       ? { outcome: fitted.outcome, error: `the API refused the credential (401): fix ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN) in ${deps.env[ENV_FILE_VAR] ?? path.join(config.dir, 'nightshift.env')} (${fitted.error})` }
-      : fitted;
+      : fitted.outcome === 'error' && unreachable
+        ? { outcome: fitted.outcome, error: `the API could not be reached: ${unreachable}` }
+        : fitted;
     // The stream is the session's to write: the proxy's view of the calls decides turns, an ok and
     // a rate limit. Its calls and stop are kept for walled sessions only (unwalled, the session could
     // as well write the ledger); the limit it relayed from upstream counts either way.
@@ -462,8 +471,10 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     const cliCost = t.result && typeof t.result.total_cost_usd === 'number' ? t.result.total_cost_usd : null;
     const metered = meter.state();
     const cost = { usd: metered.spentUsd + metered.pendingUsd, estimated: metered.pendingUsd > 0 || metered.worstCaseCalls > 0 };
+    // The CLI's figure is its own estimate (its price table, its token count), off on every
+    // session: nothing for the operator to act on, so debug, both figures unrounded.
     if (costsDisagree(cost.usd, cliCost)) {
-      log.warn({ event: 'cost_disagreement', cost_usd: cost.usd, cli_cost_usd: cliCost, calls: metered.calls }, `the meter counted ${money(cost.usd)}, the CLI reported ${money(cliCost ?? 0)}: the meter's is kept`);
+      log.debug({ event: 'cost_disagreement', cost_usd: cost.usd, cli_cost_usd: cliCost, calls: metered.calls }, `the meter counted $${cost.usd}, the CLI's own estimate was $${cliCost}: the meter's is kept`);
     }
     const tokens = t.tokens();
     // Already redacted by the runner, before it was cut.

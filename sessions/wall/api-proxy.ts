@@ -50,7 +50,21 @@ export type ApiProxyOptions = {
 // ended (its stop_reason), null while none has, or when the last was cut or unreadable.
 // limits: upstream replies that were a limit (429, 529, a window rejected); limited: the last of
 // them, with the reset its headers gave, until a reply that is no limit follows it (then null).
-export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number; metered: number; lowered: number; meterErrors: number; credentialRefused: number; answered: number; lastStop: string | null; limits: number; limited: UpstreamLimit | null };
+// unreachable: why the last call could not reach the upstream at all (no DNS, refused, TLS), null
+// once one reached it.
+export type ApiProxyStats = { requests: number; refused: number; refusedPaths: number; unauthorized: number; upstreamErrors: number; metered: number; lowered: number; meterErrors: number; credentialRefused: number; answered: number; lastStop: string | null; limits: number; limited: UpstreamLimit | null; unreachable: string | null };
+
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_CERT_)/;
+// Pure: what a connect error of the upstream says to the operator, or null when it is no such
+// error (a timeout, a cut stream: the CLI's retry may well help those).
+export function unreachableWhy(err: NodeJS.ErrnoException, host: string, port: number): string | null {
+  const code = err.code ?? '';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `could not resolve ${host} (${code}): no DNS on this host? check /etc/resolv.conf, or the proxy settings`;
+  if (code === 'ECONNREFUSED') return `${host}:${port} refused the connection (ECONNREFUSED): check claude.api_base / ANTHROPIC_BASE_URL, or the proxy settings`;
+  if (code === 'ENETUNREACH' || code === 'EHOSTUNREACH') return `no route to ${host} (${code}): is this host offline? check its network, or the proxy settings`;
+  if (TLS_CODES.test(code)) return `the TLS handshake with ${host} failed (${code}: ${err.message}): check the system's CA certificates and clock, or a proxy that intercepts TLS`;
+  return null;
+}
 
 export type ApiProxy = { url: string; token: string; stats: ApiProxyStats; close(): Promise<void> };
 
@@ -185,7 +199,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     return { ok: (typeof key === 'string' && same(key)) || (bearer !== null && same(bearer)), any: key !== undefined || auth !== undefined };
   };
 
-  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0, metered: 0, lowered: 0, meterErrors: 0, credentialRefused: 0, answered: 0, lastStop: null, limits: 0, limited: null };
+  const stats: ApiProxyStats = { requests: 0, refused: 0, refusedPaths: 0, unauthorized: 0, upstreamErrors: 0, metered: 0, lowered: 0, meterErrors: 0, credentialRefused: 0, answered: 0, lastStop: null, limits: 0, limited: null, unreachable: null };
   const inflight = new Set<http.ClientRequest>();
   let closing = false;
   const sockets = new Set<Socket>();
@@ -292,13 +306,21 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       stats.upstreamErrors++;
       o.logger.warn({ event: 'api_proxy_upstream_error', upstream: where, method: req.method, path: o.redact(path), err: o.redact(err.message), timedOut, started: res.headersSent }, `upstream ${timedOut ? 'timed out' : 'failed'}`);
       // Once the response has started, only a cut connection tells the CLI the stream is broken.
-      if (res.headersSent) res.destroy();
+      const why = timedOut || res.headersSent ? null : unreachableWhy(err as NodeJS.ErrnoException, hostname, port);
+      if (why) {
+        // No DNS, a refused port, a failed handshake: the CLI's retries (three minutes) cannot
+        // mend it, and it words any 5xx "a server-side issue"; a 400 it neither retries nor glosses.
+        stats.unreachable = why;
+        o.logger.warn({ event: 'api_unreachable', upstream: where, code: (err as NodeJS.ErrnoException).code ?? null }, `the API upstream cannot be reached: ${why}`);
+        send(res, REFUSAL_STATUS, apiError('api_error', `nightshift: ${why}`), { 'x-should-retry': 'false' });
+      } else if (res.headersSent) res.destroy();
       else send(res, timedOut ? 504 : 502, apiError('api_error', `nightshift: the API upstream ${timedOut ? 'timed out' : 'is unreachable'} (${o.redact(err.message)})`));
       up.destroy();
     };
     up.on('timeout', () => fail(new Error(`no bytes for ${timeoutMs} ms`), true));
     up.on('error', (err) => fail(err, false));
     up.on('response', (ur) => {
+      stats.unreachable = null;
       const headers = responseHeaders(ur.headers);
       // The key is refused: the CLI would retry it ten times (three minutes); told not to, it stops
       // at once and the session ends naming the credential.

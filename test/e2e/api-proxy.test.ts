@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { apiRequestRefusal, OAUTH_BETA, startApiProxy, type ApiProxy, type ApiProxyOptions } from '../../sessions/wall/api-proxy.js';
 import { TEST_API_KEY, bash, text } from '../fake-api.js';
-import { CLAUDE, claudeTestEnv, configYaml, fakeApiPerFile, runJson, tempDir, workspace, writeAgent } from '../helpers.js';
+import { CLAUDE, claudeTestEnv, configYaml, fakeApiPerFile, nightshift, runJson, tempDir, workspace, writeAgent } from '../helpers.js';
 
 const REAL_KEY = 'sk-test-real-upstream-key';
 const REAL_OAUTH = 'fake-oauth-test-real-token';
@@ -188,4 +188,24 @@ describe('api proxy with the real CLI', () => {
     // Its connection warm-up (HEAD /, no credential) and the one call.
     assert.ok(p.stats.unauthorized >= 1 && p.stats.unauthorized <= 2, `${p.stats.unauthorized} refused`);
   });
+});
+
+// No DNS for the API's host: the CLI would retry for three minutes and then blame "a server-side
+// issue". The proxy answers with the cause and tells it not to retry; the outcome, the report and
+// show name it. The CLI's own retries are left at its default here (the other tests turn them off).
+// control: without the x-should-retry: false the CLI retries past the 45 s wall clock (`timeout`).
+test('an API host that cannot be resolved ends the session at once, its error saying so in the record and show', { timeout: 120_000 }, async (t) => {
+  const ws = workspace(t, api.url, configYaml({ claude: { timeout: '45s', idle_timeout: '45s' } }));
+  writeAgent(ws, 'nodns', 'SCENARIO=text');
+  const env: NodeJS.ProcessEnv = { ...ws.env, ANTHROPIC_BASE_URL: 'https://api.nightshift.invalid' };
+  delete env.CLAUDE_CODE_MAX_RETRIES;
+  const t0 = Date.now();
+  const ran = await nightshift(['run', 'nodns', '--json'], env, ws.dir);
+  const record = JSON.parse(ran.stdout);
+  assert.equal(record.outcome, 'error', ran.stderr);
+  assert.match(record.error, /^the API could not be reached: could not resolve api\.nightshift\.invalid \((ENOTFOUND|EAI_AGAIN)\): no DNS on this host\? check \/etc\/resolv\.conf/);
+  assert.ok(Date.now() - t0 < 40_000, `ended in ${Date.now() - t0} ms, not after the CLI's retries`);
+  const shown = await nightshift(['show', record.id], env, ws.dir);
+  assert.match(shown.stdout, /could not resolve api\.nightshift\.invalid/);
+  assert.doesNotMatch(shown.stdout, /server-side issue/);
 });

@@ -4,10 +4,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startFakeDiscord } from '../fake-discord.js';
 import { spawn } from 'node:child_process';
 import { git, makeRepos, otherPushes, remoteFile, remoteLog } from '../git-helpers.js';
-import { configYaml, fakeApiPerFile, nightshift, processesMatching, startNightshift, waitFor, workspace, type Workspace, writeAgent } from '../helpers.js';
+import { configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, startNightshift, waitFor, workspace, type Workspace, writeAgent } from '../helpers.js';
 
 const api = fakeApiPerFile();
 
@@ -35,18 +34,37 @@ async function tickJson(ws: Workspace, env: NodeJS.ProcessEnv = {}) {
 }
 
 describe('git sync', () => {
-  test('git.enabled on a vault that is no repository: run and the Discord report say so, not "git sync off"', async (t) => {
-    const discord = await startFakeDiscord();
-    t.after(() => discord.close());
-    const ws = workspace(t, api.url, configYaml({ discord: { api_base: discord.apiBase } }));
+  // control: the old skip-and-warn after the session (git.error set, no throw) makes run exit 0
+  // with a ledger row and the API asked: this fails.
+  test('git.enabled on a vault that is no repository: run and rehearse refuse before the charge (exit 78) naming the vault and both fixes, doctor fails naming it; once it is one, run goes on', async (t) => {
+    const ws = workspace(t, api.url, configYaml({ top: 'git:\n  enabled: true\n' }));
     writerAgent(ws, 'git-norepo', 'notes.md', 'agent line');
-    const ran = await nightshift(['run', 'writer'], { ...ws.env, DISCORD_WEBHOOK_URL: discord.webhookUrl }, ws.dir);
-    assert.equal(ran.code, 0, ran.stderr);
-    assert.match(ran.stdout, /^git +not pulled, nothing committed, not pushed \(the vault is not a git work tree: git sync skipped \(set git\.enabled: false to silence this\)\)$/m);
-    await waitFor(() => discord.messages.length > 0, 10_000, 'the session report');
-    const field = discord.messages[0].body.embeds[0].fields.find((f: any) => f.name === 'Git').value;
-    assert.match(field, /the vault is not a git work tree/);
-    assert.notEqual(field, 'git sync off');
+    const asked = api.requests.length;
+    const fixes = (out: string) => {
+      assert.match(out, new RegExp(`the vault ${ws.vault.replace(/[/.]/g, '\\$&')} is no git repository`));
+      assert.ok(out.includes(`git -C ${ws.vault} init`), out);
+      assert.match(out, /nightshift init --remote URL/);
+      assert.ok(out.includes(`set git.enabled: false in ${ws.config}`), out);
+    };
+    const ran = await nightshift(['run', 'writer'], ws.env, ws.dir);
+    assert.equal(ran.code, 78, ran.stderr);
+    fixes(ran.stderr);
+    assert.match(ran.stderr, /nothing was started or charged/);
+    assert.equal(api.requests.length, asked, 'no session reached the API');
+    assert.ok(!fs.existsSync(path.join(ws.state, 'ledger.db')) || ledgerRows(ws.dir).length === 0, 'nothing counted');
+    const rehearsed = await nightshift(['rehearse', 'writer'], ws.env, ws.dir);
+    assert.equal(rehearsed.code, 78, rehearsed.stderr);
+    fixes(rehearsed.stderr);
+    assert.equal(api.requests.length, asked);
+    const doctor = await nightshift(['doctor', '--json'], ws.env, ws.dir);
+    const vault = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === 'vault');
+    assert.equal(vault.status, 'fail');
+    fixes(`${vault.detail} ${vault.fix}`);
+    // The first fix named works.
+    git(ws.vault, 'init', '--quiet', '--initial-branch=main');
+    const after = await nightshift(['run', 'writer', '--json'], ws.env, ws.dir);
+    assert.equal(after.code, 0, after.stderr);
+    assert.equal(JSON.parse(after.stdout).outcome, 'ok');
   });
 
   test('a session\'s work is committed with its trailers and pushed', async (t) => {

@@ -49,7 +49,7 @@ describe('the meter with the real CLI', () => {
     api.script('meter-around', ({ turn, lastToolResult }) => (turn === 0 ? bash(cmd) : text(`curl said: ${lastToolResult}`)));
     writeAgent(ws, 'around', 'SCENARIO=meter-around', { allowed_tools: ['Bash'] });
     const n = api.served.length;
-    const { ran, record } = await runJson(ws, 'around');
+    const { ran, record } = await runJson(ws, 'around', [], { NIGHTSHIFT_LOG_LEVEL: 'debug' });
     assert.equal(record?.outcome, 'ok', ran.stderr);
     const served = api.served.slice(n);
     const stream = served.find((s) => s.prompt.includes('around-stream'));
@@ -67,7 +67,7 @@ describe('the meter with the real CLI', () => {
     assert.equal(record.cost_estimated, false);
     // The CLI counted only its own two turns.
     assert.ok(row.cli_cost_usd < truth - 0.05, `the CLI's own count ${row.cli_cost_usd} misses the calls around it (${truth})`);
-    assert.match(logsOf(ws), /"event":"cost_disagreement"/);
+    assert.match(logsOf(ws), /"level":20,[^\n]*"event":"cost_disagreement"/);
     const shown = await nightshift(['show', record.id], ws.env, ws.dir);
     assert.match(shown.stdout, new RegExp(`cost +\\$${truth.toFixed(2).replace('.', '\\.')} metered, \\$${row.cli_cost_usd.toFixed(2).replace('.', '\\.')} by the CLI's count`));
   });
@@ -78,7 +78,7 @@ describe('the meter with the real CLI', () => {
     api.script('lowball', () => ({ kind: 'message', blocks: [{ type: 'text', text: 'cheap, it says' }], usage: { input_tokens: 30_000, output_tokens: 500 }, deltaUsage: { input_tokens: 1 } }));
     writeAgent(ws, 'lowball', 'SCENARIO=lowball');
     const n = api.served.length;
-    const { ran, record } = await runJson(ws, 'lowball');
+    const { ran, record } = await runJson(ws, 'lowball', [], { NIGHTSHIFT_LOG_LEVEL: 'debug' });
     assert.equal(record.outcome, 'ok', ran.stderr);
     const truth = priced(api.served.slice(n));
     assert.ok(truth > 0.09, `the imitation served ${truth}`);
@@ -86,7 +86,7 @@ describe('the meter with the real CLI', () => {
     assert.ok(row.cli_cost_usd < 0.01, `Expected the CLI to report it low, got ${row.cli_cost_usd}`);
     assert.ok(Math.abs(row.cost_usd - truth) < 1e-9, `Expected the meter's ${truth}, got ${row.cost_usd}`);
     assert.equal(record.cost_usd, Math.round(truth * 1e6) / 1e6);
-    assert.match(logsOf(ws), /"event":"cost_disagreement"/);
+    assert.match(logsOf(ws), /"level":20,[^\n]*"event":"cost_disagreement"/);
   });
 
   test('a session that kills its own CLI before the result line is still counted at what the API served (the stream is a report, not the truth)', { timeout: 120_000 }, async (t) => {

@@ -36,6 +36,11 @@ describe('nightshift run', () => {
     const end = events.find((e) => e.event === 'session_end');
     assert.equal(end.outcome, 'ok');
     assert.equal(end.sessionId, record.id);
+    // A normal session leaves the operator nothing to act on: no line at warning or above (the
+    // CLI's own cost estimate differs from the meter's on every session; that is debug).
+    // control: cost_disagreement back at log.warn fails this.
+    const loud = [...events, ...ran.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))].filter((e) => e.level >= 40);
+    assert.deepEqual(loud.map((e) => `${e.event}: ${e.msg}`), []);
     // stdout carried only the JSON; logs went to stderr.
     assert.match(ran.stderr, /"event":"session_start"/);
     const rows = ledgerRows(ws.dir);

@@ -117,7 +117,7 @@ describe('nightshift rehearse <agent>', () => {
   });
 
   test('a vault with no git: the rehearsal writes in a copy of it, never in the vault', async (t) => {
-    const ws = workspace(t, api.url, `${configYaml()}git:\n  enabled: false\n`);
+    const ws = workspace(t, api.url, configYaml({ top: 'git:\n  enabled: false\n' }));
     fs.writeFileSync(path.join(ws.vault, 'notes.md'), 'mine\n');
     writeAgent(ws, 'worker', 'SCENARIO=write FILE=made.txt CONTENT=rehearsed', { allowed_tools: ['Bash'] });
     const ran = await nightshift(['rehearse', 'worker', '--json'], ws.env, ws.dir);
