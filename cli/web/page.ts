@@ -85,7 +85,9 @@ export function nowSection(d: PageData, esc: Escape = html): string {
     const h = s.holds[a];
     const b = invalid.get(a);
     const state = b ? `<span class="bad">invalid: ${esc(b.file)}: ${esc(b.problems.join('; '))}</span>` : h ? `held until ${esc(zoneStamp(h.until, d.timezone))}: ${esc(h.reason)}` : 'ready';
-    return `<tr data-agent="${esc(a)}"><td>${esc(a)}</td><td>${b ? '-' : at(s.next.next_due[a] ?? null)}</td><td>${state}</td></tr>`;
+    // Why it will not run sooner (or at all within 8 days): its limit used up, a hold, the budget.
+    const why = s.next.next_due[a] ? s.next.waits?.[a] : s.next.why?.[a];
+    return `<tr data-agent="${esc(a)}"><td>${esc(a)}</td><td>${b ? '-' : at(s.next.next_due[a] ?? null)}${!b && why ? `<br><span class="muted why">${s.next.next_due[a] ? 'not sooner' : 'because'}: ${esc(why)}</span>` : ''}</td><td>${state}</td></tr>`;
   });
   const b = s.budget;
   const windows = s.windows.map((w) => `<tr class="window"><td>window ${esc(w.name)}</td><td>${hbar(w.utilization, 1, `${w.name} ${Math.round(w.utilization * 100)}%`, esc)}</td><td class="n">${esc(Math.round(w.utilization * 100))}%</td><td>${w.resets_at ? `resets ${esc(zoneStamp(w.resets_at, d.timezone))}` : ''}</td></tr>`);

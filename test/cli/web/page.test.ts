@@ -28,7 +28,7 @@ function data(): PageData {
   const status = {
     invalid_agents: [{ name: 'broken', file: '/p/broken.md', problems: ['max_turns: expected a number'] }],
     budget: day('2026-12-02', { gardener: 1.25 }),
-    next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_ticks: ['2026-12-02T09:00:00.000Z', '2026-12-02T10:00:00.000Z'], next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null } },
+    next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_ticks: ['2026-12-02T09:00:00.000Z', '2026-12-02T10:00:00.000Z'], next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null }, why: { scout: 'held until 2026-12-02T10:00:00Z' }, waits: { gardener: 'ran 1 of max_runs_per_day 1 today (every session started counts, a failed one too)' } },
     holds: { scout: { until: '2026-12-02T10:00:00.000Z', reason: 'rate limited' } },
     windows: [{ name: 'five_hour', utilization: 0.42, resets_at: '2026-12-02T11:00:00.000Z', seen_at: '2026-12-02T07:00:00.000Z' }],
     tick_gaps: { from: '2026-12-01T08:00:00.000Z', missed: ['2026-12-02T03:00:00.000Z', '2026-12-02T04:00:00.000Z'] }, fires_error: null,
@@ -65,8 +65,10 @@ describe('web page', () => {
 
   test('now: each agent with its next due, hold or invalid file; the day and each window as bars', () => {
     const page = renderPage(data());
-    assert.match(page, /<tr data-agent="gardener"><td>gardener<\/td><td>2026-12-02 09:00 UTC<\/td><td>ready<\/td><\/tr>/);
     assert.match(page, /<tr data-agent="scout">.*held until 2026-12-02 10:00 UTC: rate limited/);
+    // Why an agent runs no sooner (control: without it the row says only when).
+    assert.match(page, /<tr data-agent="gardener"><td>gardener<\/td><td>2026-12-02 09:00 UTC<br><span class="muted why">not sooner: ran 1 of max_runs_per_day 1 today \(every session started counts, a failed one too\)<\/span><\/td><td>ready<\/td><\/tr>/);
+    assert.match(page, /<tr data-agent="scout"><td>scout<\/td><td><span class="muted">none within 8 days<\/span><br><span class="muted why">because: held until 2026-12-02T10:00:00Z<\/span>/);
     assert.match(page, /<tr data-agent="broken">.*invalid: \/p\/broken\.md: max_turns: expected a number/);
     assert.match(page, /id="budget-spent">\$1\.25 of \$5\.00</);
     assert.match(page, /id="budget-sessions">1 of 10</);
