@@ -22,11 +22,13 @@ const RESET = '\x1b[0m';
 export type TimelineOptions = { from: Date; to: Date; timezone: string; missed: Date[] | null; colour: boolean };
 
 const actionOf = (f: FireRow) => (f.status === 'open' ? 'running' : f.action ?? 'running');
+// A session that did not end ok is painted red, not the session's green (its outcome is in the note).
+const colourOf = (f: FireRow) => (actionOf(f) === 'session' && f.outcome && f.outcome !== 'ok' ? '\x1b[31m' : GLYPHS[actionOf(f)]?.colour ?? '');
 
 export function firesTimeline(rows: FireRow[], o: TimelineOptions): string {
   const paint = (text: string, colour: string) => (o.colour ? `${colour}${text}${RESET}` : text);
   const marks = [
-    ...rows.map((f) => ({ t: Date.parse(f.at), glyph: paint(GLYPHS[actionOf(f)]?.glyph ?? '?', GLYPHS[actionOf(f)]?.colour ?? ''), note: actionOf(f) === 'session' && f.agent ? `${f.agent}${f.outcome ? ` ${f.outcome}` : ''}` : null })),
+    ...rows.map((f) => ({ t: Date.parse(f.at), glyph: paint(GLYPHS[actionOf(f)]?.glyph ?? '?', colourOf(f)), note: actionOf(f) === 'session' && f.agent ? `${f.agent}${f.outcome ? ` ${f.outcome}` : ''}` : null })),
     ...(o.missed ?? []).map((m) => ({ t: m.getTime(), glyph: paint(MISSED, MISSED_COLOUR), note: null })),
   ].sort((a, b) => a.t - b.t);
   const lines: string[] = [];

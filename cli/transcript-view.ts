@@ -5,7 +5,9 @@ import { money } from '../core/money.js';
 import { terminalText } from '../logs/terminal-text.js';
 import { counted } from '../core/words.js';
 
-export type ViewOptions = { textMax?: number; toolMax?: number };
+// turns: the ledger's count of the session's model turns, when it is settled (show, the page); the
+// result line gives it, and the CLI's own num_turns beside it only where that differs.
+export type ViewOptions = { textMax?: number; toolMax?: number; turns?: number };
 
 const oneLine = (t: string) => t.replace(/\s+/g, ' ').trim();
 const cut = (t: string, max: number) => (t.length > max ? `${t.slice(0, max - 1)}…` : t);
@@ -43,8 +45,10 @@ function displayLines(line: string, o: ViewOptions): string[] {
     }
     case 'assistant': {
       const out: string[] = [];
+      // The CLI's own words where no call was answered ("API Error: 502 …"): no model turn.
+      const who = m.message?.model === '<synthetic>' ? 'the CLI (no model answer)' : 'assistant';
       for (const b of Array.isArray(m.message?.content) ? m.message.content : []) {
-        if (b?.type === 'text' && String(b.text ?? '').trim()) out.push(`assistant: ${cut(String(b.text).trim(), textMax)}`);
+        if (b?.type === 'text' && String(b.text ?? '').trim()) out.push(`${who}: ${cut(String(b.text).trim(), textMax)}`);
         if (b?.type === 'tool_use') out.push(`  → ${b.name} ${cut(oneLine(JSON.stringify(b.input ?? {})), toolMax)}`);
       }
       return out;
@@ -59,7 +63,11 @@ function displayLines(line: string, o: ViewOptions): string[] {
     case 'result': {
       const how = m.is_error ? `error${m.api_error_status ? ` ${m.api_error_status}` : ''}` : m.subtype === 'success' ? 'ok' : m.subtype;
       const cost = typeof m.total_cost_usd === 'number' ? `, ${money(m.total_cost_usd)}` : '';
-      const head = `── result: ${how}${cost}, ${typeof m.num_turns === 'number' ? counted(m.num_turns, 'turn') : '? turns'}`;
+      const cli = typeof m.num_turns === 'number' ? m.num_turns : null;
+      const turns = o.turns === undefined
+        ? (cli === null ? '? turns' : `${counted(cli, 'turn')} by the CLI's count`)
+        : `${counted(o.turns, 'turn')}${cli !== null && cli !== o.turns ? ` (the CLI counted ${cli})` : ''}`;
+      const head = `── result: ${how}${cost}, ${turns}`;
       return m.result ? [head, cut(String(m.result).trim(), textMax)] : [head];
     }
     default:

@@ -13,7 +13,8 @@ agent's rule says "held until TIME: why" (a rate limit: the API's reset time, or
 backoff.after_failures failures in a row wait backoff.base, doubling with each further failure up
 to backoff.max). Then when each agent will really run, within 8 days, in budget.timezone: the ticks
 played forward, each start counted, so a cap reached today, a hold and a rule an earlier always-due
-rule shadows are in the answer; an agent that will not run says why. The ticks are the times the
+rule shadows are in the answer; an agent that will not run, or not before then, says why (a
+max_runs_per_day used up: every session started counts, a failed one too). The ticks are the times the
 installed timer fires: the OnCalendar= of DIR/nightshift.timer (--prefix, default
 /etc/systemd/system, as systemd install writes it), else the default hourly, expanded by
 systemd-analyze calendar; without systemd-analyze, hourly ticks are assumed, and said.
@@ -22,7 +23,8 @@ systemd-analyze calendar; without systemd-analyze, hourly ticks are assumed, and
          calendar: {on_calendar: [spec], source: "timer"|"default", file, assumed: null|why},
          rules: [{index, agent, matched, why, next_due}],
          holds: {agent: {kind: "rate_limited"|"backoff", until, reason, failures, session}},
-         next_due: {<agent>: ISO time|null}, why: {<agent>: reason it will not run}, windows, window_hold}
+         next_due: {<agent>: ISO time|null}, why: {<agent>: reason it will not run},
+         waits: {<agent>: reason it will not run before its next_due}, windows, window_hold}
          (an agent no rule names is null)`;
 
 export const stage = 'full';
@@ -50,7 +52,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   if (flags.json) {
     io.out(JSON.stringify({
       agent: d.agent, rule: d.rule, starts: d.starts, reason: d.reason, tick_at: iso(f.tickAt), next_ticks: nextTicks(ticks, at), calendar, rules: d.decision.rules.map((r) => ({ ...r, next_due: iso(f.rules[r.index]) })),
-      holds: f.holds, next_due: nextDue, why: f.why, windows, window_hold: windowHold(windows, config.budget.max_window_utilization, at),
+      holds: f.holds, next_due: nextDue, why: f.why, waits: f.waits, windows, window_hold: windowHold(windows, config.budget.max_window_utilization, at),
     }));
   } else {
     const when = (t: Date) => (t.getTime() === at.getTime() ? 'now' : `${zoneStamp(t.toISOString(), tz)} (in ${roughly(t.getTime() - at.getTime())})`);
@@ -64,7 +66,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
     lines.push('will run:');
     for (const a of agents) {
       const t = f.agents[a.name];
-      lines.push(`  ${a.name.padEnd(16)} ${t === undefined ? 'no dispatch rule (run it with nightshift run)' : t === null ? `not within 8 days${f.why[a.name] ? `: ${f.why[a.name]}` : ''}` : when(t)}`);
+      lines.push(`  ${a.name.padEnd(16)} ${t === undefined ? 'no dispatch rule (run it with nightshift run)' : t === null ? `not within 8 days${f.why[a.name] ? `: ${f.why[a.name]}` : ''}` : `${when(t)}${f.waits[a.name] ? `, not before: ${f.waits[a.name]}` : ''}`}`);
     }
     io.out(lines.join('\n'));
   }

@@ -125,7 +125,7 @@ export async function showCommand(config: Config, id: string, flags: SessionsFla
   // The raw JSONL as the CLI wrote it, with C1, bidi and any raw control shown as `\u` escapes:
   // inside a JSON string that is the same text, so each line parses to what was stored.
   if (flags.json) io.out(terminalText(text.trimEnd(), { block: true }));
-  else io.out(`${terminalText(`${r.id}  ${r.agent}  ${r.outcome}`)}\n${renderTranscript(text)}`);
+  else io.out(`${terminalText(`${r.id}  ${r.agent}  ${r.outcome}`)}\n${renderTranscript(text, { turns: r.turns })}`);
   return EXIT.OK;
 }
 

@@ -54,7 +54,7 @@ export async function sessionData(config: Config, id: string, logger: Logger): P
   let transcript: string | null = null;
   if (record.transcript) {
     try {
-      transcript = renderTranscript(fs.readFileSync(record.transcript, 'utf8'));
+      transcript = renderTranscript(fs.readFileSync(record.transcript, 'utf8'), { turns: record.turns });
     } catch (err) {
       transcript = `the transcript cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
     }

@@ -10,6 +10,7 @@ import { money } from '../../core/money.js';
 import { shortDuration, zoneStamp } from '../table.js';
 import { html, type Escape } from './escape.js';
 import { counted } from '../../core/words.js';
+import type { Outcome } from '../../sessions/run/outcome.js';
 
 export type Day = ReturnType<typeof budgetReport>;
 export type StatusLook = Awaited<ReturnType<typeof status>>;
@@ -28,8 +29,33 @@ export type PageData = {
 export const FIRE_HOURS = 48;
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#ff9da7', '#9c755f'];
 export const FIRE_COLOURS: Record<string, string> = {
-  session: '#2e7d32', skip: '#9e9e9e', dream: '#6a1b9a', locked: '#f9a825', refused: '#ef6c00', 'failed to start': '#c62828', crashed: '#b71c1c', running: '#1565c0',
+  session: '#000000', skip: '#9e9e9e', dream: '#6a1b9a', locked: '#f9a825', refused: '#ef6c00', 'failed to start': '#c62828', crashed: '#b71c1c', running: '#1565c0',
 };
+// A session fire is coloured by how the session ended: green for ok alone. (A session fire whose
+// outcome the row does not hold is black, "session".)
+export const OUTCOME_COLOURS: Record<Outcome, string> = {
+  ok: '#2e7d32', error: '#c62828', spawn_failed: '#880e4f', abandoned: '#4e342e', disk_full: '#ad1457', interrupted: '#546e7a',
+  timeout: '#e65100', stalled: '#ff6f00', loop: '#d84315', budget: '#bf360c', max_turns: '#8d6e63', rate_limited: '#00838f',
+};
+
+// What a fire's mark says: its action, and a session's outcome ("session error").
+export function fireMark(f: FireRow): { label: string; colour: string } {
+  const action = f.status === 'open' ? 'running' : f.action ?? 'running';
+  if (action === 'session' && f.outcome) return { label: `session ${f.outcome}`, colour: OUTCOME_COLOURS[f.outcome as Outcome] ?? '#000000' };
+  return { label: action, colour: FIRE_COLOURS[action] ?? '#000000' };
+}
+
+// Fires whose marks would overlap (within `px` of the first of a run, in time order) drawn as one
+// stack: eight fires in a minute are eight marks and a count, not one bar.
+export function fireStacks<T>(items: T[], xOf: (i: T) => number, px = 4): T[][] {
+  const out: T[][] = [];
+  for (const i of items) {
+    const last = out.at(-1);
+    if (last && xOf(i) - xOf(last[0]) < px) last.push(i);
+    else out.push([i]);
+  }
+  return out;
+}
 
 const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1100px}
 h1{font-size:1.4em}h2{font-size:1.1em;border-bottom:1px solid #ccc;margin-top:1.6em}
@@ -59,7 +85,9 @@ export function nowSection(d: PageData, esc: Escape = html): string {
     const h = s.holds[a];
     const b = invalid.get(a);
     const state = b ? `<span class="bad">invalid: ${esc(b.file)}: ${esc(b.problems.join('; '))}</span>` : h ? `held until ${esc(zoneStamp(h.until, d.timezone))}: ${esc(h.reason)}` : 'ready';
-    return `<tr data-agent="${esc(a)}"><td>${esc(a)}</td><td>${b ? '-' : at(s.next.next_due[a] ?? null)}</td><td>${state}</td></tr>`;
+    // Why it will not run sooner (or at all within 8 days): its limit used up, a hold, the budget.
+    const why = s.next.next_due[a] ? s.next.waits?.[a] : s.next.why?.[a];
+    return `<tr data-agent="${esc(a)}"><td>${esc(a)}</td><td>${b ? '-' : at(s.next.next_due[a] ?? null)}${!b && why ? `<br><span class="muted why">${s.next.next_due[a] ? 'not sooner' : 'because'}: ${esc(why)}</span>` : ''}</td><td>${state}</td></tr>`;
   });
   const b = s.budget;
   const windows = s.windows.map((w) => `<tr class="window"><td>window ${esc(w.name)}</td><td>${hbar(w.utilization, 1, `${w.name} ${Math.round(w.utilization * 100)}%`, esc)}</td><td class="n">${esc(Math.round(w.utilization * 100))}%</td><td>${w.resets_at ? `resets ${esc(zoneStamp(w.resets_at, d.timezone))}` : ''}</td></tr>`);
@@ -71,22 +99,33 @@ export function nowSection(d: PageData, esc: Escape = html): string {
 <tr><td>spent today</td><td>${hbar(b.cost_usd + b.reserved_usd, b.max_usd, 'spend', esc)}</td><td class="n" id="budget-spent">${esc(money(b.cost_usd))} of ${esc(money(b.max_usd))}</td><td>${b.reserved_usd ? `${esc(money(b.reserved_usd))} reserved` : ''}</td></tr>${windows.join('')}</table></section>`;
 }
 
-// The last 48 hours: each fire a mark coloured by what it did; each expected tick that left no
-// fire (status's tick_gaps) a red mark under the line.
+// The last 48 hours: each fire a mark coloured by what it did (a session by its outcome), fires too
+// close to tell apart stacked with their count; each expected tick that left no fire (status's
+// tick_gaps) a red mark under the line.
 export function firesSection(d: PageData, esc: Escape = html): string {
   const end = Date.parse(d.at);
   const start = end - FIRE_HOURS * 3_600_000;
   const W = 960;
   const x = (iso: string) => Math.round(((Date.parse(iso) - start) / (end - start)) * (W - 10)) + 5;
-  const shown = d.fires.filter((f) => Date.parse(f.at) >= start && Date.parse(f.at) <= end);
+  const shown = d.fires.filter((f) => Date.parse(f.at) >= start && Date.parse(f.at) <= end).sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   const what = (f: FireRow) => (f.status === 'open' ? 'running' : f.action ?? 'running');
-  const marks = shown.map((f) => `<rect class="fire" data-action="${esc(what(f))}" x="${x(f.at) - 1}" y="10" width="3" height="30" fill="${FIRE_COLOURS[what(f)] ?? '#000'}"><title>${esc(`${zoneStamp(f.at, d.timezone)} ${f.kind}/${f.trigger} ${what(f)}${f.agent ? ` ${f.agent}` : ''}: ${f.reason ?? ''}`)}</title></rect>`);
+  const mark = (f: FireRow, y: number, h: number) => `<rect class="fire" data-action="${esc(what(f))}"${what(f) === 'session' && f.outcome ? ` data-outcome="${esc(f.outcome)}"` : ''} x="${x(f.at) - 1}" y="${y}" width="3" height="${h}" fill="${fireMark(f).colour}"><title>${esc(`${zoneStamp(f.at, d.timezone)} ${f.kind}/${f.trigger} ${fireMark(f).label}${f.agent ? ` ${f.agent}` : ''}: ${f.reason ?? ''}`)}</title></rect>`;
+  // A stack's marks share the 30 px, oldest at the bottom, its count above it.
+  const marks = fireStacks(shown, (f) => x(f.at)).map((g) => {
+    if (g.length === 1) return mark(g[0], 10, 30);
+    const h = 30 / g.length;
+    const parts = g.map((f, i) => mark(f, Number((40 - (i + 1) * h).toFixed(2)), Number(h.toFixed(2))));
+    return `<g class="fire-stack" data-count="${g.length}"><title>${esc(`${g.length} fires, ${zoneStamp(g[0].at, d.timezone)} to ${zoneStamp(g.at(-1)!.at, d.timezone)}`)}</title>${parts.join('')}<text class="stack-count" x="${x(g[0].at)}" y="8" font-size="9" text-anchor="middle">${g.length}</text></g>`;
+  });
   const missed = (d.status.tick_gaps?.missed ?? []).filter((m) => Date.parse(m) >= start);
   const gaps = missed.map((m) => `<rect class="gap" x="${x(m) - 2}" y="44" width="5" height="10" fill="#d32f2f"><title>${esc(`expected tick at ${zoneStamp(m, d.timezone)} left no fire`)}</title></rect>`);
   const hours = Array.from({ length: FIRE_HOURS / 6 + 1 }, (_, i) => start + i * 6 * 3_600_000).map((t, i, all) => `<text x="${x(new Date(t).toISOString())}" y="70" font-size="10" text-anchor="${i === 0 ? 'start' : i === all.length - 1 ? 'end' : 'middle'}">${esc(zoneStamp(new Date(t).toISOString(), d.timezone).slice(5, 16))}</text>`);
-  const counts = new Map<string, number>();
-  for (const f of shown) counts.set(what(f), (counts.get(what(f)) ?? 0) + 1);
-  const legend = [...counts].map(([a, n]) => `<span class="count" data-action="${esc(a)}"><i class="sw" style="background:${FIRE_COLOURS[a] ?? '#000'}"></i>${esc(a)} <b>${esc(n)}</b></span>`);
+  const counts = new Map<string, { colour: string; n: number }>();
+  for (const f of shown) {
+    const m = fireMark(f);
+    counts.set(m.label, { colour: m.colour, n: (counts.get(m.label)?.n ?? 0) + 1 });
+  }
+  const legend = [...counts].map(([a, { colour, n }]) => `<span class="count" data-action="${esc(a)}"><i class="sw" style="background:${colour}"></i>${esc(a)} <b>${esc(n)}</b></span>`);
   // Only an installed timer's ticks are expected (status's tick_gaps); without one nothing is claimed.
   const g = d.status.tick_gaps;
   const gapText = d.status.fires_error

@@ -78,7 +78,7 @@ export function whyNot(r: Rule, day: number, hour: number, h: AgentHistory, agen
   if (r.days && !r.days.includes(day)) return `not on ${DAY_NAMES[day]} (days: ${list(r.days, DAY_NAMES)})`;
   if (r.hours && !r.hours.includes(hour)) return `not at hour ${hour} (hours: ${list(r.hours)})`;
   const max = r.max_runs_per_day ?? agentMax;
-  if (max !== null && max !== undefined && h.today >= max) return `ran ${h.today} of ${max} times today`;
+  if (max !== null && max !== undefined && h.today >= max) return `ran ${h.today} of max_runs_per_day ${max} today (every session started counts, a failed one too)`;
   if (r.min_interval && h.lastStartedAt) {
     const since = now.getTime() - h.lastStartedAt.getTime();
     if (since < r.min_interval) return `last session began ${Math.floor(since / 60_000)}m ago (min_interval ${Math.round(r.min_interval / 60_000)}m)`;

@@ -54,6 +54,10 @@ export type Forecast = {
   agents: Record<string, Date | null>;
   // For an agent that never starts within 8 days, the first reason a tick passed it over.
   why: Record<string, string>;
+  // For an agent that starts, the first reason a tick before that passed it over, beyond its own
+  // days and hours (its max_runs_per_day used up, a min_interval, a hold, the day's budget, a
+  // usage window, an earlier rule): why it does not run sooner.
+  waits: Record<string, string>;
 };
 
 type Sim = { history: Record<string, AgentHistory>; totals: DayTotals };
@@ -84,6 +88,21 @@ function passedOver(i: ForecastInput, s: Sim, t: Date, v: TickVerdict, index: nu
   return due && v.rule !== null ? `shadowed: rule [${v.rule}] ${i.rules[v.rule].agent} is due first at every tick` : null;
 }
 
+// Why a rule's agent waited at `t`: passedOver's reasons, and its own limits (max_runs_per_day,
+// min_interval), not its days and hours (the rhythm the rule asks for).
+function waitedOn(i: ForecastInput, s: Sim, t: Date, v: TickVerdict, index: number): string | null {
+  const rhythm = (why: string) => /^not (on|at) /.test(why);
+  const over = passedOver(i, s, t, v, index);
+  if (over) return over;
+  const r = i.rules[index];
+  const seen = v.decision.rules.find((x) => x.index === index);
+  if (seen) return seen.why === 'due' || rhythm(seen.why) ? null : seen.why;
+  if (v.rule === index) return null;
+  const { day, hour } = localTime(t, i.timezone);
+  const why = whyNot(r, day, hour, s.history[r.agent] ?? { today: 0, lastStartedAt: null }, i.limits[r.agent]?.maxRunsPerDay ?? null, t);
+  return why && !rhythm(why) ? why : null;
+}
+
 export function forecast(i: ForecastInput): Forecast {
   const start = i.now.getTime();
   const end = start + HORIZON_MS;
@@ -93,6 +112,7 @@ export function forecast(i: ForecastInput): Forecast {
   const rules: Array<Date | null> = i.rules.map(() => null);
   const agents: Record<string, Date | null> = Object.fromEntries(i.rules.map((r) => [r.agent, null]));
   const why: Record<string, string> = {};
+  const waits: Record<string, string> = {};
   let tick: TickVerdict | null = null;
   for (const ms of queue) {
     const t = new Date(ms);
@@ -105,9 +125,11 @@ export function forecast(i: ForecastInput): Forecast {
     const v = tickAt(i, s, t);
     tick ??= v;
     i.rules.forEach((r, index) => {
-      if (agents[r.agent] !== null || why[r.agent] !== undefined) return;
-      const because = passedOver(i, s, t, v, index);
+      if (agents[r.agent] !== null || (v.starts && v.agent === r.agent)) return;
+      const because = why[r.agent] === undefined ? passedOver(i, s, t, v, index) : null;
       if (because) why[r.agent] = because;
+      const waited = waits[r.agent] === undefined ? waitedOn(i, s, t, v, index) : null;
+      if (waited) waits[r.agent] = waited;
     });
     if (v.starts && v.agent !== null && v.rule !== null) {
       rules[v.rule] ??= t;
@@ -127,7 +149,8 @@ export function forecast(i: ForecastInput): Forecast {
     if (agents[r.agent] === null) why[r.agent] ??= `no tick falls in its hours: the timer fires at hours ${slotHours(slots, r.days).join(',') || 'none'} on its days (${i.timezone})`;
   }
   for (const a of Object.keys(agents)) if (agents[a] !== null) delete why[a];
+  for (const a of Object.keys(waits)) if (agents[a] === null) delete waits[a];
   // No tick: the rules as they stand at `now`, and nothing starts.
   tick ??= { ...tickAt(i, { history: structuredClone(i.history), totals: structuredClone(i.today) }, i.now), agent: null, rule: null, starts: false, reason: 'the timer fires no tick within 8 days' };
-  return { tickAt: queue.length ? new Date(queue[0]) : null, tick, rules, agents, why };
+  return { tickAt: queue.length ? new Date(queue[0]) : null, tick, rules, agents, why, waits };
 }

@@ -37,7 +37,7 @@ export function openBranchesOf(config: Config): Promise<Array<{ name: string; lo
 // status's `next`: the tick's decision, whether it starts, and each agent's next run.
 function nextOf(f: Forecast, calendar: TickCalendar, ticks: Date[], at: Date) {
   const iso = (t: Date | null) => (t ? t.toISOString() : null);
-  return { ...f.tick.decision, agent: f.tick.agent, starts: f.tick.starts, reason: f.tick.reason, tick_at: iso(f.tickAt), next_ticks: nextTicks(ticks, at), calendar, next_due: Object.fromEntries(Object.entries(f.agents).map(([a, t]) => [a, iso(t)])), why: f.why };
+  return { ...f.tick.decision, agent: f.tick.agent, starts: f.tick.starts, reason: f.tick.reason, tick_at: iso(f.tickAt), next_ticks: nextTicks(ticks, at), calendar, next_due: Object.fromEntries(Object.entries(f.agents).map(([a, t]) => [a, iso(t)])), why: f.why, waits: f.waits };
 }
 
 // `nightshift status --json`: one look at the host. `timer`: when its ticks come (../schedule/timer-ticks.ts).

@@ -45,6 +45,9 @@ export class StreamTracker {
   private current: CallUsage | null = null;
   // Without partial messages, assistant lines' usage once per message id (not final, but a floor).
   private readonly seenMessages = new Set<string>();
+  // The model's answers: assistant message ids, less the CLI's own `<synthetic>` ones (the text it
+  // writes when no call was answered, e.g. "API Error: 502 …").
+  private readonly answers = new Set<string>();
   private readonly fromAssistant: CallUsage = { input: 0, cacheWrite: 0, cacheRead: 0, output: 0 };
   private fromAssistantUsd = 0;
 
@@ -105,6 +108,7 @@ export class StreamTracker {
       }
       case 'assistant': {
         const m = msg.message ?? {};
+        if (typeof m.id === 'string' && m.model !== '<synthetic>') this.answers.add(m.id);
         if (typeof m.id === 'string' && m.usage && !this.seenMessages.has(m.id)) {
           this.seenMessages.add(m.id);
           const u = usageOf(m.usage);
@@ -166,10 +170,13 @@ export class StreamTracker {
   }
 
   // The model turns: num_turns from the result, else the API calls we saw. At max_turns the CLI
-  // counts the turn it refused to take (2.1.197: max_turns 2 says 3), which no call answered.
+  // counts the turn it refused to take (2.1.197: max_turns 2 says 3), which no call answered; and
+  // a call no one answered (2.1.332: the API unreachable, num_turns 1) is no turn either, so the
+  // count is capped at the answers the stream showed.
   turns(): number {
-    if (typeof this.result?.num_turns !== 'number') return Math.max(this.apiCalls, this.seenMessages.size);
+    const answered = Math.max(this.apiCalls, this.answers.size);
+    if (typeof this.result?.num_turns !== 'number') return answered;
     const refused = this.result.subtype === 'error_max_turns' || this.result.terminal_reason === 'max_turns' ? 1 : 0;
-    return Math.max(0, this.result.num_turns - refused);
+    return Math.max(0, Math.min(this.result.num_turns - refused, answered));
   }
 }

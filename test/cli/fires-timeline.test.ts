@@ -36,6 +36,8 @@ test('at a colour terminal each glyph is painted by what it did; the same text w
   const painted = firesTimeline(rows, o);
   assert.match(painted, /^2026-12-02 08:00 {2}\x1b\[32mS\x1b\[0m\x1b\[31mF\x1b\[0m {2}g$/m);
   assert.equal(painted.replace(/\x1b\[[0-9;]*m/g, ''), firesTimeline(rows, { ...o, colour: false }));
+  // A session that ended in error is red, not green (control: painted by its action alone, green).
+  assert.match(firesTimeline([fire('2026-12-02T07:00:00Z', 'session', { agent: 'g', outcome: 'error' })], o), /^2026-12-02 08:00 {2}\x1b\[31mS\x1b\[0m {2}g error$/m);
   assert.ok(!firesTimeline(rows, { ...o, colour: false }).includes('\x1b'));
   assert.match(firesTimeline([], { ...o, missed: null, colour: false }), /no fires\nthe timer's expected ticks are not checked/);
 });

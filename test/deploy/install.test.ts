@@ -4,6 +4,7 @@
 // itself. The pack happens in a copy of the tree, so its clean build never touches this dist/.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -148,8 +149,14 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     const site = tempDir(t);
     fs.mkdirSync(path.join(site, 'prompts'));
     fs.writeFileSync(path.join(site, 'prompts', 'gardener.md'), 'tend\n');
+    // A site under /srv (so no PrivateTmp warning) of this test's own, never the README's
+    // /srv/nightshift: on a host with a real install that is a real vault (its git remote read),
+    // state and logs. Staging makes none of it, so it is never made (control: /srv/nightshift is
+    // there on such a host, and the first assertion fails).
+    const own = `/srv/nightshift-test-${randomBytes(6).toString('hex')}`;
+    assert.ok(!fs.existsSync(own), `${own} is not this test's own`);
     // The CLI by its absolute path: the units must be able to start it (install checks).
-    fs.writeFileSync(path.join(site, 'nightshift.yaml'), `vault: /srv/nightshift/vault\nstate_dir: /srv/nightshift/state\nlog_dir: /srv/nightshift/logs\nclaude:\n  command: ${CLAUDE}\n`);
+    fs.writeFileSync(path.join(site, 'nightshift.yaml'), `vault: ${own}/vault\nstate_dir: ${own}/state\nlog_dir: ${own}/logs\nclaude:\n  command: ${CLAUDE}\n`);
     const units = path.join(site, 'units');
     const ran = await sh('nightshift', ['systemd', 'install', '--prefix', units, '--user', 'root'], { cwd: site, env: { ...env, NIGHTSHIFT_CONFIG: path.join(site, 'nightshift.yaml') } });
     assert.equal(ran.code, 0, ran.stderr);
@@ -162,6 +169,8 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     assert.equal(bin, path.join(installed(), 'dist', 'cli', 'bin.js'));
     assert.match(service, new RegExp(`^ExecStart=${process.execPath} --min-semi-space-size=32 ${bin} tick --config ${site}/nightshift.yaml$`, 'm'));
     assert.match(service, new RegExp(`^Documentation=file://${installed()}/README.md$`, 'm'));
+    assert.ok(!fs.existsSync(own), 'staging made nothing of the site');
+    assert.match(service, new RegExp(`^ReadWritePaths=.*${own}/vault`, 'm'), 'the units are for this test\'s site');
     const verify = await sh('systemd-analyze', ['verify', '--man=no', ...fs.readdirSync(units).filter((f) => /\.(service|timer)$/.test(f)).map((f) => path.join(units, f))], { cwd: units });
     assert.equal(verify.code, 0, verify.stderr);
   });

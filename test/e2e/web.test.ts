@@ -111,6 +111,8 @@ describe('nightshift web in a browser', { skip: fs.existsSync(CHROMIUM) ? false 
     // fires: what was written within 48 hours, and the CLI's run.
     assert.equal(Number(await page.getAttribute('#fire-count', 'data-total')), within48 + 1);
     assert.equal(await page.locator('svg.timeline rect.fire').count(), within48 + 1);
+    // The CLI's session is marked by its outcome, ok, and ok alone is green (test/cli/web/page.test.ts has each outcome).
+    assert.equal(await page.getAttribute('svg.timeline rect.fire[data-outcome="ok"]', 'fill'), '#2e7d32');
     // No timer is installed here: the page claims nothing about missed ticks.
     assert.match((await page.textContent('#gaps')) ?? '', /not checked: no timer installed at /);
     // sessions: every one (15 < 50), the CLI's among them.

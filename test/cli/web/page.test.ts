@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { html } from '../../../cli/web/escape.js';
-import { gitWords, renderPage, renderSession, type Day, type PageData, type StatusLook } from '../../../cli/web/page.js';
+import { gitWords, OUTCOME_COLOURS, renderPage, renderSession, type Day, type PageData, type StatusLook } from '../../../cli/web/page.js';
+import { OUTCOMES } from '../../../sessions/run/outcome.js';
 import type { SessionRecord } from '../../../budget/session-record.js';
 import type { FireRow } from '../../../budget/fires.js';
 
@@ -27,7 +28,7 @@ function data(): PageData {
   const status = {
     invalid_agents: [{ name: 'broken', file: '/p/broken.md', problems: ['max_turns: expected a number'] }],
     budget: day('2026-12-02', { gardener: 1.25 }),
-    next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_ticks: ['2026-12-02T09:00:00.000Z', '2026-12-02T10:00:00.000Z'], next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null } },
+    next: { starts: true, agent: 'gardener', reason: 'rule 0 is due', tick_at: '2026-12-02T09:00:00.000Z', next_ticks: ['2026-12-02T09:00:00.000Z', '2026-12-02T10:00:00.000Z'], next_due: { gardener: '2026-12-02T09:00:00.000Z', scout: null }, why: { scout: 'held until 2026-12-02T10:00:00Z' }, waits: { gardener: 'ran 1 of max_runs_per_day 1 today (every session started counts, a failed one too)' } },
     holds: { scout: { until: '2026-12-02T10:00:00.000Z', reason: 'rate limited' } },
     windows: [{ name: 'five_hour', utilization: 0.42, resets_at: '2026-12-02T11:00:00.000Z', seen_at: '2026-12-02T07:00:00.000Z' }],
     tick_gaps: { from: '2026-12-01T08:00:00.000Z', missed: ['2026-12-02T03:00:00.000Z', '2026-12-02T04:00:00.000Z'] }, fires_error: null,
@@ -64,8 +65,10 @@ describe('web page', () => {
 
   test('now: each agent with its next due, hold or invalid file; the day and each window as bars', () => {
     const page = renderPage(data());
-    assert.match(page, /<tr data-agent="gardener"><td>gardener<\/td><td>2026-12-02 09:00 UTC<\/td><td>ready<\/td><\/tr>/);
     assert.match(page, /<tr data-agent="scout">.*held until 2026-12-02 10:00 UTC: rate limited/);
+    // Why an agent runs no sooner (control: without it the row says only when).
+    assert.match(page, /<tr data-agent="gardener"><td>gardener<\/td><td>2026-12-02 09:00 UTC<br><span class="muted why">not sooner: ran 1 of max_runs_per_day 1 today \(every session started counts, a failed one too\)<\/span><\/td><td>ready<\/td><\/tr>/);
+    assert.match(page, /<tr data-agent="scout"><td>scout<\/td><td><span class="muted">none within 8 days<\/span><br><span class="muted why">because: held until 2026-12-02T10:00:00Z<\/span>/);
     assert.match(page, /<tr data-agent="broken">.*invalid: \/p\/broken\.md: max_turns: expected a number/);
     assert.match(page, /id="budget-spent">\$1\.25 of \$5\.00</);
     assert.match(page, /id="budget-sessions">1 of 10</);
@@ -85,6 +88,41 @@ describe('web page', () => {
     const none = renderPage({ ...d, status: { ...d.status, tick_gaps: null, next: { ...d.status.next, calendar: { source: 'default', file: '/etc/systemd/system/nightshift.timer' } } } as unknown as StatusLook });
     assert.match(none, /not checked: no timer installed at \/etc\/systemd\/system\/nightshift\.timer/);
     assert.doesNotMatch(none, /left no fire/);
+  });
+
+  // Control: with every session fire coloured as "session" (the old green), error and the rest are green.
+  test('fires: a session fire says its outcome, green for ok alone, every outcome with a colour and a label of its own', () => {
+    const rgb = (hex: string) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+    const green = (hex: string) => { const [r, g, b] = rgb(hex); return g > r && g > b; };
+    const fires = OUTCOMES.map((o, i) => fire(`2026-12-02T0${Math.floor(i / 6)}:${String((i % 6) * 10).padStart(2, '0')}:00.000Z`, 'session', { agent: 'gardener', outcome: o }));
+    const page = renderPage({ ...data(), fires });
+    assert.equal(new Set(Object.values(OUTCOME_COLOURS)).size, OUTCOMES.length, 'one colour per outcome');
+    for (const o of OUTCOMES) {
+      const colour = OUTCOME_COLOURS[o];
+      assert.equal(green(colour), o === 'ok', `${o}: ${colour}`);
+      assert.match(page, new RegExp(`<rect class="fire" data-action="session" data-outcome="${o}" [^>]* fill="${colour}"><title>[^<]* session ${o} gardener`));
+      assert.match(page, new RegExp(`data-action="session ${o}"><i class="sw" style="background:${colour}"></i>session ${o} <b>1</b>`));
+    }
+    // A row that holds no outcome claims none, and is not green either.
+    assert.match(renderPage(data()), /<rect class="fire" data-action="session" x="[^"]*" y="10" width="3" height="30" fill="#000000">/);
+  });
+
+  // Control: with each fire its own 3-px mark, the eight share one x and read as one bar.
+  test('fires: eight fires in a minute are a stack of eight marks with their count; fires hours apart are not stacked', () => {
+    const burst = Array.from({ length: 8 }, (_, i) => fire(`2026-12-02T07:00:${String(i * 7).padStart(2, '0')}.000Z`, i % 2 ? 'locked' : 'skip'));
+    const page = renderPage({ ...data(), fires: [...burst, fire('2026-12-02T01:00:00.000Z', 'dream')] });
+    const stacks = [...page.matchAll(/<g class="fire-stack" data-count="(\d+)">(.*?)<\/g>/g)];
+    assert.equal(stacks.length, 1);
+    assert.equal(stacks[0][1], '8');
+    const marks = [...stacks[0][2].matchAll(/<rect class="fire" data-action="(\w+)" x="\d+" y="([\d.]+)" width="3" height="([\d.]+)"/g)];
+    assert.equal(marks.length, 8);
+    assert.equal(new Set(marks.map((m) => m[2])).size, 8, 'each at a height of its own');
+    assert.ok(marks.every((m) => Number(m[3]) >= 3), 'each tall enough to see');
+    assert.deepEqual(marks.map((m) => m[1]), burst.map((f) => f.action), 'oldest at the bottom, in time order');
+    assert.match(stacks[0][2], /<text class="stack-count"[^>]*>8<\/text>/);
+    assert.match(stacks[0][2], /<title>8 fires, 2026-12-02 07:00 UTC to 2026-12-02 07:00 UTC<\/title>/);
+    assert.match(page, /<rect class="fire" data-action="dream" x="\d+" y="10" width="3" height="30"/, 'the dream six hours before stands alone');
+    assert.equal(page.match(/<rect class="fire"/g)?.length, 9, 'every fire has its mark');
   });
 
   test('spend: one bar per day, stacked by agent, the month total, the cap', () => {

@@ -20,7 +20,7 @@ const CASES: Array<[string, string, string, Record<string, AgentHistory>, string
   ['tuesday 15:00: the trader', '2026-12-01T15:00:00Z', 'UTC', none, 'trader', /not on tue \(days: mon\)/],
   ['the trader ran 1h ago: min_interval holds it back', '2026-12-01T15:00:00Z', 'UTC', { trader: { today: 1, lastStartedAt: at('2026-12-01T14:00:00Z') } }, 'content', /last session began 60m ago \(min_interval 180m\)/],
   ['the trader ran 3h ago: due again', '2026-12-01T17:00:00Z', 'UTC', { trader: { today: 1, lastStartedAt: at('2026-12-01T14:00:00Z') } }, 'trader', null],
-  ['saturday: no trader; content already ran: maintenance', '2026-12-05T15:00:00Z', 'UTC', { content: { today: 1, lastStartedAt: at('2026-12-05T01:00:00Z') } }, 'maintenance', /ran 1 of 1 times today/],
+  ['saturday: no trader; content already ran: maintenance', '2026-12-05T15:00:00Z', 'UTC', { content: { today: 1, lastStartedAt: at('2026-12-05T01:00:00Z') } }, 'maintenance', /ran 1 of max_runs_per_day 1 today \(every session started counts, a failed one too\)/],
   // Europe/Berlin is UTC+1 in winter: 09:30 UTC on Monday is 10:30 there.
   ['a non-UTC zone: 09:30 UTC is 10:30 in Berlin', '2026-11-30T09:30:00Z', 'Europe/Berlin', none, 'strategist', null],
   // 23:30 UTC Sunday is already Monday 00:30 in Berlin: the day boundary follows the zone.
@@ -59,7 +59,7 @@ describe('dispatch', () => {
   test('an agent\'s own max_runs_per_day applies when the rule sets none', () => {
     const d = decide(at('2026-12-01T15:00:00Z'), 'UTC', [{ agent: 'x' }], { x: { today: 2, lastStartedAt: null } }, { x: { maxRunsPerDay: 2 } });
     assert.equal(d.agent, null);
-    assert.match(d.rules[0].why, /ran 2 of 2/);
+    assert.match(d.rules[0].why, /ran 2 of max_runs_per_day 2 today/);
   });
 
   test('a held agent is skipped with the hold as its reason, and the next rule runs', () => {

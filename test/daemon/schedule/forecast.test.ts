@@ -130,3 +130,20 @@ test('systemd-analyze\'s elapses are read in UTC, from its "(in UTC)" lines away
   const utc = '    Next elapse: Wed 2026-12-02 07:00:00 UTC\n       From now: 4h left\n       Iter. #2: Wed 2026-12-02 19:00:00 UTC';
   assert.deepEqual(parseElapses(utc).map((d) => d.toISOString()), ['2026-12-02T07:00:00.000Z', '2026-12-02T19:00:00.000Z']);
 });
+
+// Control: without `waits` (the forecast's old shape) an agent that runs later says only when.
+test('an agent that runs later says why not sooner: its max_runs_per_day used up (a failed run counts), a hold, the day\'s cap; its own hours are no reason', () => {
+  const used = forecast(input({ rules: [{ agent: 'gardener', max_runs_per_day: 1 }], history: { gardener: { today: 1, lastStartedAt: new Date('2026-12-01T09:00:00Z') } } }));
+  assert.equal(used.agents.gardener?.toISOString(), '2026-12-02T00:00:00.000Z');
+  assert.equal(used.waits.gardener, 'ran 1 of max_runs_per_day 1 today (every session started counts, a failed one too)');
+  // The agent file's own max_runs_per_day, the same.
+  const own = forecast(input({ limits: { gardener: { maxRunsPerDay: 1 } }, history: { gardener: { today: 1, lastStartedAt: null } } }));
+  assert.match(own.waits.gardener, /^ran 1 of max_runs_per_day 1 today/);
+  assert.match(forecast(input({ holds: { gardener: hold('2026-12-01T19:16:00Z') } })).waits.gardener, /^held until 2026-12-01T19:16:00Z: backed off/);
+  assert.match(forecast(input({ today: { sessions: 12, costUsd: 1, reservedUsd: 0, byAgent: {} } })).waits.gardener, /^budget\.max_sessions_per_day reached: 12 of 12/);
+  // Not before its hours, by its own rule: no reason to give; and one that runs at the next tick has none.
+  const later = forecast(input({ rules: [{ agent: 'gardener', hours: [18] }] }));
+  assert.equal(later.agents.gardener?.toISOString(), '2026-12-01T18:00:00.000Z');
+  assert.deepEqual(later.waits, {});
+  assert.deepEqual(forecast(input()).waits, {});
+});

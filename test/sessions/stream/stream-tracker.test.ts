@@ -58,6 +58,9 @@ describe('stream tracker on recorded CLI output', () => {
     assert.equal(t.result?.subtype, 'success');
     // rate_limited only with the proxy's relay of the 429 beside it (test/sessions/run/outcome.test.ts).
     assert.equal(outcomeOf(t, 1), 'error');
+    // No call was answered: no turn, though the CLI's num_turns says 1 (control: uncapped, 1).
+    assert.equal(t.result?.num_turns, 1);
+    assert.equal(t.turns(), 0);
     const r = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'claude-cli', 'json-api-error-500.json'), 'utf8'));
     const c = classify({ spawnError: null, stopReason: null, result: r, exitCode: 1, signal: null });
     assert.equal(c.outcome, 'error');
@@ -137,7 +140,9 @@ describe('stream tracker on recorded CLI output', () => {
     const c = classify({ spawnError: null, stopReason: null, result: t.result, exitCode: 0, signal: null });
     assert.deepEqual(c, { outcome: 'error', error: '[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null' });
     assert.deepEqual(t.cost(), { usd: 0, estimated: false });
-    assert.equal(t.turns(), 2);
+    // The CLI's num_turns says 2; no call was ever answered, so no turn (as the proxy would say).
+    assert.equal(t.result?.num_turns, 2);
+    assert.equal(t.turns(), 0);
     assert.equal(t.apiCalls, 0);
   });
 
