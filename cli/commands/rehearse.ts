@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { ConfigError, EXIT, LockedError, NightshiftError, PermissionError, UsageError } from '../../core/errors.js';
 import type { Config } from '../../config/schema.js';
 import { rehearsalConfig, rehearsalEnv, rehearsalPaths, REHEARSAL_KEY_PREFIX } from '../../config/rehearsal.js';
+import { sessionConfig } from '../../config/rules.js';
 import { runDeps, type EnvContext } from '../context.js';
 import { EXIT_CODES_HELP } from '../help.js';
 import { logLevel } from '../log-level.js';
@@ -76,7 +77,9 @@ async function rehearse({ flags, io, env, configFile, journal, deps }: EnvContex
     const owner = siteOwner(site, null);
     if (owner) throw new PermissionError(`Refused: nightshift rehearse runs as root in a site that is not root's: ${foreignSite(owner)}. Nothing was made or changed.`);
   }
-  await refuseNoRepo(site);
+  // The agent's own vault (vaults.<agent>) is the one its rehearsal copies.
+  const own = sessionConfig(site, name);
+  await refuseNoRepo(own);
   const p = rehearsalPaths(site);
   fs.mkdirSync(p.root, { recursive: true, mode: 0o700 });
   // One rehearsal at a time: the next one remakes the folder.
@@ -86,7 +89,7 @@ async function rehearse({ flags, io, env, configFile, journal, deps }: EnvContex
     throw new LockedError(`Refused: another rehearsal of this site is running${owner ? ` (pid ${owner.pid} since ${owner.since})` : ''}`);
   }
   try {
-    const vault = makeRehearsalSite(site, p, env);
+    const vault = makeRehearsalSite(own, p, env);
     const made = rehearsalConfig(site, p);
     // A copy has no git (the site's was untrusted, or no plain folder): none runs in it either.
     const config = vault === 'clone' ? made : { ...made, git: { ...made.git, enabled: false } };
