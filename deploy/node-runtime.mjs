@@ -6,7 +6,8 @@
 // npm registry (node-linux-<arch>: bin/node and the headers), as node_modules/.bin/node, which
 // `npm run` puts first on PATH; and better-sqlite3 is rebuilt against the headers of the Node that
 // will load it whenever it does not load there. Plain JS that runs on old Nodes: it is what tells
-// them apart. An installed package (no .ci/node-version beside it) is left alone.
+// them apart. An installed package (no .ci/node-version beside it: `npm install -g` on a server)
+// keeps the Node that installs it, and only gets the rebuild where an npmrc's nodedir misled npm.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -44,10 +45,10 @@ function npm(args, o = {}) {
 }
 
 // Node `version` from the npm registry, unpacked into `dir` (whole, or not at all).
-function fetchNode(version, dir) {
+function fetchNode(version, dir, only = null) {
   const pkg = nodePackage();
   if (process.platform !== 'linux' || !pkg) fail(`no Node build for ${process.platform}/${process.arch} on the npm registry: install Node ${NEEDED_MAJOR} or 24 yourself (https://nodejs.org) and run npm ci again`);
-  if (fs.existsSync(path.join(dir, 'bin', 'node'))) return;
+  if (fs.existsSync(path.join(dir, only ?? path.join('bin', 'node')))) return;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nightshift-node-'));
   try {
     const r = npm(['pack', '--silent', '--pack-destination', tmp, `${pkg}@${version}`], { cwd: tmp });
@@ -56,7 +57,7 @@ function fetchNode(version, dir) {
     const part = `${dir}.part`;
     fs.rmSync(part, { recursive: true, force: true });
     fs.mkdirSync(part, { recursive: true });
-    const x = spawnSync('tar', ['xzf', tgz, '-C', part, '--strip-components=1'], { encoding: 'utf8' });
+    const x = spawnSync('tar', ['xzf', tgz, '-C', part, '--strip-components=1', ...(only ? [`package/${only}`] : [])], { encoding: 'utf8' });
     if (x.status !== 0) fail(`could not unpack ${tgz}: ${x.stderr || x.error?.message}`);
     fs.renameSync(part, dir);
   } finally {
@@ -79,18 +80,18 @@ function sqliteProblem(node) {
 function headersFor(node, version) {
   const own = path.dirname(path.dirname(node));
   if (fs.existsSync(path.join(own, 'include', 'node', 'node_version.h'))) return own;
-  const dir = path.join(ROOT, 'node_modules', `.node-v${version}`);
-  fetchNode(version, dir);
+  const dir = path.join(ROOT, 'node_modules', `.node-headers-v${version}`);
+  fetchNode(version, dir, 'include');
   return dir;
 }
 
 function main() {
-  if (!fs.existsSync(PIN_FILE)) return; // an installed package: its installer's Node is its own
-  const pin = fs.readFileSync(PIN_FILE, 'utf8').trim();
+  // An installed package: its installer's Node is the one it runs on.
+  const pin = fs.existsSync(PIN_FILE) ? fs.readFileSync(PIN_FILE, 'utf8').trim() : null;
   const running = process.versions.node;
   let node = process.execPath;
   let version = running;
-  const { fetch } = choose(running, pin);
+  const { fetch } = pin ? choose(running, pin) : { fetch: null };
   if (fetch) {
     const dir = path.join(ROOT, 'node_modules', `.node-v${fetch}`);
     say(`this machine's Node ${running} is older than nightshift needs (${NEEDED_MAJOR} or 24): this clone's scripts (npm run demo, npm test) run on Node ${fetch} from the npm registry, in ${path.relative(ROOT, dir)}`);

@@ -18,14 +18,16 @@ export const help = `Usage: nightshift status [--json] [--prefix DIR] [--config 
 Budget, the next tick's decision (the ticks of the installed timer, DIR/nightshift.timer with
 --prefix, default /etc/systemd/system: see nightshift next), held agents (rate limited or backed
 off, and until when), the last ok session, locks, unpushed commits, the nightshift/ branches
-holding work not on main (a conflict, conflict markers) and the last sessions.
+holding work not on main (a conflict, conflict markers), the sessions running now (each with its
+agent, how long, and its spend of what it reserved) and the last sessions.
 The ticks line checks the installed timer's expected ticks of the last day (since the timer file
 was written, if later) against the fires: "no tick recorded since 06:00; 3 expected" when the
 timer went silent (a tick still running covers the ticks systemd folds into it); nothing is
 checked where no timer is installed. The last fires are listed (see nightshift fires).
 --json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json, with next_ticks>, holds: {...},
          locks: {run, git}, unpushed, branches: [{name, local, remote}], last_ok_at,
-         invalid_agents: [{name, file, problems}],
+         invalid_agents: [{name, file, problems}], max_concurrent,
+         running: [{id, agent, started_at, elapsed_ms, cost_usd, reserved_usd, supervisor_pid}],
          last_fires: [<as fires --json>, at most 5], fires_error: null|why,
          tick_gaps: null|{from, on_calendar, expected, missed: [ISO time], last_fire, since_last}}
          branches: nightshift/ branches not merged into the vault's HEAD (remote: as last fetched
@@ -86,6 +88,9 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
       ...(s.window_hold ? [['held', `every agent: ${s.window_hold.reason}`]] : []),
       ...Object.entries(s.holds).map(([agent, h]) => ['held', `${agent} until ${at(h.until)}: ${h.reason}`]),
       ...s.invalid_agents.map((b) => ['invalid', `${b.name}: ${b.file}: ${b.problems.join('; ')} (skipped by the tick)`]),
+      // Sessions running now, each with its agent, how long, and its spend of what it reserved.
+      ...s.running.map((r) => ['running', `${r.agent} for ${shortDuration(r.elapsed_ms)}, ${money(r.cost_usd)}${r.reserved_usd === null ? '' : ` of ${money(r.reserved_usd)} reserved`} (${r.id}, pid ${r.supervisor_pid})`]),
+      ...(s.max_concurrent > 1 ? [['slots', `${s.running.length} of ${s.max_concurrent} in use (sessions.max_concurrent)`]] : []),
       ['last ok', age],
       ...(fresh ? [['sessions', `no sessions yet (${path.join(config.state_dir, 'ledger.db')} is made by the first tick or run)`]] : []),
       ['run lock', lock(s.locks.run)],

@@ -20,6 +20,20 @@ export function boundsCheck(c: Pick<Config, 'limits'>, env: NodeJS.ProcessEnv): 
   return { name: 'bounds', status: 'ok', detail, fix: null };
 }
 
+// Sessions side by side (sessions.max_concurrent) each get limits.memory: together they must fit in
+// the host's memory, or the OOM killer picks among them and the supervisor. Pure over the figures.
+export function concurrencyCheck(maxConcurrent: number, memory: number | 'off', hostMemory: number): CheckFacts {
+  const name = 'concurrency';
+  if (maxConcurrent === 1) return { name, status: 'ok', detail: 'one session at a time (sessions.max_concurrent 1)', fix: null };
+  if (memory === 'off') return { name, status: 'warn', detail: `up to ${maxConcurrent} sessions at once with no memory bound each (limits.memory off): together they can take all of the host's ${formatSize(hostMemory)}`, fix: 'set limits.memory so that sessions.max_concurrent of them fit in the host\'s memory' };
+  const together = maxConcurrent * memory;
+  if (together > hostMemory) {
+    const fits = Math.max(1, Math.floor(hostMemory / memory));
+    return { name, status: 'warn', detail: `sessions.max_concurrent ${maxConcurrent} × limits.memory ${formatSize(memory)} = ${formatSize(together)}, more than the host's ${formatSize(hostMemory)}`, fix: `lower sessions.max_concurrent to ${fits}, or limits.memory to ${formatSize(Math.floor(hostMemory / maxConcurrent))}` };
+  }
+  return { name, status: 'ok', detail: `up to ${maxConcurrent} sessions at once, ${formatSize(together)} of the host's ${formatSize(hostMemory)} at most (limits.memory ${formatSize(memory)} each)`, fix: null };
+}
+
 // Fails below limits.disk_free, where no session would start.
 export function diskCheck(c: Pick<Config, 'vault' | 'state_dir' | 'log_dir' | 'limits'>): CheckFacts {
   const facts = diskFacts(c);

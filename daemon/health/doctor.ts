@@ -2,6 +2,7 @@
 // one-line fix. It opens nothing it would create: a missing ledger or memory database is reported,
 // never made. The verdicts on silence and failures in a row are pure functions.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Ledger } from '../../budget/ledger.js';
@@ -31,7 +32,7 @@ import { unitsCheck } from './units-check.js';
 import { accessCheck, cliReachChecks, credentialCheck, envCheck, permissionCheck, scheduleCheck, sessionUserCheck, toolsCheck } from './doctor-setup.js';
 import { ENV_FILE_NAME, type EnvFileResult } from '../../config/env-file.js';
 import { accessFacts, accessAdvice } from '../../core/file-access.js';
-import { boundsCheck, diskCheck } from './doctor-bounds.js';
+import { boundsCheck, concurrencyCheck, diskCheck } from './doctor-bounds.js';
 import { apiCheck } from './api-check.js';
 import { cliVersionCheck } from './cli-version.js';
 import { nodeCheck } from './node-check.js';
@@ -338,7 +339,7 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   );
   const sessionUser = await sessionUserCheck(c, deps.uid ?? process.getuid?.() ?? -1, deps.env);
   if (sessionUser) checks.push(sessionUser);
-  checks.push(boundsCheck(c, deps.env), diskCheck(c));
+  checks.push(boundsCheck(c, deps.env), concurrencyCheck(c.sessions.max_concurrent, c.limits.memory, os.totalmem()), diskCheck(c));
   const ledger = ledgerCheck(l);
   checks.push(ledger.check, memoryCheck(l), ...(await vaultChecks(l)));
   const maxHold = c.claude.timeout + c.claude.kill_grace + 2 * c.git.lock_timeout + 2 * c.git.timeout + 10 * 60_000;

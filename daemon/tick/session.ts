@@ -455,10 +455,10 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     // The stream is the session's to write: the proxy's view of the calls decides turns, an ok and
     // a rate limit. Its calls and stop are kept for walled sessions only (unwalled, the session could
     // as well write the ledger); the limit it relayed from upstream counts either way.
-    const checked = checkedByProxy(named, { turns: t.turns(), limited: isRateLimited(t.result, t.rateLimit) }, guest?.sandboxed ? guest.api : null, guest?.api.limited ?? null);
+    const checked = checkedByProxy(named, { turns: t.turns(), claimed: t.claimedTurns(), limited: isRateLimited(t.result, t.rateLimit) }, guest?.sandboxed ? guest.api : null, guest?.api.limited ?? null);
     const { turns, disagreements } = checked;
     if (disagreements.length) {
-      log.warn({ event: 'stream_disagreement', disagreements, stream_turns: t.turns(), answered: guest?.api.answered, last_stop: guest?.api.lastStop, limits: guest?.api.limits }, `the stream disagrees with what the proxy saw: ${disagreements.join('; ')}; the proxy's view is kept`);
+      log.warn({ event: 'stream_disagreement', disagreements, stream_turns: t.claimedTurns(), answered: guest?.api.answered, last_stop: guest?.api.lastStop, limits: guest?.api.limits }, `the stream disagrees with what the proxy saw: ${disagreements.join('; ')}; the proxy's view is kept`);
     }
     // A disk left full (by the session, or under it) says so, whatever the CLI made of it; a full
     // disk under one of our own steps is that, not an internal error.

@@ -8,6 +8,7 @@ import { readAgentsCached } from '../../config/agent-file.js';
 import type { Config } from '../../config/schema.js';
 import { VaultGit } from '../../vault/git-sync.js';
 import { lockOwner } from '../../core/lock.js';
+import { isAlive } from '../../core/process-tree.js';
 import { forecastOf } from '../schedule/explain.js';
 import type { Forecast } from '../schedule/forecast.js';
 import { nextTicks, type TickCalendar } from '../schedule/timer-ticks.js';
@@ -57,6 +58,12 @@ export async function status(config: Config, ledger: Ledger, at: Date, timer: { 
     windows: ledger.windows(),
     window_hold: windowHold(ledger.windows(), config.budget.max_window_utilization, at),
     locks: { run: lockOwner(path.join(config.state_dir, 'run')), git: lockOwner(config.git.lock_file) },
+    // The sessions running now, side by side (sessions.max_concurrent): a live supervisor's rows.
+    running: ledger.live(isAlive).map((r) => ({
+      id: r.id, agent: r.agent, started_at: r.started_at, elapsed_ms: Math.max(0, at.getTime() - Date.parse(r.started_at)),
+      cost_usd: r.cost_usd ?? 0, reserved_usd: r.reserved_usd ?? null, supervisor_pid: r.supervisor_pid,
+    })),
+    max_concurrent: config.sessions.max_concurrent,
   };
   mark('ledger_looked');
   const [u, b] = [await unpushed, await branches];

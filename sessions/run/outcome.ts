@@ -67,7 +67,9 @@ export type Checked = { outcome: Outcome; error: string | null; turns: number; c
 
 // What the stream says beside its result: its turn count and whether it reports the API refusing us
 // for a limit (its api_error_status, its text, its rate_limit_event). Never believed alone.
-export type StreamSays = { turns: number; limited: boolean };
+// turns: the stream's count as kept (capped at the answers it showed); claimed: what its result line
+// says, which a forger may raise (the disagreement names it).
+export type StreamSays = { turns: number; claimed?: number; limited: boolean };
 
 // Pure: the outcome, turns and hold the ledger keeps. The stream is the session's to write (a tool
 // that reaches the CLI's stdout writes any result it likes; a tool that takes the API socket's
@@ -105,7 +107,8 @@ export function checkedByProxy(c: { outcome: Outcome; error: string | null }, st
     error = `the stream's result is not believed: ${why} (the stream said ok)`;
     believed = false;
   }
-  if (stream.turns > seen.answered) disagreements.push(`the stream says ${counted(stream.turns, 'turn')}, more than the ${counted(seen.answered, 'call')} the proxy saw answered`);
+  const claimed = Math.max(stream.turns, stream.claimed ?? 0);
+  if (claimed > seen.answered) disagreements.push(`the stream says ${counted(claimed, 'turn')}, more than the ${counted(seen.answered, 'call')} the proxy saw answered`);
   const turns = believed ? Math.min(stream.turns, seen.answered) : seen.answered;
   return { outcome, error, turns, calls: seen.answered, retryAt, disagreements };
 }

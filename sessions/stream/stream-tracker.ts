@@ -174,9 +174,15 @@ export class StreamTracker {
   // a call no one answered (2.1.332: the API unreachable, num_turns 1) is no turn either, so the
   // count is capped at the answers the stream showed.
   turns(): number {
+    return Math.min(this.claimedTurns(), Math.max(this.apiCalls, this.answers.size));
+  }
+
+  // What the result line claims (num_turns, less a turn refused at max_turns), uncapped: the
+  // session writes the stream, so a claim beyond the calls the proxy saw is said (outcome.ts).
+  claimedTurns(): number {
     const answered = Math.max(this.apiCalls, this.answers.size);
     if (typeof this.result?.num_turns !== 'number') return answered;
     const refused = this.result.subtype === 'error_max_turns' || this.result.terminal_reason === 'max_turns' ? 1 : 0;
-    return Math.max(0, Math.min(this.result.num_turns - refused, answered));
+    return Math.max(0, this.result.num_turns - refused);
   }
 }

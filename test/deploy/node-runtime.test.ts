@@ -34,18 +34,21 @@ test('the pin names a Node the postinstall accepts, and the packed package carri
   assert.ok(pkg.files.includes('deploy/node-runtime.mjs'), 'an installed package runs its postinstall too');
 });
 
-test('in an installed package (no .ci/node-version beside it) the postinstall does nothing', (t) => {
+test('in an installed package (no .ci/node-version beside it) the postinstall fetches no Node, and checks better-sqlite3 under the Node that installs it', (t) => {
   const dir = fs.mkdtempSync('/srv/nightshift-pkg-');
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   fs.mkdirSync(path.join(dir, 'deploy'));
   fs.copyFileSync(runtime, path.join(dir, 'deploy', 'node-runtime.mjs'));
+  // A package whose better-sqlite3 loads: nothing to say, nothing made.
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
   const r = spawnSync(process.execPath, [path.join(dir, 'deploy', 'node-runtime.mjs')], { cwd: dir, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stderr, '');
-  assert.deepEqual(fs.readdirSync(dir), ['deploy'], 'nothing fetched, nothing linked');
-  // The control: with the pin beside it, it acts (better-sqlite3 is not there to load, and it says so).
-  fs.mkdirSync(path.join(dir, '.ci'));
-  fs.writeFileSync(path.join(dir, '.ci', 'node-version'), `${process.versions.node}\n`);
+  assert.deepEqual(fs.readdirSync(dir).sort(), ['deploy', 'node_modules'], 'nothing fetched, nothing linked');
+  // The control: one whose better-sqlite3 is not there to load is rebuilt (here: it cannot be, and says so).
+  fs.rmSync(path.join(dir, 'node_modules'));
   const acted = spawnSync(process.execPath, [path.join(dir, 'deploy', 'node-runtime.mjs')], { cwd: dir, encoding: 'utf8', env: { ...process.env, npm_execpath: '/nonexistent/npm-cli.js' } });
+  assert.equal(acted.status, 1);
   assert.match(acted.stderr, /better-sqlite3 does not load under Node/);
+  assert.doesNotMatch(acted.stderr, /older than nightshift needs/);
 });

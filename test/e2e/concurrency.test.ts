@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { configYaml, fakeApiPerFile, ledgerRows, nightshift, shareWithSession, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, shareWithSession, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const gitOff = 'git:\n  enabled: false\n';
@@ -23,8 +23,9 @@ function ownVaults(ws: Workspace, names: string[]): string {
     fs.mkdirSync(v);
     shareWithSession(v);
   }
-  return `vaults:\n${names.map((n) => `  ${n}: ./vault-${n}\n`).join('')}`;
+  return vaultsYaml(names);
 }
+const vaultsYaml = (names: string[]) => `vaults:\n${names.map((n) => `  ${n}: ./vault-${n}\n`).join('')}`;
 
 // The most sessions whose lifetimes (started_at .. ended_at in the ledger) overlap at one moment.
 function mostAtOnce(rows: Array<{ started_at: string; ended_at: string }>): number {
@@ -98,6 +99,13 @@ describe('sessions.max_concurrent', () => {
     assert.match(JSON.parse(same.stdout).reason, /^long cannot start now: long is running \(session \S+, pid \d+\)/);
     const other = startNightshift(['run', 'other', '--json'], ws.env, ws.dir);
     await waitFor(() => running('other'), 30_000, 'the run by hand');
+    // status shows both, side by side, with the slots in use.
+    const look = JSON.parse((await nightshift(['status', '--json'], ws.env, ws.dir)).stdout);
+    assert.deepEqual(look.running.map((r: any) => r.agent).sort(), ['long', 'other']);
+    assert.equal(look.max_concurrent, 2);
+    const text = (await nightshift(['status'], ws.env, ws.dir)).stdout;
+    assert.match(text, /^running +long for \S+, \$[\d.]+ of \$[\d.]+ reserved \(\S+-long-\S+, pid \d+\)$/m);
+    assert.match(text, /^slots +2 of 2 in use \(sessions\.max_concurrent\)$/m);
     // Both slots held: a third agent is refused, naming the limit.
     const third = await nightshift(['run', 'third', '--json'], ws.env, ws.dir);
     assert.equal(third.code, 75, third.stderr);
@@ -129,5 +137,28 @@ describe('sessions.max_concurrent', () => {
     const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
     assert.equal(ran.code, 78, ran.stderr);
     assert.match(ran.stderr, /vaults\.ghost: Expected an agent in .*prompts \(real\), got `ghost`/);
+  });
+
+  test('a supervisor SIGKILLed with three sessions running: the next start settles all three abandoned (counted) and their fires crashed, and sweeps their folders', async (t) => {
+    const names = ['k1', 'k2', 'k3'];
+    const ws = workspace(t, api.url, 'x');
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}sessions:\n  max_concurrent: 3\n${ownVaults(ws, names)}dispatch:\n${names.map((n) => `  - agent: ${n}\n`).join('')}` }));
+    for (const n of names) writeAgent(ws, n, `SCENARIO=bg-hang SLEEP=${664 + names.indexOf(n)}`, { allowed_tools: ['Bash'] });
+    const before = api.requests.length;
+    const victim = startNightshift(['tick'], ws.env, ws.dir, t);
+    await waitFor(() => api.requests.slice(before).filter((r) => r.scenario === 'bg-hang' && r.turn === 1).length === 3, 60_000, 'three sessions to hang');
+    assert.equal(fs.readdirSync(path.join(ws.state, 'sessions')).length, 3);
+    victim.child.kill('SIGKILL');
+    await victim.done;
+    for (const n of names) writeAgent(ws, n, 'SCENARIO=text');
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}sessions:\n  max_concurrent: 3\n${vaultsYaml(names)}dispatch: []\n` }));
+    const next = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(next.code, 0, next.stderr);
+    const rows = ledgerRows(ws.dir);
+    assert.deepEqual(rows.map((x) => [x.agent, x.status, x.outcome]).sort(), names.map((n) => [n, 'settled', 'abandoned']));
+    const f = (await fires(ws)).filter((x) => x.supervisor_pid === victim.child.pid);
+    assert.deepEqual(f.map((x) => [x.status, x.action, x.outcome]), Array(3).fill(['settled', 'crashed', 'abandoned']));
+    assert.deepEqual(fs.readdirSync(path.join(ws.state, 'sessions')), []);
+    await waitFor(() => [664, 665, 666].every((n) => processesMatching(`sleep ${n}`).length === 0), 10_000, 'the dead sessions\' grandchildren to be ended');
   });
 });

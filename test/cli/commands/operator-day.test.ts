@@ -24,7 +24,8 @@ describe('alert, the OnFailure= unit', () => {
   after(() => discord.close());
 
   test('with a 0644 env file and its variables in the environment (as systemd gives them), warns and sends', async (t) => {
-    const ws = workspace(t, 'http://127.0.0.1:9', configYaml({ discord: { api_base: discord.apiBase } }));
+    // A timeout well above a busy machine's post: the test is about the env file, not the clock.
+    const ws = workspace(t, 'http://127.0.0.1:9', configYaml({ discord: { api_base: discord.apiBase, timeout: '20s' } }));
     const envFile = path.join(ws.dir, 'nightshift.env');
     fs.writeFileSync(envFile, `DISCORD_WEBHOOK_URL=${discord.webhookUrl}\nANTHROPIC_API_KEY=sk-test-loose\n`, { mode: 0o644 });
     fs.chmodSync(envFile, 0o644);

@@ -329,16 +329,19 @@ describe('api proxy', () => {
     assert.equal(await got, 200);
   });
 
-  test('an upstream that is down is answered 502 in the API error shape, and counted', async (t) => {
+  test('an upstream that refuses the connection is answered 400 in the API error shape, not to be retried, with the cause; and counted', async (t) => {
     const up = await upstream(t);
     const downUrl = up.url;
     await new Promise<void>((r) => (up.server.closeAllConnections(), up.server.close(() => r())));
     const p = await proxy(t, { upstream: downUrl });
     const r = await call(p, { headers: cliHeaders({ 'x-api-key': p.token }), body: BODY });
-    assert.equal(r.status, 502);
+    // A 5xx the CLI retries for minutes, then calls "a server-side issue": the cause is said at once.
+    assert.equal(r.status, 400);
+    assert.equal(r.headers['x-should-retry'], 'false');
     assert.equal(r.json.type, 'error');
     assert.equal(r.json.error.type, 'api_error');
-    assert.match(r.json.error.message, /^nightshift: the API upstream is unreachable/);
+    assert.match(r.json.error.message, /^nightshift: 127\.0\.0\.1:\d+ refused the connection \(ECONNREFUSED\)/);
+    assert.match(p.stats.unreachable ?? '', /refused the connection/);
     assert.equal(p.stats.upstreamErrors, 1);
   });
 
