@@ -92,7 +92,7 @@ export const MUTATIONS = [
     guarantee: 'an agent is offered only the built-in tools its allow-list names ([Read, Write]: no Bash)',
     file: 'config/agent-text.ts',
     find: 'if (!allowed) return own ?? site;',
-    replace: 'return own ?? site;',
+    replace: 'if (!allowed || allowed.length > 0) return own ?? site;',
     tests: ['config/agents', 'e2e/tools'],
   },
   {
