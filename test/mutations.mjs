@@ -62,6 +62,30 @@ export const MUTATIONS = [
     replace: '// Counts as people write them: `1 turn`, `2 turns`.\nexport const upward = async () => (await import(`../daemon/tick/tick.js`)).tick;\n',
     tests: ['architecture/layers', 'architecture/import-cycles'],
   },
+  {
+    name: 'fake-api-path-before-key',
+    guarantee: 'the fake API, as the real one, answers an unknown key 401 on every path before any 404',
+    file: 'rehearsal/fake-api.ts',
+    find: '    const key = keyOf(req.headers);\n',
+    replace: "    if (req.method !== 'POST' || (route !== '/v1/messages' && route !== '/v1/messages/count_tokens')) return void json(res, 404, 'not_found_error', 'Not Found');\n    const key = keyOf(req.headers);\n",
+    tests: ['fake-api.test'],
+  },
+  {
+    name: 'fake-api-no-version',
+    guarantee: 'the fake API, as the real one, refuses a call without anthropic-version',
+    file: 'rehearsal/fake-api.ts',
+    find: "if (!req.headers['anthropic-version']) {",
+    replace: 'if (false) {',
+    tests: ['fake-api.test'],
+  },
+  {
+    name: 'fake-discord-long-content',
+    guarantee: 'the fake Discord, as the real one, refuses content over 2000 characters',
+    file: 'test/fake-discord.ts',
+    find: '[...body.content].length > 2000)',
+    replace: '[...body.content].length > 2e9)',
+    tests: ['report/outbox'],
+  },
   // docs/security.md's table.
   {
     name: 'api-proxy-any-v1-path',
