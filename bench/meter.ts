@@ -31,7 +31,7 @@ function post(p: ApiProxy, data: Buffer, agent: http.Agent): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const u = new URL(p.url);
-    const req = http.request({ host: u.hostname, port: u.port, path: '/v1/messages?beta=true', method: 'POST', agent, headers: { 'x-api-key': p.token, 'content-type': 'application/json', 'content-length': data.length, 'accept-encoding': 'gzip' } }, (res) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: '/v1/messages?beta=true', method: 'POST', agent, headers: { 'x-api-key': p.token, 'anthropic-version': '2023-06-01', 'content-type': 'application/json', 'content-length': data.length, 'accept-encoding': 'gzip' } }, (res) => {
       res.resume();
       res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`status ${res.statusCode}`))));
     });

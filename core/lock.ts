@@ -7,7 +7,7 @@ import path from 'node:path';
 import { isAlive, readProc } from './process-tree.js';
 
 // What the lock says of itself: a pino logger fits (core/ imports nothing above it).
-type Logger = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+type Logger = { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
 export type LockOwner = { pid: number; start: string | null; since: string; purpose: string };
 // `lost` aborts when the owner file no longer names us (someone broke the lock anyway).
@@ -108,6 +108,7 @@ const wait = (ms: number, signal?: AbortSignal) =>
 export async function acquireLock(file: string, o: { timeoutMs: number; purpose: string; logger?: Logger; signal?: AbortSignal }): Promise<Held | null> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const deadline = Date.now() + o.timeoutMs;
+  let waiting = false;
   for (;;) {
     if (o.signal?.aborted) return null;
     if (takeDir(lockDir(file))) {
@@ -131,6 +132,12 @@ export async function acquireLock(file: string, o: { timeoutMs: number; purpose:
       continue;
     }
     if (Date.now() >= deadline) return null;
+    // Said once, when a wait begins: a start that sits on another's lock says whose.
+    if (!waiting) {
+      waiting = true;
+      const holder = lockOwner(file);
+      o.logger?.info({ event: 'lock_wait', file, holder: holder?.pid ?? null }, `waiting up to ${o.timeoutMs} ms for ${file}${holder ? ` (held by pid ${holder.pid}: ${holder.purpose})` : ''}`);
+    }
     try {
       await wait(Math.min(250, Math.max(10, deadline - Date.now())), o.signal);
     } catch (e) {

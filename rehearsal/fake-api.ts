@@ -1,7 +1,8 @@
 // A loopback imitation of the Anthropic Messages API, enough for the real Claude Code CLI to run
 // offline: the tests' stand-in for the API, and what `nightshift rehearse` serves. Behaviour is picked per request by `SCENARIO=<name>` in the prompt, so one server serves
 // tests running in parallel; tests may also register their own scripts. Like the real API it
-// answers 401 to a request without a key it knows, sends `ping` events in its streams, and can
+// answers 401 to a request without a key it knows (on every path), 400 to one without
+// `anthropic-version`, sends `ping` events in its streams, and can
 // break a stream with an `error` event; an unknown scenario is a 400 naming it, never a default.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -334,13 +335,9 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
   const open = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
-    // The two paths the CLI uses; anything else (batches, files, a ../ climb) is the API's 404.
     const route = req.url?.split('?')[0];
-    if (req.method !== 'POST' || (route !== '/v1/messages' && route !== '/v1/messages/count_tokens')) {
-      json(res, 404, 'not_found_error', 'Not Found');
-      req.resume();
-      return;
-    }
+    // The key first, on every path, as the real API: batches, files and models are served to a
+    // key it knows, so an unknown key is a 401 there too, never a 404 a bug could hide behind.
     const key = keyOf(req.headers);
     const token = key === null ? undefined : oauthTokens.get(key);
     if (token) {
@@ -359,6 +356,18 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
       unauthorized++;
       // The real API's words; the key itself is never echoed.
       json(res, 401, 'authentication_error', key === null ? 'x-api-key header is required' : 'invalid x-api-key');
+      req.resume();
+      return;
+    }
+    // The two paths the CLI uses; anything else (batches, files, a ../ climb) is not imitated: 404.
+    if (req.method !== 'POST' || (route !== '/v1/messages' && route !== '/v1/messages/count_tokens')) {
+      json(res, 404, 'not_found_error', 'Not Found');
+      req.resume();
+      return;
+    }
+    // The real API refuses a call without its version header (the CLI and the SDK always send one).
+    if (!req.headers['anthropic-version']) {
+      json(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
       req.resume();
       return;
     }

@@ -13,7 +13,7 @@ const api = fakeApiPerFile();
 const BODY = (prompt: string, stream = true) => JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 100, stream, messages: [{ role: 'user', content: prompt }] });
 
 async function post(prompt: string, headers: Record<string, string>, stream = true): Promise<{ status: number; text: string }> {
-  const r = await fetch(`${api.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: BODY(prompt, stream) });
+  const r = await fetch(`${api.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...headers }, body: BODY(prompt, stream) });
   return { status: r.status, text: await r.text() };
 }
 
@@ -60,7 +60,7 @@ describe('the fake API', () => {
   test('answers 404 on any path but /v1/messages and its count_tokens, as the API does: batches, files, a ../ climb', async () => {
     const before = api.requests.length;
     for (const p of ['/v1/messages/batches', '/v1/messages/batches/msgbatch_01/results', '/v1/files', '/v1/messages/../files', '/v1/messagesX', '/v2/messages']) {
-      const r = await fetch(`${api.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_API_KEY }, body: BODY('SCENARIO=text') });
+      const r = await fetch(`${api.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': TEST_API_KEY }, body: BODY('SCENARIO=text') });
       const text = await r.text();
       assert.equal(r.status, 404, `${p}: ${text}`);
       assert.equal(JSON.parse(text).error.type, 'not_found_error');
@@ -70,11 +70,33 @@ describe('the fake API', () => {
     assert.equal((await post('SCENARIO=text', { 'x-api-key': TEST_API_KEY })).status, 200);
   });
 
+  // mutation: the path checked before the key (404 to an unknown key off the two paths), caught here.
+  test('answers 401 to an unknown key on every path, batches, files and models too, before any 404', async () => {
+    const before = api.unauthorized;
+    for (const [method, p] of [['POST', '/v1/messages/batches'], ['GET', '/v1/files'], ['GET', '/v1/models'], ['HEAD', '/']]) {
+      const r = await fetch(`${api.url}${p}`, { method, headers: { 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-test-some-other-key' } });
+      assert.equal(r.status, 401, `${method} ${p}`);
+    }
+    assert.equal(api.unauthorized - before, 4);
+  });
+
+  test('answers 400 to a call without anthropic-version, as the API does; control: with it, 200', async () => {
+    const before = api.requests.length;
+    const r = await fetch(`${api.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_API_KEY }, body: BODY('SCENARIO=text') });
+    const text = await r.text();
+    assert.equal(r.status, 400, text);
+    assert.deepEqual(JSON.parse(text).error, { type: 'invalid_request_error', message: 'anthropic-version: header is required' });
+    const counted = await fetch(`${api.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_API_KEY }, body: BODY('SCENARIO=text') });
+    assert.equal(counted.status, 400);
+    assert.equal(api.requests.length, before, 'neither was answered');
+    assert.equal((await post('SCENARIO=text', { 'x-api-key': TEST_API_KEY })).status, 200);
+  });
+
   test('bills the input it was sent: text by the body\'s size, an image by its pixels, a PDF by its pages; a script\'s own count still wins', async () => {
     const served = async (content: unknown, scenario = 'text') => {
       const n = api.served.length;
       const body = JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 100, stream: false, messages: [{ role: 'user', content: [{ type: 'text', text: `SCENARIO=${scenario} ${unique()}` }, ...[content].flat()] }] });
-      const r = await fetch(`${api.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TEST_API_KEY }, body });
+      const r = await fetch(`${api.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': TEST_API_KEY }, body });
       const reply = await r.json() as any;
       assert.equal(r.status, 200, JSON.stringify(reply));
       assert.equal(api.served.length, n + 1);

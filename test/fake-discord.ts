@@ -21,7 +21,7 @@ export type FakeDiscord = {
   webhookUrl: string;
   // Delivered messages (answered 200), in the order they arrived.
   messages: Posted[];
-  // Posts refused for their embeds (answered 400), with what was wrong.
+  // Posts refused for their content or embeds (answered 400), with what was wrong.
   refused: Array<{ body: any; problems: Problem[] }>;
   requests: Seen[];
   // Answers for the next POSTs, in order; after them, `fallback`.
@@ -38,6 +38,13 @@ let snowflake = 1_300_000_000_000_000_000n;
 const LIMITS = { title: 256, description: 4096, fieldName: 256, fieldValue: 1024, fields: 25, footer: 2048, author: 256, total: 6000 };
 
 type Problem = { path: Array<string | number>; code: string; message: string };
+
+// Discord's checks on a webhook message (its content, then its embeds); empty when it would take it.
+export function messageProblems(body: { content?: unknown; embeds?: unknown }): Problem[] {
+  const out: Problem[] = [];
+  if (typeof body.content === 'string' && [...body.content].length > 2000) out.push({ path: ['content'], code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' });
+  return [...out, ...embedProblems(body.embeds)];
+}
 
 // Discord's checks on a webhook message's embeds; empty when it would take them.
 export function embedProblems(embeds: unknown): Problem[] {
@@ -139,7 +146,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       } catch {
         return json(400, { message: 'Cannot send an empty message', code: 50006 });
       }
-      const problems = embedProblems(body.embeds);
+      const problems = messageProblems(body);
       if (problems.length) {
         refused.push({ body, problems });
         return json(400, { message: 'Invalid Form Body', code: 50035, errors: errorTree(problems) });

@@ -80,3 +80,14 @@ test('negative control: a circle through type imports alone is found, after an i
   const found = cycles(moduleGraph(dir, [], '.ts')).map((c) => c.map((f) => path.basename(f)).sort().join(' '));
   assert.deepEqual(found.sort(), ['capture.ts spool.ts', 'config.ts rules.ts']);
 });
+
+// mutation: a backtick `import(`./a.js`)` closing a circle, caught here (the old pattern read only ' and ").
+test('negative control: a cycle through a dynamic import in backticks is found, in the sources and the compiled graph', (t) => {
+  const dir = tempDir(t);
+  for (const ext of ['.ts', '.js'] as const) {
+    fs.writeFileSync(path.join(dir, `a${ext}`), "import { b } from './b.js';\nexport const a = b;\n");
+    fs.writeFileSync(path.join(dir, `b${ext}`), 'export const b = async () => (await import(`./a.js`)).a;\n');
+    const found = cycles(moduleGraph(dir, [], ext)).map((c) => c.map((f) => path.basename(f)).sort().join(' '));
+    assert.deepEqual(found, [`a${ext} b${ext}`], ext);
+  }
+});

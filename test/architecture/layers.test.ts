@@ -62,3 +62,21 @@ test('negative control: a planted upward import, a type import from above and a 
     'sessions/run.ts -> rehearsal/fake.ts',
   ]);
 });
+
+// mutation: `await import(`../daemon/tick/tick.js`)` (backticks) planted in memory/, caught here
+// through the sources (a pattern of quotes alone missed it).
+test('negative control: an upward import in backticks, fixed or with a substitution, is found; one in a comment is not an import', (t) => {
+  const root = tempDir(t);
+  const put = (f: string, s: string) => {
+    fs.mkdirSync(path.dirname(path.join(root, f)), { recursive: true });
+    fs.writeFileSync(path.join(root, f), s);
+  };
+  put('memory/recall.ts', 'export const r = async () => (await import(`../daemon/tick/tick.js`)).tick;\n');
+  put('report/send.ts', 'export const s = (n: string) => import(`../cli/commands/${n}.js`);\n');
+  put('vault/sync.ts', "// import { t } from '../daemon/tick/tick.js';\nexport const v = 'import(\"../cli/main.js\")';\n");
+  put('daemon/tick/tick.ts', 'export const tick = 1;\n');
+  assert.deepEqual(layerProblems(root), [
+    'memory/recall.ts -> daemon/tick/tick.ts',
+    'report/send.ts -> cli/commands',
+  ]);
+});

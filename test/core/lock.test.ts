@@ -98,8 +98,9 @@ test('of takers racing for a free lock exactly one gets it', async (t) => {
 process.stdin.once('data', async () => {
   const h = await acquireLock(${JSON.stringify(file)}, { timeoutMs: 0, purpose: 'racer' });
   process.stdout.write(h ? 'held\\n' : 'refused\\n');
-  setTimeout(() => process.exit(0), 1500);
-});`;
+  setInterval(() => {}, 60_000); // the holder holds until the test ends, however late the last racer
+});
+process.stdout.write('ready\\n');`;
   const racers = Array.from({ length: 6 }, () => {
     const c = spawn(process.execPath, ['--input-type=module', '-e', src], { stdio: ['pipe', 'pipe', 'inherit'] });
     t.after(() => c.kill('SIGKILL'));
@@ -108,7 +109,7 @@ process.stdin.once('data', async () => {
     return { c, out: () => out };
   });
   // All loaded before any is told to go, so they meet at the mkdir.
-  await new Promise((r) => setTimeout(r, 800));
+  await waitFor(() => racers.every((r) => r.out().includes('ready')), 10_000, 'every racer to load');
   for (const r of racers) r.c.stdin!.end('go\n');
   await waitFor(() => racers.every((r) => /held|refused/.test(r.out())), 10_000, 'every racer to answer');
   assert.equal(racers.filter((r) => r.out().includes('held')).length, 1, racers.map((r) => r.out().trim()).join(','));

@@ -43,6 +43,19 @@ test('nightshift cannot load: the script posts a plain JSON alarm to the webhook
   assert.ok(!got[0].body.includes(KEY) && !r.stderr.includes(TOKEN), 'no secret in the alarm, the URL in no line');
 });
 
+// The monitor outside the host hears of it too, as a failure.
+// mutation: the script pings success (NIGHTSHIFT_PING_URL without /fail), caught here.
+test('nightshift cannot load: the script pings the monitor\'s /fail with the cause; control: without the URL, no ping', async () => {
+  const r = await alarm({ NIGHTSHIFT_PING_URL: `${endpoint.base}/ping/${TOKEN}` });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /pinged the monitor: fail/);
+  assert.deepEqual(got.map((g) => g.url), [`/ping/${TOKEN}/fail`]);
+  assert.match(got[0].body, /^unit nightshift\.service failed: result=exit-code code=exited status=1\nnightshift itself could not report it \(exit 1\):\n[\s\S]*Cannot find module/);
+  assert.ok(!got[0].body.includes(KEY), 'no secret in the ping');
+  assert.doesNotMatch((await alarm({})).stderr, /pinged the monitor/);
+  assert.equal(got.length, 0);
+});
+
 test('ntfy: the cause as plain text with Title, Priority and Tags', async () => {
   const r = await alarm({ NIGHTSHIFT_WEBHOOK_URL: `${endpoint.base}/topic-${TOKEN}`, NIGHTSHIFT_WEBHOOK_FORMAT: 'ntfy' });
   assert.equal(got.length, 1, r.stderr);

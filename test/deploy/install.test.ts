@@ -86,7 +86,7 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     const url = /^ANTHROPIC_BASE_URL=(\S+)$/m.exec(out)?.[1];
     const key = /^ANTHROPIC_API_KEY=(\S+)$/m.exec(out)?.[1];
     assert.ok(url && key, out);
-    const r = await fetch(`${url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'x-api-key': key!, 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
+    const r = await fetch(`${url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'x-api-key': key!, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
     assert.equal(r.status, 200);
     child.kill('SIGINT');
     await new Promise((r) => child.on('close', r));

@@ -177,8 +177,9 @@ describe('a supervisor killed mid-session', () => {
     t.after(() => processesMatching('sleep 636').forEach((p) => process.kill(p.pid, 'SIGKILL')));
     await waitFor(() => fs.existsSync(path.join(ws.state, 'git.lock.owner.json')), 5000, 'the git lock holder');
     const run = startNightshift(['run', 'waiter', '--json'], ws.env, ws.dir, t);
-    await waitFor(() => fs.existsSync(path.join(ws.state, 'run.owner.json')), 5000, 'the run to wait on the git lock');
-    await new Promise((r) => setTimeout(r, 1000));
+    let said = '';
+    run.child.stderr!.on('data', (c) => (said += c));
+    await waitFor(() => /"event":"lock_wait".*git\.lock/.test(said), 10_000, 'the run to wait on the git lock');
     run.child.kill('SIGTERM');
     const ran = await run.done;
     assert.equal(ran.code, 75, ran.stderr);

@@ -67,13 +67,25 @@ describe('fires', () => {
     assert.deepEqual([live.status, live.action, live.agent, live.supervisor_pid], ['open', null, 'hang', victim.child.pid]);
     const session = ledgerRows(ws.dir)[0].id;
     assert.equal(live.session, session);
+    // A tick the live holder's run lock turns away still leaves its row, settled `locked`, exit 0.
+    // mutation: no fire row when the run lock's holder is alive (daemon/tick/tick.ts), caught here.
+    const turned = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(turned.code, 0, turned.stderr);
+    const away = JSON.parse(turned.stdout);
+    assert.match(away.reason, /^locked: another supervisor is running \(pid \d+/);
+    const [lockedRow, stillLive] = await fires(ws);
+    assert.equal(stillLive.id, live.id);
+    assert.equal(away.fire, lockedRow.id);
+    assert.deepEqual([lockedRow.kind, lockedRow.status, lockedRow.action, lockedRow.exit_code, lockedRow.session], ['tick', 'settled', 'locked', 0, null]);
+    assert.match(lockedRow.reason, new RegExp(`locked: another supervisor is running \\(pid ${victim.child.pid}`));
     victim.child.kill('SIGKILL');
     await victim.done;
     writeAgent(ws, 'hang', 'SCENARIO=text');
     const next = await nightshift(['tick', '--json'], ws.env, ws.dir);
     assert.equal(next.code, 0, next.stderr);
     assert.match(next.stderr, /"event":"fire_crashed"/);
-    const [after, dead] = await fires(ws);
+    const [after, turnedAway, dead] = await fires(ws);
+    assert.equal(turnedAway.id, lockedRow.id);
     assert.equal(dead.id, live.id);
     assert.deepEqual([dead.status, dead.action, dead.session, dead.outcome, dead.exit_code], ['settled', 'crashed', session, 'abandoned', null]);
     assert.match(dead.reason, new RegExp(`the supervisor \\(pid ${victim.child.pid}\\) died before the fire was settled: its session ${session} is settled abandoned`));

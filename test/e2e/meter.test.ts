@@ -44,7 +44,7 @@ describe('the meter with the real CLI', () => {
     api.script('around-stream', () => ({ kind: 'message', blocks: [{ type: 'text', text: 'streamed around the CLI' }], usage: { input_tokens: 20_000, output_tokens: 900 } }));
     api.script('around-json', () => ({ kind: 'message', blocks: [{ type: 'text', text: 'answered around the CLI' }], usage: { input_tokens: 7000, output_tokens: 300 } }));
     const body = (scenario: string, stream: boolean) => JSON.stringify({ model: 'claude-sonnet-5', max_tokens: 1000, stream, messages: [{ role: 'user', content: `SCENARIO=${scenario} COMPRESS=gzip` }] });
-    const curl = (b: string, out: string) => `curl -s -o ${out} -w 'HTTP=%{http_code}\\n' -H "x-api-key: $ANTHROPIC_API_KEY" -H 'content-type: application/json' -H 'accept-encoding: gzip' --data '${b}' "$ANTHROPIC_BASE_URL/v1/messages"`;
+    const curl = (b: string, out: string) => `curl -s -o ${out} -w 'HTTP=%{http_code}\\n' -H "x-api-key: $ANTHROPIC_API_KEY" -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' -H 'accept-encoding: gzip' --data '${b}' "$ANTHROPIC_BASE_URL/v1/messages"`;
     const cmd = `${curl(body('around-stream', true), 's.bin')}; ${curl(body('around-json', false), 'j.bin')}; sha256sum s.bin`;
     api.script('meter-around', ({ turn, lastToolResult }) => (turn === 0 ? bash(cmd) : text(`curl said: ${lastToolResult}`)));
     writeAgent(ws, 'around', 'SCENARIO=meter-around', { allowed_tools: ['Bash'] });

@@ -74,6 +74,11 @@ describe('tick', () => {
     assert.equal(sessions[0].events.filter((e: Record<string, any>) => e.event === 'session_start').length, 1);
     assert.equal(ledgerRows(ws.dir).length, 1);
     assert.equal(ledgerIntegrity(ws.dir), 'ok');
+    // Every tick left its fire: the nine turned away each settled `locked`, exit 0, as its JSON said.
+    const fires = JSON.parse((await nightshift(['fires', '--json'], ws.env, ws.dir)).stdout) as any[];
+    assert.deepEqual(fires.map((f) => f.action).sort(), ['locked', 'locked', 'locked', 'locked', 'locked', 'locked', 'locked', 'locked', 'locked', 'session']);
+    assert.deepEqual(locked.map((r) => r.fire).sort(), fires.filter((f) => f.action === 'locked').map((f) => f.id).sort());
+    assert.ok(fires.every((f) => f.status === 'settled' && f.exit_code === 0), JSON.stringify(fires));
   });
 
   test('a run lock left by a SIGKILLed tick is recovered, and its session settled abandoned', async (t) => {

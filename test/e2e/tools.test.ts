@@ -91,6 +91,18 @@ test('an agent with allowed_tools [Read, Write] is not offered Bash: its Bash ca
   assert.equal(r.marker, false, 'the marker was not written');
 });
 
+// An allow-list of memory tools alone names no built-in tool: the CLI gets `--tools ""`, not its
+// default set (Bash and WebFetch included) that it would offer were the flag left out.
+// mutation: `--tools` omitted for an empty set (sessions/run/command.ts), caught here.
+test('an agent whose allow-list names no built-in tool is offered none: its Bash calls run nothing', async (t) => {
+  const r = await bashCalls(t, 'mcp-only', { allowed_tools: ['mcp__nightshift_memory__query'] });
+  assert.deepEqual(r.offered.filter((n) => !n.startsWith('mcp__')), []);
+  assert.ok(r.offered.includes('mcp__nightshift_memory__query'), r.offered.join(','));
+  assert.equal(r.results.length, 2);
+  for (const x of r.results) assert.match(x, /No such tool available: Bash/);
+  assert.equal(r.marker, false, 'the marker was not written');
+});
+
 test('control: with Bash named, the same calls run', async (t) => {
   const r = await bashCalls(t, 'bash-named', { allowed_tools: ['Read', 'Write', 'Bash'] });
   assert.ok(r.offered.includes('Bash'));

@@ -9,7 +9,7 @@ import { makeRedactor, secretValues } from '../../core/redact.js';
 import { deliver, type ReportSettings } from '../../report/deliver.js';
 import { finish, sessionReport, type Report } from '../../report/embed.js';
 import { Outbox, outboxFile } from '../../report/outbox.js';
-import { embedProblems, startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
+import { embedProblems, messageProblems, startFakeDiscord, type FakeDiscord } from '../fake-discord.js';
 import { FIXTURES, outboxRows, ROOT, tempDir, waitFor } from '../helpers.js';
 
 let discord: FakeDiscord;
@@ -263,6 +263,10 @@ test('the fake Discord refuses what Discord refuses, and takes what finish() mak
     assert.deepEqual(embedProblems(embeds).map((p) => `${p.path.join('.')} ${p.code}`), [expected], what);
   }
   assert.deepEqual(embedProblems([{ title: 't'.repeat(256), description: 'd'.repeat(4096), fields: [{ name: 'n', value: 'v'.repeat(1024) }] }]), []);
+  // The message itself: content over 2000 characters, more than 10 embeds; control: 2000 and 10 pass.
+  assert.deepEqual(messageProblems({ content: 'c'.repeat(2001) }).map((p) => `${p.path.join('.')} ${p.code}`), ['content BASE_TYPE_MAX_LENGTH']);
+  assert.deepEqual(messageProblems({ embeds: Array.from({ length: 11 }, () => ({ title: 't' })) }).map((p) => `${p.path.join('.')} ${p.code}`), ['embeds BASE_TYPE_MAX_LENGTH']);
+  assert.deepEqual(messageProblems({ content: '\u{1F319}'.repeat(2000), embeds: Array.from({ length: 10 }, () => ({ title: 't' })) }), []);
   const finished = finish({ title: 't'.repeat(300), description: 'd'.repeat(5000), color: 1, fields: Array.from({ length: 30 }, () => ({ name: '', value: 'v'.repeat(2000) })) }, (x) => x);
   assert.deepEqual(embedProblems([finished]), []);
 });

@@ -79,3 +79,32 @@ test('a tick pings /start then success; a failed tick pings /fail with the reaso
   const logs = fs.readdirSync(ws.logs).filter((f) => f.endsWith('.log')).map((f) => fs.readFileSync(path.join(ws.logs, f), 'utf8')).join('');
   assert.ok(!`${idle.stderr}${failed.stderr}${logs}`.includes(UUID), 'the ping URL is never logged');
 });
+
+// A tick that exits 78 (a due agent file invalid) and one that throws (a damaged ledger, 70) are
+// failures to the monitor too, not only a failed session.
+// mutation: success for a tick that exits 78 (only a failed session pings /fail, daemon/tick/tick.ts), caught here.
+// mutation: success for a tick that throws (daemon/tick/tick.ts's catch), caught here.
+test('a tick that exits 78 or throws (a damaged ledger, 70) pings /fail with the reason; control: the same site sound pings success', async (t) => {
+  const mon = await server('ok');
+  t.after(() => mon.close());
+  const yaml = `${configYaml({ top: 'sandbox: none\n', claude: { command: '/nonexistent/claude' } })}monitor:\n  ping_url: ${mon.url}/${UUID}\n  ping_timeout: 2s\ndispatch:\n  - agent: worker\n`;
+  const ws = workspace(t, 'http://127.0.0.1:9', yaml);
+  const urls = () => mon.hits.splice(0).map((h) => h.url);
+  fs.writeFileSync(path.join(ws.prompts, 'worker.md'), '---\nmax_turns: lots\n---\nhi\n');
+  const invalid = await nightshift(['tick'], ws.env, ws.dir);
+  assert.equal(invalid.code, 78, invalid.stderr);
+  const invalidBody = mon.hits[1]?.body;
+  assert.deepEqual(urls(), [`/${UUID}/start`, `/${UUID}/fail`]);
+  assert.match(invalidBody, /^skip: .*rule 0 \(worker\) is passed over: the agent file is invalid/);
+  // Control: nothing due (no rules), the same site: success.
+  fs.writeFileSync(ws.config, yaml.replace(/dispatch:\n {2}- agent: worker\n$/, 'dispatch: []\n'));
+  assert.equal((await nightshift(['tick'], ws.env, ws.dir)).code, 0);
+  assert.deepEqual(urls(), [`/${UUID}/start`, `/${UUID}`]);
+  fs.writeFileSync(path.join(ws.state, 'ledger.db'), 'not a database, not at all: '.repeat(200));
+  for (const f of ['ledger.db-wal', 'ledger.db-shm']) fs.rmSync(path.join(ws.state, f), { force: true });
+  const damaged = await nightshift(['tick'], ws.env, ws.dir);
+  assert.equal(damaged.code, 70, damaged.stderr);
+  const damagedBody = mon.hits[1]?.body;
+  assert.deepEqual(urls(), [`/${UUID}/start`, `/${UUID}/fail`]);
+  assert.match(damagedBody, /^tick failed: Ledger .*ledger\.db cannot be opened \(SQLITE_NOTADB\)/);
+});

@@ -6,7 +6,9 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { acquireLock } from '../../../core/lock.js';
-import { BIN, configYaml, nightshift, startNightshift, workspace, writeAgent } from '../../helpers.js';
+import { loadConfig } from '../../../config/config.js';
+import { dayOf } from '../../../config/day.js';
+import { BIN, configYaml, nightshift, startNightshift, waitFor, workspace, writeAgent } from '../../helpers.js';
 
 // Runs the built CLI with a terminal for stdin, stdout and stderr (util-linux `script`), as an
 // operator's shell would; returns what the terminal showed and the exit code.
@@ -25,8 +27,10 @@ test('`logs -f` stopped with Ctrl-C writes nothing into the log it follows', asy
   const { child, done } = startNightshift(['logs', '-f'], ws.env, ws.dir, t);
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
-  // The follower is running once the day's file exists to be followed (or a moment has passed).
-  await new Promise((r) => setTimeout(r, 1500));
+  // Following (its Ctrl-C handler in place) once it has shown the day's first line.
+  const day = path.join(ws.logs, `${dayOf(new Date(), loadConfig(ws.config).budget.timezone)}.log`);
+  fs.writeFileSync(day, `${JSON.stringify({ level: 30, time: Date.now(), msg: 'a line before the follower' })}\n`);
+  await waitFor(() => out.includes('a line before the follower'), 10_000, 'logs -f to show the day\'s line');
   child.kill('SIGINT');
   const ran = await done;
   assert.equal(ran.code, 0, ran.stderr);

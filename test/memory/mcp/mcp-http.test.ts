@@ -15,7 +15,7 @@ import { startMemoryHttp, type MemoryHttp } from '../../../memory/mcp/mcp-http.j
 import { serveSessionMemory } from '../../../memory/mcp/session-server.js';
 import { MemoryStore } from '../../../memory/store.js';
 import { memoryHttpMcpConfig } from '../../../memory/mcp/mcp-config.js';
-import { configYaml, tempDir } from '../../helpers.js';
+import { configYaml, tempDir, waitFor } from '../../helpers.js';
 
 const SESSION = 'sess-http-7f3a';
 const CLAIM = 'operator (signed off in person)';
@@ -256,9 +256,11 @@ test('close() cuts open connections, and afterwards a request is refused', async
   const { port } = new URL(srv.url);
   const slow = net.connect(Number(port), '127.0.0.1');
   await new Promise((r) => slow.once('connect', r));
+  const before = srv.stats.requests;
   slow.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${srv.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`);
   const cut = new Promise((r) => slow.once('close', r));
-  await new Promise((r) => setTimeout(r, 100));
+  // The server is reading its body: its handler has begun.
+  await waitFor(() => srv.stats.requests > before, 5000, 'the server to take the slow request');
   const closing = await Promise.race([srv.close().then(() => 'closed'), new Promise((r) => setTimeout(r, 3000, 'still waiting'))]);
   assert.equal(closing, 'closed');
   await srv.close(); // twice is fine

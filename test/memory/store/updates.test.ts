@@ -135,6 +135,32 @@ test("over a session's MCP server: its own update ends its own memory; its updat
   assert.match(String(off.attempt), /PERMISSION/);
 });
 
+// Told later about the past: the claim written last held earlier, so the one written first stays
+// current and the later-written one ends where the current began. Through a session's MCP server
+// and the operator's CLI, the paths that write claims.
+// mutation: the claim written last wins (memory/store/updates.ts ignores valid_from), caught here.
+test('told later about the past, over a session\'s MCP server and the CLI: the later-valid claim stays current; the one written last ends where it began to be replaced', async (t) => {
+  const s = site(t, true);
+  const alpha = await session(t, s, 'S-alpha-2', 'alpha');
+  const helix = (await alpha('observe', { text: 'My editor of choice is Helix', valid_from: NEW_FROM })).memory_id;
+  const vim = (await alpha('observe', { text: 'My editor of choice is Vim', valid_from: OLD_FROM })).memory_id;
+  const ids = async (query: string, as_of?: string) => ((await alpha('query', { query, ...(as_of ? { as_of } : {}) })).results as any[]).map((r) => r.id).filter((id) => id === vim || id === helix);
+  assert.deepEqual(await ids('editor of choice'), [helix]);
+  assert.deepEqual(await ids('editor of choice', BETWEEN), [vim]);
+  const vimRecord = await alpha('recall', { id: vim });
+  const helixRecord = await alpha('recall', { id: helix });
+  assert.deepEqual([vimRecord.superseded_by, vimRecord.valid_to], [helix, NEW_FROM]);
+  assert.deepEqual([helixRecord.superseded_by, helixRecord.valid_to], [null, null]);
+  // The operator's CLI, the same order.
+  const borealis = (await mem(s, 'observe', 'The web app runs on borealis-two', '--valid-from', NEW_FROM)).memory_id;
+  const atlas = (await mem(s, 'observe', 'The web app runs on atlas-one', '--valid-from', OLD_FROM)).memory_id;
+  const server = (await mem(s, 'query', 'which server does the web app run on')).map((r: any) => r.id);
+  assert.deepEqual(server, [borealis]);
+  assert.deepEqual((await mem(s, 'query', 'which server does the web app run on', '--as-of', BETWEEN)).map((r: any) => r.id), [atlas]);
+  const atlasRecord = await mem(s, 'recall', String(atlas));
+  assert.deepEqual([atlasRecord.superseded_by, atlasRecord.valid_to], [borealis, NEW_FROM]);
+});
+
 // Every text the same direction: the gate's cosine says "the same", so only the words decide.
 const SAME: Embedder = { model: 'same-vector', dim: 4, embed: async (texts: string[]) => texts.map(() => new Float32Array([1, 0, 0, 0])) };
 

@@ -182,8 +182,10 @@ describe('the refusals the bridge reports', () => {
         c.write(p);
         await new Promise((r) => setTimeout(r, 50));
       }
+      // Closed once the listener has read it all: its side ends only after the last data event.
+      const closed = new Promise((r) => c.once('close', r));
       c.end();
-      await new Promise((r) => setTimeout(r, 50));
+      await closed;
     };
     await send('x'.repeat(4000), 'refused 5 curl\n');
     assert.equal(peers.stats.refused, 0, 'a cut-off line\'s tail is not counted');
