@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { BWRAP, ROOT, SESSION_USER } from './helpers.js';
+import { BWRAP, closedToOthers, ROOT, SESSION_USER } from './helpers.js';
 
 // PATH as the newcomer's shell has it: none of this clone's folders (npm test puts its
 // node_modules/.bin first) and, where an older Node installed the clone (its postinstall left
@@ -42,6 +42,9 @@ test('npm run demo works from a clone in a 0700 home with the machine\'s Node fi
   assert.match(demo.stdout, /^outcome {5}ok \(exit 0\)$/m);
   assert.match(demo.stdout, new RegExp(`^sandbox {5}${BWRAP ? 'bwrap' : 'none'}$`, 'm'));
   if (!SESSION_USER) return;
+  // What the test is about: the copy's CLI lies behind the 0700 home (a worktree whose node_modules
+  // links to another clone's is no such clone).
+  assert.ok(closedToOthers(fs.realpathSync(path.join(clone, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe'))), `the CLI of ${clone} does not lie behind ${home}: node_modules must be the clone's own`);
   assert.match(demo.stdout, new RegExp(`This clone lies in ${home}, which ${SESSION_USER.name} cannot pass through: the session runs a copy of the CLI`));
   // The control: the CLI left where it is, behind the 0700 home. nightshift refuses the session,
   // and the demo says so in nightshift's words and fails (it once crashed on the missing record).
