@@ -316,6 +316,7 @@ if (!only || only === 'mcp-http') report.mcp_http = await (await import('./mcp-h
 if (!only || only === 'hooks') report.hooks = await (await import('./hooks.js')).hooksBench();
 if (!only || only === 'dream') report.dream = await (await import('./dream.js')).dreamBenchAll();
 if (!only || only === 'mcp-start') report.mcp_start = await (await import('./mcp-start.js')).mcpStartBench();
+if (!only || only === 'concurrency') report.concurrency = await (await import('./concurrency.js')).concurrencyBench(Number(process.env.BENCH_RUNS) || 3);
 if (!only || only === 'tokens') report.tokens = await (await import('./tokens.js')).tokensBench();
 const stamp = `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`;
 const table = wallRows(report, stamp);

@@ -91,7 +91,14 @@ describe('sessions.max_concurrent', () => {
     writeAgent(ws, 'long', 'SCENARIO=slow-tool SLEEP=15', { allowed_tools: ['Bash'] });
     writeAgent(ws, 'other', 'SCENARIO=slow-tool SLEEP=6', { allowed_tools: ['Bash'] });
     writeAgent(ws, 'third', 'SCENARIO=text');
-    const running = (agent: string) => fs.existsSync(path.join(ws.state, 'ledger.db')) && ledgerRows(ws.dir).some((x) => x.agent === agent && x.status === 'running');
+    // While the tick starts, the file may exist before its table does.
+    const running = (agent: string) => {
+      try {
+        return ledgerRows(ws.dir).some((x) => x.agent === agent && x.status === 'running');
+      } catch {
+        return false;
+      }
+    };
     const tick = startNightshift(['tick', '--json'], ws.env, ws.dir);
     await waitFor(() => running('long'), 30_000, 'the tick\'s session');
     const same = await nightshift(['run', 'long', '--json'], ws.env, ws.dir);

@@ -163,7 +163,7 @@ describe('nightshift doctor', () => {
     // Where bwrap cannot run, the workspace runs `sandbox: none`, which the doctor warns of.
     assert.deepEqual(out.checks.filter((c: any) => c.status !== 'ok').map((c: any) => `${c.name} ${c.status}`), SANDBOX === 'bwrap' ? [] : ['sandbox warn']);
     assert.deepEqual(out.checks.map((c: any) => c.name), [
-      'config', 'node', 'env', 'credential', 'api', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'bounds', 'disk', 'ledger', 'memory', 'vault', 'remote', 'unpushed', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
+      'config', 'node', 'env', 'credential', 'api', 'agents', 'permission', 'tools', 'cli', 'sandbox', 'access', ...(SESSION_USER && SANDBOX === 'bwrap' ? ['session user'] : []), 'bounds', 'concurrency', 'disk', 'ledger', 'memory', 'vault', 'remote', 'unpushed', 'run lock', 'git lock', 'schedule', 'discord', 'outbox', 'silence', 'failures', 'recurring',
     ]);
     assert.equal(out.alert, null);
     assert.equal(discord.messages.length, 0);
