@@ -137,6 +137,9 @@ export function wallLayout(o: WallLayoutInput): SandboxLayout {
   if (walledAs) {
     layout.hidden = layout.hidden.filter((p) => !outOfReach(p, walledAs));
     layout.hiddenFiles = layout.hiddenFiles.filter((p) => !outOfReach(p, walledAs));
+    // Nor can bwrap, started as that user, bind what lies beyond its reach into sight: a node
+    // on PATH in root's 0700 home (a clone's own Node) stays out of the view, /usr's in it.
+    if (layout.view) layout.view = layout.view.filter((p) => !outOfReach(p, walledAs));
   }
   // The supervisor's sockets are out of the session's sight (a path socket answers through the
   // read-only bind): the bridge gets their folder as a descriptor.
