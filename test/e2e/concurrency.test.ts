@@ -43,7 +43,7 @@ describe('sessions.max_concurrent', () => {
   test('max_concurrent 3, five agents due with vaults of their own: one tick runs three at once, then the other two as slots free; five fire rows, five ledger rows', async (t) => {
     const ws = workspace(t, api.url, 'x');
     fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}sessions:\n  max_concurrent: 3\n${ownVaults(ws, five)}dispatch:\n${five.map((n) => `  - agent: ${n}\n`).join('')}` }));
-    for (const n of five) writeAgent(ws, n, `SCENARIO=slow-tool SLEEP=4 ${n}`, { allowed_tools: ['Bash'] });
+    for (const n of five) writeAgent(ws, n, `SCENARIO=slow-tool SLEEP=6 ${n}`, { allowed_tools: ['Bash'] });
     const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
     assert.equal(ran.code, 0, ran.stderr);
     const lines = ran.stdout.trim().split('\n');
