@@ -2,8 +2,10 @@
 // natural `~/src/nightshift`), with the machine's own Node first on PATH (this machine's is 20: the
 // clone's scripts must still run on the Node its postinstall brought, node_modules/.bin/node).
 // The clone is this one copied: its sources as files, node_modules as hard links (nothing writes there).
+// `npm test` from there runs one file (the whole suite is CI's), from the mirror it makes.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -28,7 +30,7 @@ function copyClone(to: string): void {
   }
 }
 
-test('npm run demo works from a clone in a 0700 home with the machine\'s Node first on PATH; without the CLI\'s copy, nightshift\'s refusal is printed', { timeout: 600_000 }, (t) => {
+test('npm run demo and npm test work from a clone in a 0700 home with the machine\'s Node first on PATH; without the CLI\'s copy the demo prints nightshift\'s refusal, and in place the tests fail', { timeout: 600_000 }, (t) => {
   const home = fs.mkdtempSync('/srv/nightshift-home-');
   t.after(() => fs.rmSync(home, { recursive: true, force: true }));
   fs.chmodSync(home, 0o700);
@@ -55,4 +57,17 @@ test('npm run demo works from a clone in a 0700 home with the machine\'s Node fi
   assert.equal(refused.status, 78, `${refused.stdout}\n${refused.stderr}`);
   assert.match(refused.stderr, new RegExp(`nightshift refused the demo's session \\(SANDBOX_UNAVAILABLE, exit 78\\): .*the CLI .* lies in ${home} \\(mode 0700`));
   assert.doesNotMatch(refused.stderr, /TypeError/);
+
+  // `npm test` from there: the tests run the clone's build as other users (nobody here), so they
+  // run from a mirror under /opt that they can reach.
+  const mirror = path.join('/opt/nightshift-test-clone', `nightshift-${createHash('sha256').update(clone).digest('hex').slice(0, 8)}`);
+  t.after(() => fs.rmSync(mirror, { recursive: true, force: true }));
+  const tests = spawnSync('npm', ['test', '--', 'cli/commands/operator-day.test'], { cwd: clone, env, encoding: 'utf8', timeout: 500_000 });
+  assert.equal(tests.status, 0, `${tests.stdout.slice(-3000)}\n${tests.stderr.slice(-3000)}`);
+  assert.match(tests.stderr, new RegExp(`^test/run\\.mjs: this clone lies in ${home} \\(mode 0700\\), which the users the tests run as cannot pass through: running them from ${mirror}, the same files hard-linked$`, 'm'));
+  assert.match(tests.stdout, /^\d+ passed, 0 failed, 0 skipped on node v/m);
+  // The control: run in place, the test that runs the build as nobody fails.
+  const inPlace = spawnSync(fs.existsSync(own) ? own : process.execPath, ['test/run.mjs', 'cli/commands/operator-day.test'], { cwd: clone, env: { ...env, NIGHTSHIFT_TEST_MIRRORED: '1' }, encoding: 'utf8', timeout: 300_000 });
+  assert.equal(inPlace.status, 1, inPlace.stdout.slice(-2000));
+  assert.match(inPlace.stdout, /✖ init into a folder the user cannot make/);
 });

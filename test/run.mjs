@@ -3,10 +3,24 @@
 // skipped suite, so the count comes from test/reporter.mjs's records (test/summary.mjs).
 // NIGHTSHIFT_TEST_ROOT runs another folder of *.test.js / *.test.mjs (the runner's own fixtures).
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { closingLines, summarize } from './summary.mjs';
+
+// Where a clone others cannot reach is mirrored for its tests (beside the tests' CLI copies).
+const MIRRORS = '/opt/nightshift-test-clone';
+
+// The first folder above `p` without search for others, or null.
+function closedToOthers(p) {
+  const parts = p.split('/').filter(Boolean);
+  for (let i = 0; i < parts.length; i++) {
+    const dir = `/${parts.slice(0, i).join('/')}`;
+    if (!(fs.statSync(dir).mode & 0o001)) return dir;
+  }
+  return null;
+}
 
 // The suites docs/development.md calls proofs: under CI=true their skips are failures. CI runs as
 // root with python3, perl, bubblewrap, iproute2 and the kernel headers (.ci/run), so a proof that
@@ -24,6 +38,31 @@ if (Number(process.versions.node.split('.')[0]) < 22) {
   console.error(`test/run.mjs: nightshift's tests run on Node 22 or later, and this is ${process.version}: run \`npm test\`${fs.existsSync(bin) ? `, or ${path.relative(process.cwd(), bin) || bin} test/run.mjs` : ' on Node 22 or 24'}`);
   process.exit(69);
 }
+// A clone behind a folder other users cannot pass (root's 0700 home, ~/src/nightshift): the tests
+// run its build and its Node as other users too (the session user, nobody, the units' user), who
+// could not reach them there. They run from a mirror of the clone under /opt instead: the same
+// files, hard-linked (a copy where links cannot be made), remade for each run.
+const CLONE = path.resolve(import.meta.dirname, '..');
+const closed = closedToOthers(CLONE);
+if (closed && process.getuid?.() === 0 && !process.env.NIGHTSHIFT_TEST_MIRRORED && !process.env.NIGHTSHIFT_TEST_ROOT) {
+  const mirror = path.join(MIRRORS, `${path.basename(CLONE)}-${createHash('sha256').update(CLONE).digest('hex').slice(0, 8)}`);
+  fs.mkdirSync(MIRRORS, { recursive: true });
+  fs.chmodSync(MIRRORS, 0o755);
+  fs.rmSync(mirror, { recursive: true, force: true });
+  if (spawnSync('cp', ['-al', CLONE, mirror], { stdio: 'ignore' }).status !== 0) {
+    fs.rmSync(mirror, { recursive: true, force: true });
+    const c = spawnSync('cp', ['-a', CLONE, mirror], { encoding: 'utf8' });
+    if (c.status !== 0) throw new Error(`test/run.mjs: cannot mirror ${CLONE} to ${mirror}: ${c.stderr}`);
+  }
+  const moved = (p) => (p === CLONE || p.startsWith(`${CLONE}/`) ? mirror + p.slice(CLONE.length) : p);
+  console.error(`test/run.mjs: this clone lies in ${closed} (mode 0${(fs.statSync(closed).mode & 0o777).toString(8)}), which the users the tests run as cannot pass through: running them from ${mirror}, the same files hard-linked`);
+  const r = spawnSync(moved(fs.realpathSync(process.execPath)), [path.join(mirror, 'test', 'run.mjs'), ...process.argv.slice(2)], {
+    stdio: 'inherit', cwd: moved(process.cwd()),
+    env: { ...process.env, NIGHTSHIFT_TEST_MIRRORED: CLONE, PATH: (process.env.PATH ?? '').split(':').map(moved).join(':') },
+  });
+  process.exit(r.status ?? 1);
+}
+
 const root = path.resolve(process.env.NIGHTSHIFT_TEST_ROOT || path.join(import.meta.dirname, '..', 'dist', 'test'));
 const files = [];
 const walk = (dir) => {
