@@ -1,4 +1,5 @@
 // Checks that span fields, run after the schema passes.
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from './schema.js';
 
@@ -28,10 +29,19 @@ export function vaultOf(c: Pick<Config, 'vault' | 'vaults'>, agent: string): str
   return Object.hasOwn(c.vaults, agent) ? c.vaults[agent] : c.vault;
 }
 
-// The config one agent's session runs with: its own vault in the vault's place.
-export function sessionConfig<C extends Pick<Config, 'vault' | 'vaults'>>(c: C, agent: string): C {
+// The config one agent's session runs with: its own vault in the vault's place, with a git lock
+// of its own beside the site's (the git lock is per vault: another vault's push never waits on it).
+export function sessionConfig<C extends Pick<Config, 'vault' | 'vaults'> & { git?: Config['git'] }>(c: C, agent: string): C {
   const vault = vaultOf(c, agent);
-  return vault === c.vault ? c : { ...c, vault };
+  if (vault === c.vault) return c;
+  const git = c.git ? { git: { ...c.git, lock_file: vaultLockFile(c.git.lock_file, vault) } } : {};
+  return { ...c, vault, ...git };
+}
+
+// The git lock of a vault other than the site's: beside the site's, named by the vault's path.
+export function vaultLockFile(siteLock: string, vault: string): string {
+  const key = createHash('sha256').update(path.resolve(vault)).digest('hex').slice(0, 12);
+  return path.join(path.dirname(siteLock), `${path.basename(siteLock, '.lock')}-${key}.lock`);
 }
 
 // Dispatch rules must name agents that exist; checked at load so a typo fails before a tick.

@@ -52,9 +52,11 @@ export const STATUS = ['status', '--porcelain', '--ignore-submodules=all'];
 // that user outside the wall, and inside it .git is read-only), so git's "dubious ownership" check
 // is lifted for it, and for it only: a vault of any other user's stays refused (its .git/config
 // could run a command as root). Only the command line may say so (a protected config).
-export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal; groupWrite?: boolean; sessionUid?: number | null }): Git {
+// `gitDir`: the repository named on the command line, never found through the work tree's `.git`
+// (a session's worktree holds a `.git` file the session could have rewritten).
+export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal; groupWrite?: boolean; sessionUid?: number | null; gitDir?: string }): Git {
   const owned = o.sessionUid != null && fs.statSync(dir, { throwIfNoEntry: false })?.uid === o.sessionUid;
-  const safe = owned ? ['-c', `safe.directory=${path.resolve(dir)}`] : [];
+  const safe = [...(owned ? ['-c', `safe.directory=${path.resolve(dir)}`] : []), ...(o.gitDir ? [`--git-dir=${o.gitDir}`, `--work-tree=${path.resolve(dir)}`] : [])];
   const umask = o.groupWrite ? groupWritable : undefined;
   return async (args, input) => {
     if (o.signal?.aborted) return { ok: false, stdout: '', stderr: `not run: stop requested (git ${args[0]})` };
@@ -230,8 +232,10 @@ export type GitChecks = {
   conflicts: boolean;
   // Only a non-fast-forward taken for a race (off: any "rejected", as before).
   pushRule: boolean;
+  // Sessions beside others each in a worktree of their own (off: all in the one work tree at once).
+  worktrees: boolean;
 };
-const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true, pushRule: true };
+const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true, pushRule: true, worktrees: true };
 
 // Whether the vault is a git work tree, asked where runChosen would ask it, only earlier (beside the
 // session's loading); null: not asked, the vault's git being untrusted (vault/git-guard.ts).
@@ -252,18 +256,21 @@ export async function vaultIsRepo(config: Config, log: Logger, signal?: AbortSig
   return new VaultGit(config, log, signal, checks).isRepo();
 }
 
+// The members vault/worktrees.ts uses are public; the rest of nightshift uses pull,
+// commitAndPush and the questions.
 export class VaultGit {
-  private readonly git: Git;
-  private readonly checks: GitChecks;
+  readonly git: Git;
+  readonly checks: GitChecks;
   // Local steps after a stop request still run (they take milliseconds and save the work); only
   // waits and network steps are cut short by `signal`.
-  private readonly localGit: Git;
-  constructor(private readonly config: Config, private readonly log: Logger, private readonly signal?: AbortSignal, checks: Partial<GitChecks> = {}) {
+  readonly localGit: Git;
+  // `gitDir`: a session's worktree, whose repository is named, never read from its `.git` file.
+  constructor(readonly config: Config, readonly log: Logger, readonly signal?: AbortSignal, checks: Partial<GitChecks> = {}, gitDir?: string) {
     this.checks = { ...ALL_CHECKS, ...checks };
     const sessionUid = sessionUserFor(config).user?.uid ?? null;
     const groupWrite = sessionUid !== null;
-    this.git = gitIn(config.vault, { timeoutMs: config.git.timeout, signal, groupWrite, sessionUid });
-    this.localGit = gitIn(config.vault, { timeoutMs: config.git.timeout, groupWrite, sessionUid });
+    this.git = gitIn(config.vault, { timeoutMs: config.git.timeout, signal, groupWrite, sessionUid, gitDir });
+    this.localGit = gitIn(config.vault, { timeoutMs: config.git.timeout, groupWrite, sessionUid, gitDir });
   }
 
   async isRepo(): Promise<boolean> {
@@ -276,7 +283,7 @@ export class VaultGit {
   }
 
   // HEAD's branch, read from .git/HEAD first: an empty clone's is unborn, where rev-parse fails.
-  private async branch(): Promise<string> {
+  async branch(): Promise<string> {
     return this.config.git.branch ?? headBranch(this.config.vault) ?? (await this.localGit(['rev-parse', '--abbrev-ref', 'HEAD'])).stdout;
   }
 
@@ -285,12 +292,12 @@ export class VaultGit {
     return (await this.localGit(['rev-parse', '--verify', '--quiet', 'HEAD'])).ok;
   }
 
-  private async hasRemote(): Promise<boolean> {
+  async hasRemote(): Promise<boolean> {
     return (await this.localGit(['remote'])).stdout.split('\n').includes(this.config.git.remote);
   }
 
   // Runs fn under the git lock; `held: false` when the lock was not had in time (or a stop came).
-  private async locked<T>(purpose: string, fn: () => Promise<T>): Promise<{ held: true; value: T } | { held: false }> {
+  async locked<T>(purpose: string, fn: () => Promise<T>): Promise<{ held: true; value: T } | { held: false }> {
     const held = await acquireLock(this.config.git.lock_file, { timeoutMs: this.config.git.lock_timeout, purpose, logger: this.log, signal: this.signal });
     if (!held) return { held: false };
     try {
@@ -301,7 +308,7 @@ export class VaultGit {
   }
 
   // A SIGKILLed git leaves `.git/index.lock` behind, and every later add/commit fails on it.
-  private async clearStaleIndexLock(): Promise<void> {
+  async clearStaleIndexLock(): Promise<void> {
     const p = await this.localGit(['rev-parse', '--git-path', 'index.lock']);
     if (!p.ok) return;
     const file = path.resolve(this.config.vault, p.stdout);
@@ -316,7 +323,7 @@ export class VaultGit {
   }
 
   // Changes no commit holds, the files left out for their size aside.
-  private async dirty(except: LeftOut[] = []): Promise<boolean> {
+  async dirty(except: LeftOut[] = []): Promise<boolean> {
     const s = await this.localGit(['status', '--porcelain=v1', '-z', '--ignore-submodules=all']);
     if (!s.ok) return true;
     const out = new Set(except.map((f) => f.path));
@@ -400,7 +407,7 @@ export class VaultGit {
 
   // Commits and rebases need an identity; the configured one when the vault has none of its own.
   private identityArgs: string[] | null = null;
-  private async identity(): Promise<string[]> {
+  async identity(): Promise<string[]> {
     if (!this.identityArgs) {
       const has = (await this.localGit(['config', 'user.email'])).ok;
       this.identityArgs = has ? [] : ['-c', `user.name=${this.config.git.author_name}`, '-c', `user.email=${this.config.git.author_email}`];
@@ -411,7 +418,7 @@ export class VaultGit {
   // The commit itself needs no lock: it touches only this work tree. Each step's failure is
   // returned; `conflict` says why the commit may not stay on main (markers, unmerged paths).
   // Files left out and nightshift's own files untracked are added to the report.
-  private async commitAll(message: string, report: GitReport): Promise<{ committed: boolean; conflict: string | null; error: string | null }> {
+  async commitAll(message: string, report: GitReport): Promise<{ committed: boolean; conflict: string | null; error: string | null }> {
     const none = (error: string) => ({ committed: false, conflict: null, error });
     // What a session wrote is weighed before git reads it: a 1 GB file took 93 s to commit and push.
     const listed = await this.localGit(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all']);
@@ -462,7 +469,7 @@ export class VaultGit {
     return { committed: true, conflict, error: null };
   }
 
-  private async push(s: SessionSummary, report: GitReport): Promise<true> {
+  async push(s: SessionSummary, report: GitReport): Promise<true> {
     if (!(await this.hasRemote())) {
       report.error = `no remote \`${this.config.git.remote}\`: committed locally`;
       return true;
@@ -501,14 +508,14 @@ export class VaultGit {
   }
 
   // Pushes a branch of ours; git's own line when it fails.
-  private async pushBranch(name: string): Promise<{ ok: boolean; line: string }> {
+  async pushBranch(name: string): Promise<{ ok: boolean; line: string }> {
     if (!(await this.hasRemote())) return { ok: false, line: `no remote \`${this.config.git.remote}\`` };
     const p = await this.git(['push', '--quiet', this.config.git.remote, `refs/heads/${name}:refs/heads/${name}`]);
     return { ok: p.ok, line: p.ok ? '' : pushFailure(p.stderr).line };
   }
 
   // Where a branch of ours went, for the report's sentence.
-  private where(name: string, p: { ok: boolean; line: string }): string {
+  where(name: string, p: { ok: boolean; line: string }): string {
     return p.ok
       ? `saved on branch ${name}, pushed to ${this.config.git.remote} (not on the main branch until you merge it)`
       : `saved on branch ${name}, local only (its push failed: ${p.line}; not on the main branch until you merge it)`;
@@ -516,7 +523,7 @@ export class VaultGit {
 
   // A true conflict: the session's work goes to its own branch (local and remote), and main is
   // reset to the remote's, clean, for the next session.
-  private async saveConflict(s: SessionSummary, branch: string, report: GitReport, why: string): Promise<void> {
+  async saveConflict(s: SessionSummary, branch: string, report: GitReport, why: string): Promise<void> {
     const name = `nightshift/${s.id}`;
     await this.localGit(['branch', '--force', name, 'HEAD']);
     const p = await this.pushBranch(name);
@@ -530,7 +537,7 @@ export class VaultGit {
   // A commit that may not stay on main (conflict markers, unmerged paths): it goes to its own
   // branch, and main steps back one commit, so it never reaches main (local or remote). Returns
   // the report's sentence.
-  private async moveAside(name: string, report: GitReport, why: string): Promise<string> {
+  async moveAside(name: string, report: GitReport, why: string): Promise<string> {
     await this.localGit(['branch', '--force', name, 'HEAD']);
     await this.localGit(['reset', '--hard', '--quiet', 'HEAD~1']);
     const p = await this.pushBranch(name);

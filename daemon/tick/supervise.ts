@@ -17,6 +17,7 @@ import { diskProblem } from '../../config/disk-space.js';
 import { acquireLock, lockOwner, type Held } from '../../core/lock.js';
 import { isAlive } from '../../core/process-tree.js';
 import { sessionConfig, vaultOf } from '../../config/rules.js';
+import { untrustedGitMarker } from '../../vault/git-guard.js';
 import { atCapacity, slotOwners, START_WAIT_MS, startFile, takeSlot, vaultTurnFile } from './slots.js';
 import { followUpAbandoned } from './abandoned.js';
 import { superviseDream } from './dream-tick.js';
@@ -89,10 +90,13 @@ export async function supervise(
     mark('leftovers_settled');
     const startedAt = deps.now();
     const day = dayOf(startedAt, config.budget.timezone);
-    // An agent already running, or whose vault another session works in, cannot start now.
+    // An agent already running cannot start now; nor one whose vault another session works in,
+    // where sessions cannot have a worktree each (git off, or untrusted): they take turns.
+    const turns = sharingTakesTurns(config);
     const busy = (agent: string): string | null => {
       const mine = running.find((r) => r.agent === agent);
       if (mine) return `${agent} is running (session ${mine.id}, pid ${mine.supervisor_pid})`;
+      if (!turns) return null;
       const vault = vaultOf(config, agent);
       const other = running.find((r) => vaultOf(config, r.agent) === vault);
       return other ? `its vault ${vault} is in use by ${other.agent} (session ${other.id}): sessions sharing a vault take turns` : null;
@@ -105,8 +109,8 @@ export async function supervise(
       if (why) return skip(`${choice.agent.name} cannot start now: ${why}`, 'busy');
       // The vault's turn, for the session's whole life (beside other sessions only: alone, the slot
       // is the run lock, as ever).
-      if (n > 1) turn = await acquireLock(vaultTurnFile(config.state_dir, vaultOf(config, choice.agent.name)), { timeoutMs: 0, purpose: `vault of ${choice.agent.name}`, logger: deps.logger, signal });
-      if (n > 1 && !turn) return skip(`${choice.agent.name} cannot start now: its vault ${vaultOf(config, choice.agent.name)} is in use by another session: sessions sharing a vault take turns`, 'busy');
+      if (n > 1 && turns) turn = await acquireLock(vaultTurnFile(config.state_dir, vaultOf(config, choice.agent.name)), { timeoutMs: 0, purpose: `vault of ${choice.agent.name}`, logger: deps.logger, signal });
+      if (n > 1 && turns && !turn) return skip(`${choice.agent.name} cannot start now: its vault ${vaultOf(config, choice.agent.name)} is in use by another session: sessions sharing a vault take turns`, 'busy');
     }
     if ('dream' in choice) {
       // A stop request or a lost run lock ends the dream early, like a session.
@@ -136,6 +140,12 @@ export async function supervise(
     await turn?.release();
     await slot.held.release();
   }
+}
+
+// Sessions sharing a vault take turns where each cannot work in a worktree of its own: git off,
+// or a .git a session left that nightshift does not trust (vault/worktrees.ts).
+export function sharingTakesTurns(config: Config): boolean {
+  return !config.git.enabled || fs.existsSync(untrustedGitMarker(config.state_dir));
 }
 
 // The sandbox's probe (sessions/wall/sandbox.ts): null when a session may run walled.

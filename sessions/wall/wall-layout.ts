@@ -85,6 +85,8 @@ export function layoutFor(config: Config, env: NodeJS.ProcessEnv, dir: string, h
 
 // The vault's .git/config as the session sees it, when the real one holds push credentials.
 function gitConfigOverlay(vault: string, dir: string, log: Pick<Logger, 'warn'>): Array<{ source: string; target: string }> {
+  // A session's worktree has a `.git` file: its repository's config is out of its sight anyway.
+  if (!fs.lstatSync(path.join(vault, '.git'), { throwIfNoEntry: false })?.isDirectory()) return [];
   const target = path.join(vault, '.git', 'config');
   const st = fs.lstatSync(target, { throwIfNoEntry: false });
   if (!st?.isFile()) return [];

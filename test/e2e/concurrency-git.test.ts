@@ -1,0 +1,90 @@
+// Sessions side by side in one git vault (sessions.max_concurrent above 1), through the built tick,
+// the real CLI and the fake API: each works in a worktree of its own, and every session's work
+// reaches the remote's main, one landing at a time; the vault's own work tree stays the vault's.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { git, makeRepos, remoteFile } from '../git-helpers.js';
+import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, workspace, writeAgent, type Workspace } from '../helpers.js';
+
+const api = fakeApiPerFile();
+const five = ['w1', 'w2', 'w3', 'w4', 'w5'];
+
+// Each writes a file of its own, then waits, so that the sessions overlap.
+function writers(ws: Workspace, tag: string) {
+  for (const n of five) {
+    api.script(`${tag}-${n}`, ({ turn }) => turn === 0
+      ? { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: `printf '%s\\n' 'by ${n}' > from-${n}.md; sleep 4` } }] }
+      : { kind: 'message', blocks: [{ type: 'text', text: `${n} wrote from-${n}.md` }] });
+    writeAgent(ws, n, `SCENARIO=${tag}-${n}`, { allowed_tools: ['Bash'] });
+  }
+}
+
+// The tick with some git checks off (test/fixtures/tick-git-checks.mjs): the control's seam.
+function tick(ws: Workspace, off: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [path.join(FIXTURES, 'tick-git-checks.mjs'), ws.config, off.join(',')], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('error', reject);
+    c.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function mostAtOnce(rows: Array<{ started_at: string; ended_at: string }>): number {
+  const edges = rows.flatMap((r) => [[Date.parse(r.started_at), 1], [Date.parse(r.ended_at), -1]] as Array<[number, number]>);
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let most = 0;
+  for (const [, d] of edges) most = Math.max(most, (now += d));
+  return most;
+}
+
+// Which session's commit on the remote's main carried which files.
+function commitsByAgent(remote: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const block of git(remote, 'log', '--format=@%s', '--name-only', 'main').split('@').filter(Boolean)) {
+    const [subject, ...files] = block.trim().split('\n').filter(Boolean);
+    const m = /^nightshift\((\w+)\)/.exec(subject);
+    if (m) out.set(m[1], files);
+  }
+  return out;
+}
+
+describe('sessions side by side in one git vault', () => {
+  for (const control of [false, true]) {
+    test(control
+      ? 'the control: with worktrees off, the five sessions share the one work tree at once and commit each other\'s files'
+      : 'five agents, one git vault, max_concurrent 5: they run at once, each in a worktree of its own, and all five files reach the remote\'s main, each in its own session\'s commit', async (t) => {
+      const ws = workspace(t, api.url, configYaml({ budget: { max_usd_per_session: 2 }, top: `sessions:\n  max_concurrent: 5\ndispatch:\n${five.map((n) => `  - agent: ${n}\n`).join('')}` }));
+      const repos = makeRepos(ws.dir, ws.vault);
+      writers(ws, control ? 'shared' : 'own');
+      const ran = await tick(ws, control ? ['worktrees'] : []);
+      assert.equal(ran.code, 0, ran.stderr);
+      const rows = ledgerRows(ws.dir);
+      assert.deepEqual(rows.map((r) => r.agent).sort(), five);
+      assert.ok(rows.every((r) => r.outcome === 'ok'), JSON.stringify(rows.map((r) => [r.agent, r.outcome, r.error])));
+      assert.ok(mostAtOnce(rows) >= 2, `the sessions overlapped: ${JSON.stringify(rows.map((r) => [r.agent, r.started_at, r.ended_at]))}`);
+      const byAgent = commitsByAgent(repos.remote);
+      if (control) {
+        // The harm: a session's commit took files another session wrote (or some had nothing left).
+        const mixed = five.some((n) => (byAgent.get(n) ?? []).some((f) => f.startsWith('from-') && f !== `from-${n}.md`)) || byAgent.size < five.length;
+        return assert.ok(mixed, `no session committed another's file: ${JSON.stringify([...byAgent])}`);
+      }
+      for (const n of five) {
+        assert.equal(remoteFile(repos, `from-${n}.md`), `by ${n}`);
+        assert.deepEqual(byAgent.get(n), [`from-${n}.md`], `${n}'s commit holds its own file alone: ${JSON.stringify([...byAgent])}`);
+      }
+      // The vault's own work tree is main as pushed, clean; no worktree or session branch is left.
+      assert.equal(git(ws.vault, 'status', '--porcelain'), '');
+      assert.equal(git(ws.vault, 'rev-parse', 'HEAD'), git(repos.remote, 'rev-parse', 'main'));
+      assert.deepEqual(fs.readdirSync(path.join(ws.state, 'worktrees')), []);
+      assert.equal(git(ws.vault, 'branch', '--list', 'nightshift/*'), '');
+      assert.equal(git(ws.vault, 'worktree', 'list').split('\n').length, 1);
+    });
+  }
+});
