@@ -234,8 +234,10 @@ export type GitChecks = {
   pushRule: boolean;
   // Sessions beside others each in a worktree of their own (off: all in the one work tree at once).
   worktrees: boolean;
+  // Worktrees a dead supervisor's sessions left, landed by the next start (off: left where they are).
+  landLeft: boolean;
 };
-const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true, pushRule: true, worktrees: true };
+const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true, pushRule: true, worktrees: true, landLeft: true };
 
 // Whether the vault is a git work tree, asked where runChosen would ask it, only earlier (beside the
 // session's loading); null: not asked, the vault's git being untrusted (vault/git-guard.ts).

@@ -10,11 +10,12 @@ import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Redactor } from '../core/redact.js';
 import type { Logger } from '../logs/logger.js';
-import { commitMessage, VaultGit, type GitChecks, type GitReport, type SessionSummary } from './git-sync.js';
+import { commitMessage, emptyGitReport, VaultGit, type GitChecks, type GitReport, type SessionSummary } from './git-sync.js';
+import { SESSION_BRANCH_PREFIX, worktreesDir } from './worktree-paths.js';
+
+export { SESSION_BRANCH_PREFIX, worktreesDir };
 import { addExcludes, OWN_EXCLUDE } from './info-exclude.js';
 
-export const SESSION_BRANCH_PREFIX = 'nightshift/session/';
-export const worktreesDir = (stateDir: string) => path.join(stateDir, 'worktrees');
 
 export type Worktree = { dir: string; branch: string; id: string; git: VaultGit };
 
@@ -132,26 +133,18 @@ export async function removeWorktree(main: VaultGit, wt: Pick<Worktree, 'dir' | 
   await main.localGit(['branch', '-D', '--quiet', wt.branch]);
 }
 
-// Worktrees a session left (its supervisor killed): landed now, before the pull, as work an
-// earlier session left. `live`: the ids of sessions still running, whose worktrees stay.
-export async function landLeftWorktrees(main: VaultGit, live: Set<string>, redact: Redactor, report: GitReport, o: { checks?: Partial<GitChecks>; summary: (id: string) => SessionSummary }): Promise<void> {
+// Worktrees a session left (its supervisor killed), by session id: each landed now, as work an
+// earlier session left; only those of this vault's repository (another vault's keep theirs).
+export async function landLeft(main: VaultGit, ids: string[], redact: Redactor, o: { checks?: Partial<GitChecks>; summary: (id: string) => SessionSummary }): Promise<void> {
   const root = worktreesDir(main.config.state_dir);
-  let ids: string[];
-  try {
-    ids = fs.readdirSync(root).filter((d) => !live.has(d));
-  } catch {
-    return;
-  }
   for (const id of ids) {
-    const dir = path.join(root, id);
-    // Only a worktree of this vault's repository: another vault's sessions keep theirs.
     if (!fs.existsSync(adminDir(main.config.vault, id))) continue;
-    const wt: Worktree = { dir, id, branch: `${SESSION_BRANCH_PREFIX}${id}`, git: new VaultGit({ ...main.config, vault: dir }, main.log, main.signal, o.checks ?? {}, adminDir(main.config.vault, id)) };
-    const own: GitReport = { ...report, error: null, left_out: [], untracked: [] };
+    const wt: Worktree = { dir: path.join(root, id), id, branch: `${SESSION_BRANCH_PREFIX}${id}`, git: new VaultGit({ ...main.config, vault: path.join(root, id) }, main.log, main.signal, o.checks ?? {}, adminDir(main.config.vault, id)) };
+    const report = emptyGitReport();
     const s = o.summary(id);
-    await landWorktree(main, wt, s, redact, own, `nightshift: work left by session ${id} (${s.agent}), whose supervisor ended before landing it\n\nSession-Id: ${id}\n`);
-    main.log.warn({ event: 'git_worktree_left', session: id, error: own.error }, `git: landed the worktree session ${id} left${own.error ? `: ${own.error}` : ''}`);
-    if (own.error) report.error = report.error ? `${report.error}; ${own.error}` : own.error;
+    await landWorktree(main, wt, s, redact, report, `nightshift(${s.agent}): work left by session ${id}, whose supervisor ended before landing it\n\nSession-Id: ${id}\n`);
+    const where = report.branch ? ` (on ${report.branch})` : report.pushed ? ' (pushed)' : '';
+    main.log.warn({ event: 'git_worktree_left', session: id, git: report }, `git: the worktree session ${id} left was landed${where}${report.error ? `: ${report.error}` : ''}`);
   }
 }
 

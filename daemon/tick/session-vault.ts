@@ -10,6 +10,7 @@ import type { Config } from '../../config/schema.js';
 import { guardGitConfig, quarantineGitDir, untrustedGitMarker, type GitConfigGuard } from '../../vault/git-guard.js';
 import type { GitReport, VaultGit } from '../../vault/git-sync.js';
 import { nestedQuarantine, sweepNestedGit } from '../../vault/nested-repos.js';
+import { worktreesDir } from '../../vault/worktree-paths.js';
 import type { RunDeps } from './types.js';
 
 export type VaultBefore = {
@@ -25,19 +26,14 @@ export type VaultBefore = {
 // `vault`: null with git off. `inRepo`: the vault is a work tree; `untrusted`: a session left a
 // .git nightshift could not move aside (git stays off). Beside other sessions
 // (sessions.max_concurrent above 1) the session works in a worktree of its own.
-export async function vaultBefore(config: Config, id: string, o: { vault: VaultGit | null; inRepo: boolean; untrusted: boolean; git: GitReport; ledger: Ledger; startedAt: Date; deps: RunDeps; alive: (pid: number, start: string | null) => boolean }): Promise<VaultBefore | { skip: string }> {
+export async function vaultBefore(config: Config, id: string, o: { vault: VaultGit | null; inRepo: boolean; untrusted: boolean; git: GitReport; startedAt: Date; deps: RunDeps }): Promise<VaultBefore | { skip: string }> {
   const { vault, inRepo, untrusted, git, deps } = o;
   const repo = vault && inRepo ? vault : null;
   // A repository an abandoned session left inside the vault is moved aside before our first git.
   const nestedTrusted = repo ? setAsideNested(config, `start-${id}`, git, deps) : true;
   const side = repo && nestedTrusted && config.sessions.max_concurrent > 1 && deps.gitChecks?.worktrees !== false;
-  const worktrees = side || (repo && nestedTrusted) ? await import('../../vault/worktrees.js') : null;
-  if (repo && nestedTrusted) {
-    // Worktrees whose session's supervisor died: their work lands first, as an earlier session's.
-    const live = new Set(o.ledger.live(o.alive).map((r) => r.id));
-    await worktrees!.landLeftWorktrees(repo, live, deps.redact, git, { checks: deps.gitChecks, summary: (id) => summaryOf(o.ledger, id) });
-    await repo.pull(git);
-  }
+  const worktrees = side ? await import('../../vault/worktrees.js') : null;
+  if (repo && nestedTrusted) await repo.pull(git);
   if (side) {
     const wt = await worktrees!.addWorktree(repo, id, { checks: deps.gitChecks });
     if ('error' in wt) return { skip: `could not make the session's worktree in ${config.vault}: ${deps.redact(wt.error)}` };
@@ -80,6 +76,30 @@ export async function vaultBefore(config: Config, id: string, o: { vault: VaultG
       }
     },
   };
+}
+
+// Worktrees whose session's supervisor died (`live`: the sessions running now keep theirs): each
+// one's work committed and landed on its vault's main, as work an earlier session left, before
+// any new session pulls. A vault whose git is off or untrusted keeps them (said).
+export async function landLeftWorktrees(config: Config, ledger: Ledger, live: Set<string>, deps: RunDeps, signal?: AbortSignal): Promise<void> {
+  const [{ landLeft }, { VaultGit }, { sessionConfig }] = await Promise.all([import('../../vault/worktrees.js'), import('../../vault/git-sync.js'), import('../../config/rules.js')]);
+  const left = fs.readdirSync(worktreesDir(config.state_dir)).filter((id) => !live.has(id));
+  // By vault: the agent of each session names it.
+  const byVault = new Map<string, { cfg: Config; ids: string[] }>();
+  for (const id of left) {
+    const cfg = sessionConfig(config, ledger.get(id)?.agent ?? '');
+    const v = byVault.get(cfg.vault) ?? { cfg, ids: [] };
+    v.ids.push(id);
+    byVault.set(cfg.vault, v);
+  }
+  for (const { cfg, ids } of byVault.values()) {
+    if (!cfg.git.enabled || fs.existsSync(untrustedGitMarker(cfg.state_dir))) {
+      deps.logger.warn({ event: 'git_worktree_kept', sessions: ids }, `worktrees of ended sessions kept in ${worktreesDir(cfg.state_dir)} (git is off or untrusted): ${ids.join(', ')}`);
+      continue;
+    }
+    const main = new VaultGit(cfg, deps.logger, signal, deps.gitChecks);
+    await landLeft(main, ids, deps.redact, { checks: deps.gitChecks, summary: (id) => summaryOf(ledger, id) });
+  }
 }
 
 // The summary a left worktree's commit names, from its session's ledger row where there is one.

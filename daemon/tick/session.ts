@@ -21,7 +21,6 @@ import { changedProjectFiles, recordProjectFileChange, snapshotProjectFiles } fr
 import { reportBackoff, reportSession } from '../../report/session-report.js';
 import { recurringNoteFor } from '../health/anneal-check.js';
 import { currentHolds, settledChange } from '../schedule/holds.js';
-import { isAlive } from '../../core/process-tree.js';
 import type { RunDeps, SuperviseResult } from './types.js';
 import { refuseBeforeCharge } from './session-refusals.js';
 import { budgetLimits, newSessionId, runOpened } from './session-run.js';
@@ -78,7 +77,7 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   }
   if (signal.aborted) return stopped();
   const id = newSessionId(agent.name, startedAt);
-  const before = await vaultBefore(config, id, { vault, inRepo, untrusted, git, ledger, startedAt, deps, alive: isAlive });
+  const before = await vaultBefore(config, id, { vault, inRepo, untrusted, git, startedAt, deps });
   mark('pulled');
   if ('skip' in before) return skip(before.skip);
   // The config the session runs with: beside other sessions, its worktree is its vault.

@@ -18,6 +18,7 @@ import { acquireLock, lockOwner, type Held } from '../../core/lock.js';
 import { isAlive } from '../../core/process-tree.js';
 import { sessionConfig, vaultOf } from '../../config/rules.js';
 import { untrustedGitMarker } from '../../vault/git-guard.js';
+import { worktreesDir } from '../../vault/worktree-paths.js';
 import { atCapacity, slotOwners, START_WAIT_MS, startFile, takeSlot, vaultTurnFile } from './slots.js';
 import { followUpAbandoned } from './abandoned.js';
 import { superviseDream } from './dream-tick.js';
@@ -83,8 +84,11 @@ export async function supervise(
     sweepSessionDirs(config, deps.logger, new Set(running.map((r) => r.id)));
     // What earlier sessions left behind that the store could not take then, oldest first.
     await storeSpooled(config, deps);
-    // What a dead supervisor's sessions are owed: their report and their capture, once.
+    // What a dead supervisor's sessions are owed: their report and their capture, once; and the
+    // work in their worktrees, landed (vault/worktrees.ts).
     await followUpAbandoned(config, ledger, deps);
+    const liveIds = new Set(running.map((r) => r.id));
+    if (deps.gitChecks?.landLeft !== false && leftWorktrees(config.state_dir, liveIds)) await (await import('./session-vault.js')).landLeftWorktrees(config, ledger, liveIds, deps, signal);
     // Reports earlier runs could not deliver, oldest first (bounded by discord.timeout, webhook.timeout).
     if ((deps.env.DISCORD_WEBHOOK_URL || deps.env.NIGHTSHIFT_WEBHOOK_URL) && fs.existsSync(outboxFile(config.state_dir))) await (await import('../../report/session-report.js')).drainOutbox(config, deps);
     mark('leftovers_settled');
@@ -139,6 +143,15 @@ export async function supervise(
     await startDone();
     await turn?.release();
     await slot.held.release();
+  }
+}
+
+// Any worktree of a session not running now (one readdir; nothing loads when there is none).
+function leftWorktrees(stateDir: string, live: Set<string>): boolean {
+  try {
+    return fs.readdirSync(worktreesDir(stateDir)).some((id) => !live.has(id));
+  } catch {
+    return false;
   }
 }
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { git, makeRepos, remoteFile } from '../git-helpers.js';
-import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, FIXTURES, GIT_OFF, ledgerRows, processesMatching, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const five = ['w1', 'w2', 'w3', 'w4', 'w5'];
@@ -85,6 +85,44 @@ describe('sessions side by side in one git vault', () => {
       assert.deepEqual(fs.readdirSync(path.join(ws.state, 'worktrees')), []);
       assert.equal(git(ws.vault, 'branch', '--list', 'nightshift/*'), '');
       assert.equal(git(ws.vault, 'worktree', 'list').split('\n').length, 1);
+    });
+  }
+
+  for (const control of [false, true]) {
+    test(control
+      ? 'the control: with left worktrees not landed, the killed sessions\' work never reaches the remote'
+      : 'a supervisor SIGKILLed with three sessions running in worktrees of one vault: the next start settles them and lands all three sessions\' work on the remote\'s main', async (t) => {
+      const names = ['k1', 'k2', 'k3'];
+      const yaml = (dispatch: string[]) => configYaml({ budget: { max_usd_per_session: 2 }, top: `sessions:\n  max_concurrent: 3\ndispatch:${dispatch.length ? `\n${dispatch.map((n) => `  - agent: ${n}\n`).join('')}` : ' []\n'}` });
+      const ws = workspace(t, api.url, yaml(names));
+      const repos = makeRepos(ws.dir, ws.vault);
+      const tag = control ? 'kept' : 'landed';
+      for (const n of names) {
+        api.script(`${tag}-${n}`, ({ turn }) => turn === 0
+          ? { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: `printf '%s\\n' 'by ${n}' > from-${n}.md; sleep ${control ? 771 : 781}${names.indexOf(n)}` } }] }
+          : { kind: 'message', blocks: [{ type: 'text', text: 'done' }] });
+        writeAgent(ws, n, `SCENARIO=${tag}-${n}`, { allowed_tools: ['Bash'] });
+      }
+      const victim = startNightshift(['tick'], ws.env, ws.dir, t);
+      const written = () => {
+        const root = path.join(ws.state, 'worktrees');
+        return fs.existsSync(root) ? fs.readdirSync(root).filter((id) => fs.existsSync(path.join(root, id, `from-${id.split('-')[1]}.md`))).length : 0;
+      };
+      await waitFor(() => written() === 3, 90_000, 'three sessions to write their files in their worktrees');
+      victim.child.kill('SIGKILL');
+      await victim.done;
+      // Nothing due: the next start only settles what the dead one left (git stays on: makeRepos).
+      fs.writeFileSync(ws.config, yaml([]).replace(GIT_OFF, ''));
+      const next = await tick(ws, control ? ['landLeft'] : []);
+      assert.equal(next.code, 0, next.stderr);
+      assert.deepEqual(ledgerRows(ws.dir).map((r) => [r.agent, r.outcome]).sort(), names.map((n) => [n, 'abandoned']));
+      const onRemote = git(repos.remote, 'ls-tree', '--name-only', 'main').split('\n');
+      if (control) return assert.deepEqual(onRemote.filter((f) => f.startsWith('from-')), [], 'the harm: the work is on no branch of the remote');
+      for (const n of names) assert.equal(remoteFile(repos, `from-${n}.md`), `by ${n}`);
+      assert.deepEqual(fs.readdirSync(path.join(ws.state, 'worktrees')), []);
+      assert.equal(git(ws.vault, 'branch', '--list', 'nightshift/*'), '');
+      assert.equal(git(ws.vault, 'status', '--porcelain'), '');
+      await waitFor(() => [0, 1, 2].every((i) => processesMatching(`sleep 781${i}`).length === 0), 10_000, 'the dead sessions\' tools to be ended');
     });
   }
 });
