@@ -436,6 +436,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
     const endedAt = deps.now();
     // Whatever still runs in the sandbox gets no further call; what is in flight counts its worst.
     meter.close('the session is over');
+    meter.dispose();
     const classified = internal || !run
       ? { outcome: 'error' as const, error: `internal: ${deps.redact((internal as Error)?.message ?? String(internal))}` }
       : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal });

@@ -11,30 +11,30 @@ describe('price table', () => {
     ['claude-sonnet-5', 3, 15], ['claude-opus-4-5-20251101', 5, 25], ['claude-opus-4-1-20250805', 15, 75], ['claude-3-opus-20240229', 15, 75],
     ['claude-haiku-4-5', 1, 5], ['claude-3-5-haiku-20241022', 0.8, 4], ['claude-3-haiku-20240307', 0.25, 1.25], ['gateway-model-x', 15, 75],
   ] as const) {
-    test(`${model}: $${input}/$${output}`, () => {
+    test(`${model}: $${input}/$${output}`, async () => {
       const p = lookupPrice(model).price;
       assert.deepEqual([p.input, p.output], [input, output]);
       assert.equal(lookupPrice(model).known, model !== 'gateway-model-x');
     });
   }
-  test('budget.prices overrides and adds: exact name first, then the longest part', () => {
+  test('budget.prices overrides and adds: exact name first, then the longest part', async () => {
     const o = { 'gateway-model': { input: 2, output: 8 }, 'gateway-model-x': { input: 1, output: 4, cache_read: 0.05 }, sonnet: { input: 6, output: 30 } };
     assert.deepEqual(lookupPrice('gateway-model-x', o).price, { input: 1, output: 4, cache_write: 1.25, cache_write_1h: 2, cache_read: 0.05 });
     assert.equal(lookupPrice('gateway-model-y', o).price.input, 2);
     assert.equal(lookupPrice('claude-sonnet-5', o).price.input, 6);
   });
-  test('cache writes (5 minutes and an hour), reads and web searches are priced', () => {
+  test('cache writes (5 minutes and an hour), reads and web searches are priced', async () => {
     const p = lookupPrice('claude-sonnet-5').price;
     assert.equal(Math.round(costAt(p, { input: 1e6, cacheWrite: 2e6, cacheWrite1h: 1e6, cacheRead: 1e6, output: 1e6, webSearches: 3 }) * 1e6) / 1e6, 28.08); // 3 + 3.75 + 6 + 0.3 + 15 + 0.03
   });
 });
 
 describe('session meter', () => {
-  test('a call that fits goes as sent (re-serialised to the same bytes) and is priced from its usage', () => {
+  test('a call that fits goes as sent (re-serialised to the same bytes) and is priced from its usage', async () => {
     const states: MeterState[] = [];
     const m = new SessionMeter({ reservationUsd: 1, persist: (s) => states.push(s) });
     const raw = body();
-    const a = m.admit(raw);
+    const a = await m.admit(raw);
     assert.ok(a.ok);
     assert.equal(a.body.toString(), raw.toString());
     assert.equal(a.lowered, null);
@@ -44,49 +44,49 @@ describe('session meter', () => {
     assert.equal(Math.round(m.state().spentUsd * 1e6), 3000 + 3000);
     assert.equal(states.length, 2, 'persisted when it went and when it ended');
   });
-  test('max_tokens is lowered to what is left, and a call that cannot fit is refused and marks the meter exhausted', () => {
+  test('max_tokens is lowered to what is left, and a call that cannot fit is refused and marks the meter exhausted', async () => {
     const m = new SessionMeter({ reservationUsd: 0.05 });
-    const a = m.admit(body());
+    const a = await m.admit(body());
     assert.ok(a.ok && a.lowered);
     const sent = JSON.parse(a.body.toString());
     assert.equal(sent.max_tokens, a.lowered.to);
     assert.ok(a.lowered.to < 32_000 && a.lowered.to > 3000);
     // A second call while the first is in flight sees only what the first leaves.
-    const b = m.admit(body());
+    const b = await m.admit(body());
     assert.equal(b.ok, false);
     assert.match(m.exhausted ?? '', /reservation has \$0\.0000 left/);
     m.finish(a.call, usage(100, 10));
-    assert.ok(m.admit(body()).ok, 'the first call spent little: room again');
+    assert.ok((await m.admit(body())).ok, 'the first call spent little: room again');
   });
-  test('a call whose usage could not be read counts its worst case; an unfinished stream its whole max_tokens', () => {
+  test('a call whose usage could not be read counts its worst case; an unfinished stream its whole max_tokens', async () => {
     const m = new SessionMeter({ reservationUsd: null });
-    const a = m.admit(body({ max_tokens: 1000 }));
+    const a = await m.admit(body({ max_tokens: 1000 }));
     assert.ok(a.ok);
     const worst = m.state().pendingUsd;
     assert.equal(m.finish(a.call, null), worst);
-    const b = m.admit(body({ max_tokens: 1000 }));
+    const b = await m.admit(body({ max_tokens: 1000 }));
     assert.ok(b.ok);
     assert.equal(Math.round(m.finish(b.call, { ...usage(10, 5), complete: false }) * 1e6), 30 + 15_000);
     assert.equal(m.state().worstCaseCalls, 2);
   });
-  test('a duplicate max_tokens cannot slip a larger value past the meter: what goes is what was read', () => {
+  test('a duplicate max_tokens cannot slip a larger value past the meter: what goes is what was read', async () => {
     const m = new SessionMeter({ reservationUsd: 0.05 });
-    const a = m.admit(Buffer.from('{"max_tokens":64000,"model":"claude-sonnet-5","messages":[],"max_tokens":100}'));
+    const a = await m.admit(Buffer.from('{"max_tokens":64000,"model":"claude-sonnet-5","messages":[],"max_tokens":100}'));
     assert.ok(a.ok);
     assert.equal(a.body.toString(), '{"max_tokens":100,"model":"claude-sonnet-5","messages":[]}');
   });
-  test('a body that is not JSON, or has no max_tokens, is refused; a closed meter refuses all', () => {
+  test('a body that is not JSON, or has no max_tokens, is refused; a closed meter refuses all', async () => {
     const m = new SessionMeter({ reservationUsd: 1 });
-    assert.equal(m.admit(Buffer.from('{"max_tokens":')).ok, false);
-    assert.equal(m.admit(body({ max_tokens: undefined })).ok, false);
+    assert.equal((await m.admit(Buffer.from('{"max_tokens":'))).ok, false);
+    assert.equal((await m.admit(body({ max_tokens: undefined }))).ok, false);
     m.close('the session is over');
-    assert.deepEqual(m.admit(body()), { ok: false, reason: 'the session is over' });
+    assert.deepEqual(await m.admit(body()), { ok: false, reason: 'the session is over' });
   });
-  test('an unknown model is priced at the dearest known and said once', () => {
+  test('an unknown model is priced at the dearest known and said once', async () => {
     const warned: object[] = [];
     const m = new SessionMeter({ reservationUsd: null, warn: (o) => warned.push(o) });
     for (let i = 0; i < 3; i++) {
-      const a = m.admit(body({ model: 'renamed-by-gateway', max_tokens: 10 }));
+      const a = await m.admit(body({ model: 'renamed-by-gateway', max_tokens: 10 }));
       assert.ok(a.ok);
       m.finish(a.call, { usage: { input: 1e5, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'renamed-by-gateway', complete: true });
     }
@@ -94,9 +94,9 @@ describe('session meter', () => {
     assert.equal(UNKNOWN_PRICE.input, 15, 'the dearest row: opus 4.1 at $15/$75');
     assert.equal(Math.round(m.state().spentUsd * 1e6) / 1e6, 3 * 1.5); // 100k tokens at $15/M, three times
   });
-  test('a record that cannot be written keeps the call from going (fail closed)', () => {
+  test('a record that cannot be written keeps the call from going (fail closed)', async () => {
     const m = new SessionMeter({ reservationUsd: 1, persist: () => { throw new Error('disk full'); } });
-    const a = m.admit(body());
+    const a = await m.admit(body());
     assert.equal(a.ok, false);
     assert.match(!a.ok ? a.reason : '', /disk full/);
     assert.equal(m.state().pendingUsd, 0);
@@ -104,24 +104,24 @@ describe('session meter', () => {
 });
 
 describe('what goes upstream', () => {
-  test('a body whose max_tokens is one literal key goes byte for byte; a second one, or an escape that could spell one, is re-serialised', () => {
+  test('a body whose max_tokens is one literal key goes byte for byte; a second one, or an escape that could spell one, is re-serialised', async () => {
     const m = new SessionMeter({ reservationUsd: 100 });
     const spaced = Buffer.from('{ "model": "claude-sonnet-5", "max_tokens": 100, "messages": [] }');
-    const a = m.admit(spaced);
+    const a = await m.admit(spaced);
     assert.ok(a.ok && a.body === spaced);
     for (const raw of ['{"max_tokens":64000,"messages":[{"role":"user","content":"\\"max_tokens\\" and \\"max_tokens\\""}],"max_tokens":100}', '{"max_tok\\u0065ns":64000,"max_tokens":100,"messages":[]}']) {
-      const b = m.admit(Buffer.from(raw));
+      const b = await m.admit(Buffer.from(raw));
       assert.ok(b.ok);
       assert.equal(JSON.parse(b.body.toString()).max_tokens, JSON.parse(raw).max_tokens);
       assert.equal(b.body.toString().match(/max_tokens/g)?.length, raw.includes('content') ? 3 : 1, b.body.toString());
     }
   });
-  test('a call is priced by the model the API says it ran, unless the operator priced the name the request used', () => {
+  test('a call is priced by the model the API says it ran, unless the operator priced the name the request used', async () => {
     const m = new SessionMeter({ reservationUsd: null, prices: { 'my-gateway': { input: 1, output: 1 } } });
-    const a = m.admit(body({ model: 'claude-haiku-4-5', max_tokens: 10 }));
+    const a = await m.admit(body({ model: 'claude-haiku-4-5', max_tokens: 10 }));
     assert.ok(a.ok);
     assert.equal(m.finish(a.call, { usage: { input: 1e5, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'claude-opus-4-1', complete: true }), 1.5);
-    const b = m.admit(body({ model: 'my-gateway', max_tokens: 10 }));
+    const b = await m.admit(body({ model: 'my-gateway', max_tokens: 10 }));
     assert.ok(b.ok);
     assert.equal(m.finish(b.call, { usage: { input: 1e5, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'claude-opus-4-1', complete: true }), 0.1);
   });
