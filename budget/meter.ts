@@ -5,6 +5,7 @@
 import { scanTopLevel, type Span } from './body-scan.js';
 import { collectMedia, itemTokens } from './media-tokens.js';
 import { MediaMeasurer } from './media-measure.js';
+import { mayHoldServerTool, serverToolsWorst } from './server-tools.js';
 import { fitCall, inputWorstTokens, type CallPlan } from './reservation.js';
 import { costWith, lookupPrice, surchargeFor, surcharged, type CallUsage, type Price, type PriceOverrides, type Surcharge } from './pricing.js';
 
@@ -20,6 +21,8 @@ export type MeterOptions = {
   warn?: (o: object, m: string) => void;
   // Measures images and PDFs off the event loop (a worker thread); made at the first media.
   measurer?: MediaMeasurer;
+  // Server tools the agent allows whose price the meter does not know (`server_tools:`).
+  serverTools?: readonly string[];
 };
 
 // What the proxy learned of a call from its response. complete: the API said it was done (a
@@ -61,15 +64,18 @@ export function readCall(raw: Buffer): ReadCall | string {
     let thinking: any;
     let speed: unknown;
     let geo: unknown;
+    let tools: unknown;
     try {
       model = slice('model');
       thinking = slice('thinking');
       speed = slice('speed');
       geo = slice('inference_geo');
+      const ts = top.keys.get('tools');
+      tools = ts && mayHoldServerTool(raw.toString('latin1', ts.start, ts.end)) ? slice('tools') : undefined;
     } catch {
       return readParsed(raw);
     }
-    const fields = { max_tokens: Number(raw.toString('latin1', mt.start, mt.end)), thinking, speed, inference_geo: geo };
+    const fields = { max_tokens: Number(raw.toString('latin1', mt.start, mt.end)), thinking, speed, inference_geo: geo, tools };
     return {
       fields,
       model: typeof model === 'string' ? model : null,
@@ -207,6 +213,9 @@ export class SessionMeter {
     const plan = planOf(read.fields, raw, price);
     if (typeof plan === 'string') return { ok: false, reason: plan };
     if (media) plan.media = { tokens: media.tokens, bytes: media.bytes };
+    const server = serverToolsWorst(read.fields.tools, this.o.serverTools);
+    if ('refuse' in server) return { ok: false, reason: server.refuse };
+    if (server.usd || server.tokens) plan.server = { usd: server.usd, tokens: server.tokens };
     plan.price = surcharged(price, surcharge, inputWorstTokens(plan));
     let maxTokens = plan.maxTokens;
     let out = raw;

@@ -292,7 +292,7 @@ async function runOpened(config: Config, agent: Agent, ledger: Ledger, startedAt
   // beside themselves); both are awaited, and nothing is spawned, before the charge.
   // The meter lives in the session's API proxy; it admits nothing until the charge reserves.
   let lastWindows = '';
-  const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, warn: (o, m) => log.warn(o, m) });
+  const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, serverTools: agent.serverTools, warn: (o, m) => log.warn(o, m) });
   meter.close('the session has no reservation yet');
   const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log, excludeOnlyWithGit: deps.gitChecks?.excludeAlways === false, repo });
   const guestReady = prepareGuest(

@@ -126,3 +126,54 @@ describe('what goes upstream', () => {
     assert.equal(m.finish(b.call, { usage: { input: 1e5, cacheWrite: 0, cacheRead: 0, output: 0 }, model: 'claude-opus-4-1', complete: true }), 0.1);
   });
 });
+
+// The CLI's WebSearch (2.1.332): the server tool beside its own tools, max_uses 8.
+const WEB_SEARCH = { type: 'web_search_20250305', name: 'web_search', max_uses: 8 };
+const cliTools = Array.from({ length: 20 }, (_, i) => ({ name: `Tool${i}`, description: 'Runs a thing.', input_schema: { type: 'object', properties: { p: { type: 'string' } } } }));
+
+describe('server tools in the worst case', () => {
+  test('WebSearch with max_uses 8 and $0.05 left: refused, naming what it adds (control: counted without the server tool, the same call is admitted and a real run of it bills $0.215)', async () => {
+    const raw = body({ max_tokens: 1000, tools: [...cliTools, WEB_SEARCH] });
+    const m = new SessionMeter({ reservationUsd: 0.05 });
+    const a = await m.admit(raw);
+    assert.equal(a.ok, false);
+    if (!a.ok) assert.match(a.reason, /\$0\.0800 and 80000 tokens of it server tools/);
+    // The control: the meter before (no server tool in the worst case) admits the same call.
+    const before = new SessionMeter({ reservationUsd: 0.05 });
+    const b = await before.admit(body({ max_tokens: 1000, tools: cliTools }));
+    assert.equal(b.ok, true);
+    // What the review's call billed: 8 searches and their results as input.
+    const billed = costAt(lookupPrice('claude-sonnet-5').price, { input: 44_000, cacheWrite: 0, cacheRead: 0, output: 1000, webSearches: 8 });
+    assert.ok(billed > 0.2 && billed > 0.05, String(billed));
+  });
+  test('found by the fast path (a body read by its top-level keys) and by the full read (a body with media): $0.32 more than without it', async () => {
+    const worst = async (o: Record<string, unknown>) => {
+      const m = new SessionMeter({ reservationUsd: 100 });
+      assert.equal((await m.admit(body(o))).ok, true);
+      m.dispose();
+      return m.state().pendingUsd;
+    };
+    // 8 × $0.01 + 80,000 tokens at $3 a million, whichever way the body is read.
+    const added = 0.08 + 0.24;
+    const fast = (await worst({ tools: [...cliTools, WEB_SEARCH] })) - (await worst({ tools: cliTools }));
+    const image = { role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }] };
+    const full = (await worst({ tools: [...cliTools, WEB_SEARCH], messages: [image] })) - (await worst({ tools: cliTools, messages: [image] }));
+    assert.ok(Math.abs(fast - added) < 1e-3 && Math.abs(full - added) < 1e-3, `${fast} ${full}`);
+  });
+  test('web_search without max_uses is refused: its searches are unbounded', async () => {
+    const a = await new SessionMeter({ reservationUsd: 100 }).admit(body({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }));
+    assert.equal(a.ok, false);
+    if (!a.ok) assert.match(a.reason, /without a whole max_uses/);
+  });
+  test('a server tool with no known price is refused with its name; the agent can allow it (control: allowed, it goes)', async () => {
+    const raw = body({ tools: [...cliTools, { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 3 }] });
+    const a = await new SessionMeter({ reservationUsd: 100 }).admit(raw);
+    assert.equal(a.ok, false);
+    if (!a.ok) assert.match(a.reason, /the server tool "web_fetch_20250910": the meter knows no price for it.*server_tools: \[web_fetch_20250910\]/);
+    assert.equal((await new SessionMeter({ reservationUsd: 100, serverTools: ['web_fetch_20250910'] }).admit(raw)).ok, true);
+  });
+  test('client tools with a type (bash, text editor) are not server tools', async () => {
+    const a = await new SessionMeter({ reservationUsd: 100 }).admit(body({ tools: [{ type: 'bash_20250124', name: 'bash' }, { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' }] }));
+    assert.equal(a.ok, true);
+  });
+});
