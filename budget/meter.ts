@@ -71,7 +71,7 @@ export function readCall(raw: Buffer): ReadCall | string {
       speed = slice('speed');
       geo = slice('inference_geo');
       const ts = top.keys.get('tools');
-      tools = ts && mayHoldServerTool(raw.toString('latin1', ts.start, ts.end)) ? slice('tools') : undefined;
+      tools = ts && mayHoldServerTool(raw.subarray(ts.start, ts.end)) ? slice('tools') : undefined;
     } catch {
       return readParsed(raw);
     }

@@ -40,6 +40,6 @@ export function serverToolsWorst(tools: unknown, allowed: readonly string[] = []
 // Pure: whether a body's tools may hold a server tool, from the bytes of its `tools` value alone:
 // every server tool type ends in a date (`_20250305`); a \u escape may hide one. Otherwise the
 // tools are not parsed (the CLI's are ~80 KB of schemas on every call).
-export function mayHoldServerTool(toolsJson: string): boolean {
+export function mayHoldServerTool(toolsJson: Buffer): boolean {
   return toolsJson.includes('_20') || toolsJson.includes('\\u');
 }
