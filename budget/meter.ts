@@ -3,7 +3,9 @@
 // the usage the API itself reported. No I/O: `persist` (the ledger) and `warn` are handed in, so
 // a crash loses at most the call in flight, and that call's worst case is persisted before it goes.
 import { scanTopLevel, type Span } from './body-scan.js';
-import { countMedia } from './media-tokens.js';
+import { collectMedia, itemTokens } from './media-tokens.js';
+import { MediaMeasurer } from './media-measure.js';
+import { mayHoldServerTool, serverToolsWorst } from './server-tools.js';
 import { fitCall, inputWorstTokens, type CallPlan } from './reservation.js';
 import { costWith, lookupPrice, surchargeFor, surcharged, type CallUsage, type Price, type PriceOverrides, type Surcharge } from './pricing.js';
 
@@ -17,6 +19,10 @@ export type MeterOptions = {
   prices?: PriceOverrides;
   persist?: (s: MeterState) => void;
   warn?: (o: object, m: string) => void;
+  // Measures images and PDFs off the event loop (a worker thread); made at the first media.
+  measurer?: MediaMeasurer;
+  // Server tools the agent allows whose price the meter does not know (`server_tools:`).
+  serverTools?: readonly string[];
 };
 
 // What the proxy learned of a call from its response. complete: the API said it was done (a
@@ -58,15 +64,18 @@ export function readCall(raw: Buffer): ReadCall | string {
     let thinking: any;
     let speed: unknown;
     let geo: unknown;
+    let tools: unknown;
     try {
       model = slice('model');
       thinking = slice('thinking');
       speed = slice('speed');
       geo = slice('inference_geo');
+      const ts = top.keys.get('tools');
+      tools = ts && mayHoldServerTool(raw.subarray(ts.start, ts.end)) ? slice('tools') : undefined;
     } catch {
       return readParsed(raw);
     }
-    const fields = { max_tokens: Number(raw.toString('latin1', mt.start, mt.end)), thinking, speed, inference_geo: geo };
+    const fields = { max_tokens: Number(raw.toString('latin1', mt.start, mt.end)), thinking, speed, inference_geo: geo, tools };
     return {
       fields,
       model: typeof model === 'string' ? model : null,
@@ -123,6 +132,7 @@ export class SessionMeter {
   private readonly inflight = new Map<number, InFlight>();
   private readonly unknown = new Set<string>();
   private closed: string | null = null;
+  private measurer: MediaMeasurer | undefined;
   // Why the last call was refused for want of budget (the session ends `budget`).
   exhausted: string | null = null;
   persist: ((s: MeterState) => void) | undefined;
@@ -168,20 +178,44 @@ export class SessionMeter {
   }
 
   // A /v1/messages call as the session sent it: the body to forward (max_tokens lowered to fit
-  // what is left, in place), or why it may not go.
-  admit(raw: Buffer): Admission {
+  // what is left, in place), or why it may not go. Images and PDFs are measured in a worker
+  // (budget/media-measure.ts); a body without them is not parsed whole and never waits on it.
+  async admit(raw: Buffer): Promise<Admission> {
     if (this.closed) return { ok: false, reason: this.closed };
-    // Images and PDF pages are counted from the media (a body without them is not parsed whole).
-    const media = countMedia(raw);
+    const media = collectMedia(raw);
     if (media.kind === 'refuse') return { ok: false, reason: media.reason };
-    const read = media.kind === 'media' ? readObject(media.count.parsed) : readCall(raw);
+    let tokens = 0;
+    if (media.kind === 'media') {
+      const c = media.collect;
+      tokens = c.tokens;
+      if (c.items.length) {
+        const m = await (this.measurer ??= this.o.measurer ?? new MediaMeasurer()).measure(c.items);
+        if (m.why) this.o.warn?.({ event: 'meter_media_bound', why: m.why, items: c.items.length }, `the meter stopped measuring a call's media (${m.why}): what it had not measured counts at the maximum`);
+        c.items.forEach((it, i) => (tokens += itemTokens(it, m.values[i])));
+      }
+      // Measuring took a turn of the event loop: the session may have ended meanwhile.
+      if (this.closed) return { ok: false, reason: this.closed };
+    }
+    return this.admitCounted(raw, media.kind === 'media' ? { parsed: media.collect.parsed, tokens, bytes: media.collect.mediaBytes } : null);
+  }
+
+  // The measurer's worker ends (the session is settled).
+  dispose(): void {
+    this.measurer?.close();
+  }
+
+  private admitCounted(raw: Buffer, media: { parsed: Record<string, unknown>; tokens: number; bytes: number } | null): Admission {
+    const read = media ? readObject(media.parsed) : readCall(raw);
     if (typeof read === 'string') return { ok: false, reason: read };
     const price = this.priceFor(read.model);
     const surcharge = surchargeFor(read.model, { speed: read.fields.speed, inferenceGeo: read.fields.inference_geo });
     if ('refuse' in surcharge) return { ok: false, reason: surcharge.refuse };
     const plan = planOf(read.fields, raw, price);
     if (typeof plan === 'string') return { ok: false, reason: plan };
-    if (media.kind === 'media') plan.media = { tokens: media.count.tokens, bytes: media.count.mediaBytes };
+    if (media) plan.media = { tokens: media.tokens, bytes: media.bytes };
+    const server = serverToolsWorst(read.fields.tools, this.o.serverTools);
+    if ('refuse' in server) return { ok: false, reason: server.refuse };
+    if (server.usd || server.tokens) plan.server = { usd: server.usd, tokens: server.tokens };
     plan.price = surcharged(price, surcharge, inputWorstTokens(plan));
     let maxTokens = plan.maxTokens;
     let out = raw;

@@ -41,23 +41,25 @@ export const BYTES_PER_TOKEN = 3;
 // What the proxy reads from a call's body. cache: the dearest cache write it asks for; media:
 // the bound on its images and PDF pages (budget/media-tokens.ts) and the base64 bytes they take
 // in the body, which are then not counted as text.
-export type CallPlan = { bodyBytes: number; maxTokens: number; thinkingBudget: number | null; cache: 'none' | '5m' | '1h'; price: Price; media?: { tokens: number; bytes: number } };
+// server: what its server tools add (budget/server-tools.ts): per-use fees, and their results'
+// input tokens.
+export type CallPlan = { bodyBytes: number; maxTokens: number; thinkingBudget: number | null; cache: 'none' | '5m' | '1h'; price: Price; media?: { tokens: number; bytes: number }; server?: { usd: number; tokens: number } };
 export type Fit =
   | { action: 'forward'; maxTokens: number; thinkingBudget: number | null; worstUsd: number }
   | { action: 'refuse'; reason: string };
 
 // Pure: the most input tokens a call can be billed: its text from its bytes, its media from
 // their own bound.
-export function inputWorstTokens(plan: Pick<CallPlan, 'bodyBytes' | 'media'>): number {
+export function inputWorstTokens(plan: Pick<CallPlan, 'bodyBytes' | 'media' | 'server'>): number {
   const m = plan.media ?? { tokens: 0, bytes: 0 };
-  return Math.ceil(Math.max(0, plan.bodyBytes - m.bytes) / BYTES_PER_TOKEN) + m.tokens;
+  return Math.ceil(Math.max(0, plan.bodyBytes - m.bytes) / BYTES_PER_TOKEN) + m.tokens + (plan.server?.tokens ?? 0);
 }
 
 // Pure: the worst a call's input can cost (every token written to the dearest cache it names).
-export function inputWorstUsd(plan: Pick<CallPlan, 'bodyBytes' | 'cache' | 'price' | 'media'>): number {
+export function inputWorstUsd(plan: Pick<CallPlan, 'bodyBytes' | 'cache' | 'price' | 'media' | 'server'>): number {
   const p = plan.price;
   const rate = plan.cache === '1h' ? Math.max(p.input, p.cache_write_1h) : plan.cache === '5m' ? Math.max(p.input, p.cache_write) : p.input;
-  return (inputWorstTokens(plan) * rate) / 1e6;
+  return (inputWorstTokens(plan) * rate) / 1e6 + (plan.server?.usd ?? 0);
 }
 
 // Pure: the call as it may go upstream with `leftUsd` left of the reservation: unchanged when its
@@ -72,7 +74,7 @@ export function fitCall(plan: CallPlan, leftUsd: number): Fit {
   const room = Math.floor((leftUsd - input) / perOutput + 1e-6);
   const floor = plan.thinkingBudget !== null ? MIN_THINKING_TOKENS + 1 : MIN_MAX_TOKENS;
   if (room < floor) {
-    return { action: 'refuse', reason: `the session's budget reservation has ${exactMoney(Math.max(0, leftUsd))} left, and this call's worst case (${exactMoney(input)} of input for ${plan.bodyBytes} bytes${plan.media?.tokens ? `, ${plan.media.tokens} tokens of it images and PDF pages` : ''}, then ${floor} output tokens) is ${exactMoney(worst(floor))}` };
+    return { action: 'refuse', reason: `the session's budget reservation has ${exactMoney(Math.max(0, leftUsd))} left, and this call's worst case (${exactMoney(input)} of input for ${plan.bodyBytes} bytes${plan.media?.tokens ? `, ${plan.media.tokens} tokens of it images and PDF pages` : ''}${plan.server ? `, ${exactMoney(plan.server.usd)} and ${plan.server.tokens} tokens of it server tools` : ''}, then ${floor} output tokens) is ${exactMoney(worst(floor))}` };
   }
   const thinkingBudget = plan.thinkingBudget !== null && plan.thinkingBudget >= room ? room - 1 : plan.thinkingBudget;
   return { action: 'forward', maxTokens: room, thinkingBudget, worstUsd: worst(room) };

@@ -27,6 +27,9 @@ const AgentSchema = z.strictObject({
   max_runs_per_day: z.number().int().positive().optional(),
   // Hosts its sessions may reach (the site's `network:` when absent): none, open, or a list.
   network: network.optional(),
+  // Server tools (a tool type, e.g. web_fetch_20250910) its calls may carry though the meter knows
+  // no price for them: sent uncounted. Any other unknown server tool is refused (budget/server-tools.ts).
+  server_tools: z.array(z.string().min(1)).default([]),
   // Variables of the supervisor's environment passed into this agent's sessions (by name only).
   env: z
     .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'Expected a variable name'))

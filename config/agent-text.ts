@@ -25,6 +25,8 @@ export type Agent = {
   env: string[];
   // What its sessions may reach through the egress proxy (`none`: no proxy at all).
   network: NetworkPolicy;
+  // Server tools allowed uncounted (`server_tools:`).
+  serverTools: string[];
 };
 
 export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -62,6 +64,7 @@ export function agentOf(name: string, file: string, { front: a, prompt }: AgentT
     maxRunsPerDay: a.max_runs_per_day ?? null,
     env: a.env,
     network: a.network ?? config.network,
+    serverTools: a.server_tools ?? [],
   };
 }
 

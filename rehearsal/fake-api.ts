@@ -72,25 +72,37 @@ function imageBill(data: Buffer): number {
   h = Math.floor(h * edge * area);
   return Math.ceil((w * h) / 750);
 }
-function pdfPages(data: Buffer): number {
-  // Each page object; a page tree's /Type /Pages is not one.
-  return (data.toString('latin1').match(/\/Type\s*\/Page(?![a-zA-Z])/g) ?? []).length;
+// Pages as a real parser counts them (pdf.js, as a renderer would open the file): never a scan of
+// the file's text, which an object stream hides pages from. A file it cannot open has none.
+async function pdfPages(data: Buffer): Promise<number> {
+  const lib = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const task = lib.getDocument({ data: new Uint8Array(data), verbosity: 0 });
+  try {
+    return (await task.promise).numPages;
+  } catch {
+    return 0;
+  } finally {
+    await task.destroy().catch(() => {});
+  }
 }
-export function inputTokensOf(body: any, bodyBytes: number): number {
+export async function inputTokensOf(body: any, bodyBytes: number): Promise<number> {
   let media = 0;
   let mediaBytes = 0;
+  const pdfs: Buffer[] = [];
   const walk = (v: any): void => {
     if (Array.isArray(v)) return v.forEach(walk);
     if (!v || typeof v !== 'object') return;
     if ((v.type === 'image' || v.type === 'document') && v.source?.type === 'base64' && typeof v.source.data === 'string') {
       const data = Buffer.from(v.source.data, 'base64');
       mediaBytes += v.source.data.length;
-      media += v.type === 'image' ? imageBill(data) : pdfPages(data) * PAGE_TOKENS;
+      if (v.type === 'image') media += imageBill(data);
+      else pdfs.push(data);
       return;
     }
     for (const x of Object.values(v)) walk(x);
   };
   walk(body);
+  for (const d of pdfs) media += (await pdfPages(d)) * PAGE_TOKENS;
   return Math.ceil(Math.max(0, bodyBytes - mediaBytes) / BYTES_PER_TOKEN) + media;
 }
 
@@ -373,7 +385,7 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
     }
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
       let body: any;
       const raw = Buffer.concat(chunks);
       try {
@@ -386,10 +398,10 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
       if (route === '/v1/messages/count_tokens') {
         countTokens++;
         res.writeHead(200, { 'content-type': 'application/json', 'request-id': id('req') });
-        res.end(JSON.stringify({ input_tokens: inputTokensOf(body, raw.length) }));
+        res.end(JSON.stringify({ input_tokens: await inputTokensOf(body, raw.length) }));
         return;
       }
-      const input = inputTokensOf(body, raw.length);
+      const input = await inputTokensOf(body, raw.length);
       const got = turnOf(body);
       const scenario = arg(got.prompt, 'SCENARIO') ?? 'text';
       requests.push({ scenario, turn: got.turn, stream: body.stream === true, model: body.model, headers: req.headers, toolResult: got.lastToolResult, at: performance.now() });

@@ -92,7 +92,7 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
   // beside themselves); both are awaited, and nothing is spawned, before the charge.
   // The meter lives in the session's API proxy; it admits nothing until the charge reserves.
   let lastWindows = '';
-  const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, warn: (o, m) => log.warn(o, m) });
+  const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, serverTools: agent.serverTools, warn: (o, m) => log.warn(o, m) });
   meter.close('the session has no reservation yet');
   const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log, excludeOnlyWithGit: deps.gitChecks?.excludeAlways === false, repo });
   const guestReady = prepareGuest(
@@ -236,6 +236,7 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
     const endedAt = deps.now();
     // Whatever still runs in the sandbox gets no further call; what is in flight counts its worst.
     meter.close('the session is over');
+    meter.dispose();
     const classified = internal || !run
       ? { outcome: 'error' as const, error: `internal: ${deps.redact((internal as Error)?.message ?? String(internal))}` }
       : classify({ spawnError: run.spawnError, stopReason: run.stopReason, stopDetail: run.stopDetail, result: t.result, exitCode: run.exitCode, signal: run.signal });

@@ -258,9 +258,19 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       if (size <= BODY_MAX) chunks.push(c);
     });
     req.on('error', () => res.destroy());
-    req.on('end', () => {
+    req.on('end', async () => {
       if (size > BODY_MAX) return refused(`the request body is above ${BODY_MAX} bytes`);
-      const a = meter.admit(Buffer.concat(chunks, size));
+      let a: Awaited<ReturnType<SessionMeter['admit']>>;
+      try {
+        a = await meter.admit(Buffer.concat(chunks, size));
+      } catch (err) {
+        // Fail closed: a call the meter could not count does not go.
+        a = { ok: false, reason: `the meter could not count the call (${(err as Error).message})` };
+      }
+      if (res.destroyed || closing) {
+        if (a.ok) meter.drop(a.call);
+        return;
+      }
       if (!a.ok) return refused(a.reason, meter.exhausted === a.reason ? 'api_proxy_budget_refused' : 'api_proxy_refused');
       if (a.lowered) {
         stats.lowered++;

@@ -21,7 +21,7 @@ describe('features that raise the price', () => {
     ['inference_geo global: standard', 'claude-sonnet-4-6', { inferenceGeo: 'global' }, 3, 15],
     ['fast and us together', 'claude-opus-5', { speed: 'fast', inferenceGeo: 'us' }, 11, 55],
   ] as const) {
-    test(`${name}: $${input}/$${output}`, () => {
+    test(`${name}: $${input}/$${output}`, async () => {
       const s = surchargeFor(model, f);
       assert.ok(!('refuse' in s), JSON.stringify(s));
       const p = surcharged(lookupPrice(model).price, s, 1000);
@@ -34,13 +34,13 @@ describe('features that raise the price', () => {
     ['an unknown speed', 'claude-opus-5', { speed: 'turbo' }, /`speed` "turbo"/],
     ['an unknown inference_geo', 'claude-opus-5', { inferenceGeo: 'eu' }, /`inference_geo` "eu"/],
   ] as const) {
-    test(`refused: ${name}`, () => {
+    test(`refused: ${name}`, async () => {
       const s = surchargeFor(model, f);
       assert.ok('refuse' in s);
       assert.match(s.refuse, why);
     });
   }
-  test('long context: past 200k input tokens, 2x input and cache, 1.5x output, for the whole call', () => {
+  test('long context: past 200k input tokens, 2x input and cache, 1.5x output, for the whole call', async () => {
     const sonnet = lookupPrice('claude-sonnet-4-6').price;
     const none = { inputMultiplier: 1, outputMultiplier: 1 };
     assert.equal(round(costWith(sonnet, none, usage(200_000, 1000))), 0.615); // 0.6 + 0.015
@@ -51,24 +51,24 @@ describe('features that raise the price', () => {
 
 describe('the meter prices what the body asks for', () => {
   const body = (o: object) => Buffer.from(JSON.stringify({ model: 'claude-opus-4-6', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }], ...o }));
-  test('a fast-mode call is priced at its rate, admitted and settled (control: the same call standard)', () => {
+  test('a fast-mode call is priced at its rate, admitted and settled (control: the same call standard)', async () => {
     const fast = new SessionMeter({ reservationUsd: 10 });
-    const a = fast.admit(body({ speed: 'fast' }));
+    const a = await fast.admit(body({ speed: 'fast' }));
     assert.ok(a.ok);
     assert.equal(round(fast.finish(a.call, { usage: usage(10_000, 1000), model: 'claude-opus-4-6', complete: true })), 0.45); // 10k x $30/M + 1k x $150/M
     const std = new SessionMeter({ reservationUsd: 10 });
-    const b = std.admit(body({}));
+    const b = await std.admit(body({}));
     assert.ok(b.ok);
     assert.equal(round(std.finish(b.call, { usage: usage(10_000, 1000), model: 'claude-opus-4-6', complete: true })), 0.075);
   });
-  test('fast mode lowers max_tokens to fit at its rate: a $0.05 reservation fits 1,000 output tokens standard, not fast', () => {
-    const std = new SessionMeter({ reservationUsd: 0.05 }).admit(body({}));
+  test('fast mode lowers max_tokens to fit at its rate: a $0.05 reservation fits 1,000 output tokens standard, not fast', async () => {
+    const std = await (new SessionMeter({ reservationUsd: 0.05 })).admit(body({}));
     assert.ok(std.ok && std.lowered === null);
-    const fast = new SessionMeter({ reservationUsd: 0.05 }).admit(body({ speed: 'fast' }));
+    const fast = await (new SessionMeter({ reservationUsd: 0.05 })).admit(body({ speed: 'fast' }));
     assert.ok(fast.ok && fast.lowered !== null && fast.lowered.to < 1000, JSON.stringify(fast));
   });
-  test('fast mode the meter cannot price is refused before it goes', () => {
-    const a = new SessionMeter({ reservationUsd: 10 }).admit(body({ model: 'claude-opus-5-5', speed: 'fast' }));
+  test('fast mode the meter cannot price is refused before it goes', async () => {
+    const a = await (new SessionMeter({ reservationUsd: 10 })).admit(body({ model: 'claude-opus-5-5', speed: 'fast' }));
     assert.equal(a.ok, false);
   });
 });
@@ -79,18 +79,18 @@ describe('images are counted by their pixels', () => {
     const content = Array.from({ length: 100 }, () => ({ type: 'image', source: { type: 'base64', media_type: 'image/png', data } }));
     return Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 1000, messages: [{ role: 'user', content }] }));
   };
-  test('100 images of 1092x1092 (159,000 tokens, $0.477 on sonnet) against a $0.25 reservation: refused before it goes', () => {
+  test('100 images of 1092x1092 (159,000 tokens, $0.477 on sonnet) against a $0.25 reservation: refused before it goes', async () => {
     const raw = hundred();
-    const a = new SessionMeter({ reservationUsd: 0.25 }).admit(raw);
+    const a = await (new SessionMeter({ reservationUsd: 0.25 })).admit(raw);
     assert.equal(a.ok, false);
     assert.match(!a.ok ? a.reason : '', /159000 tokens of it images and PDF pages/);
     // Control: the estimate from the body's bytes alone (what the meter did before) admits it.
     const bytesOnly = fitCall({ bodyBytes: raw.length, maxTokens: 1000, thinkingBudget: null, cache: 'none', price: lookupPrice('claude-sonnet-4-6').price }, 0.25);
     assert.equal(bytesOnly.action, 'forward');
   });
-  test('the same call with room for it goes, re-serialised as it was counted', () => {
+  test('the same call with room for it goes, re-serialised as it was counted', async () => {
     const raw = hundred();
-    const a = new SessionMeter({ reservationUsd: 1 }).admit(raw);
+    const a = await (new SessionMeter({ reservationUsd: 1 })).admit(raw);
     assert.ok(a.ok);
     assert.deepEqual(JSON.parse(a.body.toString()), JSON.parse(raw.toString()));
   });

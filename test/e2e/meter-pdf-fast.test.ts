@@ -19,7 +19,8 @@ import { lookupPrice } from '../../budget/pricing.js';
 import { fitCall } from '../../budget/reservation.js';
 import { startApiProxy, type ApiProxy } from '../../sessions/wall/api-proxy.js';
 import { TEST_API_KEY, type Reply, type ServedRecord, type Turn } from '../fake-api.js';
-import { pdf } from '../fixtures/media-files.js';
+import { pdf, pdfHidden } from '../fixtures/media-files.js';
+import { textScanPdfPages } from '../fixtures/text-scan-meter.js';
 import { configYaml, fakeApiPerFile, nightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
@@ -42,17 +43,28 @@ const script = (t: Turn): Reply => {
   return { kind: 'message', blocks: [{ type: 'text', text: `read it (${documentsIn(t.body)} document)` }], usage: { output_tokens: 50 } };
 };
 
+// The PDF as a plain file, and written each of the three ways that hid its pages from the text
+// scan the meter used (issue 52: an object stream's header with a key holding "obj", a comment
+// inside it, a PNG predictor), each of which that scan counted as 1 page.
+const FILES = [
+  ['plain', () => pdf(PAGES)],
+  ['obj-key', () => pdfHidden(PAGES, 'obj-key')],
+  ['comment', () => pdfHidden(PAGES, 'comment')],
+  ['predictor', () => pdfHidden(PAGES, 'predictor')],
+] as const;
+
 describe('a PDF through the meter with the real CLI', () => {
+  for (const [shape, make] of FILES)
   for (const [name, reservation, refused] of [
-    [`a ${PAGES}-page PDF against a $0.30 session: the call carrying it is refused before it goes, counted at its pages, and the API serves less than the reservation`, 0.3, true],
-    [`control: the same session with $10 to spend: the calls carrying the PDF go, and the API bills them more than $0.30`, 10, false],
+    [`a ${PAGES}-page PDF (${shape}) against a $0.30 session: the call carrying it is refused before it goes, counted at its pages, and the API serves less than the reservation`, 0.3, true],
+    [`control: the same PDF (${shape}) in a session with $10 to spend: the calls carrying it go, and the API bills them more than $0.30`, 10, false],
   ] as const) {
     test(name, { timeout: 180_000 }, async (t) => {
       const ws = workspace(t, api.url, configYaml({ top: 'sandbox: none\n', budget: { max_usd_per_day: 20, max_usd_per_session: reservation, min_session_usd: 0.1 } }));
       const file = path.join(ws.vault, 'report.pdf');
-      fs.writeFileSync(file, pdf(PAGES));
+      fs.writeFileSync(file, make());
       fs.writeFileSync(path.join(ws.vault, 'note.txt'), 'a note\n');
-      const scenario = `pdf-${refused ? 'small' : 'room'}`;
+      const scenario = `pdf-${shape}-${refused ? 'small' : 'room'}`;
       api.script(scenario, script);
       writeAgent(ws, 'reader', `SCENARIO=${scenario} PDF=${file}`, { allowed_tools: ['Read'] });
       const n = api.served.length;
@@ -78,6 +90,16 @@ describe('a PDF through the meter with the real CLI', () => {
       }
     });
   }
+
+  test('the control for the hidden shapes: at the text scan\'s count (1 page each) such a call is admitted at $0.30', () => {
+    for (const [shape, make] of FILES.slice(1)) {
+      const file = make();
+      assert.equal(textScanPdfPages(file), 1, shape);
+      const b64 = file.toString('base64');
+      const f = fitCall({ bodyBytes: 60_000 + b64.length, maxTokens: 32_000, thinkingBudget: null, cache: '5m', price: lookupPrice('claude-sonnet-4-6').price, media: { tokens: 10_000, bytes: b64.length } }, 0.3 - 0.01);
+      assert.equal(f.action, 'forward', shape);
+    }
+  });
 
   test('the control for the count: the estimate from the body\'s bytes (the meter before) admits such a call at $0.30', () => {
     const b64 = pdf(PAGES).toString('base64');
