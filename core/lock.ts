@@ -186,18 +186,27 @@ function mayRemove(dir: string): boolean {
   return t.state === 'remove';
 }
 
-// The fs proper-lockfile works through: node's own (its default, graceful-fs, only adds retries of
-// opens it never makes), with removal guarded by mayRemove.
-const gone = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+// The fs proper-lockfile works through: node's own, called synchronously (as the lock was taken
+// before: no trip through libuv's thread pool for the mkdir and its mtime probe, which a loaded
+// host makes slow), with removal guarded by mayRemove. Its default, graceful-fs, only adds retries
+// of opens that the lock never makes.
+type Done<T = void> = (err: NodeJS.ErrnoException | null, value?: T) => void;
+function now<T>(op: () => T, cb: Done<T>): void {
+  let value: T;
+  try {
+    value = op();
+  } catch (err) {
+    return cb(err as NodeJS.ErrnoException);
+  }
+  cb(null, value);
+}
 const lockFs = {
-  mkdir: fs.mkdir,
-  stat: fs.stat,
-  utimes: fs.utimes,
-  realpath: fs.realpath,
-  rmdir(dir: string, cb: (err: NodeJS.ErrnoException | null) => void) {
-    if (!mayRemove(dir)) return cb(null);
-    fs.rmdir(dir, (err) => cb(err && !gone(err) ? err : null));
-  },
+  mkdir: (dir: string, cb: Done) => now(() => void fs.mkdirSync(dir), cb),
+  stat: (p: string, cb: Done<fs.Stats>) => now(() => fs.statSync(p), cb),
+  utimes: (p: string, atime: Date, mtime: Date, cb: Done) => now(() => fs.utimesSync(p, atime, mtime), cb),
+  realpath: (p: string, cb: Done<string>) => now(() => fs.realpathSync(p), cb),
+  // A process that exits right after a release leaves no directory.
+  rmdir: (dir: string, cb: Done) => now(() => void (mayRemove(dir) && rmdirQuiet(dir)), cb),
   rmdirSync(dir: string) {
     if (mayRemove(dir)) rmdirQuiet(dir);
   },
@@ -272,10 +281,12 @@ function held(file: string, owner: LockOwner, lock: Taken, logger?: Logger): Hel
   return {
     file,
     lost: lost.signal,
-    // A lock taken from us is someone else's now: release leaves it be (mayRemove).
+    // A lock taken from us is someone else's now: release leaves it be (mayRemove). Once only.
     release: async () => {
       clearInterval(watch);
-      await lock.release();
+      const r = lock.release;
+      lock.release = async () => {};
+      await r();
     },
   };
 }

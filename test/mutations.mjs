@@ -140,8 +140,8 @@ export const MUTATIONS = [
     name: 'lock-mkdir-not-atomic',
     guarantee: 'of takers racing for a free lock exactly one gets it (proper-lockfile\'s mkdir fails on EEXIST)',
     file: 'core/lock.ts',
-    find: '  mkdir: fs.mkdir,',
-    replace: '  mkdir: (dir: string, cb: (err: NodeJS.ErrnoException | null) => void) => fs.mkdir(dir, { recursive: true }, (err) => cb(err)),',
+    find: 'now(() => void fs.mkdirSync(dir), cb)',
+    replace: 'now(() => void fs.mkdirSync(dir, { recursive: true }), cb)',
     tests: ['core/lock'],
   },
   {
