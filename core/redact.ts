@@ -4,7 +4,9 @@
 // redacted before it is cut: a cut can split a secret so that no redactor finds it.
 export const REDACTED = '[redacted]';
 
-const NAMED = new Set(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'DISCORD_WEBHOOK_URL', 'NIGHTSHIFT_WEBHOOK_URL', 'GEMINI_API_KEY']);
+// The secrets nightshift itself knows by name (the logger also redacts fields so named).
+export const SECRET_NAMES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'DISCORD_WEBHOOK_URL', 'NIGHTSHIFT_WEBHOOK_URL', 'GEMINI_API_KEY'] as const;
+const NAMED = new Set<string>(SECRET_NAMES);
 const PATTERN = /(_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PAT)$/;
 // A URL in `*_URL` is a secret when it carries credentials: user info, a token-like query value,
 // or a long token-like path segment (a Discord webhook's token).

@@ -135,4 +135,29 @@ export const MUTATIONS = [
     replace: '...([] as string[]),',
     tests: ['e2e/project-settings'],
   },
+  // Issue 56: the locks through proper-lockfile keep what core/lock.ts proved.
+  {
+    name: 'lock-mkdir-not-atomic',
+    guarantee: 'of takers racing for a free lock exactly one gets it (proper-lockfile\'s mkdir fails on EEXIST)',
+    file: 'core/lock.ts',
+    find: 'now(() => void fs.mkdirSync(dir), cb)',
+    replace: 'now(() => void fs.mkdirSync(dir, { recursive: true }), cb)',
+    tests: ['core/lock'],
+  },
+  {
+    name: 'lock-kept-at-exit',
+    guarantee: 'a holder that exits without releasing leaves no lock behind (proper-lockfile\'s exit hook, through lockFs)',
+    file: 'core/lock.ts',
+    find: '    if (mayRemove(dir)) rmdirQuiet(dir);\n  },',
+    replace: '    void dir;\n  },',
+    tests: ['core/lock'],
+  },
+  {
+    name: 'lock-release-removes-taken',
+    guarantee: "a release of a lock taken from us leaves the new owner's lock be",
+    file: 'core/lock.ts',
+    find: "    t.state = t.mine() ? 'remove' : 'leave';",
+    replace: "    t.state = 'remove';",
+    tests: ['core/lock'],
+  },
 ];

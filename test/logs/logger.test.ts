@@ -85,3 +85,18 @@ test('both sinks get each line through the redactor; the daily file keeps JSON; 
   silent.child({ a: 1 }).fatal('nothing');
   assert.equal(silent.level, 'silent');
 });
+
+// Fields named for a secret are pino's to redact, even when the value is in no redactor's list
+// (a key from somewhere other than the environment); the values themselves are redacted anywhere.
+test("a field named for a secret is censored by pino's redaction, whatever its value", () => {
+  const { lines, log } = capture((write) => createLogger({ redact: (t) => t, stderr: { write } }));
+  const fields = { env: { ANTHROPIC_API_KEY: 'sk-not-in-env-1' }, headers: { authorization: 'Bearer tok-not-in-env-2', accept: 'json' }, DISCORD_WEBHOOK_URL: 'https://hook.example/not-in-env-3' };
+  log.warn(fields, 'request');
+  const line = JSON.parse(lines[0]);
+  assert.deepEqual([line.env.ANTHROPIC_API_KEY, line.headers.authorization, line.DISCORD_WEBHOOK_URL, line.headers.accept], ['[redacted]', '[redacted]', '[redacted]', 'json']);
+  assert.equal(fields.env.ANTHROPIC_API_KEY, 'sk-not-in-env-1', 'the caller\'s object is left as it was');
+  // Control: pino without the redaction writes them.
+  const theirs = capture((write) => pino({ base: { pid: process.pid } }, { write }) as unknown as Logger);
+  theirs.log.warn(fields, 'request');
+  assert.match(theirs.lines[0], /sk-not-in-env-1.*tok-not-in-env-2.*not-in-env-3/);
+});
