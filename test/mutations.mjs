@@ -9,8 +9,8 @@ export const MUTATIONS = [
     name: 'locked-tick-no-fire',
     guarantee: 'a tick turned away by the run lock leaves a fire row, settled locked',
     file: 'daemon/tick/tick.ts',
-    find: "const fire = FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps);",
-    replace: "const fire = (await import('../../core/lock.js')).lockOwner(`${config.state_dir}/run`) ? (Reflect.construct(FireRecord, [null, null, null, 'tick', deps]) as FireRecord) : FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps);",
+    find: "let fire: FireRecord | null = lead ? FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps) : null;",
+    replace: "let fire: FireRecord | null = lead ? ((await import('../../core/lock.js')).lockOwner(`${config.state_dir}/run`) ? (Reflect.construct(FireRecord, [null, null, null, 'tick', deps]) as FireRecord) : FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps)) : null;",
     tests: ['e2e/fires', 'e2e/tick.test'],
   },
   {
