@@ -14,6 +14,14 @@ export const MUTATIONS = [
     tests: ['e2e/fires', 'e2e/tick.test'],
   },
   {
+    name: 'at-capacity-no-fire',
+    guarantee: 'a due agent left without a slot (every slot held) gets a fire row saying it waits and when it is tried again',
+    file: 'daemon/tick/tick.ts',
+    find: "if (lead && r.action === 'skip' && r.limit === 'lock' && config.sessions.max_concurrent > 1) {",
+    replace: 'if (false) {',
+    tests: ['e2e/concurrency.test'],
+  },
+  {
     name: 'memory-last-written-wins',
     guarantee: 'the later-valid memory is current, whichever was written last',
     file: 'memory/store/updates.ts',

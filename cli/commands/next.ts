@@ -24,7 +24,9 @@ systemd-analyze calendar; without systemd-analyze, hourly ticks are assumed, and
          rules: [{index, agent, matched, why, next_due}],
          holds: {agent: {kind: "rate_limited"|"backoff", until, reason, failures, session}},
          next_due: {<agent>: ISO time|null}, why: {<agent>: reason it will not run},
-         waits: {<agent>: reason it will not run before its next_due}, windows, window_hold}
+         waits: {<agent>: reason it will not run before its next_due}, windows, window_hold,
+         beside: {max_concurrent, running: [agent], starts: [agent], waits: [{agent, why}]}: the
+         agents that tick starts side by side, if the sessions running now still run then)
          (an agent no rule names is null)`;
 
 export const stage = 'full';
@@ -44,7 +46,11 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   const tz = config.budget.timezone;
   const { windowHold, windowLines } = await import('../../budget/windows.js');
   const { ticks, calendar } = timerTicks(flags.prefix, at, env.PATH);
-  const { f, windows } = await withLedger(config, logger, (l) => ({ windows: l.windows(), f: forecastOf(config, agents, l, at, ticks, broken) }));
+  const { besidePlan } = await import('../../daemon/tick/beside-plan.js');
+  const { f, windows, beside } = await withLedger(config, logger, (l) => {
+    const f = forecastOf(config, agents, l, at, ticks, broken);
+    return { windows: l.windows(), f, beside: besidePlan(config, agents, broken, l, f.tickAt ?? at) };
+  });
   const d = f.tick;
   const iso = (t: Date | null | undefined) => (t ? t.toISOString() : null);
   // Every agent, those no rule names too (they run only by `nightshift run`).
@@ -52,7 +58,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   if (flags.json) {
     io.out(JSON.stringify({
       agent: d.agent, rule: d.rule, starts: d.starts, reason: d.reason, tick_at: iso(f.tickAt), next_ticks: nextTicks(ticks, at), calendar, rules: d.decision.rules.map((r) => ({ ...r, next_due: iso(f.rules[r.index]) })),
-      holds: f.holds, next_due: nextDue, why: f.why, waits: f.waits, windows, window_hold: windowHold(windows, config.budget.max_window_utilization, at),
+      holds: f.holds, next_due: nextDue, why: f.why, waits: f.waits, windows, window_hold: windowHold(windows, config.budget.max_window_utilization, at), beside,
     }));
   } else {
     const when = (t: Date) => (t.getTime() === at.getTime() ? 'now' : `${zoneStamp(t.toISOString(), tz)} (in ${roughly(t.getTime() - at.getTime())})`);
@@ -61,6 +67,10 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
     const upcoming = nextTicks(ticks, at);
     if (upcoming.length) lines.push(`  next ticks ${upcoming.map((t) => zoneStamp(t, tz)).join(', ')}`);
     for (const l of windowLines(windows, config.budget.max_window_utilization)) lines.push(`  window ${l}`);
+    if (beside.max_concurrent > 1) {
+      lines.push(`  side by side (sessions.max_concurrent ${beside.max_concurrent}${beside.running.length ? `, running now: ${beside.running.join(', ')}` : ''}): the tick starts ${beside.starts.length ? beside.starts.join(', ') : 'none'}`);
+      for (const w of beside.waits) lines.push(`    ${w.agent} waits: ${w.why}`);
+    }
     for (const r of d.decision.rules) lines.push(`  [${r.index}] ${r.agent.padEnd(16)} ${r.matched ? 'due' : r.why}`);
     for (const [agent, h] of Object.entries(f.holds)) if (!d.decision.rules.some((r) => r.agent === agent)) lines.push(`  held: ${agent} until ${zoneStamp(h.until, tz)} (${h.reason})`);
     lines.push('will run:');

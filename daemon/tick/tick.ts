@@ -120,6 +120,12 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
     );
     // Its slot is free again: another due agent may take it.
     if (r.action === 'session') o.more();
+    // Every slot held by sessions other supervisors run: each due agent's wait gets a row of its own.
+    if (lead && r.action === 'skip' && r.limit === 'lock' && config.sessions.max_concurrent > 1) {
+      await (await import('./at-capacity.js')).recordWaiting(config, agents, broken, deps, { trigger, slot: deps.slot ?? null, why: r.reason }).catch((e: unknown) => {
+        deps.logger.warn({ event: 'at_capacity_unrecorded', err: deps.redact(String((e as Error)?.message ?? e)) }, `the agents waiting for a slot could not be recorded: ${deps.redact(String((e as Error)?.message ?? e))}`);
+      });
+    }
     if (!fire) return null;
     const settled = fire.settle({
       dispatch,

@@ -127,6 +127,37 @@ describe('sessions.max_concurrent', () => {
     assert.equal(mostAtOnce(rows), 2, JSON.stringify(rows.map((x) => [x.agent, x.started_at, x.ended_at])));
   });
 
+  test('next says which due agents the tick starts and which wait; a tick that finds every slot held records a fire row for each agent that waits, with the next tick', async (t) => {
+    const names = ['b1', 'b2', 'b3', 'b4'];
+    const ws = workspace(t, api.url, 'x');
+    fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}sessions:\n  max_concurrent: 2\n${ownVaults(ws, names)}dispatch:\n${names.map((n) => `  - agent: ${n}\n`).join('')}` }));
+    for (const n of names) writeAgent(ws, n, 'SCENARIO=slow-tool SLEEP=12', { allowed_tools: ['Bash'] });
+    const plan = JSON.parse((await nightshift(['next', '--json'], ws.env, ws.dir)).stdout).beside;
+    assert.deepEqual(plan.starts, ['b1', 'b2']);
+    assert.deepEqual(plan.waits.map((w: any) => [w.agent, w.why]), [['b3', 'at capacity: sessions.max_concurrent 2'], ['b4', 'at capacity: sessions.max_concurrent 2']]);
+    assert.match((await nightshift(['next'], ws.env, ws.dir)).stdout, /side by side \(sessions\.max_concurrent 2\): the tick starts b1, b2\n +b3 waits: at capacity/);
+    const running = () => {
+      try {
+        return ledgerRows(ws.dir).filter((x) => x.status === 'running').length;
+      } catch {
+        return 0;
+      }
+    };
+    const first = startNightshift(['tick', '--json'], ws.env, ws.dir, t);
+    await waitFor(() => running() === 2, 60_000, 'two sessions of the first tick');
+    const busy = JSON.parse((await nightshift(['next', '--json'], ws.env, ws.dir)).stdout).beside;
+    assert.deepEqual(busy.running.sort(), ['b1', 'b2']);
+    assert.deepEqual(busy.starts, []);
+    const second = await nightshift(['tick', '--json'], ws.env, ws.dir);
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(JSON.parse(second.stdout).reason, /^at capacity: 2 sessions running/);
+    // Mutation: recordWaiting never called (tick.ts's at-capacity branch off): no row for b3 and b4, caught here.
+    const waited = (await fires(ws)).filter((f) => f.supervisor_pid !== first.child.pid && f.agent);
+    assert.deepEqual(waited.map((f) => [f.agent, f.action]).sort(), [['b3', 'locked'], ['b4', 'locked']]);
+    for (const f of waited) assert.match(f.reason, new RegExp(`^${f.agent} is due and waits: at capacity: 2 sessions running, sessions.max_concurrent 2 .*; the next tick \\(\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\) tries again$`));
+    assert.equal((await first.done).code, 0);
+  });
+
   test('an agent with a vault of its own (vaults.<agent>) works there, and the site\'s vault is untouched', async (t) => {
     const ws = workspace(t, api.url, 'x');
     fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}${ownVaults(ws, ['mine'])}` }));
