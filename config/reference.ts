@@ -166,8 +166,8 @@ export const KEY_DOCS: Record<string, KeyDoc> = {
   'limits.memory_writes': 'Memory tool writes per session.',
   'limits.endpoint_requests': 'Connections each endpoint (hooks, memory, API) holds open at once.',
   'limits.egress_connections': 'Tunnels the egress proxy holds open at once.',
-  'limits.pids': { kind: 'pids', text: 'Processes and threads at once (a cgroup, else rlimits: see `doctor`).' },
-  'limits.memory': { kind: 'memory_bound', text: 'Its memory, swap included; past it the kernel ends a process and the session ends.' },
+  'limits.pids': { kind: 'pids', text: 'Processes and threads at once (a cgroup, else rlimits: see `doctor`); beside other sessions at most 80% of kernel.threads-max over sessions.max_concurrent.' },
+  'limits.memory': { kind: 'memory_bound', text: 'Its memory, swap included; past it the kernel ends a process and the session ends. Beside other sessions at most 80% of the host\'s memory over sessions.max_concurrent.' },
   'limits.disk_free': { kind: 'size', text: "No session starts with less free on the vault's, `state_dir`'s or `log_dir`'s disk (or under 1024 free inodes); 0: off." },
 };
 

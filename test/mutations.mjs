@@ -22,6 +22,14 @@ export const MUTATIONS = [
     tests: ['e2e/concurrency.test'],
   },
   {
+    name: 'bounds-not-split',
+    guarantee: 'beside other sessions each session\'s memory and pid bounds are at most its share of the host',
+    file: 'sessions/wall/guest.ts',
+    find: 'const cell = cellFor(split.wanted, i.sessionId,',
+    replace: 'const cell = cellFor({ pids: config.limits.pids, memory: config.limits.memory }, i.sessionId,',
+    tests: ['e2e/concurrency.test'],
+  },
+  {
     name: 'memory-last-written-wins',
     guarantee: 'the later-valid memory is current, whichever was written last',
     file: 'memory/store/updates.ts',

@@ -3,7 +3,7 @@
 import type { Config } from '../../config/schema.js';
 import { formatSize } from '../../config/size.js';
 import { diskFacts, diskFullReason, lowDisks } from '../../config/disk-space.js';
-import { describePlan, planBounds } from '../../sessions/wall/bounds.js';
+import { describePlan, HOST_SHARE, planBounds, splitBounds } from '../../sessions/wall/bounds.js';
 import { boundsFacts } from '../../sessions/wall/cgroup.js';
 import type { CheckFacts } from '../../report/embed.js';
 
@@ -20,18 +20,17 @@ export function boundsCheck(c: Pick<Config, 'limits'>, env: NodeJS.ProcessEnv): 
   return { name: 'bounds', status: 'ok', detail, fix: null };
 }
 
-// Sessions side by side (sessions.max_concurrent) each get limits.memory: together they must fit in
-// the host's memory, or the OOM killer picks among them and the supervisor. Pure over the figures.
+// Sessions side by side (sessions.max_concurrent) each get limits.memory, at most their share of
+// the host (sessions/wall/bounds.ts splitBounds): said, so the operator knows what each really gets.
 export function concurrencyCheck(maxConcurrent: number, memory: number | 'off', hostMemory: number): CheckFacts {
   const name = 'concurrency';
   if (maxConcurrent === 1) return { name, status: 'ok', detail: 'one session at a time (sessions.max_concurrent 1)', fix: null };
   if (memory === 'off') return { name, status: 'warn', detail: `up to ${maxConcurrent} sessions at once with no memory bound each (limits.memory off): together they can take all of the host's ${formatSize(hostMemory)}`, fix: 'set limits.memory so that sessions.max_concurrent of them fit in the host\'s memory' };
-  const together = maxConcurrent * memory;
-  if (together > hostMemory) {
-    const fits = Math.max(1, Math.floor(hostMemory / memory));
-    return { name, status: 'warn', detail: `sessions.max_concurrent ${maxConcurrent} × limits.memory ${formatSize(memory)} = ${formatSize(together)}, more than the host's ${formatSize(hostMemory)}`, fix: `lower sessions.max_concurrent to ${fits}, or limits.memory to ${formatSize(Math.floor(hostMemory / maxConcurrent))}` };
+  const each = splitBounds({ pids: 'off', memory }, maxConcurrent, { memory: hostMemory, threads: null }).wanted.memory as number;
+  if (each < memory) {
+    return { name, status: 'warn', detail: `sessions.max_concurrent ${maxConcurrent} × limits.memory ${formatSize(memory)} = ${formatSize(maxConcurrent * memory)}, more than ${Math.round(HOST_SHARE * 100)}% of the host's ${formatSize(hostMemory)}: each session gets ${formatSize(each)}`, fix: `lower sessions.max_concurrent to ${Math.max(1, Math.floor((hostMemory * HOST_SHARE) / memory))}, or limits.memory to ${formatSize(each)} (what each gets now)` };
   }
-  return { name, status: 'ok', detail: `up to ${maxConcurrent} sessions at once, ${formatSize(together)} of the host's ${formatSize(hostMemory)} at most (limits.memory ${formatSize(memory)} each)`, fix: null };
+  return { name, status: 'ok', detail: `up to ${maxConcurrent} sessions at once, ${formatSize(maxConcurrent * memory)} of the host's ${formatSize(hostMemory)} at most (limits.memory ${formatSize(memory)} each)`, fix: null };
 }
 
 // Fails below limits.disk_free, where no session would start.

@@ -26,6 +26,32 @@ export type BoundsPlan =
 
 const needed = (w: Wanted) => (['pids', 'memory'] as const).filter((k) => w[k] !== 'off');
 
+// The part of the host's memory, and of its threads (kernel.threads-max), that sessions side by side
+// may take together: each gets at most this share divided among sessions.max_concurrent.
+export const HOST_SHARE = 0.8;
+
+// Pure: beside other sessions (`n` above 1), each session's bounds are at most its share of the
+// host, so that n sessions together cannot exhaust it; one at a time, the limits as written.
+// `lowered` says which bound was lowered, and to what, for the session's log.
+export function splitBounds(w: Wanted, n: number, host: { memory: number; threads: number | null }): { wanted: Wanted; lowered: string[] } {
+  if (n <= 1) return { wanted: w, lowered: [] };
+  const out: Wanted = { ...w };
+  const lowered: string[] = [];
+  const memShare = Math.floor((host.memory * HOST_SHARE) / n);
+  if (w.memory !== 'off' && w.memory > memShare) {
+    out.memory = memShare;
+    lowered.push(`limits.memory ${formatSize(w.memory)} lowered to ${formatSize(memShare)} (${Math.round(HOST_SHARE * 100)}% of the host's ${formatSize(host.memory)} over sessions.max_concurrent ${n})`);
+  }
+  if (host.threads !== null && w.pids !== 'off') {
+    const pidShare = Math.max(1, Math.floor((host.threads * HOST_SHARE) / n));
+    if (w.pids > pidShare) {
+      out.pids = pidShare;
+      lowered.push(`limits.pids ${w.pids} lowered to ${pidShare} (${Math.round(HOST_SHARE * 100)}% of kernel.threads-max ${host.threads} over sessions.max_concurrent ${n})`);
+    }
+  }
+  return { wanted: out, lowered };
+}
+
 // Pure: which mechanism bounds a session here, and why not a better one.
 export function planBounds(f: BoundsFacts, wanted: Wanted): BoundsPlan {
   const want = needed(wanted);

@@ -5,6 +5,7 @@
 // the CLI (walled-command.ts). `close` takes all of it away again (teardown.ts); the tokens die with it.
 import { mark } from '../../core/profile.js';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Agent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
@@ -16,7 +17,7 @@ import type { SessionMeter } from '../../budget/meter.js';
 import type { SessionHooks } from '../hooks/session-hooks.js';
 import type { ApiProxyStats } from './api-proxy.js';
 import type { ApiPeerStats } from './api-peers.js';
-import { describePlan } from './bounds.js';
+import { describePlan, splitBounds } from './bounds.js';
 import { WALL_API } from './bridge.js';
 import { cellFor, type Cell } from './cgroup.js';
 import type { EgressNet, EgressStats } from './egress-proxy.js';
@@ -107,7 +108,10 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
     const { dir, home } = makeSessionFolder(config, i.sessionId, walledAs, log);
     teardown.add(() => fs.rmSync(dir, { recursive: true, force: true }));
     // Made before anything is spawned; what is left in it dies when the session closes.
-    const cell = cellFor({ pids: config.limits.pids, memory: config.limits.memory }, i.sessionId, i.env.PATH ?? '', (m) => log.warn({ event: 'bounds_fallback' }, m));
+    // Beside other sessions, each within its share of the host (./bounds.ts splitBounds).
+    const split = splitBounds({ pids: config.limits.pids, memory: config.limits.memory }, config.sessions.max_concurrent, { memory: os.totalmem(), threads: threadsMax() });
+    if (split.lowered.length) log.warn({ event: 'bounds_split', lowered: split.lowered }, `beside other sessions: ${split.lowered.join('; ')}`);
+    const cell = cellFor(split.wanted, i.sessionId, i.env.PATH ?? '', (m) => log.warn({ event: 'bounds_fallback' }, m));
     teardown.add(() => cell.close());
     // For the start after a killed supervisor, which removes them with this folder.
     if (cell.dirs.length) fs.writeFileSync(path.join(dir, CELLS_FILE), JSON.stringify(cell.dirs));
@@ -146,5 +150,15 @@ export async function prepareGuest(i: GuestInput, baseArgs: (extra: string[]) =>
   } catch (err) {
     await teardown.close();
     throw err;
+  }
+}
+
+// kernel.threads-max: what every process of the host shares (null: not readable).
+function threadsMax(): number | null {
+  try {
+    const n = Number(fs.readFileSync('/proc/sys/kernel/threads-max', 'utf8').trim());
+    return Number.isFinite(n) && n > 0 ? n : null;
+  } catch {
+    return null;
   }
 }

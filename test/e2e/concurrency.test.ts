@@ -3,8 +3,10 @@
 // one per vault, each with a fire row and a ledger row of its own; the rest start as slots free.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { formatSize } from '../../config/size.js';
 import { configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, shareWithSession, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
@@ -166,6 +168,27 @@ describe('sessions.max_concurrent', () => {
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(fs.readFileSync(path.join(ws.dir, 'vault-mine', 'mine.txt'), 'utf8'), 'hello\n');
     assert.equal(fs.existsSync(path.join(ws.vault, 'mine.txt')), false);
+  });
+
+  test('beside other sessions a session\'s memory bound is at most its share of the host, said in its log; one at a time, limits.memory as written', async (t) => {
+    const ws = workspace(t, api.url, 'x');
+    writeAgent(ws, 'solo', 'SCENARIO=text');
+    const bounds = async (n: number) => {
+      fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}sessions:\n  max_concurrent: ${n}\nlimits:\n  memory: 64T\n` }));
+      const ran = await nightshift(['run', 'solo'], ws.env, ws.dir);
+      assert.equal(ran.code, 0, ran.stderr);
+      const line = ran.stderr.split('\n').find((l) => l.includes('"event":"bounds"'));
+      assert.ok(line, ran.stderr);
+      return { line: JSON.parse(line!).msg as string, split: ran.stderr.includes('"event":"bounds_split"') };
+    };
+    // Mutation: guest.ts passing limits as written (no splitBounds): 64T beside another session, caught here.
+    const two = await bounds(2);
+    assert.ok(two.split, 'the lowering is said');
+    const share = Math.floor((os.totalmem() * 0.8) / 2);
+    assert.match(two.line, new RegExp(`${formatSize(share).replace('.', '\\.')} of memory`));
+    const one = await bounds(1);
+    assert.equal(one.split, false);
+    assert.match(one.line, new RegExp(`${formatSize(64 * 1024 ** 4)} of memory`));
   });
 
   test('vaults naming an agent that does not exist is a config error naming the key', async (t) => {
