@@ -25,10 +25,21 @@ const actionOf = (f: FireRow) => (f.status === 'open' ? 'running' : f.action ?? 
 // A session that did not end ok is painted red, not the session's green (its outcome is in the note).
 const colourOf = (f: FireRow) => (actionOf(f) === 'session' && f.outcome && f.outcome !== 'ok' ? '\x1b[31m' : GLYPHS[actionOf(f)]?.colour ?? '');
 
+// Sessions side by side are told apart by their agents: a session with its outcome, one running
+// now, and one that waited for a slot (a locked fire with an agent: the tick was at capacity).
+function noteOf(f: FireRow): string | null {
+  if (!f.agent) return null;
+  const a = actionOf(f);
+  if (a === 'session') return `${f.agent}${f.outcome ? ` ${f.outcome}` : ''}`;
+  if (a === 'running') return `${f.agent} running`;
+  if (a === 'locked') return `${f.agent} waited`;
+  return null;
+}
+
 export function firesTimeline(rows: FireRow[], o: TimelineOptions): string {
   const paint = (text: string, colour: string) => (o.colour ? `${colour}${text}${RESET}` : text);
   const marks = [
-    ...rows.map((f) => ({ t: Date.parse(f.at), glyph: paint(GLYPHS[actionOf(f)]?.glyph ?? '?', colourOf(f)), note: actionOf(f) === 'session' && f.agent ? `${f.agent}${f.outcome ? ` ${f.outcome}` : ''}` : null })),
+    ...rows.map((f) => ({ t: Date.parse(f.at), glyph: paint(GLYPHS[actionOf(f)]?.glyph ?? '?', colourOf(f)), note: noteOf(f) })),
     ...(o.missed ?? []).map((m) => ({ t: m.getTime(), glyph: paint(MISSED, MISSED_COLOUR), note: null })),
   ].sort((a, b) => a.t - b.t);
   const lines: string[] = [];

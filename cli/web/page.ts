@@ -94,9 +94,18 @@ export function nowSection(d: PageData, esc: Escape = html): string {
   return `<section id="now"><h2>Now</h2>
 <p>next tick: <b>${esc(s.next.starts ? s.next.agent : 'nothing')}</b> (${esc(s.next.reason)}) at ${at(s.next.tick_at)}</p>
 <p id="next-ticks">the timer's next ticks: ${(s.next.next_ticks ?? []).map((t) => `<span class="tick" data-at="${esc(t)}">${esc(zoneStamp(t, d.timezone))}</span>`).join(', ') || '<span class="muted">none within 8 days</span>'}</p>
-<table class="agents"><tr><th>agent</th><th>next due</th><th>state</th></tr>${rows.join('')}</table>
+${runningTable(s, d.timezone, esc)}<table class="agents"><tr><th>agent</th><th>next due</th><th>state</th></tr>${rows.join('')}</table>
 <table class="budget"><tr><td>sessions today</td><td>${hbar(b.sessions, b.max_sessions, 'sessions', esc)}</td><td class="n" id="budget-sessions">${esc(b.sessions)} of ${esc(b.max_sessions)}</td><td></td></tr>
 <tr><td>spent today</td><td>${hbar(b.cost_usd + b.reserved_usd, b.max_usd, 'spend', esc)}</td><td class="n" id="budget-spent">${esc(money(b.cost_usd))} of ${esc(money(b.max_usd))}</td><td>${b.reserved_usd ? `${esc(money(b.reserved_usd))} reserved` : ''}</td></tr>${windows.join('')}</table></section>`;
+}
+
+// The sessions running now, side by side: agent, since when, spend of its reservation; the slots.
+function runningTable(s: StatusLook, timezone: string, esc: Escape): string {
+  const running = s.running ?? [];
+  const slots = `${esc(running.length)} of ${esc(s.max_concurrent ?? 1)} slots in use (sessions.max_concurrent)`;
+  if (!running.length) return `<p id="running" class="muted">no session running; ${slots}</p>`;
+  const rows = running.map((r) => `<tr data-session="${esc(r.id)}"><td>${esc(r.agent)}</td><td>${esc(zoneStamp(r.started_at, timezone))}</td><td class="n">${esc(Math.round(r.elapsed_ms / 60_000))} min</td><td class="n">${esc(money(r.cost_usd))}${r.reserved_usd !== null ? ` of ${esc(money(r.reserved_usd))}` : ''}</td><td>${esc(r.id)}</td></tr>`);
+  return `<table id="running"><caption>running now: ${slots}</caption><tr><th>agent</th><th>since</th><th>for</th><th>spent</th><th>session</th></tr>${rows.join('')}</table>`;
 }
 
 // The last 48 hours: each fire a mark coloured by what it did (a session by its outcome), fires too

@@ -30,6 +30,18 @@ test('one line per hour, glyphs in time order, a missed tick as _, the sessions 
   assert.ok(/^[\x20-\x7e\n]*$/.test(text), 'plain ASCII');
 });
 
+test('sessions side by side in one hour: each named, one running now, and the agents that waited for a slot', () => {
+  const rows = [
+    fire('2026-12-02T09:00:01Z', 'session', { agent: 'a1', outcome: 'ok' }),
+    fire('2026-12-02T09:00:03Z', 'session', { agent: 'a2', outcome: 'error' }),
+    fire('2026-12-02T09:00:05Z', 'running', { agent: 'a3', status: 'open', action: null } as Partial<FireRow>),
+    fire('2026-12-02T09:30:00Z', 'locked'),
+    fire('2026-12-02T09:30:01Z', 'locked', { agent: 'a4' }),
+  ];
+  const text = firesTimeline(rows, { from: new Date('2026-12-02T09:00:00Z'), to: new Date('2026-12-02T09:59:00Z'), timezone: 'UTC', missed: null, colour: false });
+  assert.equal(text.split('\n')[0], '2026-12-02 09:00  SS>LL  a1 ok, a2 error, a3 running, a4 waited');
+});
+
 test('at a colour terminal each glyph is painted by what it did; the same text without the paint', () => {
   const rows = [fire('2026-12-02T07:00:00Z', 'session', { agent: 'g' }), fire('2026-12-02T07:10:00Z', 'failed to start')];
   const o = { from: new Date('2026-12-02T07:00:00Z'), to: new Date('2026-12-02T07:30:00Z'), timezone: 'Europe/Berlin', missed: [], colour: true };

@@ -52,6 +52,21 @@ describe('web page', () => {
     assert.equal(html(3), '3');
   });
 
+  test('the sessions running now, side by side: each with its agent, since when and its spend of the reservation, and the slots in use', () => {
+    const d = data();
+    (d.status as any).running = [
+      { id: 'r1', agent: 'gardener', started_at: '2026-12-02T07:50:00.000Z', elapsed_ms: 600_000, cost_usd: 0.12, reserved_usd: 1, supervisor_pid: 10 },
+      { id: 'r2', agent: EVIL, started_at: '2026-12-02T07:55:00.000Z', elapsed_ms: 300_000, cost_usd: 0.03, reserved_usd: null, supervisor_pid: 11 },
+    ];
+    (d.status as any).max_concurrent = 3;
+    const page = renderPage(d);
+    assert.match(page, /<caption>running now: 2 of 3 slots in use \(sessions\.max_concurrent\)<\/caption>/);
+    assert.match(page, /<tr data-session="r1"><td>gardener<\/td><td>2026-12-02 07:50[^<]*<\/td><td class="n">10 min<\/td><td class="n">\$0\.12 of \$1\.00<\/td>/);
+    assert.ok(!page.includes(EVIL), 'the agent name is escaped');
+    (d.status as any).running = [];
+    assert.match(renderPage(d), /<p id="running" class="muted">no session running; 0 of 3 slots in use/);
+  });
+
   test("a session's <script> result is text in the page; with an identity escape the same page holds it live (control)", () => {
     const page = renderPage(data());
     assert.ok(!page.includes('<script'), 'no script element');
