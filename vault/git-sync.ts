@@ -1,26 +1,21 @@
-// Git sync of the vault: pull before a session, commit and push after it, under the host-wide git
-// lock. Nothing the agent wrote is lost or corrupted silently: every step's failure lands in
+// Git sync of the vault: pull before a session, commit and push after it, under the vault's git
+// lock (./git-run.ts runs git, ./git-words.ts reads and says what it answers). Nothing the agent wrote is lost or corrupted silently: every step's failure lands in
 // `git.error`; a push that cannot land stays committed locally (the next tick pushes it); a true
 // conflict is saved on a branch `nightshift/<session-id>`; conflict markers never reach the branch.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logs/logger.js';
 import type { Redactor } from '../core/redact.js';
-import { listProcs } from '../core/process-tree.js';
 import type { Config } from '../config/schema.js';
 import { acquireLock } from '../core/lock.js';
-import { startChild } from '../core/child-process.js';
 import { anyRefUnder, headBranch, refSha } from './refs.js';
-import { formatSize } from '../config/size.js';
 import { sessionUserFor } from '../config/session-user.js';
 import { emptyGitReport, type GitOutcome } from '../budget/session-record.js';
 import { addExcludes, LEFT_OUT_HEADING, literalPattern, OWN_DIR, OWN_EXCLUDE } from './info-exclude.js';
 import { untrustedGitMarker } from './git-guard.js';
+import { gitIn, indexLockHolder, lastLine, type Git } from './git-run.js';
+import { commitMessage, describeLeftOut, leaveOut, operationInProgress, parseStatus, pushFailure, unmergedPaths, weigh, hasConflictMarkers, type LeftOut, type SessionSummary } from './git-words.js';
 
-// A file kept out of the commit for its size: over limits.commit_file (listed in
-// .git/info/exclude, so it stays out), or dropped, largest first, to bring the commit under
-// limits.commit_total (left untracked; a later commit with room takes it).
-export type LeftOut = GitOutcome['left_out'][number];
 // `uncommitted`: the work tree still holds changes that no commit saved, the files left out
 // aside (exit 1, OnFailure= fires). `branch`: where work went instead of main (a conflict, conflict
 // markers), `branch_pushed` whether the remote has it. `untracked`: nightshift's own files a
@@ -28,198 +23,8 @@ export type LeftOut = GitOutcome['left_out'][number];
 export type GitReport = GitOutcome;
 export { emptyGitReport };
 
-// `raw`: stdout untrimmed, for output whose leading blanks mean something (`status --porcelain`).
-type GitResult = { ok: boolean; stdout: string; stderr: string; raw?: string };
-export type Git = (args: string[], input?: string) => Promise<GitResult>;
-
-// After SIGTERM to a git's process group, this long before SIGKILL.
-const GIT_KILL_GRACE_MS = 2000;
-// Settings that would run a command, neutralised on every git nightshift runs (the operator's own
-// hooks included: a session could have planted one), and no walk into a submodule or nested
-// repository, whose own config (a filter, an fsmonitor) would run as the supervisor.
-const NEUTRAL = [
-  '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat', '-c', 'protocol.ext.allow=never',
-  '-c', 'submodule.recurse=false', '-c', 'diff.ignoreSubmodules=all', '-c', 'status.submoduleSummary=false',
-];
-// `git status` enters every submodule and nested repository unless told not to.
-export const STATUS = ['status', '--porcelain', '--ignore-submodules=all'];
-
-// Every git command runs in its own process group with a timeout; a stop request or the timeout
-// ends the whole group (git's own children: ssh, remote helpers, hooks).
-// `groupWrite`: the files git writes keep group write (umask without 020), so a root supervisor's
-// session user, whose group the vault has, can still edit what a pull brought (config/session-user.ts).
-// `sessionUid`: a vault owned by the session user is as much ours as root's own (nobody runs as
-// that user outside the wall, and inside it .git is read-only), so git's "dubious ownership" check
-// is lifted for it, and for it only: a vault of any other user's stays refused (its .git/config
-// could run a command as root). Only the command line may say so (a protected config).
-// `gitDir`: the repository named on the command line, never found through the work tree's `.git`
-// (a session's worktree holds a `.git` file the session could have rewritten).
-export function gitIn(dir: string, o: { timeoutMs: number; signal?: AbortSignal; groupWrite?: boolean; sessionUid?: number | null; gitDir?: string }): Git {
-  const owned = o.sessionUid != null && fs.statSync(dir, { throwIfNoEntry: false })?.uid === o.sessionUid;
-  const safe = [...(owned ? ['-c', `safe.directory=${path.resolve(dir)}`] : []), ...(o.gitDir ? [`--git-dir=${o.gitDir}`, `--work-tree=${path.resolve(dir)}`] : [])];
-  const umask = o.groupWrite ? groupWritable : undefined;
-  return async (args, input) => {
-    if (o.signal?.aborted) return { ok: false, stdout: '', stderr: `not run: stop requested (git ${args[0]})` };
-    // No hooks: a session could have planted one (post-commit, pre-push) to run after it ended,
-    // outside the watchdog; nightshift's own git runs none.
-    const { child, done } = startChild('git', [...NEUTRAL, ...safe, ...args], { cwd: dir, input, detached: true, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, umask });
-    let ended: string | null = null;
-    const endGroup = (why: string) => {
-      if (ended || !child.pid) return;
-      ended = why;
-      const group = -child.pid;
-      try {
-        process.kill(group, 'SIGTERM');
-      } catch {
-        return;
-      }
-      setTimeout(() => {
-        try {
-          process.kill(group, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      }, GIT_KILL_GRACE_MS).unref();
-    };
-    const timer = setTimeout(() => endGroup(`timed out after ${o.timeoutMs} ms`), o.timeoutMs);
-    const onAbort = () => endGroup('stop requested');
-    o.signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const r = await done;
-      const stderr = (r.error ? `cannot run git: ${r.error.message}` : r.stderr).trim();
-      return { ok: r.exitCode === 0 && !ended, stdout: r.stdout.trim(), raw: r.stdout, stderr: ended ? `git ${args[0]} ${ended}` : stderr };
-    } finally {
-      clearTimeout(timer);
-      o.signal?.removeEventListener('abort', onAbort);
-    }
-  };
-}
-
-export type SessionSummary = { id: string; agent: string; outcome: string; cost_usd: number; turns: number; result: string | null };
-
-// The commit message other tools parse: `nightshift(<agent>): <outcome>` and three trailers.
-export function commitMessage(s: SessionSummary, redact: Redactor): string {
-  const summary = redact((s.result ?? '').trim()).slice(0, 1000);
-  return [
-    `nightshift(${s.agent}): ${s.outcome}`,
-    '',
-    ...(summary ? [summary, ''] : []),
-    `Session-Id: ${s.id}`,
-    `Cost-USD: ${s.cost_usd.toFixed(4)}`,
-    `Turns: ${s.turns}`,
-    '',
-  ].join('\n');
-}
-
-// Pure: does `git diff --cached --check` output report conflict markers?
-export const hasConflictMarkers = (checkOutput: string): boolean => /leftover conflict marker/.test(checkOutput);
-
-// What git leaves in its folder while an operation waits for the operator, and the way out.
-export const OPERATIONS: ReadonlyArray<{ file: string; what: string; fix: (v: string) => string }> = [
-  { file: 'MERGE_HEAD', what: 'a merge', fix: (v) => `finish it (fix the conflicts, then git -C ${v} commit) or abort it (git -C ${v} merge --abort)` },
-  { file: 'rebase-merge', what: 'a rebase', fix: (v) => `finish it (git -C ${v} rebase --continue) or abort it (git -C ${v} rebase --abort)` },
-  { file: 'rebase-apply', what: 'a rebase or git am', fix: (v) => `finish it (git -C ${v} rebase --continue, or am --continue) or abort it (rebase --abort, or am --abort)` },
-  { file: 'CHERRY_PICK_HEAD', what: 'a cherry-pick', fix: (v) => `finish it (git -C ${v} cherry-pick --continue) or abort it (git -C ${v} cherry-pick --abort)` },
-  { file: 'REVERT_HEAD', what: 'a revert', fix: (v) => `finish it (git -C ${v} revert --continue) or abort it (git -C ${v} revert --abort)` },
-];
-
-// The operation in progress in the vault, as a sentence with its fix; null when none.
-export async function operationInProgress(git: Git, vault: string): Promise<string | null> {
-  const r = await git(['rev-parse', ...OPERATIONS.flatMap((o) => ['--git-path', o.file])]);
-  if (!r.ok) return null;
-  const paths = r.stdout.split('\n');
-  const i = OPERATIONS.findIndex((_, k) => paths[k] && fs.existsSync(path.resolve(vault, paths[k])));
-  return i < 0 ? null : `the vault has ${OPERATIONS[i].what} in progress (.git/${OPERATIONS[i].file}): ${OPERATIONS[i].fix(vault)}`;
-}
-
-// What would keep a commit off main, as doctor tells it: an operation in progress, unmerged
-// paths, conflict markers in the tracked changes (each with its fix). Empty: none.
-export async function vaultConflicts(git: Git, vault: string): Promise<string[]> {
-  const out: string[] = [];
-  const op = await operationInProgress(git, vault);
-  if (op) out.push(op);
-  const st = await git(['status', '--porcelain=v1', '-z', '--ignore-submodules=all']);
-  const unmerged = st.ok ? unmergedPaths(parseStatus(st.raw ?? '')) : [];
-  if (unmerged.length) out.push(`unmerged paths (${unmerged.slice(0, 5).join(', ')}${unmerged.length > 5 ? ', …' : ''}): fix the conflicts and git -C ${vault} add them, or git -C ${vault} checkout -- them`);
-  const check = await git(['diff', 'HEAD', '--check']);
-  if (hasConflictMarkers(check.stdout) && !unmerged.length) out.push(`conflict markers in uncommitted changes (git -C ${vault} diff HEAD --check): resolve them; until then nightshift commits the vault's work to a nightshift/ branch, not main`);
-  return out;
-}
-
-// One entry of `git status --porcelain=v1 -z`: its two status letters and its (new) path.
-export type StatusEntry = { x: string; y: string; path: string };
-
-// Pure: the entries of `git status --porcelain=v1 -z` (a rename's old path left out).
-export function parseStatus(z: string): StatusEntry[] {
-  const out: StatusEntry[] = [];
-  const parts = z.split('\0');
-  for (let i = 0; i < parts.length; i++) {
-    const e = parts[i];
-    if (e.length < 4) continue;
-    out.push({ x: e[0], y: e[1], path: e.slice(3) });
-    if (e[0] === 'R' || e[0] === 'C') i++;
-  }
-  return out;
-}
-
-// Pure: paths git still calls unmerged (both sides changed them: `AA`, `UU`, `DU`…).
-export const unmergedPaths = (entries: StatusEntry[]): string[] =>
-  entries.filter((e) => e.x === 'U' || e.y === 'U' || (e.x === 'A' && e.y === 'A') || (e.x === 'D' && e.y === 'D')).map((e) => e.path);
-
-// Pure: which files stay out of this commit. Over `file`: out, each. Then, while the rest adds
-// more than `total`, the largest goes. Sizes are what this commit adds, path by path.
-export function leaveOut(files: Array<{ path: string; size: number }>, max: { file: number; total: number }): LeftOut[] {
-  const out: LeftOut[] = files.filter((f) => f.size > max.file).map((f) => ({ ...f, limit: 'commit_file' as const }));
-  const rest = files.filter((f) => f.size <= max.file).sort((a, b) => b.size - a.size || a.path.localeCompare(b.path));
-  let total = rest.reduce((n, f) => n + f.size, 0);
-  for (const f of rest) {
-    if (total <= max.total) break;
-    out.push({ ...f, limit: 'commit_total' });
-    total -= f.size;
-  }
-  return out;
-}
-
-// Pure: a failed push read as git wrote it. `race`: only a non-fast-forward (someone pushed
-// first), which a rebase and a retry settle; anything else (`remote rejected`, `remote unpack
-// failed`, a hook's refusal, a permission) is told in git's own words, never retried as a race.
-export function pushFailure(stderr: string): { race: boolean; line: string } {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
-  const refs = lines.filter((l) => /^! \[/.test(l));
-  const race = refs.length > 0 && refs.every((l) => /^! \[rejected\].*\((fetch first|non-fast-forward)\)/.test(l));
-  const errors = lines.filter((l) => /^(fatal|error):/.test(l) && !/failed to push some refs/.test(l));
-  const said = [...new Set([...errors, ...refs])];
-  return { race, line: said.length ? said.join('; ') : lastLine(stderr) };
-}
-
-// A git index.lock is stale when no process holds it open: git keeps the file's descriptor open
-// from creating it until it commits or rolls back. A git whose descriptors we cannot read (another
-// user's) counts as a holder.
-export function indexLockHolder(lockPath: string): number | null {
-  const target = path.resolve(lockPath);
-  for (const p of listProcs()) {
-    if (p.pid === process.pid) continue;
-    let fds: string[];
-    try {
-      fds = fs.readdirSync(`/proc/${p.pid}/fd`);
-    } catch {
-      try {
-        if (fs.readFileSync(`/proc/${p.pid}/comm`, 'utf8').trim() === 'git') return p.pid;
-      } catch {
-        // gone
-      }
-      continue;
-    }
-    for (const fd of fds) {
-      try {
-        if (fs.readlinkSync(`/proc/${p.pid}/fd/${fd}`) === target) return p.pid;
-      } catch {
-        // closed meanwhile
-      }
-    }
-  }
-  return null;
-}
+export * from './git-run.js';
+export * from './git-words.js';
 
 // Test-only seams (RunDeps.gitChecks), each the negative control of one check: off, the path a
 // real session takes runs without it. Production leaves them all on.
@@ -241,18 +46,6 @@ const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true
 
 // Whether the vault is a git work tree, asked where runChosen would ask it, only earlier (beside the
 // session's loading); null: not asked, the vault's git being untrusted (vault/git-guard.ts).
-// Pure: what stops a start when git.enabled is on and the vault is no work tree (`stderr`: git's
-// answer to rev-parse), and the fixes. Said before the charge by run and rehearse, and by doctor.
-export function notARepoProblem(config: Pick<Config, 'vault' | 'file'>, stderr = ''): { detail: string; fix: string } {
-  if (/dubious ownership/.test(stderr)) {
-    return { detail: `git refuses the vault ${config.vault}: "dubious ownership" (another user owns it)`, fix: `chown -R the vault to the user nightshift runs as, or: git config --global --add safe.directory ${config.vault} (as that user)` };
-  }
-  return {
-    detail: `the vault ${config.vault} is no git repository, and git.enabled is true: nothing could be pulled before a session or committed after it`,
-    fix: `make it one (\`git -C ${config.vault} init\`, or clone the agent's vault there: \`git clone URL ${config.vault}\`, as \`nightshift init --remote URL\` does), or set git.enabled: false in ${config.file}`,
-  };
-}
-
 export async function vaultIsRepo(config: Config, log: Logger, signal?: AbortSignal, checks: Partial<GitChecks> = {}): Promise<boolean | null> {
   if (fs.existsSync(untrustedGitMarker(config.state_dir))) return null;
   return new VaultGit(config, log, signal, checks).isRepo();
@@ -603,32 +396,3 @@ export class VaultGit {
     return r.ok ? Number(r.stdout) : null;
   }
 }
-
-// Pure: the paths `git status --porcelain=v1 -z` names as added or changed (a rename's old path and
-// deletions left out).
-export const changedPaths = (z: string): string[] => parseStatus(z).filter((e) => e.x !== 'D' && e.y !== 'D').map((e) => e.path);
-
-// Each path's size as lstat tells it (a link weighs its target's name, never its target); folders
-// (a submodule) and paths gone meanwhile are left out.
-export function weigh(vault: string, paths: string[]): Array<{ path: string; size: number }> {
-  const out: Array<{ path: string; size: number }> = [];
-  for (const p of paths) {
-    const st = fs.lstatSync(path.join(vault, p), { throwIfNoEntry: false });
-    if (st && !st.isDirectory()) out.push({ path: p, size: st.size });
-  }
-  return out;
-}
-
-// The line that says what went wrong: git's `fatal:`/`error:` line when there is one.
-const lastLine = (s: string) => {
-  const lines = s.trim().split('\n').filter(Boolean);
-  return lines.find((l) => /^(fatal|error):/.test(l)) ?? lines.at(-1) ?? 'unknown error';
-};
-
-// Pure: the files left out, as the report says them.
-export function describeLeftOut(out: LeftOut[], limits: { commit_file: number; commit_total: number }): string {
-  return out.map((f) => `\`${f.path}\` (${formatSize(f.size)}, ${f.limit === 'commit_file' ? `over limits.commit_file ${formatSize(limits.commit_file)}: kept out, listed in .git/info/exclude` : `dropped to keep the commit under limits.commit_total ${formatSize(limits.commit_total)}: a later commit takes it`})`).join(', ');
-}
-
-// Pure: a umask that no longer takes group write away.
-export const groupWritable = (mask: number) => mask & ~0o020;

@@ -7,10 +7,8 @@
 // repository on its command line, never reading it from the worktree's `.git` file.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config/schema.js';
 import type { Redactor } from '../core/redact.js';
-import type { Logger } from '../logs/logger.js';
-import { commitMessage, emptyGitReport, VaultGit, type GitChecks, type GitReport, type SessionSummary } from './git-sync.js';
+import { commitMessage, emptyGitReport, lastLine, VaultGit, type GitChecks, type GitReport, type SessionSummary } from './git-sync.js';
 import { SESSION_BRANCH_PREFIX, worktreesDir } from './worktree-paths.js';
 
 export { SESSION_BRANCH_PREFIX, worktreesDir };
@@ -163,8 +161,3 @@ function giveTreeTo(dir: string, vault: fs.Stats): void {
   };
   walk(dir);
 }
-
-const lastLine = (s: string) => {
-  const lines = s.trim().split('\n').filter(Boolean);
-  return lines.find((l) => /^(fatal|error):/.test(l)) ?? lines.at(-1) ?? 'unknown error';
-};
