@@ -314,6 +314,7 @@ if (!only || only === 'memory-import') report.memory_import = (await import('./m
 if (!only || only === 'meter') report.meter = await (await import('./meter.js')).meterBench(Number(process.env.BENCH_RUNS) || 200);
 if (!only || only === 'mcp-http') report.mcp_http = await (await import('./mcp-http.js')).mcpHttpBench();
 if (!only || only === 'hooks') report.hooks = await (await import('./hooks.js')).hooksBench();
+if (!only || only === 'terminal-text') report.terminal_text = (await import('./terminal-text.js')).terminalTextBench();
 if (!only || only === 'dream') report.dream = await (await import('./dream.js')).dreamBenchAll();
 if (!only || only === 'mcp-start') report.mcp_start = await (await import('./mcp-start.js')).mcpStartBench();
 if (!only || only === 'concurrency') report.concurrency = await (await import('./concurrency.js')).concurrencyBench(Number(process.env.BENCH_RUNS) || 3);

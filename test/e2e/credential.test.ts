@@ -13,15 +13,12 @@ test('a refused key ends the session at once, naming the credential and its file
   const ws = workspace(t, api.url, configYaml());
   writeAgent(ws, 'worker', 'SCENARIO=text');
   const before = api.unauthorized;
-  const t0 = Date.now();
   const r = await runJson(ws, 'worker', [], { ANTHROPIC_API_KEY: 'sk-test-wrong-key-0000' });
-  const ms = Date.now() - t0;
   assert.equal(r.record.outcome, 'error', r.ran.stderr);
   assert.match(r.record.error, /the API refused the credential \(401\): fix ANTHROPIC_API_KEY .*nightshift\.env/);
   assert.match(r.ran.stderr, /"event":"api_credential_refused"/);
-  // Without x-should-retry: false the CLI asks ten times more.
+  // Without x-should-retry: false the CLI asks ten times more (and takes minutes): the count is the proof.
   assert.ok(api.unauthorized - before <= 2, `the API was asked ${api.unauthorized - before} times`);
-  assert.ok(ms < 30_000, `took ${ms} ms`);
   assert.doesNotMatch(r.ran.stderr + r.ran.stdout, /sk-test-wrong-key-0000/, 'the key is never printed');
 });
 

@@ -60,13 +60,10 @@ test('terminalText: JSON through it stays JSON with the same meaning', () => {
   assert.deepEqual(JSON.parse(safe), value);
 });
 
+// Its speed is `npm run bench terminal-text`, not a time asserted here.
 test('terminalText: the fast path returns the very string when nothing needs escaping', () => {
   const big = 'a plain line of log text, café 日本語\n'.repeat(20_000);
   assert.equal(terminalText(big, { block: true }), big);
-  const started = process.hrtime.bigint();
-  for (let i = 0; i < 20; i++) terminalText(big, { block: true });
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  assert.ok(ms < 2000, `20 passes over ${big.length} chars took ${ms} ms`);
 });
 
 test('human log lines: message, error and agent escaped, our own colour kept', () => {
