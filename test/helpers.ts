@@ -341,3 +341,13 @@ function readLedger<T>(dir: string, fn: (db: Database.Database) => T): T {
 
 export const ledgerRows = (dir: string): any[] => readLedger(dir, (db) => db.prepare('SELECT * FROM sessions ORDER BY started_at').all());
 export const ledgerIntegrity = (dir: string): string => readLedger(dir, (db) => String(db.pragma('integrity_check', { simple: true })));
+
+// The most sessions whose lifetimes (started_at .. ended_at in the ledger) overlap at one moment.
+export function mostAtOnce(rows: Array<{ started_at: string; ended_at: string }>): number {
+  const edges = rows.flatMap((r) => [[Date.parse(r.started_at), 1], [Date.parse(r.ended_at), -1]] as Array<[number, number]>);
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let most = 0;
+  for (const [, d] of edges) most = Math.max(most, (now += d));
+  return most;
+}

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { git, makeRepos, remoteFile } from '../git-helpers.js';
-import { configYaml, fakeApiPerFile, FIXTURES, GIT_OFF, ledgerRows, processesMatching, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, FIXTURES, GIT_OFF, ledgerRows, processesMatching, startNightshift, waitFor, workspace, writeAgent, mostAtOnce, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const five = ['w1', 'w2', 'w3', 'w4', 'w5'];
@@ -33,15 +33,6 @@ function tick(ws: Workspace, off: string[]): Promise<{ code: number | null; stdo
     c.on('error', reject);
     c.on('close', (code) => resolve({ code, stdout, stderr }));
   });
-}
-
-function mostAtOnce(rows: Array<{ started_at: string; ended_at: string }>): number {
-  const edges = rows.flatMap((r) => [[Date.parse(r.started_at), 1], [Date.parse(r.ended_at), -1]] as Array<[number, number]>);
-  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let most = 0;
-  for (const [, d] of edges) most = Math.max(most, (now += d));
-  return most;
 }
 
 // Which session's commit on the remote's main carried which files.

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { formatSize } from '../../config/size.js';
-import { configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, shareWithSession, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, shareWithSession, startNightshift, waitFor, workspace, writeAgent, mostAtOnce, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const gitOff = 'git:\n  enabled: false\n';
@@ -28,16 +28,6 @@ function ownVaults(ws: Workspace, names: string[]): string {
   return vaultsYaml(names);
 }
 const vaultsYaml = (names: string[]) => `vaults:\n${names.map((n) => `  ${n}: ./vault-${n}\n`).join('')}`;
-
-// The most sessions whose lifetimes (started_at .. ended_at in the ledger) overlap at one moment.
-function mostAtOnce(rows: Array<{ started_at: string; ended_at: string }>): number {
-  const edges = rows.flatMap((r) => [[Date.parse(r.started_at), 1], [Date.parse(r.ended_at), -1]] as Array<[number, number]>);
-  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let most = 0;
-  for (const [, d] of edges) most = Math.max(most, (now += d));
-  return most;
-}
 
 const five = ['a1', 'a2', 'a3', 'a4', 'a5'];
 
