@@ -138,7 +138,7 @@ export const MUTATIONS = [
   {
     name: 'commit-file-limit-off',
     guarantee: 'a file over limits.commit_file is kept out of the commit and named',
-    file: 'vault/git-sync.ts',
+    file: 'vault/git-words.ts',
     find: 'files.filter((f) => f.size > max.file).map(',
     replace: 'files.filter((f) => f.size > max.file * 1e6).map(',
     tests: ['vault/commit-limits'],

@@ -116,4 +116,42 @@ describe('sessions side by side in one git vault', () => {
       await waitFor(() => [0, 1, 2].every((i) => processesMatching(`sleep 781${i}`).length === 0), 10_000, 'the dead sessions\' tools to be ended');
     });
   }
+
+  test('a soak of kills: three ticks in a row SIGKILLed at different points with sessions in worktrees of one vault; every file a session had written reaches the remote, every session is counted', { timeout: 6 * 60_000 }, async (t) => {
+    const names = ['s1', 's2', 's3'];
+    const yaml = (dispatch: string[]) => configYaml({ budget: { max_usd_per_session: 1 }, top: `sessions:\n  max_concurrent: 3\ndispatch:${dispatch.length ? `\n${dispatch.map((n) => `  - agent: ${n}\n`).join('')}` : ' []\n'}` }).replace(GIT_OFF, '');
+    const ws = workspace(t, api.url, yaml(names));
+    const repos = makeRepos(ws.dir, ws.vault);
+    fs.writeFileSync(ws.config, yaml(names));
+    const root = path.join(ws.state, 'worktrees');
+    const inWorktrees = () => (fs.existsSync(root) ? fs.readdirSync(root).flatMap((id) => fs.readdirSync(path.join(root, id)).filter((f) => f.startsWith('soak-'))) : []);
+    const written = new Set<string>();
+    for (let round = 0; round < 3; round++) {
+      for (const n of names) {
+        api.script(`soak-${round}-${n}`, ({ turn }) => turn === 0
+          ? { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: `printf '%s\\n' '${round} ${n}' > soak-${round}-${n}.md; sleep 79${round}${names.indexOf(n)}` } }] }
+          : { kind: 'message', blocks: [{ type: 'text', text: 'done' }] });
+        writeAgent(ws, n, `SCENARIO=soak-${round}-${n}`, { allowed_tools: ['Bash'] });
+      }
+      const victim = startNightshift(['tick'], ws.env, ws.dir, t);
+      // Killed once all three wrote, or once the first did (the others mid-start).
+      const want = round === 1 ? 1 : 3;
+      await waitFor(() => inWorktrees().filter((f) => f.startsWith(`soak-${round}-`)).length >= want, 90_000, `round ${round}: ${want} sessions to write`);
+      for (const f of inWorktrees()) written.add(f);
+      victim.child.kill('SIGKILL');
+      await victim.done;
+    }
+    fs.writeFileSync(ws.config, yaml([]));
+    const last = await tick(ws, []);
+    assert.equal(last.code, 0, last.stderr);
+    const onRemote = git(repos.remote, 'ls-tree', '--name-only', 'main').split('\n');
+    assert.ok(written.size >= 7, `files written before the kills: ${[...written].join(', ')}`);
+    for (const f of written) assert.ok(onRemote.includes(f), `${f} reached the remote's main: ${onRemote.join(', ')}`);
+    const rows = ledgerRows(ws.dir);
+    assert.ok(rows.every((r) => r.status === 'settled'), JSON.stringify(rows.map((r) => [r.agent, r.status, r.outcome])));
+    assert.ok(rows.length >= written.size, `every session that wrote is counted: ${rows.length} rows`);
+    assert.deepEqual(fs.readdirSync(root), []);
+    assert.equal(git(ws.vault, 'status', '--porcelain'), '');
+    await waitFor(() => [0, 1, 2].every((r) => [0, 1, 2].every((i) => processesMatching(`sleep 79${r}${i}`).length === 0)), 15_000, 'the dead sessions\' tools to be ended');
+  });
 });

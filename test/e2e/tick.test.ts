@@ -29,7 +29,7 @@ describe('tick', () => {
     writeAgent(ws, 'sleeper', 'SCENARIO=text');
     const next = JSON.parse((await nightshift(['next', '--json', '--at', '2026-12-01T15:00:00Z'], ws.env, ws.dir)).stdout);
     // No timer installed: the default's hourly ticks, the first at --at itself.
-    assert.deepEqual(next, { agent: null, rule: null, starts: false, reason: 'no rule is due', tick_at: '2026-12-01T15:00:00.000Z', next_ticks: ['15', '16', '17', '18', '19', '20'].map((h) => `2026-12-01T${h}:00:00.000Z`), calendar: { on_calendar: ['hourly'], source: 'default', file: '/etc/systemd/system/nightshift.timer', assumed: null }, rules: [{ index: 0, agent: 'sleeper', matched: false, why: 'not at hour 15 (hours: 0)', next_due: '2026-12-02T00:00:00.000Z' }], holds: {}, next_due: { sleeper: '2026-12-02T00:00:00.000Z' }, why: {}, waits: {}, windows: [], window_hold: null });
+    assert.deepEqual(next, { agent: null, rule: null, starts: false, reason: 'no rule is due', tick_at: '2026-12-01T15:00:00.000Z', next_ticks: ['15', '16', '17', '18', '19', '20'].map((h) => `2026-12-01T${h}:00:00.000Z`), calendar: { on_calendar: ['hourly'], source: 'default', file: '/etc/systemd/system/nightshift.timer', assumed: null }, rules: [{ index: 0, agent: 'sleeper', matched: false, why: 'not at hour 15 (hours: 0)', next_due: '2026-12-02T00:00:00.000Z' }], holds: {}, next_due: { sleeper: '2026-12-02T00:00:00.000Z' }, why: {}, waits: {}, windows: [], window_hold: null, beside: { max_concurrent: 1, running: [], starts: [], waits: [] } });
     fs.writeFileSync(ws.config, configYaml({ top: `${gitOff}dispatch: []\n` }));
     const ran = await nightshift(['tick', '--json'], ws.env, ws.dir);
     assert.equal(ran.code, 0);
