@@ -37,6 +37,10 @@ export type FireEnd = {
   passed_over: PassedOver[];
   exit_code: number | null;
   ended_at: string;
+  // The fire's OpenTelemetry trace (logs/telemetry.ts) and the spans of it the collector did not
+  // take by the fire's end; both null with telemetry off.
+  trace_id?: string | null;
+  spans_dropped?: number | null;
 };
 
 export type FireRow = FireStart & { id: number; status: 'open' | 'settled' } & { [K in keyof FireEnd]: FireEnd[K] | null } & { passed_over: PassedOver[] };
@@ -60,10 +64,19 @@ CREATE TABLE IF NOT EXISTS fires (
   exit_code INTEGER,
   ended_at TEXT,
   supervisor_pid INTEGER,
-  supervisor_start TEXT
+  supervisor_start TEXT,
+  trace_id TEXT,
+  spans_dropped INTEGER
 );
 CREATE INDEX IF NOT EXISTS fires_at ON fires (at);
 `;
+
+// Columns added since the table was first made: an older file gets them at its next open.
+const ADDED: Array<[string, string]> = [['trace_id', 'TEXT'], ['spans_dropped', 'INTEGER']];
+function addColumns(db: Database.Database): void {
+  const have = new Set((db.prepare('PRAGMA table_info(fires)').all() as Array<{ name: string }>).map((c) => c.name));
+  for (const [name, type] of ADDED) if (!have.has(name)) db.exec(`ALTER TABLE fires ADD COLUMN ${name} ${type}`);
+}
 
 // Where the fires live: one file under state_dir, beside the ledger.
 export function firesFile(config: { state_dir: string }): string {
@@ -71,7 +84,8 @@ export function firesFile(config: { state_dir: string }): string {
 }
 
 type Raw = Omit<FireRow, 'passed_over'> & { passed_over: string };
-const row = (r: Raw): FireRow => ({ ...r, passed_over: JSON.parse(r.passed_over || '[]') as PassedOver[] });
+// A file not yet migrated (read by a look) has no trace columns: null.
+const row = (r: Raw): FireRow => ({ ...r, trace_id: r.trace_id ?? null, spans_dropped: r.spans_dropped ?? null, passed_over: JSON.parse(r.passed_over || '[]') as PassedOver[] });
 
 export class Fires {
   private constructor(private readonly db: Database.Database, readonly file: string) {}
@@ -81,7 +95,10 @@ export class Fires {
     // settles it `crashed`. The row itself is written FULL (see begin).
     const db = openWalFile(file, {
       label: 'Fires', what: 'fires', damaged: 'It is damaged: move it aside; a new one is made on the next start.',
-      prepare: (d) => d.exec(SCHEMA),
+      prepare: (d) => {
+        d.exec(SCHEMA);
+        addColumns(d);
+      },
     });
     return new Fires(db, file);
   }
@@ -116,8 +133,9 @@ export class Fires {
 
   settle(id: number, e: FireEnd): void {
     this.db.prepare(`UPDATE fires SET status = 'settled', action = @action, agent = coalesce(@agent, agent), rule = coalesce(@rule, rule),
-      session = coalesce(@session, session), outcome = @outcome, reason = @reason, passed_over = @passed_over, exit_code = @exit_code, ended_at = @ended_at
-      WHERE id = @id`).run({ ...e, id, passed_over: JSON.stringify(e.passed_over) });
+      session = coalesce(@session, session), outcome = @outcome, reason = @reason, passed_over = @passed_over, exit_code = @exit_code, ended_at = @ended_at,
+      trace_id = coalesce(@trace_id, trace_id), spans_dropped = coalesce(@spans_dropped, spans_dropped)
+      WHERE id = @id`).run({ ...e, id, passed_over: JSON.stringify(e.passed_over), trace_id: e.trace_id ?? null, spans_dropped: e.spans_dropped ?? null });
   }
 
   // Rows whose supervisor is gone, settled `crashed` (what they noted kept); `alive` says whether
@@ -135,6 +153,19 @@ export class Fires {
   dead(alive: (pid: number, start: string | null) => boolean): FireRow[] {
     const open = (this.db.prepare(`SELECT * FROM fires WHERE status = 'open'`).all() as Raw[]).map(row);
     return open.filter((r) => !(r.supervisor_pid && alive(r.supervisor_pid, r.supervisor_start)));
+  }
+
+  // The trace of each of these sessions' fires (telemetry on); a file from before traces has none.
+  traces(sessions: string[]): Map<string, string> {
+    const out = new Map<string, string>();
+    if (!sessions.length) return out;
+    try {
+      const rows = this.db.prepare(`SELECT session, trace_id FROM fires WHERE trace_id IS NOT NULL AND session IN (${sessions.map(() => '?').join(',')})`).all(...sessions) as Array<{ session: string; trace_id: string }>;
+      for (const r of rows) out.set(r.session, r.trace_id);
+    } catch {
+      // no trace_id column yet (a look at a file no supervisor has opened since): no traces
+    }
+    return out;
   }
 
   get(id: number): FireRow | null {

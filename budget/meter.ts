@@ -30,7 +30,8 @@ export type MeterOptions = {
 export type CallOutcome = { usage: CallUsage; model: string | null; complete: boolean };
 
 export type Admission =
-  | { ok: true; call: number; body: Buffer; lowered: { from: number; to: number } | null }
+  // model, maxTokens, worstUsd: what the call asked for and the worst case admitted (its trace span).
+  | { ok: true; call: number; body: Buffer; lowered: { from: number; to: number } | null; model: string | null; maxTokens: number; worstUsd: number }
   | { ok: false; reason: string };
 
 // price: the model's row; surcharge: what the call's features (fast mode, data residency) add.
@@ -246,7 +247,7 @@ export class SessionMeter {
       this.inflight.delete(call);
       return { ok: false, reason: `the meter could not record the call (${(err as Error).message})` };
     }
-    return { ok: true, call, body: out, lowered };
+    return { ok: true, call, body: out, lowered, model: read.model, maxTokens, worstUsd };
   }
 
   // The call ended: priced from its usage; null (no usage could be read) counts its worst case.

@@ -61,6 +61,8 @@ export type SessionRecord = {
   api_refused: number | null;
   // Where the work went; null: git sync off, not recorded yet, or a session before it was kept.
   git: GitOutcome | null;
+  // Its fire's OpenTelemetry trace (from the fires table; absent or null: telemetry off).
+  trace_id?: string | null;
 };
 
 export function toRecord(r: SessionRow): SessionRecord {

@@ -37,6 +37,8 @@ export function rehearsalConfig(config: Config, p: RehearsalPaths): Config {
     git: { ...config.git, lock_file: path.join(p.state, 'git.lock') },
     memory: { ...config.memory, db: path.join(p.state, 'memory.db') },
     monitor: { ...config.monitor, ping_url: undefined },
+    // Nor are traces sent to the site's collector.
+    telemetry: { ...config.telemetry, otlp_endpoint: undefined },
     // Nothing outside its own site is written: no extra writable folders.
     hooks: { ...config.hooks, extra_dirs: [] },
     rehearsal: { hide: [...new Set([config.state_dir, config.log_dir, config.vault, ...Object.values(config.vaults), path.dirname(memoryDb)])] },
@@ -45,7 +47,7 @@ export function rehearsalConfig(config: Config, p: RehearsalPaths): Config {
 
 // Variables that reach beyond the host: a rehearsal sends nothing out (its reports stay in its
 // own outbox, its memory embeds nothing remotely).
-const OUTWARD = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_UNIX_SOCKET', 'DISCORD_WEBHOOK_URL', 'GEMINI_API_KEY', 'GOOGLE_API_KEY'];
+const OUTWARD = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_UNIX_SOCKET', 'DISCORD_WEBHOOK_URL', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'NIGHTSHIFT_OTLP_HEADERS'];
 
 // The environment a rehearsal runs with: the site's, with the imitation as the API and its key as
 // the only credential.

@@ -299,6 +299,21 @@ export const ConfigSchema = z.strictObject({
       ping_timeout: duration(100).prefault(DEFAULTS.monitor.ping_timeout),
     })
     .prefault({}),
+  // OpenTelemetry traces (logs/telemetry.ts, docs/observability.md): one trace per fire, from the
+  // fire to each API request, tool call and memory operation. Off until `otlp_endpoint` is set;
+  // headers (a collector's token) come from NIGHTSHIFT_OTLP_HEADERS in the env file, never here.
+  telemetry: z
+    .strictObject({
+      otlp_endpoint: z.url({ protocol: /^https?$/, error: 'Expected an OTLP/HTTP base URL such as `http://127.0.0.1:4318`' }).optional(),
+      // Agents whose prompt, result, tool input and memory text may go into their spans (secrets never).
+      capture_content: z.array(nonEmpty).default([]),
+      // Spans held for export at most; past it they are dropped and counted in the fire's row.
+      max_queue_size: posInt.default(DEFAULTS.telemetry.max_queue_size),
+      // One export request's bound, and the most a tick waits at its end for what is left.
+      export_timeout: duration(100).prefault(DEFAULTS.telemetry.export_timeout),
+      flush_timeout: duration(0).prefault(DEFAULTS.telemetry.flush_timeout),
+    })
+    .prefault({}),
   // What `nightshift doctor` treats as a failure worth an alert.
   alerts: z
     .strictObject({

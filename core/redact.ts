@@ -5,7 +5,7 @@
 export const REDACTED = '[redacted]';
 
 // The secrets nightshift itself knows by name (the logger also redacts fields so named).
-export const SECRET_NAMES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'DISCORD_WEBHOOK_URL', 'NIGHTSHIFT_WEBHOOK_URL', 'GEMINI_API_KEY'] as const;
+export const SECRET_NAMES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'DISCORD_WEBHOOK_URL', 'NIGHTSHIFT_WEBHOOK_URL', 'GEMINI_API_KEY', 'NIGHTSHIFT_OTLP_HEADERS'] as const;
 const NAMED = new Set<string>(SECRET_NAMES);
 const PATTERN = /(_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PAT)$/;
 // A URL in `*_URL` is a secret when it carries credentials: user info, a token-like query value,
@@ -52,6 +52,8 @@ export function secretValues(env: NodeJS.ProcessEnv): string[] {
     if (!isSecretName(name) && !creds.length) continue;
     out.add(value);
     for (const c of creds) out.add(c);
+    // A collector's headers (`name=value,...`): each value can appear on its own.
+    if (name === 'NIGHTSHIFT_OTLP_HEADERS') for (const part of value.split(',')) out.add(decodeSafe(part.slice(part.indexOf('=') + 1).trim()));
     // A webhook URL's token part can appear on its own.
     const tail = /\/([^/]{20,})\/?$/.exec(value);
     if (tail) out.add(tail[1]);

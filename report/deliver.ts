@@ -9,6 +9,7 @@ import { fallbackEmbed, markPossibleRepeat, type Embed, type Report } from './em
 import { Outbox, outboxFile } from './outbox.js';
 import { alarmMessage, postWebhook, renderWebhook, type AlarmMessage, type WebhookFormat } from './webhook.js';
 import { counted } from '../core/words.js';
+import type { TraceSpan } from '../core/trace.js';
 
 export type ReportSettings = { stateDir: string; apiBase: string; timeoutMs: number; username?: string; webhookFormat?: WebhookFormat; webhookTimeoutMs?: number };
 
@@ -36,6 +37,8 @@ export type DeliverDeps = {
   redact: Redactor;
   now: () => Date;
   signal?: AbortSignal;
+  // The fire's trace span: each delivery is a span under it (telemetry on).
+  trace?: TraceSpan;
   // Test seam: the poster (production: discord.js).
   post?: (hook: Webhook, embed: Embed, s: Settings, deadline: number, signal?: AbortSignal) => Promise<PostResult>;
 };
@@ -49,6 +52,16 @@ export type Delivery = { configured: boolean; queued: boolean; sent: number; pen
 // Queues `report` (if any) and drains the outbox. With no report and no outbox file, nothing is
 // opened and discord.js is never loaded.
 export async function deliver(report: Report | null, s: ReportSettings, deps: DeliverDeps): Promise<Delivery> {
+  if (!deps.trace?.traceId) return deliverUntraced(report, s, deps);
+  const span = deps.trace.child('nightshift.report deliver', { 'nightshift.report.key': report?.key, 'nightshift.report.kind': report?.kind });
+  const d = await deliverUntraced(report, s, deps);
+  span.set({ 'nightshift.report.configured': d.configured, 'nightshift.report.queued': d.queued, 'nightshift.report.sent': d.sent, 'nightshift.report.pending': d.pending, 'nightshift.report.error': d.error ?? undefined });
+  if (d.error) span.fail(d.error);
+  span.end();
+  return d;
+}
+
+async function deliverUntraced(report: Report | null, s: ReportSettings, deps: DeliverDeps): Promise<Delivery> {
   const out: Delivery = { configured: false, queued: false, sent: 0, pending: 0, error: null };
   const hook = parseWebhook(deps.env.DISCORD_WEBHOOK_URL);
   const whUrl = webhookTarget(deps.env.NIGHTSHIFT_WEBHOOK_URL);

@@ -74,6 +74,8 @@ export type SessionFacts = {
   egress_refused?: number | null;
   // Connections to the API the wall refused (not the CLI's; null or absent: unwalled).
   api_refused?: number | null;
+  // The fire's OpenTelemetry trace (telemetry on), to look the session up in the collector.
+  trace_id?: string | null;
 };
 // null: git sync is off for this vault.
 export type GitFacts = { committed: boolean; pushed: boolean; branch: string | null; branch_pushed?: boolean; error: string | null; left_out?: Array<{ path: string }> } | null;
@@ -100,6 +102,7 @@ export function sessionReport(s: SessionFacts, git: GitFacts, today: DayFacts, o
     { name: 'Git', value: gitSummary(git && { ...git, error: git.error && r(git.error) }) },
     { name: 'Session', value: `\`${s.id}\`` },
   ];
+  if (s.trace_id) fields.push({ name: 'Trace', value: `\`${s.trace_id}\`` });
   if (s.error) fields.push({ name: 'Error', value: shorten(r(s.error), 300) });
   if (s.recurring) fields.push({ name: 'Recurring', value: shorten(r(s.recurring), 300) });
   if (s.memory === 'unavailable') fields.push({ name: 'Memory', value: 'unavailable: the session ran without its memory tools (see the log)' });

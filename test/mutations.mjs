@@ -176,4 +176,29 @@ export const MUTATIONS = [
     replace: "    t.state = 'remove';",
     tests: ['core/lock'],
   },
+  // Issue 54: traces.
+  {
+    name: 'telemetry-attrs-unredacted',
+    guarantee: 'every string attribute of every span passes the redactor (a planted key never reaches the collector)',
+    file: 'logs/telemetry.ts',
+    find: "if (typeof v === 'string') out[k] = redact(v);",
+    replace: "if (typeof v === 'string') out[k] = v;",
+    tests: ['e2e/telemetry', 'logs/telemetry'],
+  },
+  {
+    name: 'telemetry-content-by-default',
+    guarantee: 'no prompt, tool input or memory text in a span unless the agent is in telemetry.capture_content',
+    file: 'daemon/tick/session-trace.ts',
+    find: 'const content = config.telemetry.capture_content.includes(agent.name);',
+    replace: 'const content = true;',
+    tests: ['e2e/telemetry'],
+  },
+  {
+    name: 'telemetry-drops-uncounted',
+    guarantee: "what the collector did not take is counted in the fire's row",
+    file: 'logs/telemetry.ts',
+    find: 'return Math.max(0, (ended.get(traceId) ?? 0) - (delivered.get(traceId) ?? 0));',
+    replace: 'return 0;',
+    tests: ['e2e/telemetry'],
+  },
 ];

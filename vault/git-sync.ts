@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logs/logger.js';
 import type { Redactor } from '../core/redact.js';
+import { NO_SPAN, type TraceAttrs, type TraceSpan } from '../core/trace.js';
 import type { Config } from '../config/schema.js';
 import { acquireLock } from '../core/lock.js';
 import { anyRefUnder, headBranch, refSha } from './refs.js';
@@ -53,7 +54,14 @@ export async function vaultIsRepo(config: Config, log: Logger, signal?: AbortSig
 
 // The members vault/worktrees.ts uses are public; the rest of nightshift uses pull,
 // commitAndPush and the questions.
+// Pure: a git step's outcome as its span's attributes (the error is redacted with the rest).
+export function gitSpanAttrs(r: GitReport): TraceAttrs {
+  return { 'nightshift.git.pulled': r.pulled, 'nightshift.git.committed': r.committed, 'nightshift.git.pushed': r.pushed, 'nightshift.git.branch': r.branch ?? undefined, 'nightshift.git.uncommitted': r.uncommitted, 'nightshift.git.left_out': r.left_out.length || undefined, 'nightshift.git.error': r.error ?? undefined };
+}
+
 export class VaultGit {
+  // The fire's trace span (core/trace.ts): each pull and commit-and-push is a span under it.
+  trace: TraceSpan = NO_SPAN;
   readonly git: Git;
   readonly checks: GitChecks;
   // Local steps after a stop request still run (they take milliseconds and save the work); only
@@ -131,6 +139,17 @@ export class VaultGit {
   // conflict markers), moved to a branch if they hold a conflict, then pull --rebase. A failure is
   // reported, never fatal: the agent can still work on what is here.
   async pull(report: GitReport): Promise<void> {
+    const span = this.trace.child('nightshift.git pull', { 'nightshift.git.step': 'pull' });
+    try {
+      await this.pullUntraced(report);
+    } finally {
+      span.set(gitSpanAttrs(report));
+      if (report.error) span.fail(report.error);
+      span.end();
+    }
+  }
+
+  private async pullUntraced(report: GitReport): Promise<void> {
     const r = await this.locked('pull', async () => {
       if (!(await this.hasRemote())) return `no remote \`${this.config.git.remote}\``;
       await this.clearStaleIndexLock();
@@ -166,6 +185,17 @@ export class VaultGit {
   // and files over the limits left out), then push. Conflict markers or unmerged paths go to a
   // branch, never main; an operation in progress commits nothing.
   async commitAndPush(s: SessionSummary, redact: Redactor, report: GitReport): Promise<void> {
+    const span = this.trace.child('nightshift.git commit_and_push', { 'nightshift.git.step': 'commit_and_push' });
+    try {
+      await this.commitAndPushUntraced(s, redact, report);
+    } finally {
+      span.set(gitSpanAttrs(report));
+      if (report.error) span.fail(report.error);
+      span.end();
+    }
+  }
+
+  private async commitAndPushUntraced(s: SessionSummary, redact: Redactor, report: GitReport): Promise<void> {
     // The pull's own failure is kept for the report, but it must not hold back the commit or push.
     const pullError = report.error;
     report.error = null;

@@ -35,7 +35,9 @@ ticks in nightshift status's gap line.
   --json        [{id, at, kind: "tick"|"run", trigger: "timer"|"daemon"|"hand", slot, late,
                 status: "open"|"settled", action, agent, rule, session, outcome, reason,
                 passed_over: [{rule, agent, cause, why}], exit_code, ended_at,
-                supervisor_pid, supervisor_start}]
+                supervisor_pid, supervisor_start, trace_id, spans_dropped}]
+                (trace_id: the fire's OpenTelemetry trace, spans_dropped: its spans the
+                collector did not take; both null with telemetry off)
 
 Exit codes:
   0   listed (none is a list too)
@@ -60,6 +62,8 @@ export function firesText(rows: FireRow[], timezone: string): string {
     // The why once: a skip's reason already holds it.
     for (const p of r.passed_over) out.push(['', '', '', '', '', `passed over: rule ${p.rule ?? '-'} (${p.agent}), ${p.cause}${reason.includes(oneLine(p.why)) ? '' : `: ${oneLine(p.why)}`}`]);
     if (r.late) out.push(['', '', '', '', '', r.late]);
+    // Its OpenTelemetry trace (telemetry on), and what of it the collector did not take.
+    if (r.trace_id) out.push(['', '', '', '', '', `trace ${r.trace_id}${r.spans_dropped ? ` (${r.spans_dropped} span${r.spans_dropped === 1 ? '' : 's'} not delivered)` : ''}`]);
   }
   return table(out);
 }

@@ -97,6 +97,7 @@ export function printRecord(io: Out, r: SessionRecord, json: boolean | undefined
   if (r.result) lines.push(`result    ${terminalText(r.result.length > 400 ? `${r.result.slice(0, 400)}…` : r.result, { block: true })}`);
   if (r.git) lines.push(`git       ${terminalText(gitLine(r.git), { block: true })}`, ...gitNotes(r.git).map((n) => `          ${one(n)}`));
   if (r.transcript) lines.push(`transcript ${one(r.transcript)}`);
+  if (r.trace_id) lines.push(`trace     ${one(r.trace_id)}`);
   io.out(lines.join('\n'));
 }
 
@@ -114,6 +115,9 @@ export async function showCommand(config: Config, id: string, flags: SessionsFla
     throw new UsageError(`No session \`${id}\` in the ledger.${didYouMean(id, near)} See \`nightshift sessions\`.`);
   }
   const r = toRecord(row);
+  // Its fire's trace (telemetry on): where to look it up in the collector.
+  const { sessionTraces } = await import('../../daemon/tick/fires-view.js');
+  r.trace_id = sessionTraces(config, [r.id]).get(r.id) ?? null;
   if (!flags.transcript) return printRecord(io, r, flags.json), EXIT.OK;
   if (!r.transcript) throw new UsageError(`Session \`${id}\` has no transcript`);
   let text: string;

@@ -7,7 +7,7 @@ import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../logs/logger.js';
 import { toRecord } from '../../budget/session-record.js';
 import { budgetReport } from '../../daemon/tick/budget-report.js';
-import { readFires } from '../../daemon/tick/fires-view.js';
+import { readFires, sessionTraces } from '../../daemon/tick/fires-view.js';
 import { status, unpushedOf } from '../../daemon/tick/status.js';
 import { timerTicks } from '../../daemon/schedule/timer-ticks.js';
 import { openMemoryStore } from '../../memory/open.js';
@@ -32,6 +32,9 @@ export async function pageData(config: Config, o: { logger: Logger; env: NodeJS.
     sessions: l.list({ limit: SESSIONS }).map(toRecord),
   }));
   const fires = readFires(config, { since: new Date(now.getTime() - FIRE_HOURS * 3_600_000) }, now);
+  // Each session's trace (telemetry on), from its fire's row.
+  const traces = sessionTraces(config, look.sessions.map((s) => s.id));
+  for (const s of look.sessions) s.trace_id = traces.get(s.id) ?? null;
   let memory: PageData['memory'];
   try {
     const store = await openMemoryStore(config, o.env, o.logger);
@@ -51,6 +54,7 @@ export async function sessionData(config: Config, id: string, logger: Logger): P
   const row = await withLedger(config, logger, (l) => l.get(id));
   if (!row) return null;
   const record = toRecord(row);
+  record.trace_id = sessionTraces(config, [id]).get(id) ?? null;
   let transcript: string | null = null;
   if (record.transcript) {
     try {

@@ -118,7 +118,7 @@ export function firesSection(d: PageData, esc: Escape = html): string {
   const x = (iso: string) => Math.round(((Date.parse(iso) - start) / (end - start)) * (W - 10)) + 5;
   const shown = d.fires.filter((f) => Date.parse(f.at) >= start && Date.parse(f.at) <= end).sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   const what = (f: FireRow) => (f.status === 'open' ? 'running' : f.action ?? 'running');
-  const mark = (f: FireRow, y: number, h: number) => `<rect class="fire" data-action="${esc(what(f))}"${what(f) === 'session' && f.outcome ? ` data-outcome="${esc(f.outcome)}"` : ''} x="${x(f.at) - 1}" y="${y}" width="3" height="${h}" fill="${fireMark(f).colour}"><title>${esc(`${zoneStamp(f.at, d.timezone)} ${f.kind}/${f.trigger} ${fireMark(f).label}${f.agent ? ` ${f.agent}` : ''}: ${f.reason ?? ''}`)}</title></rect>`;
+  const mark = (f: FireRow, y: number, h: number) => `<rect class="fire" data-action="${esc(what(f))}"${what(f) === 'session' && f.outcome ? ` data-outcome="${esc(f.outcome)}"` : ''} x="${x(f.at) - 1}" y="${y}" width="3" height="${h}" fill="${fireMark(f).colour}"><title>${esc(`${zoneStamp(f.at, d.timezone)} ${f.kind}/${f.trigger} ${fireMark(f).label}${f.agent ? ` ${f.agent}` : ''}: ${f.reason ?? ''}${f.trace_id ? ` (trace ${f.trace_id})` : ''}`)}</title></rect>`;
   // A stack's marks share the 30 px, oldest at the bottom, its count above it.
   const marks = fireStacks(shown, (f) => x(f.at)).map((g) => {
     if (g.length === 1) return mark(g[0], 10, 30);
@@ -188,7 +188,7 @@ export function gitWords(g: GitOutcome | null | undefined): string {
 }
 
 export function sessionsSection(d: PageData, esc: Escape = html): string {
-  const rows = d.sessions.map((r) => `<tr class="session" data-id="${esc(r.id)}"><td>${esc(zoneStamp(r.started_at, d.timezone))}</td><td>${esc(r.agent)}</td><td class="${r.outcome === 'ok' ? '' : 'bad'}">${esc(r.outcome)}</td><td class="n">${esc(`${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`)}</td><td class="n">${esc(r.turns)}</td><td class="n">${esc(shortDuration(r.duration_ms))}</td><td><a href="session/${encodeURIComponent(r.id)}">${esc(r.id)}</a></td><td class="git">${esc(gitWords(r.git))}</td><td class="result">${esc((r.result ?? r.error ?? '').slice(0, 120))}</td></tr>`);
+  const rows = d.sessions.map((r) => `<tr class="session" data-id="${esc(r.id)}"${r.trace_id ? ` data-trace="${esc(r.trace_id)}" title="${esc(`trace ${r.trace_id}`)}"` : ''}><td>${esc(zoneStamp(r.started_at, d.timezone))}</td><td>${esc(r.agent)}</td><td class="${r.outcome === 'ok' ? '' : 'bad'}">${esc(r.outcome)}</td><td class="n">${esc(`${r.cost_estimated ? '~' : ''}${money(r.cost_usd)}`)}</td><td class="n">${esc(r.turns)}</td><td class="n">${esc(shortDuration(r.duration_ms))}</td><td><a href="session/${encodeURIComponent(r.id)}">${esc(r.id)}</a></td><td class="git">${esc(gitWords(r.git))}</td><td class="result">${esc((r.result ?? r.error ?? '').slice(0, 120))}</td></tr>`);
   return `<section id="sessions"><h2>Sessions, the last ${esc(d.sessions.length)}</h2><table><tr><th>start</th><th>agent</th><th>outcome</th><th>cost</th><th>turns</th><th>duration</th><th>id</th><th>git</th><th>result</th></tr>${rows.join('')}</table></section>`;
 }
 

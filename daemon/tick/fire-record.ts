@@ -80,9 +80,15 @@ export class FireRecord {
 
   // Settles the fire; returns its words and the exit code the start ends with (the one recorded,
   // unless the row itself could not be written).
-  settle(facts: { dispatch: PassedOver[] } & FireEnding): FireWords & { exit: number } {
-    const words = fireWords({ ...facts, kind: this.kind, chosen: this.chosen, charged: this.charged });
-    const end = { ...words, reason: this.deps.redact(words.reason), ended_at: this.deps.now().toISOString() };
+  // What settle will say, written nowhere (the fire's trace span ends with it first).
+  words(facts: { dispatch: PassedOver[] } & FireEnding): FireWords {
+    return fireWords({ ...facts, kind: this.kind, chosen: this.chosen, charged: this.charged });
+  }
+
+  // trace: the fire's trace id and the spans of it the collector did not take (telemetry on).
+  settle(facts: { dispatch: PassedOver[] } & FireEnding, trace: { trace_id: string; spans_dropped: number } | null = null): FireWords & { exit: number } {
+    const words = this.words(facts);
+    const end = { ...words, reason: this.deps.redact(words.reason), ended_at: this.deps.now().toISOString(), ...trace };
     this.write('settlement', (f, id) => f.settle(id, end));
     try {
       this.fires?.close();

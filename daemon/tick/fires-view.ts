@@ -26,6 +26,18 @@ export function readFires(config: Config, f: { since?: Date; agent?: string; lim
   }
 }
 
+// The traces of these sessions' fires (show, the status page); none where there is no fires file.
+export function sessionTraces(config: Config, sessions: string[]): Map<string, string> {
+  const file = firesFile(config);
+  if (!sessions.length || !fs.existsSync(file)) return new Map();
+  const fires = Fires.look(file);
+  try {
+    return fires.traces(sessions);
+  } finally {
+    fires.close();
+  }
+}
+
 // How far back status looks for ticks the timer left without a fire.
 export const GAP_WINDOW_MS = 24 * 3_600_000;
 

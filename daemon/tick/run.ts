@@ -10,6 +10,9 @@ import { sessionConfig } from '../../config/rules.js';
 import { exitCodeForError, FireRecord } from './fire-record.js';
 import { exitCodeOf, startProbe, supervise } from './supervise.js';
 import type { Choice, RunDeps, SuperviseResult } from './types.js';
+import { openTelemetry } from '../../logs/telemetry.js';
+import { version } from '../../core/version.js';
+import { beginFireSpan, endFireSpan } from './fire-trace.js';
 
 export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
   // A held agent still runs by hand (the operator decided), with a warning that says so.
@@ -24,19 +27,33 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
   const probe = startProbe(sessionConfig(config, agent.name), deps);
   // The operator's choice, not a fire of the timer: its row says kind `run`, so the fires page
   // explains every start of the supervisor, a refused run included (never counted as a timer tick).
+  // Traces (telemetry.otlp_endpoint): the SDK loads while the fire row is written; off, nothing loads.
+  const opening = openTelemetry(config, { env: deps.env, redact: deps.redact, version: version(), logger: deps.logger }).catch((err: unknown) => {
+    deps.logger.warn({ event: 'telemetry_unavailable', err: deps.redact(String((err as Error)?.message ?? err)) }, `telemetry is off for this run: ${deps.redact(String((err as Error)?.message ?? err))}`);
+    return null;
+  });
+  const begun = Date.now();
   const fire = FireRecord.begin(config, { kind: 'run', trigger: 'hand', slot: null }, deps);
   fire.choose(agent.name, null);
+  const telemetry = await opening;
+  const span = beginFireSpan(telemetry, { kind: 'run', trigger: 'hand', fire: fire.id, atMs: begun });
   let r: SuperviseResult;
   try {
-    r = await supervise(config, choose, { ...options, refuse: true, probe }, { ...deps, onCharged: (id) => fire.charge(id) });
-  } catch (err) {
-    fire.settle({ dispatch: [], error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } });
-    throw err;
+    try {
+      r = await supervise(config, choose, { ...options, refuse: true, probe }, { ...deps, trace: span, onCharged: (id) => fire.charge(id) });
+    } catch (err) {
+      const ending = { dispatch: [], error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } };
+      fire.settle(ending, await endFireSpan(telemetry, span, fire.words(ending), deps.logger).catch(() => null));
+      throw err;
+    }
+    const ending = {
+      dispatch: [],
+      result: { action: r.action, reason: r.reason, limit: r.limit, exit: exitCodeOf(r), session: r.session ? { id: r.session.id, outcome: r.session.outcome } : null, dream: null },
+    };
+    fire.settle(ending, await endFireSpan(telemetry, span, fire.words(ending), deps.logger));
+  } finally {
+    telemetry?.close();
   }
-  fire.settle({
-    dispatch: [],
-    result: { action: r.action, reason: r.reason, limit: r.limit, exit: exitCodeOf(r), session: r.session ? { id: r.session.id, outcome: r.session.outcome } : null, dream: null },
-  });
   if (r.action === 'skip') {
     if (r.limit === 'lock' || r.limit === 'stopped' || r.limit === 'busy') throw new LockedError(`Refused: ${r.reason}`);
     throw new BudgetExhaustedError(r.limit ?? 'unknown', `Refused: ${r.reason} (use --force to run anyway)`);

@@ -78,7 +78,7 @@ export function costsDisagree(meterUsd: number, cliUsd: number | null): boolean 
 
 // `id`: the session's, made by ./session.ts (its worktree is named by it).
 export async function runOpened(config: Config, agent: Agent, id: string, ledger: Ledger, startedAt: Date, day: string, deps: RunDeps, force: boolean, repo: boolean): Promise<SessionRecord | { refused: Extract<Charge, { ok: false }> }> {
-  const log = deps.logger.child({ sessionId: id, agent: agent.name });
+  const log = deps.logger.child({ sessionId: id, agent: agent.name, ...(deps.trace?.traceId ? { trace_id: deps.trace.traceId } : {}) });
   const transcript = path.join(config.log_dir, 'transcripts', `${id}.jsonl`);
   // Before the charge: a log dir that cannot be made refuses the start, nothing counted.
   const madeDir = fs.mkdirSync(path.dirname(transcript), { recursive: true });
@@ -99,6 +99,7 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
     {
       config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: stateBuilt.then((s) => s?.text ?? null), version: version(),
       meter,
+      trace: deps.trace,
       // The usage windows a subscription reports, kept when they change (one small write).
       onHeaders: (h) => {
         const w = windowsFrom((k) => (typeof h[k] === 'string' ? (h[k] as string) : undefined), deps.now());

@@ -25,6 +25,7 @@ import type { RunDeps, SuperviseResult } from './types.js';
 import { refuseBeforeCharge } from './session-refusals.js';
 import { budgetLimits, newSessionId, runOpened } from './session-run.js';
 import { vaultBefore } from './session-vault.js';
+import { beginSessionSpan, endSessionSpan } from './session-trace.js';
 
 export { budgetLimits, costsDisagree, diskFullEnding, newSessionId } from './session-run.js';
 
@@ -63,6 +64,8 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   }
   refuseBeforeCharge(config, agent, day, deps);
   const vault = config.git.enabled ? new VaultGit(config, deps.logger, signal, deps.gitChecks) : null;
+  // Its git steps are spans of the fire (telemetry on).
+  if (vault && deps.trace) vault.trace = deps.trace;
   // Before the pull and the charge: a sandbox that cannot be made refuses the session, uncounted.
   // Both wait on a child process, so they wait together.
   const untrusted = vault ? fs.existsSync(untrustedGitMarker(config.state_dir)) : false;
@@ -91,16 +94,22 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   if (late) deps.logger.warn({ event: 'late', agent: agent.name, slot: deps.slot?.toISOString() ?? null }, `${agent.name}: ${late}`);
   const projectBefore = snapshotProjectFiles(scfg.vault);
   mark('before_open');
+  // Its trace span (./session-trace.ts): the proxy, the hooks and memory put theirs under it.
+  const span = beginSessionSpan(config, agent, deps.trace);
   let opened: Awaited<ReturnType<typeof runOpened>>;
   try {
-    opened = await runOpened(scfg, agent, id, ledger, startedAt, day, { ...deps, signal }, options.force, inRepo);
+    opened = await runOpened(scfg, agent, id, ledger, startedAt, day, { ...deps, signal, trace: span }, options.force, inRepo);
   } catch (err) {
+    span.fail(String((err as Error)?.message ?? err));
+    span.end();
     // Refused before the charge (the log folder, the ledger): what the vault's steps made goes.
     if (!ledger.get(id)) await before.undo();
     throw err;
   }
   // The day's room was taken between the check above and the charge: nothing started.
   if ('refused' in opened) {
+    span.fail(opened.refused.reason);
+    span.end();
     await before.undo();
     return skip(opened.refused.reason, opened.refused.limit);
   }
@@ -127,10 +136,13 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
       deps.logger.warn({ event: 'git_record_failed', err }, `could not record the git outcome in the ledger: ${(err as Error).message}`);
     }
   }
-  deps.logger.info({ event: 'report', sessionId: session.id, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${counted(session.turns, 'turn')}${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
+  // Its trace, for the report, the log line and run --json (telemetry on).
+  if (span.traceId) session.trace_id = span.traceId;
+  deps.logger.info({ event: 'report', sessionId: session.id, trace_id: span.traceId ?? undefined, agent: agent.name, outcome: session.outcome, cost_usd: session.cost_usd, turns: session.turns, git }, `${agent.name}: ${session.outcome}, ${money(session.cost_usd)}, ${counted(session.turns, 'turn')}${session.retry_at ? `, held until ${session.retry_at}` : ''}`);
   // Discord, after the ledger and the commit; it never changes the result or the exit code.
   await reportSession(config, { session, model: agent.model, git: vault ? git : null, day, today: ledger.dayTotals(day), late, recurring: recurringNoteFor(config, ledger, session), projectFiles: projectFiles.length ? { files: projectFiles, loaded: config.claude.project_settings } : null }, deps);
   mark('reported');
+  endSessionSpan(span, session, vault ? git : null);
   // The backoff beginning or ending is told once, on the session that made it so.
   const change = settledChange(config, ledger, agent.name);
   if (change) {

@@ -13,6 +13,9 @@ import { exitCodeForError, FireRecord, triggerOf } from './fire-record.js';
 import { dispatchPassedOver } from './fire-words.js';
 import { exitCodeOf, supervise } from './supervise.js';
 import type { RunDeps, SuperviseResult } from './types.js';
+import { openTelemetry, type Telemetry } from '../../logs/telemetry.js';
+import { version } from '../../core/version.js';
+import { beginFireSpan, endFireSpan } from './fire-trace.js';
 
 // exit_code: what the tick exits with (the fire's record); fire: its row's id (null: unwritable).
 // beside: the sessions this tick started beside its own (sessions.max_concurrent).
@@ -52,15 +55,28 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
   // once a tick at most. The tick ends when all have.
   const beside: Array<Promise<TickResult | null>> = [];
   const ran = new Set<string>();
+  // Traces (telemetry.otlp_endpoint): the SDK loads beside the fire row, never before it; off, nothing loads.
+  const telemetry = openTelemetry(config, { env: deps.env, redact: deps.redact, version: version(), logger: deps.logger }).catch((err: unknown) => {
+    deps.logger.warn({ event: 'telemetry_unavailable', err: deps.redact(String((err as Error)?.message ?? err)) }, `telemetry is off for this tick: ${deps.redact(String((err as Error)?.message ?? err))}`);
+    return null;
+  });
+  try {
+    return await fires(config, deps, trigger, agents, broken, beside, ran, telemetry);
+  } finally {
+    (await telemetry)?.close();
+  }
+}
+
+async function fires(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], beside: Array<Promise<TickResult | null>>, ran: Set<string>, telemetry: Promise<Telemetry | null>): Promise<TickResult> {
   // Each one's failure is said and kept apart: it never ends the others, nor the tick's own.
   const more = config.sessions.max_concurrent > 1 ? () => {
-    beside.push(oneFire(config, deps, trigger, agents, broken, { lead: false, ran, more }).catch((e: unknown) => {
+    beside.push(oneFire(config, deps, trigger, agents, broken, { lead: false, ran, more, telemetry }).catch((e: unknown) => {
       const why = deps.redact(String((e as Error)?.message ?? e));
       deps.logger.error({ event: 'tick_beside_failed', err: why }, `a session started beside another failed: ${why}`);
       return null;
     }));
   } : () => {};
-  const lead = await oneFire(config, deps, trigger, agents, broken, { lead: true, ran, more }).then((v) => ({ v }), (e: unknown) => ({ e }));
+  const lead = await oneFire(config, deps, trigger, agents, broken, { lead: true, ran, more, telemetry }).then((v) => ({ v }), (e: unknown) => ({ e }));
   // Sessions started beside may start more as they go: wait until none is left.
   const others: TickResult[] = [];
   for (let i = 0; i < beside.length; i++) {
@@ -79,11 +95,14 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
 // written first, a skip or a dream recorded); else a session beside it, whose fire row is written
 // only once a due agent is chosen (none, or no slot: nothing to record). `ran`: the agents this
 // tick started; `more`: let another session start beside (at the charge, and at the end).
-async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], o: { lead: boolean; ran: Set<string>; more: () => void }): Promise<TickResult | null> {
+async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], o: { lead: boolean; ran: Set<string>; more: () => void; telemetry: Promise<Telemetry | null> }): Promise<TickResult | null> {
   const { lead } = o;
+  const begun = Date.now();
   const byName = new Map(agents.map((a) => [a.name, a]));
   let fire: FireRecord | null = lead ? FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps) : null;
   if (lead) mark('fire_begun');
+  const telemetry = await o.telemetry;
+  const span = beginFireSpan(telemetry, { kind: 'tick', trigger, fire: fire?.id ?? null, atMs: begun });
   let dispatch: PassedOver[] = [];
   try {
     const r = await supervise(
@@ -103,6 +122,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
         if (d.agent) {
           o.ran.add(d.agent);
           fire ??= FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps);
+          span.set({ 'nightshift.fire.id': fire.id ?? undefined });
           fire.choose(d.agent, d.rule);
           return { agent: byName.get(d.agent)!, reason: d.reason };
         }
@@ -113,7 +133,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
       },
       // A session beside another that finds nothing to start says so at debug only.
       { force: false, refuse: !lead },
-      { ...deps, onCharged: (id) => {
+      { ...deps, trace: span, onCharged: (id) => {
         fire?.charge(id);
         o.more();
       } },
@@ -127,19 +147,22 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
       });
     }
     if (!fire) return null;
-    const settled = fire.settle({
+    const ending = {
       dispatch,
       result: {
         action: r.action, reason: r.reason, limit: r.limit, exit: exitCodeOf(r),
         session: r.session ? { id: r.session.id, outcome: r.session.outcome } : null,
         dream: r.dream ? { id: r.dream.id, ok: r.dream.ok } : null,
       },
-    });
+    };
+    const traced = await endFireSpan(telemetry, span, fire.words(ending), deps.logger);
+    const settled = fire.settle(ending, traced);
     if (lead) mark('fire_settled');
     const { limit: _limit, ...rest } = r;
     return { ...rest, exit_code: settled.exit, fire: fire.id, passed_over: settled.passed_over };
   } catch (err) {
-    fire?.settle({ dispatch, error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } });
+    const ending = { dispatch, error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } };
+    fire?.settle(ending, fire ? await endFireSpan(telemetry, span, fire.words(ending), deps.logger).catch(() => null) : null);
     throw err;
   }
 }

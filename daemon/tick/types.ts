@@ -6,6 +6,7 @@ import type { GitChecks, GitReport } from '../../vault/git-sync.js';
 import type { Logger } from '../../logs/logger.js';
 import type { LiveLine } from '../../logs/live-line.js';
 import type { Redactor } from '../../core/redact.js';
+import type { TraceSpan } from '../../core/trace.js';
 import type { SessionRecord } from '../../budget/session-record.js';
 import type { EgressNet } from '../../sessions/wall/egress-proxy.js';
 
@@ -21,6 +22,8 @@ export type RunDeps = {
   slot?: Date | null;
   // The monitor's ping (report/ping.ts) goes through it; production: the global fetch.
   fetch?: typeof fetch;
+  // The fire's trace span (core/trace.ts); unset or NO_SPAN with telemetry off.
+  trace?: TraceSpan;
   // Told the session's id once it is charged (the fire notes it: a crash keeps which session it was).
   onCharged?: (session: string) => void;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at

@@ -2,6 +2,7 @@
 // sandbox cannot see memory.db, so it cannot run `nightshift mcp` as its child. 127.0.0.1, a port
 // the OS picks, a bearer token per session. The token names the session, so everything written
 // through it has the session as its source, whatever the caller says (memory/claimed-source.ts).
+import type { TraceSpan } from '../../core/trace.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { Socket } from 'node:net';
@@ -40,6 +41,8 @@ export type MemoryHttpOptions = {
   maxBodyBytes?: number;
   // Writing tool calls this session may make (limits.memory_writes); unset: no bound.
   maxWrites?: number;
+  // The session's trace span: each tool call is a memory operation span under it.
+  trace?: TraceSpan;
 };
 
 export type MemoryHttpStats = { requests: number; unauthorized: number; rejected: number; errors: number };
@@ -139,7 +142,7 @@ export async function startMemoryHttp(o: MemoryHttpOptions): Promise<MemoryHttp>
   const serve = async (req: http.IncomingMessage, res: http.ServerResponse, body: unknown) => {
     const { McpServer, StreamableHTTPServerTransport, tools, store } = await load();
     const server = new McpServer({ name: tools.SERVER_NAME, version: o.version }, { instructions: tools.INSTRUCTIONS });
-    tools.registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, speaker: o.agent ?? null, logger: log, afterObserve: o.afterObserve, writes });
+    tools.registerTools(server, store, { actor, defaultSource: o.sessionId, trustSource: false, speaker: o.agent ?? null, logger: log, afterObserve: o.afterObserve, writes, trace: o.trace });
     server.server.onerror = (err) => {
       // 2.1.332 opens with `server/discover` under a protocol the SDK does not speak (2026-07-28),
       // is answered 400, and goes on with initialize: a step of every start, not a fault to warn of.

@@ -9,6 +9,7 @@ import { storeTools, type StoreToolStore } from './store-tools.js';
 import type { Tool, ToolOptions } from './tool.js';
 import { fieldsProblem } from '../text/text-hygiene.js';
 import { MemoryError } from '../types.js';
+import { memoryOperation, memoryResultAttrs, memorySpanAttrs } from './memory-span.js';
 
 export type { Tool, ToolOptions } from './tool.js';
 export { toResult } from './store-tools.js';
@@ -35,7 +36,20 @@ function toolError(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+// Each call under the session's trace span, when it has one.
 async function callTool(tool: Tool, args: unknown, opts: ToolOptions): Promise<CallToolResult> {
+  if (!opts.trace?.traceId) return runTool(tool, args, opts);
+  const span = opts.trace.child(`${memoryOperation(tool.name)} ${tool.name}`, memorySpanAttrs(tool.name, args, opts.trace.content));
+  const t0 = performance.now();
+  const r = await runTool(tool, args, opts);
+  const error = r.isError ? String((r.content as Array<{ text?: string }>)[0]?.text ?? 'error').split(':')[0].slice(0, 80) : null;
+  span.set(memoryResultAttrs(r.structuredContent as Record<string, unknown> | undefined, error, performance.now() - t0));
+  if (r.isError) span.fail(error ?? 'error');
+  span.end();
+  return r;
+}
+
+async function runTool(tool: Tool, args: unknown, opts: ToolOptions): Promise<CallToolResult> {
   const parsed = tool.input.safeParse(args ?? {});
   if (!parsed.success) return toolError(`Invalid arguments for \`${tool.name}\`: ${describeIssues(parsed.error)}. Fix the arguments and call it again.`);
   // Every text argument, by the name the caller used (the store checks again under its own names).

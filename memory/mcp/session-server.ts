@@ -9,6 +9,7 @@ import { MemoryDbError, openMemoryStore } from '../open.js';
 import { startMemoryHttp } from './mcp-http.js';
 import type { Serving } from './served-store.js';
 import type { MemoryStore } from '../store.js';
+import type { TraceSpan } from '../../core/trace.js';
 
 export type SessionMemory = {
   url: string;
@@ -23,7 +24,7 @@ export type SessionMemory = {
 };
 
 /** Throws MemoryDbError, saying why, when the store cannot be opened or served; nothing is left open then. */
-export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv, logger: Logger, sessionId: string, version: string, listen: Listen | null = null, agent: string | null = null): Promise<SessionMemory> {
+export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv, logger: Logger, sessionId: string, version: string, listen: Listen | null = null, agent: string | null = null, trace?: TraceSpan): Promise<SessionMemory> {
   let store: MemoryStore;
   try {
     // The agent is the supervisor's word (the session's own config), never the session's.
@@ -38,7 +39,7 @@ export async function serveSessionMemory(config: Config, env: NodeJS.ProcessEnv,
   const afterObserve = (m: { id: number; text: string }) => void serve().then((s) => s.afterObserve?.(m), () => {});
   let http;
   try {
-    http = await startMemoryHttp({ store, sessionId, agent, logger, version, afterObserve, listen, maxWrites: config.limits.memory_writes });
+    http = await startMemoryHttp({ store, sessionId, agent, logger, version, afterObserve, listen, maxWrites: config.limits.memory_writes, trace });
   } catch (err) {
     store.close();
     throw new MemoryDbError(`Cannot serve memory to session ${sessionId}: ${(err as Error)?.message ?? String(err)}`, { cause: err });

@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import type { Logger } from '../../logs/logger.js';
 import type { Actor } from '../types.js';
+import type { TraceSpan } from '../../core/trace.js';
 
 export type ToolOptions = {
   // Who the audit log names for every mutation made through these tools.
@@ -22,6 +23,8 @@ export type ToolOptions = {
   // A session's budget of writing calls (limits.memory_writes), shared by every request it makes;
   // past it a writing tool is refused and the store is not touched.
   writes?: { used: number; max: number };
+  // The session's trace span: each call is a memory operation span under it (./memory-span.ts).
+  trace?: TraceSpan;
 };
 
 type Annotations = { readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint: boolean; openWorldHint: boolean };

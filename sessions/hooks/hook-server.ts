@@ -10,6 +10,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { Verdict } from './guardrail/verdict.js';
+import type { TraceSpan } from '../../core/trace.js';
+import { postToolUseId, toolSpanAttrs } from './tool-span.js';
 
 // The fields of a PreToolUse payload the guardrail needs (the CLI sends more: session_id, prompt_id ...).
 export type PreToolUse = { tool_name: string; tool_input: unknown; cwd: string | null; tool_use_id: string | null };
@@ -27,6 +29,9 @@ export type HookServerOptions = {
   // How often the supervisor checks that its hook server still answers, and how long it waits.
   pingMs?: number;
   pingTimeoutMs?: number;
+  // The session's trace span: each call is an `execute_tool` span under it, from PreToolUse to its
+  // PostToolUse (asked for only while tracing), or to the refusal.
+  trace?: TraceSpan;
 };
 
 export type HookStats = { requests: number; blocked: number; refused: number; errors: number; decideMs: number[] };
@@ -43,6 +48,9 @@ export type HookServer = {
 };
 
 export const HOOK_PATH = '/hooks/pre-tool-use';
+export const POST_HOOK_PATH = '/hooks/post-tool-use';
+// Tool spans still waiting for their PostToolUse, at most (a call that never reports ends at close).
+const OPEN_TOOL_SPANS = 256;
 const DEFAULT_MAX_BODY = 16 * 1024 * 1024;
 
 // Pure: the payload's fields, or why it cannot be used.
@@ -76,6 +84,7 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
   const expected = Buffer.from(`Bearer ${token}`);
   const maxBody = o.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const stats: HookStats = { requests: 0, blocked: 0, refused: 0, errors: 0, decideMs: [] };
+  const openTools = new Map<string, TraceSpan>();
   const deadController = new AbortController();
   let closing = false;
   const die = (why: string) => {
@@ -105,6 +114,20 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
         return send(res, 401, { error: 'unauthorized' });
       }
       if (req.method === 'GET' && req.url === '/health') return send(res, 200, { ok: true });
+      // A tool call ran: its span ends (an empty answer changes nothing for the CLI).
+      if (req.method === 'POST' && req.url === POST_HOOK_PATH) {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        req.on('data', (c: Buffer) => (size += c.length) <= maxBody && chunks.push(c));
+        req.on('error', () => undefined);
+        req.on('end', () => {
+          const id = size <= maxBody ? postToolUseId(Buffer.concat(chunks).toString('utf8')) : null;
+          const span = id ? openTools.get(id) : undefined;
+          if (span && id) openTools.delete(id), span.end();
+          send(res, 200, {});
+        });
+        return;
+      }
       if (req.method !== 'POST' || req.url !== HOOK_PATH) {
         req.resume();
         return send(res, 404, { error: 'not found' });
@@ -120,7 +143,9 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
       req.on('end', () => {
         let verdict: Verdict;
         const t0 = performance.now();
+        const at = Date.now();
         let tool = '?';
+        let seen: PreToolUse | null = null;
         try {
           if (size > maxBody) verdict = deny(`blocked by nightshift: the tool call is too large to check (${size} bytes, limit ${maxBody}); split it into smaller calls`);
           else {
@@ -128,6 +153,7 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
             if ('error' in p) verdict = deny(`blocked by nightshift: the hook could not read the call (${p.error})`);
             else {
               tool = p.call.tool_name;
+              seen = p.call;
               verdict = o.decide(p.call);
               if (!verdict.allow) {
                 o.logger.warn({ event: 'hook_block', tool, tool_use_id: p.call.tool_use_id, reason: o.redact(verdict.reason), input: o.redact(JSON.stringify(p.call.tool_input) ?? '').slice(0, 500) }, `blocked ${tool}`);
@@ -139,7 +165,14 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
           o.logger.error({ event: 'hook_error', err: o.redact(String((err as Error)?.stack ?? err)) }, 'hook decision failed: denied');
           verdict = deny('blocked by nightshift: the guardrail failed on this call (an internal error); try something else');
         }
-        stats.decideMs.push(performance.now() - t0);
+        const ms = performance.now() - t0;
+        if (o.trace?.traceId && seen) {
+          const span = o.trace.child(`execute_tool ${seen.tool_name}`, toolSpanAttrs(seen, verdict, ms, o.trace.content), { startMs: at });
+          if (!verdict.allow) span.fail('refused by the hook');
+          if (verdict.allow && seen.tool_use_id && openTools.size < OPEN_TOOL_SPANS) openTools.set(seen.tool_use_id, span);
+          else span.end();
+        }
+        stats.decideMs.push(ms);
         if (stats.decideMs.length > 10_000) stats.decideMs.shift();
         if (!verdict.allow) stats.blocked++;
         send(res, 200, hookAnswer(verdict));
@@ -186,6 +219,8 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
       new Promise<void>((resolve) => {
         closing = true;
         clearInterval(watch);
+        for (const span of openTools.values()) span.set({ 'nightshift.tool.unfinished': true }), span.end();
+        openTools.clear();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -193,12 +228,11 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
 }
 
 // The settings the CLI gets with `--settings`: our PreToolUse hook for every tool.
-export function hookSettings(server: Pick<HookServer, 'url' | 'token'>, timeoutS = 10): Record<string, unknown> {
-  return {
-    hooks: {
-      PreToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: `${server.url}${HOOK_PATH}`, headers: { Authorization: `Bearer ${server.token}` }, timeout: timeoutS }] }],
-    },
-  };
+// `traced`: PostToolUse too, so a tool call's span ends when it has run (only while tracing: off,
+// the CLI makes no call more).
+export function hookSettings(server: Pick<HookServer, 'url' | 'token'>, timeoutS = 10, traced = false): Record<string, unknown> {
+  const hook = (p: string) => [{ matcher: '*', hooks: [{ type: 'http', url: `${server.url}${p}`, headers: { Authorization: `Bearer ${server.token}` }, timeout: timeoutS }] }];
+  return { hooks: { PreToolUse: hook(HOOK_PATH), ...(traced ? { PostToolUse: hook(POST_HOOK_PATH) } : {}) } };
 }
 
 // The settings in a private temp file (0600 in a 0700 dir): the token is in it, so never argv,

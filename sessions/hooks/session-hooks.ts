@@ -11,6 +11,7 @@ import { startHookServer, hookSettings, writeSettingsFile, type HookServer, type
 import { toolKey, type LoopLimits } from '../stream/loop-detector.js';
 import type { Listen } from '../../core/loopback.js';
 import { counted } from '../../core/words.js';
+import type { TraceSpan } from '../../core/trace.js';
 
 type Log = { warn(obj: object, msg?: string): void; debug(obj: object, msg?: string): void; error(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 
@@ -30,7 +31,9 @@ export function decider(roots: GuardRoots, limits: LoopLimits): (call: PreToolUs
   const keep = Math.max(limits.window, 4 * limits.cycleRepeats) + 1;
   return (call) => {
     const v = guard(call, roots);
-    const out = v.allow ? loopPreBlock(history, call, limits) : v;
+    // The rule family that refused (the span's nightshift.tool.rule).
+    const looped = v.allow ? loopPreBlock(history, call, limits) : v;
+    const out: Verdict = looped.allow ? looped : { ...looped, rule: v.allow ? 'loop' : 'guardrail' };
     history.push(toolKey(call.tool_name, call.tool_input));
     if (history.length > keep) history.shift();
     return out;
@@ -49,6 +52,7 @@ export async function startSessionHooks(o: {
   // Where the settings file goes: a folder the sandboxed CLI can read (the session's own).
   dir?: string;
   listen?: Listen | null;
+  trace?: TraceSpan;
 }): Promise<SessionHooks> {
   const server = await startHookServer({
     listen: o.listen,
@@ -57,10 +61,11 @@ export async function startSessionHooks(o: {
     // The token is a secret of this session: never in a log line.
     redact: (t) => o.redact(t),
     pingMs: o.pingMs,
+    trace: o.trace,
   });
   let settings: { file: string; remove(): void };
   try {
-    settings = writeSettingsFile(hookSettings(server, Math.max(1, Math.round(o.timeoutMs / 1000))), o.dir);
+    settings = writeSettingsFile(hookSettings(server, Math.max(1, Math.round(o.timeoutMs / 1000)), !!o.trace?.traceId), o.dir);
   } catch (err) {
     await server.close();
     throw err;

@@ -13,6 +13,8 @@ import type { Socket } from 'node:net';
 import type { SessionMeter } from '../../budget/meter.js';
 import { usageTap } from './usage-tap.js';
 import { upstreamLimit, type UpstreamLimit } from '../../budget/upstream-limit.js';
+import type { TraceSpan } from '../../core/trace.js';
+import { requestSpanName, requestStartAttrs, responseAttrs, usageAttrs } from './request-span.js';
 
 export type ApiCredential = { kind: 'api_key'; value: string } | { kind: 'oauth'; value: string } | { kind: 'auth_token'; value: string };
 
@@ -35,6 +37,8 @@ export type ApiProxyOptions = {
   meter?: SessionMeter;
   // Every upstream reply's headers (the usage windows a subscription reports). Must not throw.
   onHeaders?: (headers: http.IncomingHttpHeaders) => void;
+  // The session's trace span: each forwarded request is a span under it (./request-span.ts).
+  trace?: TraceSpan;
   // The clock a limit's retry-after is read against.
   now?: () => Date;
   // Tests only (the negative control): forward any origin-form path, as before the allowlist.
@@ -241,6 +245,10 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     }
     const refused = (why: string, event = 'api_proxy_refused') => {
       stats.refused++;
+      // Never sent upstream, but seen: the span says why (the budget's refusal ends a session).
+      const span = o.trace?.child(requestSpanName(path, null), { ...requestStartAttrs(path, req.headers, null), 'nightshift.refused': event === 'api_proxy_budget_refused' ? 'budget' : 'refused' });
+      span?.fail(why);
+      span?.end();
       o.logger.info({ event, method: req.method, path: o.redact(path), reason: o.redact(why) }, `api request refused: ${o.redact(why)}`);
       return send(res, REFUSAL_STATUS, apiError('invalid_request_error', `nightshift: ${why}`), { 'x-should-retry': 'false' });
     };
@@ -276,11 +284,11 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
         stats.lowered++;
         o.logger.info({ event: 'api_proxy_lowered', from: a.lowered.from, to: a.lowered.to }, `max_tokens lowered from ${a.lowered.from} to ${a.lowered.to} to fit the session's reservation`);
       }
-      forward(req, res, path, { meter, call: a.call, body: a.body });
+      forward(req, res, path, { meter, call: a.call, body: a.body, admitted: a });
     });
   });
 
-  type Metered = { meter: SessionMeter; call: number; body: Buffer };
+  type Metered = { meter: SessionMeter; call: number; body: Buffer; admitted?: { model: string | null; maxTokens: number; worstUsd: number; lowered: { from: number; to: number } | null } };
   const forward = (req: http.IncomingMessage, res: http.ServerResponse, path: string, m: Metered | null) => {
     stats.requests++;
     const t0 = Date.now();
@@ -288,6 +296,9 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     const headers = upstreamHeaders(req.headers, o.credential);
     if (m) headers['content-length'] = m.body.length;
     const up = request({ hostname, port, agent, method: req.method, path: prefix + path, headers, timeout: timeoutMs });
+    const span = o.trace?.child(requestSpanName(path, m?.admitted?.model ?? null), requestStartAttrs(path, req.headers, m?.admitted ?? null), { startMs: t0 });
+    // Unmetered, the span ends with the upstream request; metered, once the meter has heard of it.
+    if (!m) up.on('close', () => span?.end());
     inflight.add(up);
     up.on('close', () => inflight.delete(up));
     // The meter hears of each call exactly once: priced, at its worst, or dropped (never sent).
@@ -295,8 +306,14 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     const account = (how: 'drop' | 'worst' | { outcome: Parameters<SessionMeter['finish']>[1] }) => {
       if (!m || accounted) return;
       accounted = true;
-      if (how === 'drop') return m.meter.drop(m.call);
+      if (how === 'drop') {
+        span?.set({ 'nightshift.meter.dropped': true });
+        span?.end();
+        return m.meter.drop(m.call);
+      }
       const usd = m.meter.finish(m.call, how === 'worst' ? null : how.outcome);
+      span?.set(usageAttrs(how === 'worst' ? null : how.outcome, usd));
+      span?.end();
       stats.metered++;
       o.logger.debug({ event: 'api_proxy_metered', usd, outcome: how === 'worst' ? 'worst_case' : how.outcome }, 'api call metered');
     };
@@ -314,6 +331,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       if (failed || clientGone || closing) return;
       failed = true;
       stats.upstreamErrors++;
+      span?.fail(timedOut ? 'the upstream timed out' : err.message);
       o.logger.warn({ event: 'api_proxy_upstream_error', upstream: where, method: req.method, path: o.redact(path), err: o.redact(err.message), timedOut, started: res.headersSent }, `upstream ${timedOut ? 'timed out' : 'failed'}`);
       // Once the response has started, only a cut connection tells the CLI the stream is broken.
       const why = timedOut || res.headersSent ? null : unreachableWhy(err as NodeJS.ErrnoException, hostname, port);
@@ -346,6 +364,8 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
         stats.limited = limit;
         o.logger.info({ event: 'api_limited', status: limit.status, rejected: limit.rejected, retry_at: limit.retry_at, source: limit.source }, `the API answered ${limit.status}${limit.rejected ? ' (usage window rejected)' : ''}${limit.retry_at ? `, come back at ${limit.retry_at} (${limit.source})` : ', no reset time given'}`);
       } else stats.limited = null;
+      span?.set(responseAttrs(ur.statusCode ?? 0, ur.headers));
+      if ((ur.statusCode ?? 0) >= 400) span?.fail(`the API answered ${ur.statusCode}`);
       res.writeHead(ur.statusCode ?? 502, ur.statusMessage, headers);
       res.flushHeaders();
       try {

@@ -12,6 +12,7 @@ import { SandboxUnavailableError } from '../../core/errors.js';
 import type { Listen } from '../../core/loopback.js';
 import type { Logger } from '../../logs/logger.js';
 import type { SessionMeter } from '../../budget/meter.js';
+import type { TraceSpan } from '../../core/trace.js';
 import type { SessionMemory } from '../../memory/mcp/session-server.js';
 import { credentialFrom, startApiProxy, type ApiProxy } from './api-proxy.js';
 import { listenApiPeers, type ApiPeers } from './api-peers.js';
@@ -32,6 +33,8 @@ export type EndpointsInput = {
   version: string;
   refuse?: () => string | null;
   meter?: SessionMeter;
+  // The session's trace span (core/trace.ts): each endpoint puts what it serves under it.
+  trace?: TraceSpan;
   onHeaders?: (headers: IncomingHttpHeaders) => void;
   egressNet?: Partial<EgressNet>;
   // false: the API's TCP route back, no peer check (the test-only control of the bridge's check).
@@ -81,12 +84,12 @@ export async function startEndpoints(i: EndpointsInput, teardown: Teardown): Pro
   const memoryStart = Promise.resolve(i.state)
     .catch(() => null)
     .then(() => import('../../memory/mcp/session-server.js'))
-    .then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version, at('m', WALL_PORTS.memory), i.agent.name));
+    .then((m) => m.serveSessionMemory(config, i.env, log, i.sessionId, i.version, at('m', WALL_PORTS.memory), i.agent.name, i.trace));
   memoryStart.then((m) => teardown.add(() => m.close()), () => {});
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;
     const credential = credentialFrom(i.env);
-    const proxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, meter: i.meter, onHeaders: i.onHeaders, listen: at('a', WALL_PORTS.api) });
+    const proxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, meter: i.meter, trace: i.trace, onHeaders: i.onHeaders, listen: at('a', WALL_PORTS.api) });
     teardown.add(() => proxy.close());
     // Loaded only for an agent with a network (most have none).
     const egress = network === 'none' ? null : await (await import('./egress-proxy.js')).startEgressProxy({
@@ -97,7 +100,7 @@ export async function startEndpoints(i: EndpointsInput, teardown: Teardown): Pro
     if (config.hooks.enabled) {
       hooks = await startSessionHooks({
         vault: config.vault, extraDirs: config.hooks.extra_dirs, timeoutMs: config.hooks.timeout, logger: log, redact: i.redact, dir: i.dir, listen: at('h', WALL_PORTS.hooks),
-        limits: { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats },
+        limits: { maxRepeats: config.loop.max_repeats, window: config.loop.window, cycleRepeats: config.loop.cycle_repeats }, trace: i.trace,
       });
       const h = hooks;
       teardown.add(() => h.close());

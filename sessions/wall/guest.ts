@@ -14,6 +14,7 @@ import type { SessionUser } from '../../config/session-user.js';
 import type { ChildInput } from '../../core/child-process.js';
 import type { Logger } from '../../logs/logger.js';
 import type { SessionMeter } from '../../budget/meter.js';
+import type { TraceSpan } from '../../core/trace.js';
 import type { SessionHooks } from '../hooks/session-hooks.js';
 import type { ApiProxyStats } from './api-proxy.js';
 import type { ApiPeerStats } from './api-peers.js';
@@ -55,6 +56,8 @@ export type GuestInput = {
   hostView?: boolean;
   // The session's meter: its proxy admits and prices every inference call with it.
   meter?: SessionMeter;
+  // The session's trace span: its requests, tool calls and memory operations go under it.
+  trace?: TraceSpan;
   // Each upstream reply's headers, as the proxy sees them.
   onHeaders?: (headers: import('node:http').IncomingHttpHeaders) => void;
   // Test-only, never read from config or the environment: the egress proxy's resolver and connect

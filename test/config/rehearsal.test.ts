@@ -10,19 +10,19 @@ import { layoutFor } from '../../sessions/wall/wall-layout.js';
 import { tempDir } from '../helpers.js';
 
 const site = (yaml: Record<string, unknown> = {}) => {
-  const r = validateConfig({ monitor: { ping_url: 'https://hc-ping.com/x' }, hooks: { extra_dirs: ['../shared'] }, ...yaml }, '/srv/site/nightshift.yaml');
+  const r = validateConfig({ monitor: { ping_url: 'https://hc-ping.com/x' }, telemetry: { otlp_endpoint: 'http://127.0.0.1:4318' }, hooks: { extra_dirs: ['../shared'] }, ...yaml }, '/srv/site/nightshift.yaml');
   assert.ok(r.config, JSON.stringify(r.problems));
   return r.config;
 };
 
-test('every path a session writes moves under <state_dir>/rehearsal/site; the ping and extra dirs are off', () => {
+test('every path a session writes moves under <state_dir>/rehearsal/site; the ping, traces and extra dirs are off', () => {
   const real = site({ git: { lock_file: '/var/lock/nightshift-git' } });
   const p = rehearsalPaths(real);
   const c = rehearsalConfig(real, p);
   const s = '/srv/site/state/rehearsal/site';
   assert.deepEqual(
-    { vault: c.vault, state_dir: c.state_dir, log_dir: c.log_dir, memory: c.memory.db, git_lock: c.git.lock_file, ping: c.monitor.ping_url, extra: c.hooks.extra_dirs },
-    { vault: `${s}/vault`, state_dir: `${s}/state`, log_dir: `${s}/logs`, memory: `${s}/state/memory.db`, git_lock: `${s}/state/git.lock`, ping: undefined, extra: [] },
+    { vault: c.vault, state_dir: c.state_dir, log_dir: c.log_dir, memory: c.memory.db, git_lock: c.git.lock_file, ping: c.monitor.ping_url, otlp: c.telemetry.otlp_endpoint, extra: c.hooks.extra_dirs },
+    { vault: `${s}/vault`, state_dir: `${s}/state`, log_dir: `${s}/logs`, memory: `${s}/state/memory.db`, git_lock: `${s}/state/git.lock`, ping: undefined, otlp: undefined, extra: [] },
   );
   assert.equal(p.remote, `${s}/remote.git`);
   // The real site's folders, to be hidden; its memory folder too when memory.db lies elsewhere.
@@ -31,11 +31,12 @@ test('every path a session writes moves under <state_dir>/rehearsal/site; the pi
   // Control: the site's own config is untouched.
   assert.equal(real.state_dir, '/srv/site/state');
   assert.equal(real.monitor.ping_url, 'https://hc-ping.com/x');
+  assert.equal(real.telemetry.otlp_endpoint, 'http://127.0.0.1:4318');
   assert.equal(real.rehearsal, undefined);
 });
 
 test('the rehearsal\'s environment: the imitation and its key, no other credential, nothing outward', () => {
-  const env = { PATH: '/bin', ANTHROPIC_API_KEY: 'sk-ant-real', CLAUDE_CODE_OAUTH_TOKEN: 'oat', ANTHROPIC_AUTH_TOKEN: 'b', ANTHROPIC_BASE_URL: 'https://gw', DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/x', GEMINI_API_KEY: 'g', GOOGLE_API_KEY: 'g2' };
+  const env = { PATH: '/bin', ANTHROPIC_API_KEY: 'sk-ant-real', CLAUDE_CODE_OAUTH_TOKEN: 'oat', ANTHROPIC_AUTH_TOKEN: 'b', ANTHROPIC_BASE_URL: 'https://gw', DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/x', GEMINI_API_KEY: 'g', GOOGLE_API_KEY: 'g2', NIGHTSHIFT_OTLP_HEADERS: 'authorization=Bearer%20t' };
   assert.deepEqual(rehearsalEnv(env, { url: 'http://127.0.0.1:5', key: 'sk-rehearsal-1' }), { PATH: '/bin', ANTHROPIC_BASE_URL: 'http://127.0.0.1:5', ANTHROPIC_API_KEY: 'sk-rehearsal-1' });
   assert.equal(env.ANTHROPIC_API_KEY, 'sk-ant-real', 'the site\'s environment is not changed');
 });

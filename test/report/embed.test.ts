@@ -252,3 +252,9 @@ test('a session whose wall refused connections to the API from another process s
   assert.equal(field(0), undefined);
   assert.equal(field(null), undefined);
 });
+
+test('a session embed names its trace when telemetry traced it, and has no Trace field when it did not', () => {
+  const traced = sessionReport({ ...base, trace_id: '0af7651916cd43dd8448eb211c80319c' }, git, today, { redact: noRedact }).embed;
+  assert.deepEqual(traced.fields.find((f) => f.name === 'Trace'), { name: 'Trace', value: '`0af7651916cd43dd8448eb211c80319c`' });
+  assert.equal(sessionReport(base, git, today, { redact: noRedact }).embed.fields.find((f) => f.name === 'Trace'), undefined);
+});

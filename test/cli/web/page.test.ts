@@ -176,4 +176,15 @@ describe('web page', () => {
     const page = renderPage({ ...data(), sessions: [record({ id: 'b1', git: { ...g, pushed: false, branch: 'nightshift/<b1>' } })] });
     assert.match(page, /<td class="git">branch nightshift\/&lt;b1&gt; \(local only\): not on main until merged<\/td>/);
   });
+
+  test('a traced session and fire carry their trace id on the page; untraced ones none', () => {
+    const d = data();
+    d.sessions = [record({ id: 't1', trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' }), record({ id: 'u1' })];
+    d.fires = [fire('2026-12-02T07:00:00.000Z', 'session', { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' })];
+    const page = renderPage(d);
+    assert.match(page, /<tr class="session" data-id="t1" data-trace="4bf92f3577b34da6a3ce929d0e0e4736"/);
+    assert.match(page, /<tr class="session" data-id="u1">/);
+    assert.match(page, /\(trace 4bf92f3577b34da6a3ce929d0e0e4736\)<\/title>/);
+    assert.match(renderSession(record({ trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' }), null), /<th>trace_id<\/th><td><pre>4bf92f3577b34da6a3ce929d0e0e4736<\/pre>/);
+  });
 });
