@@ -29,6 +29,8 @@ export type HookServerOptions = {
   // How often the supervisor checks that its hook server still answers, and how long it waits.
   pingMs?: number;
   pingTimeoutMs?: number;
+  // Test-only: false checks even while every connection is held (the control of that rule).
+  checkFull?: boolean;
   // The session's trace span: each call is an `execute_tool` span under it, from PreToolUse to its
   // PostToolUse (asked for only while tracing), or to the refusal.
   trace?: TraceSpan;
@@ -193,8 +195,19 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
   const { url, local } = await listenEndpoint(server, o.listen);
 
   // The watch: the server must answer its own health check; two misses in a row and it is dead.
+  // While the session holds every connection it may (limits.endpoint_requests: the CLI's
+  // parallel tool calls, its idle keep-alive sockets), a new one is closed at once by design: the
+  // check is not made then (it would be closed too, and the session ended for our own bound).
   let misses = 0;
   const ping = () => {
+    if (o.checkFull !== false) {
+      server.getConnections((err, open) => (!err && open >= server.maxConnections ? undefined : check()));
+      return;
+    }
+    check();
+  };
+  const check = () => {
+    if (closing) return;
     const req = http.get(`${local.url}/health`, { socketPath: local.socketPath, headers: { authorization: `Bearer ${token}` }, timeout: o.pingTimeoutMs ?? 1000, agent: false }, (res) => {
       res.resume();
       misses = res.statusCode === 200 ? 0 : misses + 1;

@@ -125,6 +125,33 @@ describe('hook server', () => {
     assert.equal(b.dead.aborted, false);
   });
 
+  for (const control of [false, true]) {
+    test(control
+      ? 'control: checked even while the session holds every connection, the server is declared dead under a session that only made parallel calls'
+      : 'a session holding every connection it may (parallel tool calls, idle keep-alive sockets) does not make its hook server look dead', async (t) => {
+      const s = await server(t, undefined, { pingMs: 20, checkFull: !control });
+      const port = Number(new URL(s.url).port);
+      const held: net.Socket[] = [];
+      t.after(() => held.forEach((c) => c.destroy()));
+      for (let i = 0; i < DEFAULT_MAX_CONNECTIONS; i++) {
+        const c = net.connect(port, '127.0.0.1');
+        await new Promise((r) => c.once('connect', r));
+        held.push(c);
+      }
+      const open = () => new Promise<number>((r) => s.server.getConnections((_e, n) => r(n)));
+      while ((await open()) < DEFAULT_MAX_CONNECTIONS) await new Promise((r) => setTimeout(r, 10));
+      // Twenty pings' time: the dead signal fires on the second miss if it fires at all.
+      const pinged = Date.now();
+      await waitFor(() => s.dead.aborted || Date.now() - pinged > 20 * 20, 5000, 'twenty pings');
+      if (control) return assert.ok(s.dead.aborted, 'the harm: our own connection bound read as a dead server');
+      assert.equal(s.dead.aborted, false, String(s.dead.reason));
+      // Once a connection frees, the check runs again and passes.
+      held.pop()!.destroy();
+      while ((await open()) >= DEFAULT_MAX_CONNECTIONS) await new Promise((r) => setTimeout(r, 10));
+      assert.equal((await post(s, payload('Bash', { command: 'echo hi' }))).status, 200);
+    });
+  }
+
   test('the settings file names the hook with its token, is private, and is removed', async (t) => {
     const s = await server(t);
     const f = writeSettingsFile(hookSettings(s, 7));
