@@ -160,4 +160,13 @@ export const MUTATIONS = [
     replace: "    t.state = 'remove';",
     tests: ['core/lock'],
   },
+  // Issue 52: the watchdog and the channels.
+  {
+    name: 'watchdog-on-the-loop',
+    guarantee: 'the wall clock ends a session while the supervisor\'s event loop is blocked',
+    file: 'sessions/run/runner.ts',
+    find: "if (o.watchdog !== 'loop' && child.pid && !stopReason) {",
+    replace: "if (o.watchdog === 'thread-off' as string && child.pid && !stopReason) {",
+    tests: ['sessions/run/watchdog'],
+  },
 ];

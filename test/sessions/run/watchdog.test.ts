@@ -46,6 +46,7 @@ async function blockedSession(tag: string, watchdog: 'thread' | 'loop') {
 
 describe('the watchdog thread', () => {
   test('ends the session at its wall-clock limit while the event loop is blocked', async () => {
+    // mutation: watchdog-on-the-loop, caught here
     const { r, diedWhileBlocked } = await blockedSession('671', 'thread');
     assert.equal(diedWhileBlocked, true, 'the session was killed while the loop was blocked');
     assert.equal(r.stopReason, 'timeout');
