@@ -169,4 +169,21 @@ export const MUTATIONS = [
     replace: "if (o.watchdog === 'thread-off' as string && child.pid && !stopReason) {",
     tests: ['sessions/run/watchdog'],
   },
+  {
+    name: 'alarm-json-by-gsub',
+    guarantee: 'the alarm script escapes a backslash in the cause under mawk (valid JSON for Discord and the webhook)',
+    file: 'deploy/systemd/nightshift-alert.sh',
+    find: 'if (c == q || c == bs) out = out bs c',
+    replace: 'if (c == q) out = out bs c',
+    tests: ['deploy/alert-script'],
+    build: false,
+  },
+  {
+    name: 'ntfy-session-text-first',
+    guarantee: 'an ntfy body puts nightshift\'s lines first, the session\'s text quoted after a label',
+    file: 'report/webhook.ts',
+    find: "const lines = m.event === 'session' ? [] : [m.summary ?? ''];",
+    replace: "const lines = [m.summary ?? ''];",
+    tests: ['report/webhook'],
+  },
 ];
