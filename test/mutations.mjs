@@ -186,4 +186,12 @@ export const MUTATIONS = [
     replace: "const lines = [m.summary ?? ''];",
     tests: ['report/webhook'],
   },
+  {
+    name: 'meter-without-count-tokens',
+    guarantee: 'a call carrying a PDF is admitted by the API\'s own count (count_tokens), not pdf.js\'s /Count',
+    file: 'sessions/wall/api-proxy.ts',
+    find: 'a = await meter.admit(Buffer.concat(chunks, size), (body, signal) => countTokens(req.headers, body, signal));',
+    replace: 'a = await meter.admit(Buffer.concat(chunks, size));',
+    tests: ['sessions/wall/api-proxy-count-tokens'],
+  },
 ];
