@@ -14,6 +14,7 @@ export type AskCount = (body: Buffer, signal: AbortSignal) => Promise<number>;
 
 // How long one admission waits for the API's counts, all of them together.
 export const COUNT_TIMEOUT_MS = 5000;
+export const FAILS_OFF = 3;
 
 // A part to count: a content block for the message (an image or document) or the tools array.
 export type CountPart = { hash: string; block?: Record<string, unknown>; tools?: unknown[] };
@@ -37,6 +38,9 @@ export class ApiCounter {
   // Why the API will not count for this session (a plan or gateway without it, a refused
   // credential): asked no more.
   private off: string | null = null;
+  // Admissions in a row whose counts did not come (timeouts, 5xx, 429): past FAILS_OFF, asked no
+  // more, so a slow upstream does not hold every later call for the time bound.
+  private failedInARow = 0;
   asked = 0;
 
   constructor(private readonly timeoutMs = COUNT_TIMEOUT_MS) {}
@@ -71,6 +75,8 @@ export class ApiCounter {
     const status = (fail?.reason as { status?: number } | undefined)?.status;
     // Refused for what it is, not for load: this session's calls count without it from now on.
     if (status && status >= 400 && status < 500 && status !== 408 && status !== 429) this.off = `count_tokens answered ${status}`;
+    if (fail && ++this.failedInARow >= FAILS_OFF) this.off ??= `count_tokens failed ${FAILS_OFF} times in a row (${(fail.reason as Error)?.message ?? fail.reason})`;
+    if (!fail) this.failedInARow = 0;
     if (results[0].status !== 'fulfilled') return out;
     const b = results[0].value;
     todo.forEach(({ p, i }, k) => {
