@@ -170,6 +170,14 @@ export const MUTATIONS = [
     tests: ['sessions/run/watchdog'],
   },
   {
+    name: 'watchdog-no-backstop',
+    guarantee: 'a session the loop began to end is still killed at the wall clock and its grace while the loop is blocked',
+    file: 'sessions/run/watchdog-worker.ts',
+    find: 'if (!backstop && t >= d.timeoutMs + d.killGraceMs && isAlive(d.root)) {',
+    replace: 'if (!backstop && t < 0) {',
+    tests: ['sessions/run/watchdog'],
+  },
+  {
     name: 'alarm-json-by-gsub',
     guarantee: 'the alarm script escapes a backslash in the cause under mawk (valid JSON for Discord and the webhook)',
     file: 'deploy/systemd/nightshift-alert.sh',

@@ -10,15 +10,25 @@ const slots = new Int32Array(d.sab);
 const now = () => mono() - d.origin;
 let resumedAt = 0;
 
+let backstop = false;
 const tick = setInterval(() => {
   const t = now();
   const beat = Atomics.load(slots, SLOT.beat);
   // The loop is blocked now: idle starts again from here once it is back.
   if (t - beat > STALE_MS) resumedAt = t;
+  if (Atomics.load(slots, SLOT.claim) !== CLAIM.none) {
+    // The loop ended it first (a loop, a cancel), and ends it: should the loop block before its own
+    // kill, whatever is left at the wall clock and its grace goes all the same.
+    if (!backstop && t >= d.timeoutMs + d.killGraceMs && isAlive(d.root)) {
+      backstop = true;
+      clearInterval(tick);
+      void killSession(d.root, d.sessionId, Math.min(2000, d.killGraceMs || 500));
+    }
+    return;
+  }
   const reason = watchVerdict({ now: t, lastOutput: Atomics.load(slots, SLOT.lastOutput), beat, resumedAt }, d);
-  if (Atomics.load(slots, SLOT.claim) !== CLAIM.none) return clearInterval(tick);
   if (!reason) return;
-  if (Atomics.compareExchange(slots, SLOT.claim, CLAIM.none, CLAIM[reason]) !== CLAIM.none) return clearInterval(tick);
+  if (Atomics.compareExchange(slots, SLOT.claim, CLAIM.none, CLAIM[reason]) !== CLAIM.none) return;
   clearInterval(tick);
   parentPort?.postMessage({ type: 'stop' });
   void end();

@@ -16,7 +16,8 @@ const BLOCK_CAP_MS = 12_000;
 
 // Runs stubborn.mjs with a 1.5 s wall clock and blocks the loop at its first line until the child
 // is dead or the cap passes; says whether it died while the loop was blocked.
-async function blockedSession(tag: string, watchdog: 'thread' | 'loop') {
+// `cancel`: the loop begins to end the session (a stop request) just before it blocks.
+async function blockedSession(tag: string, watchdog: 'thread' | 'loop', cancel?: AbortController) {
   let pid = 0;
   let diedWhileBlocked: boolean | null = null;
   const r = await runClaude({
@@ -31,9 +32,11 @@ async function blockedSession(tag: string, watchdog: 'thread' | 'loop') {
     maxUsd: null,
     tracker: new StreamTracker({ maxRepeats: 5, window: 20, cycleRepeats: 3 }),
     watchdog,
+    signal: cancel?.signal,
     onSpawn: (p) => (pid = p),
     onLine: () => {
       if (diedWhileBlocked !== null) return;
+      cancel?.abort('stop requested');
       const until = Date.now() + BLOCK_CAP_MS;
       while (isAlive(pid) && Date.now() < until) {
         // busy: the loop serves nothing, no timer of it runs
@@ -63,6 +66,14 @@ describe('the watchdog thread', () => {
     // Ended only once the loop was free again.
     assert.equal(r.stopReason, 'timeout');
     assert.deepEqual(processesMatching('sleep 672'), []);
+  });
+
+  // mutation: watchdog-no-backstop, caught here.
+  test('a session the loop began to end (canceled) before it blocked is still killed at the wall clock and its grace', async () => {
+    const r = await blockedSession('673', 'thread', new AbortController());
+    assert.equal(r.diedWhileBlocked, true, 'killed while the loop was blocked, though the loop had claimed the stop');
+    assert.equal(r.r.stopReason, 'canceled');
+    assert.deepEqual(processesMatching('sleep 673'), []);
   });
 
   test('idle counts only time the loop was alive to read output; the wall clock counts all of it', () => {
