@@ -14,7 +14,7 @@ const api = fakeApiPerFile();
 
 function blockedRun(ws: Workspace, watchdog: 'thread' | 'loop'): Promise<{ code: number | null; stderr: string; record: any }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [path.join(FIXTURES, 'run-blocked-loop.mjs'), ws.config, 'hanger', watchdog, '2000', '25000'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, [path.join(FIXTURES, 'run-blocked-loop.mjs'), ws.config, 'hanger', watchdog, '500', '25000'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d: Buffer) => (stdout += d));
