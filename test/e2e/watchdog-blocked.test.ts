@@ -1,6 +1,6 @@
 // The session's wall clock holds while the supervisor's event loop is blocked (issue 52 part 4),
 // end to end: the real CLI against the imitation API, walled as configured, its supervisor blocked
-// 3 s after the charge (test/fixtures/run-blocked-loop.mjs busy-waits in the supervisor's own
+// half a second after its CLI is seen (test/fixtures/run-blocked-loop.mjs busy-waits in the supervisor's own
 // process, as counting a hostile file or a bug of ours would) until nothing of the session is left
 // alive, or 25 s. The watchdog thread ends the session at its 6 s wall clock meanwhile; the control,
 // its limits as timers on the loop, leaves the session running until the loop is free.
