@@ -65,7 +65,8 @@ export function jpegLargestFrame(b: Buffer): { width: number; height: number } |
 
 // What the worker measures (budget/media-measure.ts): one image or PDF, its bytes and their hash
 // (a file carried again on every later call is measured once a session).
-export type MediaItem = { kind: 'image' | 'pdf'; data: Buffer; hash: string };
+// block: the content block it came in (what count_tokens is asked about; never sent to the worker).
+export type MediaItem = { kind: 'image' | 'pdf'; data: Buffer; hash: string; block?: Record<string, unknown> };
 // Pure: the tokens an item counts for, from what the worker measured (pixels for an image, pages
 // for a PDF), or at the maximum when nothing was measured (not understood, past a bound).
 export function itemTokens(item: Pick<MediaItem, 'kind'>, measured: { width: number; height: number } | { pages: number } | null): number {
@@ -92,10 +93,10 @@ export function collectMedia(raw: Buffer): MediaScan {
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return { kind: 'refuse', reason: 'the request body is not a JSON object' };
   const c: MediaCollect = { tokens: 0, mediaBytes: 0, images: 0, documents: 0, items: [], parsed: parsed as Record<string, unknown> };
   let refusal: string | null = null;
-  const add = (kind: MediaItem['kind'], src: any): boolean => {
+  const add = (kind: MediaItem['kind'], src: any, block: Record<string, unknown>): boolean => {
     if (!(src && src.type === 'base64' && typeof src.data === 'string')) return false;
     const data = Buffer.from(src.data, 'base64');
-    c.items.push({ kind, data, hash: createHash('sha256').update(kind).update(data).digest('hex') });
+    c.items.push({ kind, data, hash: createHash('sha256').update(kind).update(data).digest('hex'), block });
     c.mediaBytes += src.data.length;
     return true;
   };
@@ -108,14 +109,14 @@ export function collectMedia(raw: Buffer): MediaScan {
     const o = v as Record<string, any>;
     if (o.type === 'image') {
       c.images++;
-      if (!add('image', o.source)) c.tokens += IMAGE_MAX_TOKENS;
+      if (!add('image', o.source, o)) c.tokens += IMAGE_MAX_TOKENS;
       return;
     }
     if (o.type === 'document' && o.source && typeof o.source === 'object') {
       const st = o.source.type;
       if (st === 'base64') {
         c.documents++;
-        if (!add('pdf', o.source)) c.tokens += PDF_MAX_PAGES * PAGE_MAX_TOKENS;
+        if (!add('pdf', o.source, o)) c.tokens += PDF_MAX_PAGES * PAGE_MAX_TOKENS;
         return;
       }
       if (st !== 'text' && st !== 'content') {

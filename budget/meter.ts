@@ -5,7 +5,8 @@
 import { scanTopLevel, type Span } from './body-scan.js';
 import { collectMedia, itemTokens } from './media-tokens.js';
 import { MediaMeasurer } from './media-measure.js';
-import { mayHoldServerTool, serverToolsWorst } from './server-tools.js';
+import { mayHoldServerTool, serverToolDefs, serverToolsWorst } from './server-tools.js';
+import { ApiCounter, partHash, type AskCount, type CountPart } from './count-tokens.js';
 import { fitCall, inputWorstTokens, type CallPlan } from './reservation.js';
 import { costWith, lookupPrice, surchargeFor, surcharged, type CallUsage, type Price, type PriceOverrides, type Surcharge } from './pricing.js';
 
@@ -23,6 +24,8 @@ export type MeterOptions = {
   measurer?: MediaMeasurer;
   // Server tools the agent allows whose price the meter does not know (`server_tools:`).
   serverTools?: readonly string[];
+  // The API's own counts (count_tokens), kept a session; made at the first call that asks.
+  counter?: ApiCounter;
 };
 
 // What the proxy learned of a call from its response. complete: the API said it was done (a
@@ -134,6 +137,7 @@ export class SessionMeter {
   private readonly unknown = new Set<string>();
   private closed: string | null = null;
   private measurer: MediaMeasurer | undefined;
+  private counter: ApiCounter | undefined;
   // Why the last call was refused for want of budget (the session ends `budget`).
   exhausted: string | null = null;
   persist: ((s: MeterState) => void) | undefined;
@@ -179,25 +183,55 @@ export class SessionMeter {
   }
 
   // A /v1/messages call as the session sent it: the body to forward (max_tokens lowered to fit
-  // what is left, in place), or why it may not go. Images and PDFs are measured in a worker
-  // (budget/media-measure.ts); a body without them is not parsed whole and never waits on it.
-  async admit(raw: Buffer): Promise<Admission> {
+  // what is left, in place), or why it may not go. Images, PDFs and server tools are counted by the
+  // API itself when `ask` (count_tokens, through the proxy) answers in time, and images and PDFs
+  // are measured in a worker (budget/media-measure.ts) where it does not; a body without any of
+  // them is not parsed whole and never waits on either.
+  async admit(raw: Buffer, ask?: AskCount): Promise<Admission> {
     if (this.closed) return { ok: false, reason: this.closed };
     const media = collectMedia(raw);
     if (media.kind === 'refuse') return { ok: false, reason: media.reason };
+    const read = media.kind === 'media' ? readObject(media.collect.parsed) : readCall(raw);
+    if (typeof read === 'string') return { ok: false, reason: read };
+    const server = serverToolsWorst(read.fields.tools, this.o.serverTools);
+    if ('refuse' in server) return { ok: false, reason: server.refuse };
+    const model = read.model;
+    const counter = ask && model ? (this.counter ??= this.o.counter ?? new ApiCounter()) : null;
+    const serverDefs = server.names.length ? serverToolDefs(read.fields.tools) : [];
+    const toolsPart: CountPart | null = serverDefs.length ? { hash: partHash('tools', JSON.stringify(serverDefs)), tools: serverDefs } : null;
     let tokens = 0;
-    if (media.kind === 'media') {
-      const c = media.collect;
-      tokens = c.tokens;
-      if (c.items.length) {
-        const m = await (this.measurer ??= this.o.measurer ?? new MediaMeasurer()).measure(c.items);
-        if (m.why) this.o.warn?.({ event: 'meter_media_bound', why: m.why, items: c.items.length }, `the meter stopped measuring a call's media (${m.why}): what it had not measured counts at the maximum`);
-        c.items.forEach((it, i) => (tokens += itemTokens(it, m.values[i])));
-      }
-      // Measuring took a turn of the event loop: the session may have ended meanwhile.
+    let toolTokens = 0;
+    if (media.kind === 'media' || toolsPart) {
+      const items = media.kind === 'media' ? media.collect.items : [];
+      const parts: CountPart[] = items.map((it) => ({ hash: it.hash, block: it.block }));
+      if (toolsPart) parts.push(toolsPart);
+      // Items the API has counted before are not measured again; the rest both ways at once, so a
+      // count that does not come costs no more time than the worker's.
+      const before = counter ? parts.map((p) => counter.cached(model!, p.hash)) : parts.map(() => null);
+      const toMeasure = items.filter((_, i) => before[i] === null);
+      const [counted, m] = await Promise.all([
+        counter && before.some((b) => b === null) ? counter.count(model!, parts, ask!) : Promise.resolve(before),
+        toMeasure.length ? (this.measurer ??= this.o.measurer ?? new MediaMeasurer()).measure(toMeasure) : Promise.resolve(null),
+      ]);
+      if (m?.why) this.o.warn?.({ event: 'meter_media_bound', why: m.why, items: toMeasure.length }, `the meter stopped measuring a call's media (${m.why}): what it had not measured counts at the maximum`);
+      if (media.kind === 'media') tokens = media.collect.tokens;
+      let k = 0;
+      items.forEach((it, i) => {
+        const byApi = counted[i];
+        // The API's count is the figure; the worker's where it gave none.
+        tokens += byApi ?? itemTokens(it, m ? m.values[k] : null);
+        if (before[i] === null) k++;
+      });
+      if (toolsPart) toolTokens = counted[parts.length - 1] ?? 0;
+      // Counting took turns of the event loop: the session may have ended meanwhile.
       if (this.closed) return { ok: false, reason: this.closed };
     }
-    return this.admitCounted(raw, media.kind === 'media' ? { parsed: media.collect.parsed, tokens, bytes: media.collect.mediaBytes } : null);
+    return this.admitCounted(raw, read, media.kind === 'media' ? { tokens, bytes: media.collect.mediaBytes } : null, server, toolTokens);
+  }
+
+  // Whether count_tokens has been asked, and why it no longer is (for the proxy's log).
+  get apiCounts(): { asked: number; unavailable: string | null } {
+    return { asked: this.counter?.asked ?? 0, unavailable: this.counter?.unavailable ?? null };
   }
 
   // The measurer's worker ends (the session is settled).
@@ -205,18 +239,16 @@ export class SessionMeter {
     this.measurer?.close();
   }
 
-  private admitCounted(raw: Buffer, media: { parsed: Record<string, unknown>; tokens: number; bytes: number } | null): Admission {
-    const read = media ? readObject(media.parsed) : readCall(raw);
-    if (typeof read === 'string') return { ok: false, reason: read };
+  // toolTokens: what the API counted for the server tools' definitions (its own system prompt for
+  // them included), beyond their bytes in the body.
+  private admitCounted(raw: Buffer, read: ReadCall, media: { tokens: number; bytes: number } | null, server: { usd: number; tokens: number }, toolTokens: number): Admission {
     const price = this.priceFor(read.model);
     const surcharge = surchargeFor(read.model, { speed: read.fields.speed, inferenceGeo: read.fields.inference_geo });
     if ('refuse' in surcharge) return { ok: false, reason: surcharge.refuse };
     const plan = planOf(read.fields, raw, price);
     if (typeof plan === 'string') return { ok: false, reason: plan };
     if (media) plan.media = { tokens: media.tokens, bytes: media.bytes };
-    const server = serverToolsWorst(read.fields.tools, this.o.serverTools);
-    if ('refuse' in server) return { ok: false, reason: server.refuse };
-    if (server.usd || server.tokens) plan.server = { usd: server.usd, tokens: server.tokens };
+    if (server.usd || server.tokens || toolTokens) plan.server = { usd: server.usd, tokens: server.tokens + toolTokens };
     plan.price = surcharged(price, surcharge, inputWorstTokens(plan));
     let maxTokens = plan.maxTokens;
     let out = raw;

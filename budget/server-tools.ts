@@ -11,6 +11,12 @@ export const WEB_SEARCH_RESULT_TOKENS = 10_000;
 // Tool types the client runs (their results come back in a later body, counted there).
 const CLIENT_TOOL = /^(custom|bash_\d{8}|text_editor_\d{8}|computer_\d{8}|memory_\d{8})$/;
 
+// Pure: the server tools among a call's tools (what count_tokens is asked about).
+export function serverToolDefs(tools: unknown): object[] {
+  if (!Array.isArray(tools)) return [];
+  return tools.filter((t) => t && typeof t === 'object' && 'type' in t && typeof t.type === 'string' && !CLIENT_TOOL.test(t.type));
+}
+
 export type ServerToolsWorst = { usd: number; tokens: number; names: string[] } | { refuse: string };
 
 export function serverToolsWorst(tools: unknown, allowed: readonly string[] = []): ServerToolsWorst {

@@ -50,6 +50,18 @@ export function descendants(root: number, procs: Proc[]): number[] {
   return out;
 }
 
+// The first process below `root` (breadth first) whose argv[0] is `command`: a wrapped CLI.
+export function innerPid(root: number, command: string): number | null {
+  for (const pid of descendants(root, listProcs())) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === command) return pid;
+    } catch {
+      // gone
+    }
+  }
+  return null;
+}
+
 // Live processes whose environment carries `marker=value`.
 export function withMarker(value: string, procs: Proc[], marker = SESSION_MARKER): number[] {
   const needle = `${marker}=${value}\0`;

@@ -72,18 +72,37 @@ function imageBill(data: Buffer): number {
   h = Math.floor(h * edge * area);
   return Math.ceil((w * h) / 750);
 }
-// Pages as a real parser counts them (pdf.js, as a renderer would open the file): never a scan of
-// the file's text, which an object stream hides pages from. A file it cannot open has none.
+// Pages as a renderer counts them: pdf.js opens the file (object streams, filters, predictors are
+// its to read, never a scan of the file's text), and a page tree's /Count below the pages it holds
+// is not believed (pdf.js itself believes it: issue 52's gap): every object that is a page of the
+// tree counts, by its place in the tree, object numbers tried in order until 256 in a row are no
+// page. A file it cannot open has none. Kept by hash: a file carried on every call is opened once.
+const pagesSeen = new Map<string, number>();
 async function pdfPages(data: Buffer): Promise<number> {
+  const key = createHash('sha256').update(data).digest('hex');
+  const known = pagesSeen.get(key);
+  if (known !== undefined) return known;
   const lib = await import('pdfjs-dist/legacy/build/pdf.mjs');
   const task = lib.getDocument({ data: new Uint8Array(data), verbosity: 0 });
+  let pages = 0;
   try {
-    return (await task.promise).numPages;
+    const doc = await task.promise;
+    pages = doc.numPages;
+    for (let num = 1, misses = 0; num < 100_000 && misses < 256; num++) {
+      try {
+        pages = Math.max(pages, (await doc.getPageIndex({ num, gen: 0 })) + 1);
+        misses = 0;
+      } catch {
+        misses++;
+      }
+    }
   } catch {
-    return 0;
+    pages = 0;
   } finally {
     await task.destroy().catch(() => {});
   }
+  pagesSeen.set(key, pages);
+  return pages;
 }
 export async function inputTokensOf(body: any, bodyBytes: number): Promise<number> {
   let media = 0;
@@ -334,7 +353,8 @@ function keyOf(headers: http.IncomingHttpHeaders): string | null {
 }
 
 // Starts the imitation on 127.0.0.1 with an OS-chosen port; `keys` are the credentials it accepts.
-export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): Promise<FakeApi> {
+// `countTokens: false`: an upstream without count_tokens (a gateway, a plan without it): 404 there.
+export async function startFakeApi(o: { keys?: string[]; port?: number; countTokens?: boolean } = {}): Promise<FakeApi> {
   const scripts: Record<string, Script> = { ...SCENARIOS };
   const keys = new Set(o.keys ?? [TEST_API_KEY]);
   const oauthTokens = new Map<string, { expired: boolean }>();
@@ -372,7 +392,7 @@ export async function startFakeApi(o: { keys?: string[]; port?: number } = {}): 
       return;
     }
     // The two paths the CLI uses; anything else (batches, files, a ../ climb) is not imitated: 404.
-    if (req.method !== 'POST' || (route !== '/v1/messages' && route !== '/v1/messages/count_tokens')) {
+    if (req.method !== 'POST' || (route !== '/v1/messages' && (route !== '/v1/messages/count_tokens' || o.countTokens === false))) {
       json(res, 404, 'not_found_error', 'Not Found');
       req.resume();
       return;

@@ -2,7 +2,8 @@
 // NIGHTSHIFT_WEBHOOK_URL in the env file (it may carry a token, or be the topic itself: a secret,
 // redacted by value, never logged); the format is config `webhook.format`. Reports go through the
 // same outbox as Discord's, in a queue of their own, so one channel down never holds the other.
-// What a session wrote is data: a JSON string value, or ntfy's plain-text body (no Markdown header).
+// What a session wrote is data: a JSON string value, or in ntfy's plain-text body, quoted lines
+// after nightshift's own and a label (no Markdown header).
 import { terminalText } from '../logs/terminal-text.js';
 import type { Report } from './embed.js';
 
@@ -71,11 +72,25 @@ const toBytes = (t: string, max: number) => {
   return out;
 };
 
+// A session's text is below nightshift's own lines, after this label, every line of it quoted, so
+// nothing it prints ("Outcome: ok") can stand where nightshift's own lines do.
+export const SESSION_LABEL = 'The session wrote (quoted as it wrote it):';
+const quoted = (t: string) => terminalText(t, { block: true }).split('\n').map((l) => `> ${l}`);
+
+// nightshift's fields, one `Name: value` line each, Outcome first; a value's further lines (an
+// error may carry the session's words) are indented, so none of them starts a line of its own.
+function ntfyFields(fields: Record<string, string>): string[] {
+  const entries = Object.entries(fields).sort(([a], [b]) => Number(b === 'Outcome') - Number(a === 'Outcome'));
+  return entries.map(([k, v]) => `${terminalText(k)}: ${terminalText(v, { block: true }).split('\n').join('\n  ')}`);
+}
+
 // Pure: the request body and headers for a format. `repeat`: an earlier attempt's fate is unknown.
 export function renderWebhook(m: AlarmMessage, format: WebhookFormat, repeat = false): Rendered {
   if (format === 'ntfy') {
-    const lines = [m.summary ?? '', ...Object.entries(m.fields).map(([k, v]) => `${k}: ${v}`)].filter(Boolean);
+    const lines = m.event === 'session' ? [] : [m.summary ?? ''];
+    lines.push(...ntfyFields(m.fields));
     if (repeat) lines.push('(possibly a repeat: an earlier delivery attempt ended without an answer)');
+    if (m.event === 'session' && m.summary) lines.push(SESSION_LABEL, ...quoted(m.summary));
     const { priority, tags } = ntfyLevel(m);
     return {
       contentType: 'text/plain; charset=utf-8',

@@ -99,9 +99,10 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   const state = { script: [] as Answer[], fallback: { status: 200 } as Answer };
 
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const bytes = Buffer.concat(chunks);
       const u = new URL(req.url ?? '/', 'http://x');
       const m = /^\/api\/v10\/webhooks\/(\d+)\/([^/]+)$/.exec(u.pathname);
       const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -140,11 +141,13 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
           },
         );
       }
+      // Like Discord: a body that is not UTF-8 or not JSON is refused whole.
       let body: any = null;
       try {
-        body = JSON.parse(raw);
+        body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
       } catch {
-        return json(400, { message: 'Cannot send an empty message', code: 50006 });
+        refused.push({ body: bytes.toString('latin1'), problems: [{ path: [], code: 'INVALID_JSON', message: 'The request body contains invalid JSON.' }] });
+        return json(400, { message: 'The request body contains invalid JSON.', code: 50109 });
       }
       const problems = messageProblems(body);
       if (problems.length) {

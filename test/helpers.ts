@@ -277,17 +277,30 @@ export function fakeApiPerFile(o: { keys?: string[] } = {}): FakeApi {
 
 // A loopback HTTP endpoint for one test file that keeps each request it is sent (a webhook, an
 // ntfy topic) and answers 200 with `reply`. `base` is its URL once started; empty `got` between tests.
-export type Received = { url: string; headers: http.IncomingHttpHeaders; body: string };
-export function recorderPerFile(reply = 'ok'): { got: Received[]; readonly base: string } {
+export type Received = { url: string; headers: http.IncomingHttpHeaders; body: string; bytes: Buffer };
+// `strictJson`: a post sent as application/json that is not UTF-8 JSON is answered 400 (as a JSON
+// webhook's server would) and kept in `refused`, not in `got`.
+export function recorderPerFile(reply = 'ok', opts: { strictJson?: boolean } = {}): { got: Received[]; refused: Received[]; readonly base: string } {
+  const refused: Received[] = [];
   const got: Received[] = [];
   let server: http.Server | null = null;
   let base = '';
   before(async () => {
     server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
+      const chunks: Buffer[] = [];
+      req.on('data', (d: Buffer) => chunks.push(d));
       req.on('end', () => {
-        got.push({ url: req.url!, headers: req.headers, body });
+        const bytes = Buffer.concat(chunks);
+        const r = { url: req.url!, headers: req.headers, body: bytes.toString('utf8'), bytes };
+        if (opts.strictJson && /^application\/json/.test(req.headers['content-type'] ?? '')) {
+          try {
+            JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+          } catch (err) {
+            refused.push(r);
+            return void res.writeHead(400).end(JSON.stringify({ error: `invalid JSON: ${(err as Error).message}` }));
+          }
+        }
+        got.push(r);
         res.writeHead(200).end(reply);
       });
     });
@@ -295,7 +308,7 @@ export function recorderPerFile(reply = 'ok'): { got: Received[]; readonly base:
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
-  return { got, get base() { return base; } };
+  return { got, refused, get base() { return base; } };
 }
 
 // `nightshift run` with the egress proxy's resolver injected (the test-only fixture

@@ -199,6 +199,7 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
       disk: () => diskProblem(config),
       redact: deps.redact,
       subreaper: deps.subreaper ?? !guest.sandboxed,
+      watchdog: deps.watchdog,
       onSpawn: (pid) => {
         mark('cli_spawned');
         ledger.setChild(id, pid);

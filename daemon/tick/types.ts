@@ -29,7 +29,8 @@ export type RunDeps = {
   // Test-only seams, never read from the environment: the ledger's negative control (charge at
   // settle), the subreaper's (off), the seccomp filter's (off), the shell prefix's Landlock domain
   // (off), the pinned user settings (off), session_user's (off: a root supervisor's session runs as
-  // root), the bridge's API peer check (off) and the host view (off: all of `/` read-only in sight).
+  // root), the bridge's API peer check (off), the host view (off: all of `/` read-only in sight) and
+  // the watchdog thread ('loop': the limits as timers on the event loop).
   // Production leaves all unset.
   chargeOn?: 'open' | 'settle';
   subreaper?: boolean;
@@ -41,6 +42,7 @@ export type RunDeps = {
   sessionUser?: boolean;
   apiPeer?: boolean;
   hostView?: boolean;
+  watchdog?: 'thread' | 'loop';
   // The vault's git checks (vault/git-sync.ts GitChecks), each off only as its negative control;
   // `excludeAlways: false` writes the state's exclude only while git.enabled, as before.
   gitChecks?: Partial<GitChecks> & { excludeAlways?: boolean };

@@ -29,21 +29,62 @@ NIGHTSHIFT_REPORTED="$mark" "$@" 2>"$work/stderr"
 code=$?
 cat "$work/stderr" >&2
 
-# Every secret value of the environment (as nightshift's redactor names them) replaced, control
-# characters dropped, at most $2 characters.
+# awk reads bytes, whichever awk it is (mawk, gawk, busybox): under a UTF-8 locale gawk would read
+# characters, and an invalid byte would do what each awk pleases.
+LC_ALL=C
+export LC_ALL
+
+# Every secret value of the environment (as nightshift's redactor names them) replaced, then the
+# text made valid UTF-8 (an invalid byte becomes U+FFFD), control characters but tab and newline
+# dropped (C1 too), at most $2 bytes, cut between characters. Bytes are looked at one by one:
+# no regular expression over bytes above 0x7f, no backslash in a gsub replacement (awks differ).
 clean() {
-  awk -v max="$2" '
-    BEGIN { n = 0; for (k in ENVIRON) if (k ~ /(_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PAT|_URL)$/ && length(ENVIRON[k]) >= 6) s[n++] = ENVIRON[k] }
+  tr -d '\000' <"$1" | awk -v max="$2" '
+    BEGIN { n = 0; for (k in ENVIRON) if (k ~ /(_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PAT|_URL)$/ && length(ENVIRON[k]) >= 6) s[n++] = ENVIRON[k]
+      for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i
+      bad = sprintf("%c%c%c", 239, 191, 189) }
+    function utf8(line,   out, i, n, c, b, k, need, ok) {
+      out = ""; n = length(line); i = 1
+      while (i <= n) {
+        c = ord[substr(line, i, 1)] + 0
+        if (c < 128) { if ((c >= 32 && c != 127) || c == 9) out = out substr(line, i, 1); i++; continue }
+        need = (c >= 194 && c <= 223) ? 1 : (c >= 224 && c <= 239) ? 2 : (c >= 240 && c <= 244) ? 3 : 0
+        ok = need > 0
+        for (k = 1; ok && k <= need; k++) {
+          b = ord[substr(line, i + k, 1)] + 0
+          if (b < 128 || b > 191) ok = 0
+          else if (k == 1 && ((c == 224 && b < 160) || (c == 237 && b > 159) || (c == 240 && b < 144) || (c == 244 && b > 143))) ok = 0
+        }
+        if (!ok) { out = out bad; i++; continue }
+        if (!(c == 194 && ord[substr(line, i + 1, 1)] < 160)) out = out substr(line, i, need + 1)
+        i += need + 1
+      }
+      return out
+    }
     { line = $0
       for (i = 0; i < n; i++) { out = ""; while ((p = index(line, s[i])) > 0) { out = out substr(line, 1, p - 1) "[redacted]"; line = substr(line, p + length(s[i])) } line = out line }
-      gsub(/[\001-\010\013-\037\177]/, "", line); gsub(/`/, "\047", line)
-      text = text (NR > 1 ? "\n" : "") line }
-    END { if (length(text) > max) text = substr(text, 1, max - 3) "..."; printf "%s", text }' "$1"
+      # Redacted first, then bounded (a secret cut in two is found by no one).
+      if (length(line) > max + 8) line = substr(line, 1, max + 8)
+      line = utf8(line)
+      out = ""; for (i = 1; i <= length(line); i++) { c = substr(line, i, 1); out = out (c == "`" ? "\047" : c) }
+      text = text (NR > 1 ? "\n" : "") out }
+    END { if (length(text) > max) { cut = max - 3; while (cut > 0 && ord[substr(text, cut + 1, 1)] >= 128 && ord[substr(text, cut + 1, 1)] < 192) cut--; text = substr(text, 1, cut) "..." }
+      printf "%s", text }'
 }
 
-# JSON string body of stdin's text (quotes, backslashes, newlines, tabs).
+# JSON string body of stdin's text: quotes, backslashes and control bytes escaped one byte at a
+# time (lines joined by \n); bytes above 0x7f pass as they are (clean made them valid UTF-8).
 json() {
-  awk 'BEGIN { ORS = "" } { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }'
+  tr -d '\000' | awk 'BEGIN { ORS = ""; for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i; bs = sprintf("%c", 92); q = sprintf("%c", 34) }
+    { out = ""
+      for (i = 1; i <= length($0); i++) {
+        c = substr($0, i, 1); o = ord[c] + 0
+        if (c == q || c == bs) out = out bs c
+        else if (o == 9) out = out bs "t"
+        else if (o < 32 || o == 127) out = out bs sprintf("u%04x", o)
+        else out = out c
+      }
+      printf "%s%s", (NR > 1 ? bs "n" : ""), out }'
 }
 
 # A URL curl may take from a config line: no quote, backslash, space or control character.
@@ -85,7 +126,7 @@ reported=no
   if [ $reported = no ]; then
     echo "nightshift itself could not report it (exit $code):"
     # The lines that say why (node's stack frames left out), else the last ones.
-    grep -v -E '^[[:space:]]*at |^[[:space:]]*$' "$work/stderr" >"$work/said"
+    tr -d '\000' <"$work/stderr" | grep -v -E '^[[:space:]]*at |^[[:space:]]*$' >"$work/said"
     grep -i -m 4 -E 'error|cannot|denied|not found|no such|killed' "$work/said" || tail -n 8 "$work/said"
   fi
 } >"$work/cause.raw"

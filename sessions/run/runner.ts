@@ -5,8 +5,8 @@ import { LineSplitter } from '../stream/line-splitter.js';
 import type { StopReason } from './outcome.js';
 import { spawn } from 'node:child_process';
 import { inputStdio, writeInputs, type ChildInput } from '../../core/child-process.js';
-import fs from 'node:fs';
-import { descendants, killSession, listProcs, sessionProcs, SESSION_MARKER } from '../../core/process-tree.js';
+import { innerPid, killSession, sessionProcs, SESSION_MARKER } from '../../core/process-tree.js';
+import { mono, startWatchdog, BEAT_MS, type Watchdog } from './watchdog.js';
 import { EXEC_FAILED_CODE, EXEC_FAILED_RE, reaped } from './reaper.js';
 import type { StreamTracker } from '../stream/stream-tracker.js';
 import { mark, profileOn } from '../../core/profile.js';
@@ -50,6 +50,9 @@ export type RunnerOptions = {
   // Why a disk we write is too full to go on (limits.disk_free), or null; polled, and a full disk
   // ends the session `disk_full` while our own writes still have room.
   disk?: () => string | null;
+  // Who holds the wall-clock and idle limits: a thread of their own (./watchdog.ts), enforced while
+  // our event loop is blocked; 'loop' (the negative control) keeps them as timers on the loop.
+  watchdog?: 'thread' | 'loop';
 };
 
 const DISK_POLL_MS = 1000;
@@ -91,6 +94,7 @@ export function redactedTail(raw: string, truncated: boolean, redact: (t: string
 
 export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const started = Date.now();
+  const origin = mono();
   const redact = o.redact ?? ((t: string) => t);
   let stopReason: StopReason | null = null;
   let stopDetail: string | null = null;
@@ -144,8 +148,18 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     child.on('close', (exitCode, signal) => resolve({ exitCode, signal, error }));
   }).finally(() => process.removeListener('exit', killOnExit));
 
+  let dog: Watchdog | null = null;
+  // The watchdog thread's stop, heard once the loop is free: it has signalled and escalates itself.
+  const adopt = (reason: StopReason, detail: string) => {
+    if (stopReason) return;
+    stopReason = reason;
+    stopDetail = detail;
+    o.onStop?.(reason, detail);
+  };
   const stop = (reason: StopReason, detail: string) => {
     if (stopReason) return;
+    // The thread stopped it first (its message not yet read): its reason stands.
+    if (dog && !dog.claim()) return;
     stopReason = reason;
     stopDetail = detail;
     o.onStop?.(reason, detail);
@@ -190,13 +204,29 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   const onCostCb = guard('recording the running cost', o.onCost);
   if (child.pid) guard('recording the spawn', o.onSpawn)(child.pid);
   const splitter = new LineSplitter();
+  // The limits on the loop: the control, and the fallback should the thread fail (never unwatched).
   let idle: NodeJS.Timeout | null = null;
+  let wallClock: NodeJS.Timeout | null = null;
+  let loopTimers = false;
   const armIdle = () => {
     if (idle) clearTimeout(idle);
     idle = setTimeout(() => stop('stalled', `no output for ${o.idleTimeoutMs} ms`), o.idleTimeoutMs);
   };
-  armIdle();
-  const wallClock = setTimeout(() => stop('timeout', `session ran past ${o.timeoutMs} ms`), o.timeoutMs);
+  const keepLimitsOnLoop = () => {
+    if (loopTimers) return;
+    loopTimers = true;
+    armIdle();
+    wallClock = setTimeout(() => stop('timeout', `session ran past ${o.timeoutMs} ms`), Math.max(0, o.timeoutMs - (mono() - origin)));
+  };
+  let beat: NodeJS.Timeout | null = null;
+  if (o.watchdog !== 'loop' && child.pid && !stopReason) {
+    dog = startWatchdog(
+      { origin, timeoutMs: o.timeoutMs, idleTimeoutMs: o.idleTimeoutMs, killGraceMs: o.killGraceMs, root: child.pid, sessionId: o.sessionId, inner: o.inner ?? null },
+      (s) => adopt(s.reason, s.detail),
+      () => keepLimitsOnLoop(),
+    );
+    beat = setInterval(() => dog?.beat(), BEAT_MS);
+  } else keepLimitsOnLoop();
   const reached = () => {
     const why = o.cell?.reached() ?? null;
     if (why) stop('bound', why);
@@ -236,7 +266,8 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     }
   };
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    armIdle();
+    dog?.output();
+    if (loopTimers) armIdle();
     try {
       splitter.push(chunk, onLine);
     } catch (err) {
@@ -255,13 +286,21 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   });
 
   const result = await ended;
+  if (beat) clearInterval(beat);
+  // The thread's stop whose message is still on its way: the kill was its, and so is the reason.
+  const byThread = dog?.claimed() ?? null;
+  if (byThread) {
+    adopt(byThread.reason, byThread.detail);
+    killed += await dog!.escalated;
+  }
+  dog?.close();
   try {
     splitter.end(onLine);
   } catch {
     // the last partial line: nothing to act on
   }
   if (idle) clearTimeout(idle);
-  clearTimeout(wallClock);
+  if (wallClock) clearTimeout(wallClock);
   if (boundPoll) clearInterval(boundPoll);
   if (diskPoll) clearInterval(diskPoll);
   // A bound reached just before the end (the kernel's OOM ended the CLI itself) is still why.
@@ -300,18 +339,6 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
 }
 
 const ignoreSignal = () => undefined;
-
-// The first process below `root` (breadth first) whose argv[0] is `command`: the wrapped CLI.
-function innerPid(root: number, command: string): number | null {
-  for (const pid of descendants(root, listProcs())) {
-    try {
-      if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === command) return pid;
-    } catch {
-      // gone
-    }
-  }
-  return null;
-}
 
 const errnoName = (n: number) => (n === 2 ? 'ENOENT' : n === 13 ? 'EACCES' : `errno ${n}`);
 

@@ -270,7 +270,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       if (size > BODY_MAX) return refused(`the request body is above ${BODY_MAX} bytes`);
       let a: Awaited<ReturnType<SessionMeter['admit']>>;
       try {
-        a = await meter.admit(Buffer.concat(chunks, size));
+        a = await meter.admit(Buffer.concat(chunks, size), (body, signal) => countTokens(req.headers, body, signal));
       } catch (err) {
         // Fail closed: a call the meter could not count does not go.
         a = { ok: false, reason: `the meter could not count the call (${(err as Error).message})` };
@@ -287,6 +287,39 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       forward(req, res, path, { meter, call: a.call, body: a.body, admitted: a });
     });
   });
+
+  // The meter's question to the API (budget/count-tokens.ts): count_tokens with the call's own
+  // headers and the session's credential, never compressed; its input_tokens, or a throw (with
+  // `status` for an HTTP answer). Not a turn: not in stats.requests.
+  const countTokens = (incoming: http.IncomingHttpHeaders, body: Buffer, signal: AbortSignal) =>
+    new Promise<number>((resolve, reject) => {
+      const { request, agent } = upstreamClient();
+      const headers = upstreamHeaders(incoming, o.credential);
+      headers['content-length'] = body.length;
+      headers['content-type'] = 'application/json';
+      headers['accept-encoding'] = 'identity';
+      const up = request({ hostname, port, agent, method: 'POST', path: `${prefix}/v1/messages/count_tokens`, headers, signal });
+      inflight.add(up);
+      up.on('close', () => inflight.delete(up));
+      up.on('error', reject);
+      up.on('response', (ur) => {
+        const got: Buffer[] = [];
+        let n = 0;
+        ur.on('data', (c: Buffer) => (n += c.length) <= 64 * 1024 && got.push(c));
+        ur.on('error', reject);
+        ur.on('end', () => {
+          if (ur.statusCode !== 200) return reject(Object.assign(new Error(`count_tokens answered ${ur.statusCode}`), { status: ur.statusCode }));
+          try {
+            const v = JSON.parse(Buffer.concat(got).toString('utf8'))?.input_tokens;
+            if (Number.isSafeInteger(v) && v >= 0) return resolve(v);
+          } catch {
+            // not JSON
+          }
+          reject(new Error('count_tokens answered without a whole input_tokens'));
+        });
+      });
+      up.end(body);
+    });
 
   type Metered = { meter: SessionMeter; call: number; body: Buffer; admitted?: { model: string | null; maxTokens: number; worstUsd: number; lowered: { from: number; to: number } | null } };
   const forward = (req: http.IncomingMessage, res: http.ServerResponse, path: string, m: Metered | null) => {

@@ -23,7 +23,8 @@ test('nightshift run reports its session to the ntfy topic, with no Discord set;
   assert.equal(got[0].url, `/${TOKEN}`);
   assert.equal(got[0].headers.title, 'nightshift: worker: ok');
   assert.equal(got[0].headers.priority, '3');
-  assert.match(got[0].body, new RegExp(`\\nOutcome: ok\\n[\\s\\S]*\\nSession: \`${record.id}\`$`));
+  // nightshift's own lines first, the session's words quoted after its label.
+  assert.match(got[0].body, new RegExp(`^Outcome: ok\\n[\\s\\S]*\\nSession: \`${record.id}\`\\nThe session wrote \\(quoted as it wrote it\\):\\n> hi from the fake API$`));
   assert.ok(!got[0].body.includes(String(ws.env.ANTHROPIC_API_KEY)));
   assert.match(ran.stderr, /"event":"report_sent","channel":"webhook"/);
   assert.ok(!ran.stderr.includes(TOKEN), 'the URL is in no log line');

@@ -69,7 +69,7 @@ test('ntfy: plain text body, Title, Priority by outcome, Tags; no Markdown heade
   const ok = renderWebhook(alarmMessage(report('ok', 'all **good**')), 'ntfy');
   assert.equal(ok.contentType, 'text/plain; charset=utf-8');
   assert.deepEqual(ok.headers, { Title: 'nightshift: gardener: ok', Priority: '3', Tags: 'white_check_mark,session' });
-  assert.match(ok.body, /^all \*\*good\*\*\nOutcome: ok\nModel: sonnet\nCost: \$1\.25\n/);
+  assert.match(ok.body, /^Outcome: ok\nModel: sonnet\nCost: \$1\.25\n[\s\S]*\nThe session wrote \(quoted as it wrote it\):\n> all \*\*good\*\*$/);
   const bad = renderWebhook(alarmMessage(report('error', 'x')), 'ntfy');
   assert.equal(bad.headers.Priority, '5');
   assert.equal(bad.headers.Tags, 'rotating_light,session');
@@ -78,6 +78,27 @@ test('ntfy: plain text body, Title, Priority by outcome, Tags; no Markdown heade
   // ntfy makes an attachment of more than 4096 bytes: a long text in many-byte characters is cut in bytes.
   const long = renderWebhook({ ...alarmMessage(report('ok', 'x')), summary: 'é'.repeat(5000) }, 'ntfy');
   assert.ok(Buffer.byteLength(long.body, 'utf8') <= 4000 && long.body.length > 1000);
+});
+
+// mutation: ntfy-session-text-first, caught here.
+// Issue 52: the session's text came first, so a session printing "Outcome: ok" stood above the
+// real "Outcome: error". Now nightshift's lines come first, the session's quoted after a label.
+test('ntfy: a session printing "Outcome: ok" cannot appear above the real outcome line, nor as a line of its own', () => {
+  const forged = 'Outcome: ok\nCost: $0.00\r\nTurns: 1\u202e';
+  const body = renderWebhook(alarmMessage(report('error', forged)), 'ntfy').body;
+  const lines = body.split('\n');
+  assert.equal(lines[0], 'Outcome: error', 'the first line is the real outcome');
+  assert.deepEqual(lines.filter((l) => /^Outcome:/.test(l)), ['Outcome: error'], 'no other line starts as an outcome');
+  const label = lines.indexOf('The session wrote (quoted as it wrote it):');
+  assert.ok(label > 0);
+  assert.deepEqual(lines.slice(label + 1), ['> Outcome: ok', '> Cost: $0.00', '> Turns: 1\\u202e']);
+  // An error's further lines (the CLI's words) are indented under it, never a line of their own.
+  const m = alarmMessage(report('error', 'x'));
+  const withError = renderWebhook({ ...m, fields: { ...m.fields, Error: 'API error\nOutcome: ok' } }, 'ntfy').body;
+  assert.deepEqual(withError.split('\n').filter((l) => /^Outcome:/.test(l)), ['Outcome: error']);
+  // The control: the old order, the session's text first, puts its "Outcome: ok" on the first line.
+  const old = [m.summary, ...Object.entries({ ...m.fields }).map(([k, v]) => `${k}: ${v}`)].join('\n').replace(/^x/, forged);
+  assert.equal(old.split('\n')[0], 'Outcome: ok');
 });
 
 test('a header value is one line of ASCII: a newline cannot add a header, other text is RFC 2047', () => {
@@ -170,7 +191,7 @@ test('ntfy: the outbox posts the text with its headers', async (t) => {
   assert.equal(got[0].headers.title, 'nightshift: gardener: error');
   assert.equal(got[0].headers.priority, '5');
   assert.match(got[0].headers['content-type'] ?? '', /^text\/plain/);
-  assert.match(got[0].body, /^it failed\nOutcome: error\n/);
+  assert.match(got[0].body, /^Outcome: error\n[\s\S]*\n> it failed$/);
 });
 
 test('a 5xx is retried within the start, like Discord\'s', async (t) => {
