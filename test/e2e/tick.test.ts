@@ -19,7 +19,13 @@ function settledCount(dir: string): number {
 }
 
 // The JSON log lines a run wrote to stderr.
-const logEvents = (stderr: string): Array<Record<string, any>> => stderr.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const logEvents = (stderr: string): Array<Record<string, any>> => stderr.trim().split('\n').filter(Boolean).map((l) => {
+  try {
+    return JSON.parse(l);
+  } catch {
+    throw new Error(`not a JSON log line: ${JSON.stringify(l.slice(0, 300))}`);
+  }
+});
 // What supervise() logs when the run lock refuses a tick.
 const lockSkips = (events: Array<Record<string, any>>) => events.filter((e) => e.event === 'skipped' && e.limit === 'lock');
 
