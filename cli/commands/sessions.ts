@@ -117,7 +117,9 @@ export async function showCommand(config: Config, id: string, flags: SessionsFla
   const r = toRecord(row);
   // Its fire's trace (telemetry on): where to look it up in the collector.
   const { sessionTraces } = await import('../../daemon/tick/fires-view.js');
-  r.trace_id = sessionTraces(config, [r.id]).get(r.id) ?? null;
+  // Only where there is one, as run --json says it: a site without telemetry sees no such field.
+  const trace = sessionTraces(config, [r.id]).get(r.id);
+  if (trace) r.trace_id = trace;
   if (!flags.transcript) return printRecord(io, r, flags.json), EXIT.OK;
   if (!r.transcript) throw new UsageError(`Session \`${id}\` has no transcript`);
   let text: string;
