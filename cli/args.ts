@@ -83,6 +83,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   anneal: ['config', 'environment-file', 'json', 'agent'],
   rehearse: ['config', 'environment-file', 'json', 'port', 'serve'],
   hold: ['config', 'environment-file', 'json', 'all'],
+  db: ['config', 'environment-file', 'json'],
   web: ['config', 'environment-file', 'port', 'prefix'],
   hook: ['config'],
   init: ['remote'],
@@ -91,7 +92,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
 // How many arguments each command takes after its name ([min, max]); more are refused, not ignored.
 const ARITY: Record<string, [number, number]> = {
   run: [1, 1], agents: [0, 0], budget: [0, 0], sessions: [0, 0], show: [1, 1], logs: [0, 1], tick: [0, 0], fires: [0, 0], next: [0, 0], status: [0, 0],
-  daemon: [0, 0], rehearse: [0, 1], systemd: [1, 1], hold: [1, 2], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0], web: [0, 0],
+  daemon: [0, 0], rehearse: [0, 1], systemd: [1, 1], hold: [1, 2], db: [1, 1], alert: [0, 0], doctor: [0, 0], mcp: [0, 0], state: [0, 0], web: [0, 0],
 };
 
 export function parse(argv: string[]): { command: string | null; positionals: string[]; flags: Flags } {

@@ -6,6 +6,8 @@ export const EXIT_CODES_HELP = `Exit codes:
       spawn_failed, disk_full),
       git left its work uncommitted, a dream phase failed, or a doctor check failed
   64  usage: an unknown command, option or agent (with a "did you mean"), or an extra argument
+  69  unavailable: the fleet's database (NIGHTSHIFT_DATABASE_URL) cannot be reached when a session
+      would start; nothing was claimed or charged (the message names its host, never the password)
   70  internal error (the ledger or the memory database cannot be opened, a bug)
   75  refused: a daily limit is reached (see --force), another supervisor holds the lock, a stop
       request came before the session started, a forgotten claim was observed again, or a disk
@@ -16,7 +18,8 @@ export const EXIT_CODES_HELP = `Exit codes:
       a tick passed over a due rule because its agent file is invalid (it names the agent and file),
       the env file holds secrets and its group or others may read it (chmod 600 fixes it),
       or sandbox: bwrap is configured and bwrap cannot make a sandbox here, or no API credential
-      is set (run and tick refuse before anything is charged; the message names the env file)
+      is set (run and tick refuse before anything is charged; the message names the env file),
+      or the fleet's database is at a schema version this nightshift does not know (db migrate)
   130 the session was interrupted (Ctrl-C, or the service stopped): not the agent's failure`;
 
 export const MAIN_HELP = `nightshift — watched, counted, remembered headless Claude Code sessions
@@ -36,6 +39,7 @@ Commands:
   fires [--days N]     every tick and run: what it did, why, its exit code, the rules it passed over
   next                 which agent the next tick would run, why not the others, and when each is due
   status               budget, last sessions, next decision, locks, unpushed commits
+  db migrate           bring the fleet's PostgreSQL schema (NIGHTSHIFT_DATABASE_URL) up to date
   hold release AGENT|--all
                        lift a rate-limit or backoff hold once its cause is fixed
   lock -- CMD...       run CMD holding the host-wide git lock

@@ -44,6 +44,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   hook: () => import('./commands/hook.js'),
   rehearse: () => import('./commands/rehearse.js'),
   hold: () => import('./commands/hold.js'),
+  db: () => import('./commands/db.js'),
   web: () => import('./commands/web.js'),
 };
 

@@ -18,6 +18,8 @@ export const NO_PROXY = '127.0.0.1,localhost,::1';
 export const NEVER_IN_SESSION = new Set([
   'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'ANTHROPIC_UNIX_SOCKET',
   'DISCORD_WEBHOOK_URL', 'NIGHTSHIFT_WEBHOOK_URL', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'NIGHTSHIFT_CONFIG', 'NIGHTSHIFT_LOG_LEVEL', 'NIGHTSHIFT_ENV_FILE',
+  // The fleet's database: its URL may carry a password, and a session has no business there.
+  'NIGHTSHIFT_DATABASE_URL',
   'CLAUDE_CONFIG_DIR', 'HOME', 'TMPDIR', 'CLAUDECODE',
   // Set from the agent's `network:` alone (the egress proxy), never passed through.
   ...PROXY_VARS,

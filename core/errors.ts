@@ -1,6 +1,6 @@
 // The small typed error set: each carries a stable string code and the exit code the CLI entry
 // maps it to (sysexits, so systemd's OnFailure= and scripts can act on them).
-export const EXIT = { OK: 0, FAILED: 1, USAGE: 64, INTERNAL: 70, REFUSED: 75, NOPERM: 77, CONFIG: 78, INTERRUPTED: 130 } as const;
+export const EXIT = { OK: 0, FAILED: 1, USAGE: 64, UNAVAILABLE: 69, INTERNAL: 70, REFUSED: 75, NOPERM: 77, CONFIG: 78, INTERRUPTED: 130 } as const;
 
 export class NightshiftError extends Error {
   readonly code: string = 'NIGHTSHIFT';
@@ -71,4 +71,18 @@ export class EnvFileError extends NightshiftError {
   constructor(readonly file: string, readonly problems: string[], options?: { cause?: unknown }) {
     super(`Refused env file ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, options);
   }
+}
+
+// The fleet's database (NIGHTSHIFT_DATABASE_URL) cannot be reached: nothing is charged or claimed
+// on a guess, so no session starts (fails closed). The message names its host, never its password.
+export class FleetUnavailableError extends NightshiftError {
+  override readonly code = 'FLEET_UNAVAILABLE';
+  override readonly exitCode = EXIT.UNAVAILABLE;
+}
+
+// The fleet's database is not one this host can use as it stands: a URL that is not PostgreSQL's,
+// or a schema version this nightshift does not know (the message names the fix).
+export class FleetSetupError extends NightshiftError {
+  override readonly code = 'FLEET_SETUP';
+  override readonly exitCode = EXIT.CONFIG;
 }

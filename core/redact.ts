@@ -5,7 +5,7 @@
 export const REDACTED = '[redacted]';
 
 // The secrets nightshift itself knows by name (the logger also redacts fields so named).
-export const SECRET_NAMES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'DISCORD_WEBHOOK_URL', 'NIGHTSHIFT_WEBHOOK_URL', 'GEMINI_API_KEY', 'NIGHTSHIFT_OTLP_HEADERS'] as const;
+export const SECRET_NAMES = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'DISCORD_WEBHOOK_URL', 'NIGHTSHIFT_WEBHOOK_URL', 'GEMINI_API_KEY', 'NIGHTSHIFT_OTLP_HEADERS', 'NIGHTSHIFT_DATABASE_URL'] as const;
 const NAMED = new Set<string>(SECRET_NAMES);
 const PATTERN = /(_KEY|_TOKEN|_SECRET|_PASSWORD|_PASSWD|_PAT)$/;
 // A URL in `*_URL` is a secret when it carries credentials: user info, a token-like query value,

@@ -99,9 +99,10 @@ const r = await build({
   logLevel: 'warning',
   // Outside: the optional features, execa (only doctor, status and lock use it), and the
   // parsers the meter's worker and the imitation API load (pdf.js alone is ~2 MB), and the
-  // OpenTelemetry SDK (only with telemetry.otlp_endpoint set, logs/telemetry.ts). A
+  // OpenTelemetry SDK (only with telemetry.otlp_endpoint set, logs/telemetry.ts), and pg (only
+  // with NIGHTSHIFT_DATABASE_URL set, budget/fleet-db.ts). A
   // package left outside must only be imported dynamically, else the bundle loads it at every start.
-  external: ['@energetic-ai/*', 'discord.js', '@google/genai', 'execa', 'pdfjs-dist', 'image-size', '@opentelemetry/*'],
+  external: ['@energetic-ai/*', 'discord.js', '@google/genai', 'execa', 'pdfjs-dist', 'image-size', '@opentelemetry/*', 'pg'],
   // import.meta means the bundle file itself, as it did for each module (they sit as deep in dist/).
   // The build's id (config/validated-cache.ts): a hash of the bundle's own text, set below.
   define: { 'import.meta.url': '__nightshiftUrl', 'import.meta.dirname': '__dirname', __NIGHTSHIFT_BUILD__: JSON.stringify(BUILD_PLACEHOLDER) },

@@ -32,6 +32,8 @@ const PROOFS = [
   // Each skips where its part is missing (a non-x64 forger, a CLI without the messaging socket, no
   // nspawn): under CI that is a failure with its reason, never a silent pass.
   'e2e/wall-redteam', 'e2e/turns', 'e2e/messaging-socket', 'deploy/alarm-real',
+  // The fleet's guarantees need a real PostgreSQL (.ci/run installs it; the tests make their own cluster).
+  'budget/fleet-db', 'budget/fleet-reservations', 'budget/fleet-claims', 'e2e/fleet',
 ];
 
 // On an older Node (Debian's 20) better-sqlite3, built for the clone's Node, would fail every

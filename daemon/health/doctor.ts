@@ -36,6 +36,7 @@ import { boundsCheck, concurrencyCheck, diskCheck } from './doctor-bounds.js';
 import { apiCheck } from './api-check.js';
 import { cliVersionCheck } from './cli-version.js';
 import { nodeCheck } from './node-check.js';
+import { fleetCheck } from './fleet-check.js';
 import { counted, noun } from '../../core/words.js';
 
 export type Check = CheckFacts;
@@ -330,6 +331,9 @@ export async function runDoctor(l: LenientConfig, deps: DoctorDeps): Promise<Che
   const checks: Check[] = [
     configCheck(l), nodeCheck(deps.nodeVersion ?? process.version, now), envCheck(deps.envFile ?? null, envFile, typos), credentialCheck(deps.env, deps.envFile ?? null, envFile),
   ];
+  // The fleet's database (only with NIGHTSHIFT_DATABASE_URL): reached, and at a schema this host knows.
+  const fleet = await fleetCheck(c, deps.env, deps.redact);
+  if (fleet) checks.push(fleet);
   if (l.unreadable || !agents) return [...checks, ...NEEDS_CONFIG.map((n) => skipped(n, l.unreadable!))];
   // The key itself, once: a refused one fails here, before a session retries it for minutes.
   const api = await apiCheck(deps.env, deps.env.ANTHROPIC_BASE_URL || c.claude.api_base, envFile, PROBE_MS);

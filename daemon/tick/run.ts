@@ -13,6 +13,7 @@ import type { Choice, RunDeps, SuperviseResult } from './types.js';
 import { openTelemetry } from '../../logs/telemetry.js';
 import { version } from '../../core/version.js';
 import { beginFireSpan, endFireSpan } from './fire-trace.js';
+import { fleetLink } from './fleet-link.js';
 
 export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
   // A held agent still runs by hand (the operator decided), with a warning that says so.
@@ -33,6 +34,8 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
     return null;
   });
   const begun = Date.now();
+  // The fleet (NIGHTSHIFT_DATABASE_URL): a run by hand claims no slot, and is charged across it.
+  const fleet = deps.fleet !== undefined ? deps.fleet : fleetLink(config, deps.env, deps.redact);
   const fire = FireRecord.begin(config, { kind: 'run', trigger: 'hand', slot: null }, deps);
   fire.choose(agent.name, null);
   const telemetry = await opening;
@@ -40,7 +43,7 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
   let r: SuperviseResult;
   try {
     try {
-      r = await supervise(config, choose, { ...options, refuse: true, probe }, { ...deps, trace: span, onCharged: (id) => fire.charge(id) });
+      r = await supervise(config, choose, { ...options, refuse: true, probe }, { ...deps, fleet, trace: span, onCharged: (id) => fire.charge(id) });
     } catch (err) {
       const ending = { dispatch: [], error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } };
       fire.settle(ending, await endFireSpan(telemetry, span, fire.words(ending), deps.logger).catch(() => null));
@@ -53,6 +56,7 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
     fire.settle(ending, await endFireSpan(telemetry, span, fire.words(ending), deps.logger));
   } finally {
     telemetry?.close();
+    if (fleet !== deps.fleet) await fleet?.close();
   }
   if (r.action === 'skip') {
     if (r.limit === 'lock' || r.limit === 'stopped' || r.limit === 'busy') throw new LockedError(`Refused: ${r.reason}`);

@@ -9,7 +9,9 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Ledger, OpenSession } from '../../budget/ledger.js';
 import { SessionMeter } from '../../budget/meter.js';
-import { chargeFor, type Charge, type Limits } from '../../budget/policy.js';
+import { chargeFor, type Charge, type DayTotals, type Limits } from '../../budget/policy.js';
+import type { FleetDb } from '../../budget/fleet-db.js';
+import { releaseInFleet, reserveInFleet, settleInFleet } from '../../budget/fleet-reservations.js';
 import { windowsFrom } from '../../budget/windows.js';
 import { money } from '../../core/money.js';
 import type { Redactor } from '../../core/redact.js';
@@ -127,9 +129,24 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
   // statement after the charge sits inside the try whose finally settles it.
   const limits = budgetLimits(config, agent);
   let reserved: Charge | null;
+  // Across a fleet, the day's reservation is the fleet's (budget/fleet-reservations.ts), taken first
+  // under the day's lock there; the local ledger then records the charge with what it took.
+  let shared: FleetDb | null = null;
   try {
     // --force runs past the day's cap with the session's own ceiling.
-    reserved = ledger.open(open, (today) => chargeFor(agent.name, today, limits, force));
+    const decide = (today: DayTotals) => chargeFor(agent.name, today, limits, force);
+    if (deps.fleet) {
+      shared = await deps.fleet.get();
+      const inFleet = await reserveInFleet(shared, { session: id, day, agent: agent.name, host: deps.fleet.host, expiresInMs: agent.timeoutMs + config.claude.kill_grace + deps.fleet.grace }, decide);
+      try {
+        reserved = inFleet.ok ? ledger.open(open, () => ({ ok: true as const, usd: inFleet.usd })) : (inFleet as Charge);
+      } catch (err) {
+        await releaseInFleet(shared, id).catch(() => {});
+        throw err;
+      }
+    } else {
+      reserved = ledger.open(open, decide);
+    }
   } catch (err) {
     await guestReady.then((g) => g.close(), () => {});
     throw err;
@@ -315,6 +332,15 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
         log.error({ event: 'settle_failed', err: again, settlement }, `could not settle ${id} at all: the next start settles it abandoned`);
         if (isDiskFull(again)) unsettled = settlement;
         else internal ??= again;
+      }
+    }
+    // The fleet's reservation: the spend recorded, the rest back to the day. Unreachable now, it
+    // expires at its time and gives the day back all of it (the local ledger keeps the spend).
+    if (shared) {
+      try {
+        await settleInFleet(shared, id, cost.usd);
+      } catch (err) {
+        log.error({ event: 'fleet_settle_failed', err: deps.redact(String((err as Error)?.message ?? err)) }, `could not settle ${id} in the fleet's database: ${deps.redact(String((err as Error)?.message ?? err))}`);
       }
     }
     mark('settled');

@@ -16,6 +16,7 @@ import type { RunDeps, SuperviseResult } from './types.js';
 import { openTelemetry, type Telemetry } from '../../logs/telemetry.js';
 import { version } from '../../core/version.js';
 import { beginFireSpan, endFireSpan } from './fire-trace.js';
+import { claimForFire, fleetLink } from './fleet-link.js';
 
 // exit_code: what the tick exits with (the fire's record); fire: its row's id (null: unwritable).
 // beside: the sessions this tick started beside its own (sessions.max_concurrent).
@@ -60,10 +61,13 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
     deps.logger.warn({ event: 'telemetry_unavailable', err: deps.redact(String((err as Error)?.message ?? err)) }, `telemetry is off for this tick: ${deps.redact(String((err as Error)?.message ?? err))}`);
     return null;
   });
+  // The fleet (NIGHTSHIFT_DATABASE_URL): connected once a session is chosen, never before.
+  const fleet = deps.fleet !== undefined ? deps.fleet : fleetLink(config, deps.env, deps.redact);
   try {
-    return await fires(config, deps, trigger, agents, broken, beside, ran, telemetry);
+    return await fires(config, { ...deps, fleet }, trigger, agents, broken, beside, ran, telemetry);
   } finally {
     (await telemetry)?.close();
+    if (fleet !== deps.fleet) await fleet?.close();
   }
 }
 
@@ -104,6 +108,15 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
   const telemetry = await o.telemetry;
   const span = beginFireSpan(telemetry, { kind: 'tick', trigger, fire: fire?.id ?? null, atMs: begun });
   let dispatch: PassedOver[] = [];
+  // The fleet's claim on the chosen agent's slot, let go when no session was charged.
+  let claimed: (() => Promise<void>) | null = null;
+  let charged = false;
+  const letGo = async () => {
+    const release = claimed;
+    claimed = null;
+    if (!release || charged) return;
+    await release().catch((e: unknown) => deps.logger.warn({ event: 'fleet_claim_unreleased', err: deps.redact(String((e as Error)?.message ?? e)) }, `the fleet's claim on this slot could not be let go (it stays claimed): ${deps.redact(String((e as Error)?.message ?? e))}`));
+  };
   try {
     const r = await supervise(
       config,
@@ -112,7 +125,18 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
           const why = busy(a.name) ?? (o.ran.has(a.name) ? `${a.name} ran in this tick already` : null);
           return why ? [[a.name, why]] : [];
         }));
-        const d = explain(config, agents, ledger, now, broken, occupied);
+        let d = explain(config, agents, ledger, now, broken, occupied);
+        // Across a fleet, the agent's slot is claimed first: a slot another host (or an earlier
+        // tick) claimed is passed over, named, and the next due agent is tried.
+        while (d.agent && deps.fleet) {
+          const claim = await claimForFire(deps.fleet, d.agent, deps.slot ?? now, config.budget.timezone);
+          if ('release' in claim) {
+            claimed = claim.release;
+            break;
+          }
+          occupied[d.agent] = claim.lost;
+          d = explain(config, agents, ledger, now, broken, occupied);
+        }
         dispatch = dispatchPassedOver(d.rules);
         if (lead) {
           for (const p of dispatch.filter((x) => x.cause === 'invalid')) {
@@ -134,10 +158,12 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
       // A session beside another that finds nothing to start says so at debug only.
       { force: false, refuse: !lead },
       { ...deps, trace: span, onCharged: (id) => {
+        charged = true;
         fire?.charge(id);
         o.more();
       } },
     );
+    await letGo();
     // Its slot is free again: another due agent may take it.
     if (r.action === 'session') o.more();
     // Every slot held by sessions other supervisors run: each due agent's wait gets a row of its own.
@@ -161,6 +187,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
     const { limit: _limit, ...rest } = r;
     return { ...rest, exit_code: settled.exit, fire: fire.id, passed_over: settled.passed_over };
   } catch (err) {
+    await letGo();
     const ending = { dispatch, error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } };
     fire?.settle(ending, fire ? await endFireSpan(telemetry, span, fire.words(ending), deps.logger).catch(() => null) : null);
     throw err;

@@ -9,6 +9,7 @@ import type { Redactor } from '../../core/redact.js';
 import type { TraceSpan } from '../../core/trace.js';
 import type { SessionRecord } from '../../budget/session-record.js';
 import type { EgressNet } from '../../sessions/wall/egress-proxy.js';
+import type { FleetLink } from './fleet-link.js';
 
 export type RunDeps = {
   env: NodeJS.ProcessEnv;
@@ -24,6 +25,8 @@ export type RunDeps = {
   fetch?: typeof fetch;
   // The fire's trace span (core/trace.ts); unset or NO_SPAN with telemetry off.
   trace?: TraceSpan;
+  // The fleet's shared store (./fleet-link.ts; null or unset: this host alone, on SQLite).
+  fleet?: FleetLink | null;
   // Told the session's id once it is charged (the fire notes it: a crash keeps which session it was).
   onCharged?: (session: string) => void;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at

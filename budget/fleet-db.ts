@@ -1,0 +1,166 @@
+// The fleet's PostgreSQL (NIGHTSHIFT_DATABASE_URL), the one owner of its connection and schema:
+// what several hosts must share to stay under one budget (the day's reservations, the fires'
+// claims). Each host's SQLite ledger and fires stay its own record. pg loads only here, only when
+// the URL is set (outside the bundle: deploy/bundle.mjs). Migrations are versioned and applied by
+// `nightshift db migrate`; a host meets a version it does not know with a refusal that names the fix.
+import type { Client } from 'pg';
+import { FleetSetupError, FleetUnavailableError } from '../core/errors.js';
+import { FLEET_URL_VAR, type FleetTarget } from '../config/fleet-url.js';
+
+// What the fleet's tables are written through: one connection, statements in order.
+export type FleetSql = { query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }> };
+
+// Each version's statements, applied once, in order, each in its own transaction. Append only:
+// a version once released never changes.
+export const MIGRATIONS: ReadonlyArray<{ version: number; what: string; sql: string }> = [
+  {
+    version: 1,
+    what: 'the day\'s reservations and the fires\' claims',
+    sql: `
+      -- One row a day: the lock every reservation of that day takes (SELECT ... FOR UPDATE).
+      CREATE TABLE fleet_days (
+        day text PRIMARY KEY,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- One row a charged session, keyed by its id (the idempotency key): held until it settles
+      -- or expires; an expired one counts only what it recorded as spent.
+      CREATE TABLE fleet_reservations (
+        session_id text PRIMARY KEY,
+        day text NOT NULL REFERENCES fleet_days (day),
+        agent text NOT NULL,
+        host text NOT NULL,
+        reserved_usd double precision NOT NULL CHECK (reserved_usd >= 0),
+        spent_usd double precision NOT NULL DEFAULT 0 CHECK (spent_usd >= 0),
+        status text NOT NULL CHECK (status IN ('held', 'settled', 'expired')),
+        reserved_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL,
+        settled_at timestamptz
+      );
+      CREATE INDEX fleet_reservations_day ON fleet_reservations (day, status);
+      -- At most one fire of an agent per scheduled slot, whichever host claims it first.
+      CREATE TABLE fleet_claims (
+        agent text NOT NULL,
+        slot timestamptz NOT NULL,
+        host text NOT NULL,
+        claimed_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (agent, slot)
+      );`,
+  },
+];
+
+// The version this nightshift writes and reads.
+export const FLEET_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
+
+// Any constant: migrations take this advisory lock, so two hosts migrating at once take turns.
+const MIGRATE_LOCK = 5_505_505;
+
+const VERSION_TABLE = `CREATE TABLE IF NOT EXISTS nightshift_schema (
+  version integer PRIMARY KEY,
+  what text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+export type FleetDb = FleetSql & { where: string; close(): Promise<void> };
+
+// One connection to the fleet's database; unreachable (refused, no such host, a timeout, a refused
+// login) is FleetUnavailableError naming `where` and the variable, never the URL.
+export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: number; redact: (t: string) => string }): Promise<FleetDb> {
+  let pg: typeof import('pg');
+  try {
+    pg = ((await import('pg')) as unknown as { default: typeof import('pg') }).default;
+  } catch (err) {
+    throw new FleetSetupError(`${FLEET_URL_VAR} is set, and the package pg cannot be loaded: ${o.redact((err as Error).message)} (reinstall nightshift)`, { cause: err });
+  }
+  const client: Client = new pg.Client({ connectionString: target.url, connectionTimeoutMillis: o.connectTimeoutMs, query_timeout: 60_000, application_name: 'nightshift' });
+  // A connection that drops while idle is said at its next query; unheard, node would crash on it.
+  let lost: Error | null = null;
+  client.on('error', (err) => (lost = err));
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.end().catch(() => {});
+    throw unavailable(target, err, o.redact);
+  }
+  return {
+    where: target.where,
+    async query<T>(text: string, values?: unknown[]) {
+      try {
+        const r = await client.query(text, values);
+        return { rows: r.rows as T[], rowCount: r.rowCount };
+      } catch (err) {
+        // A statement of ours that PostgreSQL refuses (a constraint, a syntax) is no outage.
+        const code = String((err as { code?: unknown }).code ?? '');
+        if (!lost && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57P)/.test(code)) throw err;
+        throw unavailable(target, lost ?? err, o.redact);
+      }
+    },
+    close: () => client.end().catch(() => {}),
+  };
+}
+
+function unavailable(target: FleetTarget, err: unknown, redact: (t: string) => string): FleetUnavailableError {
+  const why = redact(String((err as Error)?.message ?? err));
+  return new FleetUnavailableError(`the fleet's database at ${target.where} (${FLEET_URL_VAR} in the env file) cannot be reached: ${why}; nothing was claimed or charged, and no session starts until it can be. Fix: start PostgreSQL there, or correct ${FLEET_URL_VAR}`, { cause: err });
+}
+
+// The schema's version (0: never migrated).
+export async function schemaVersion(db: FleetSql): Promise<number> {
+  const t = await db.query<{ t: string | null }>(`SELECT to_regclass('nightshift_schema')::text AS t`);
+  if (!t.rows[0]?.t) return 0;
+  const r = await db.query<{ v: number | null }>('SELECT max(version) AS v FROM nightshift_schema');
+  return r.rows[0]?.v ?? 0;
+}
+
+// Pure: why this host cannot run on a database at `version` (null: it can).
+export function schemaProblem(version: number, where: string, known = FLEET_SCHEMA_VERSION): string | null {
+  if (version === known) return null;
+  if (version < known) return `the fleet's database at ${where} is at schema version ${version}, and this nightshift needs ${known}: run \`nightshift db migrate\``;
+  return `the fleet's database at ${where} is at schema version ${version}, which this nightshift (schema ${known}) does not know: a newer nightshift migrated it; upgrade nightshift on this host`;
+}
+
+// Refuses a database this host does not know; returns its version.
+export async function checkSchema(db: FleetDb): Promise<number> {
+  const v = await schemaVersion(db);
+  const problem = schemaProblem(v, db.where);
+  if (problem) throw new FleetSetupError(problem);
+  return v;
+}
+
+export type Migrated = { where: string; from: number; to: number; applied: Array<{ version: number; what: string }> };
+
+// Applies what is missing, each version in its own transaction under the advisory lock; a database
+// ahead of this nightshift is refused, never touched.
+export async function migrate(db: FleetDb): Promise<Migrated> {
+  await db.query('BEGIN');
+  try {
+    await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+    await db.query(VERSION_TABLE);
+    await db.query('COMMIT');
+  } catch (err) {
+    await db.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+  const from = await schemaVersion(db);
+  if (from > FLEET_SCHEMA_VERSION) throw new FleetSetupError(schemaProblem(from, db.where)!);
+  const applied: Migrated['applied'] = [];
+  for (const m of MIGRATIONS) {
+    await db.query('BEGIN');
+    try {
+      await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+      // Another host may have applied it while this one waited for the lock.
+      const done = await db.query('SELECT 1 FROM nightshift_schema WHERE version = $1', [m.version]);
+      if (done.rows.length) {
+        await db.query('COMMIT');
+        continue;
+      }
+      await db.query(m.sql);
+      await db.query('INSERT INTO nightshift_schema (version, what) VALUES ($1, $2)', [m.version, m.what]);
+      await db.query('COMMIT');
+      applied.push({ version: m.version, what: m.what });
+    } catch (err) {
+      await db.query('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  }
+  return { where: db.where, from, to: await schemaVersion(db), applied };
+}

@@ -1,0 +1,77 @@
+// The day's reservations across the fleet (./fleet-db.ts): a session's charge is one transaction
+// against the day's row, taken FOR UPDATE, so two hosts cannot both take what is left; the session
+// id is its idempotency key (the same charge twice takes nothing more); the reservation expires
+// at the session's own wall-clock limit plus grace, and an expired one gives the day back all but
+// what it recorded as spent. Its settle records the spend and releases the rest.
+import type { DayTotals } from './policy.js';
+import type { FleetSql } from './fleet-db.js';
+
+export type FleetCharge = { session: string; day: string; agent: string; host: string; expiresInMs: number };
+
+// Every row of the day counts as a session (settled, expired or held); a held one counts its
+// recorded spend as spent and the rest of its reservation as reserved; the others their spend.
+const TOTALS = `SELECT agent, count(*)::int AS n,
+    coalesce(sum(spent_usd), 0)::float8 AS usd,
+    coalesce(sum(CASE WHEN status = 'held' AND expires_at > now() THEN greatest(0, reserved_usd - spent_usd) ELSE 0 END), 0)::float8 AS reserved
+  FROM fleet_reservations WHERE day = $1 GROUP BY agent`;
+
+async function totals(db: FleetSql, day: string): Promise<DayTotals> {
+  const rows = (await db.query<{ agent: string; n: number; usd: number; reserved: number }>(TOTALS, [day])).rows;
+  const byAgent: DayTotals['byAgent'] = {};
+  let sessions = 0;
+  let costUsd = 0;
+  let reservedUsd = 0;
+  for (const r of rows) {
+    byAgent[r.agent] = { sessions: r.n, costUsd: r.usd };
+    sessions += r.n;
+    costUsd += r.usd;
+    reservedUsd += r.reserved;
+  }
+  return { sessions, costUsd, reservedUsd, byAgent };
+}
+
+// The fleet's day as every host sees it (a look: no lock, nothing written).
+export function fleetDayTotals(db: FleetSql, day: string): Promise<DayTotals> {
+  return totals(db, day);
+}
+
+// Charges the session across the fleet: `decide` (budget/policy.ts chargeFor) reads the day's
+// totals under the day's lock, and its reservation is written before the lock is let go. A refusal
+// writes nothing and is returned; a charge already taken under this id is returned as it stands.
+export async function reserveInFleet<R extends { ok: true; usd: number } | { ok: false }>(db: FleetSql, c: FleetCharge, decide: (today: DayTotals) => R): Promise<R | { ok: true; usd: number; again: true }> {
+  await db.query('BEGIN');
+  try {
+    await db.query('INSERT INTO fleet_days (day) VALUES ($1) ON CONFLICT DO NOTHING', [c.day]);
+    await db.query('SELECT day FROM fleet_days WHERE day = $1 FOR UPDATE', [c.day]);
+    const had = await db.query<{ reserved_usd: number }>('SELECT reserved_usd FROM fleet_reservations WHERE session_id = $1', [c.session]);
+    if (had.rows.length) {
+      await db.query('COMMIT');
+      return { ok: true, usd: had.rows[0].reserved_usd, again: true };
+    }
+    // What a dead host's sessions held comes back to the day once they are past their time.
+    await db.query(`UPDATE fleet_reservations SET status = 'expired' WHERE day = $1 AND status = 'held' AND expires_at <= now()`, [c.day]);
+    const decided = decide(await totals(db, c.day));
+    if (decided.ok) {
+      await db.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at)
+        VALUES ($1, $2, $3, $4, $5, 'held', now() + make_interval(secs => $6::float8 / 1000))`, [c.session, c.day, c.agent, c.host, decided.usd, c.expiresInMs]);
+    }
+    await db.query('COMMIT');
+    return decided;
+  } catch (err) {
+    await db.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+// The session's end: what it spent is recorded and the rest of its reservation goes back to the
+// day. Idempotent (a second settle writes the same), and it also settles a reservation that had
+// expired (the host came back): the real spend replaces the guess. False: no such reservation.
+export async function settleInFleet(db: FleetSql, session: string, spentUsd: number): Promise<boolean> {
+  const r = await db.query(`UPDATE fleet_reservations SET status = 'settled', spent_usd = $2, settled_at = coalesce(settled_at, now()) WHERE session_id = $1`, [session, Math.max(0, spentUsd)]);
+  return r.rowCount === 1;
+}
+
+// A charge that never became a session (the local ledger refused it): as if never taken.
+export async function releaseInFleet(db: FleetSql, session: string): Promise<void> {
+  await db.query(`DELETE FROM fleet_reservations WHERE session_id = $1 AND status = 'held'`, [session]);
+}

@@ -1,0 +1,133 @@
+// Several hosts under one day's budget (issue 55), on a real PostgreSQL: a charge takes its
+// reservation in one transaction against the day's row (budget/fleet-reservations.ts), so eight
+// supervisors on two hosts cannot together reserve or spend past the cap; an expired reservation
+// gives the day its money back; the session id keeps a charge from being taken twice.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Ledger } from '../../budget/ledger.js';
+import { chargeFor } from '../../budget/policy.js';
+import { connectFleet, migrate, type FleetDb } from '../../budget/fleet-db.js';
+import { fleetDayTotals, releaseInFleet, reserveInFleet, settleInFleet } from '../../budget/fleet-reservations.js';
+import { FIXTURES, ROOT, tempDir } from '../helpers.js';
+import { NEEDS_POSTGRES, startCluster, type Cluster } from '../pg-cluster.js';
+
+const RACERS = 8;
+const DAY = '2026-12-07';
+const limits = { maxSessionsPerDay: 100, maxUsdPerDay: 1, maxUsdPerSession: 1, minSessionUsd: 0.05, maxRunsPerDay: null };
+
+describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
+  let pg: Cluster;
+  before(async () => {
+    pg = await startCluster();
+  });
+  after(() => pg?.close());
+
+  async function freshDb(): Promise<{ url: string; db: FleetDb }> {
+    const url = pg.url(pg.createDb());
+    const db = await connectFleet({ url, where: 'test' }, { connectTimeoutMs: 10_000, redact: (t) => t });
+    await migrate(db);
+    return { url, db };
+  }
+
+  async function race(t: Parameters<typeof tempDir>[0], how: 'inside' | 'apart') {
+    const { url, db } = await freshDb();
+    const dir = tempDir(t);
+    const hosts = ['host-a', 'host-b'];
+    for (const h of hosts) {
+      fs.mkdirSync(path.join(dir, h));
+      Ledger.open(path.join(dir, h, 'ledger.db')).close();
+    }
+    const barrier = path.join(dir, 'barrier');
+    fs.mkdirSync(barrier);
+    const results = await Promise.all(Array.from({ length: RACERS }, (_, n) => new Promise<Record<string, unknown>>((resolve, reject) => {
+      const host = hosts[n % 2];
+      const c = spawn(process.execPath, [path.join(FIXTURES, 'fleet-racer.mjs'), url, host, path.join(dir, host), String(n), how, barrier, String(RACERS), path.join(ROOT, 'dist')], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      c.stdout.on('data', (d) => (out += d));
+      c.stderr.on('data', (d) => (err += d));
+      c.on('error', reject);
+      c.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`racer ${n} exited ${code}: ${err}`))));
+    })));
+    const fleet = await fleetDayTotals(db, '2026-12-07');
+    const reserved = (await db.query<{ s: number }>('SELECT coalesce(sum(reserved_usd), 0)::float8 AS s FROM fleet_reservations')).rows[0].s;
+    const local = hosts.map((h) => {
+      const l = Ledger.open(path.join(dir, h, 'ledger.db'));
+      try {
+        return l.dayTotals('2026-12-07');
+      } finally {
+        l.close();
+      }
+    });
+    await db.close();
+    return { fleet, reserved, local, started: results.filter((r) => r.ok === true).length };
+  }
+
+  test('eight supervisors on two hosts racing for a $1 day reserve and spend no more than $1 between them', async (t) => {
+    const r = await race(t, 'inside');
+    assert.ok(r.reserved <= 1 + 1e-9, `reserved ${r.reserved}`);
+    assert.ok(r.fleet.costUsd <= 1 + 1e-9, `spent ${r.fleet.costUsd}`);
+    // The day was used, not refused wholesale: $0.30 + $0.30 + $0.30 + $0.10.
+    assert.equal(r.started, 4);
+    assert.equal(r.fleet.sessions, 4);
+    // Each host's own ledger holds its own sessions, and together they are the fleet's.
+    assert.equal(r.local[0].sessions + r.local[1].sessions, 4);
+    assert.ok(Math.abs(r.local[0].costUsd + r.local[1].costUsd - r.fleet.costUsd) < 1e-9);
+  });
+
+  test('the control: the fleet\'s day read first and recorded apart lets all eight start, past the cap', async (t) => {
+    const r = await race(t, 'apart');
+    assert.equal(r.started, RACERS);
+    assert.ok(r.fleet.costUsd > 1, `spent ${r.fleet.costUsd}: the cap passed`);
+  });
+
+  test('an expired reservation gives the day its money back; one within its time holds it (control)', async () => {
+    const { db } = await freshDb();
+    try {
+      const decide = (agent: string) => (today: Parameters<typeof chargeFor>[1]) => chargeFor(agent, today, limits, false);
+      // A host that died mid-session: its reservation is past its time at once.
+      const dead = await reserveInFleet(db, { session: 'dead', day: DAY, agent: 'a', host: 'host-a', expiresInMs: 0 }, decide('a'));
+      assert.deepEqual(dead, { ok: true, usd: 1 });
+      const next = await reserveInFleet(db, { session: 'next', day: DAY, agent: 'b', host: 'host-b', expiresInMs: 3_600_000 }, decide('b'));
+      assert.deepEqual(next, { ok: true, usd: 1 });
+      assert.equal((await db.query<{ status: string }>(`SELECT status FROM fleet_reservations WHERE session_id = 'dead'`)).rows[0].status, 'expired');
+      // Control: `next` holds its dollar for its whole time: a third is refused.
+      const third = await reserveInFleet(db, { session: 'third', day: DAY, agent: 'c', host: 'host-a', expiresInMs: 3_600_000 }, decide('c'));
+      assert.equal(third.ok, false);
+      assert.match((third as { reason: string }).reason, /budget\.max_usd_per_day: \$0\.00 left of \$1\.00 today \(\$0\.00 spent, \$1\.00 reserved/);
+      // Its settle gives back what it did not spend: $0.25 spent, $0.75 free again.
+      assert.equal(await settleInFleet(db, 'next', 0.25), true);
+      const fourth = await reserveInFleet(db, { session: 'fourth', day: DAY, agent: 'c', host: 'host-a', expiresInMs: 3_600_000 }, decide('c'));
+      assert.deepEqual(fourth, { ok: true, usd: 0.75 });
+      // The dead host comes back and settles what it really spent: counted, once.
+      assert.equal(await settleInFleet(db, 'dead', 0.1), true);
+      const today = await fleetDayTotals(db, DAY);
+      assert.equal(today.sessions, 3);
+      assert.ok(Math.abs(today.costUsd - 0.35) < 1e-9, `spent ${today.costUsd}`);
+    } finally {
+      await db.close();
+    }
+  });
+
+  test('the same charge taken twice (its session id) reserves once; one released never counts', async () => {
+    const { db } = await freshDb();
+    try {
+      const c = { session: 's1', day: DAY, agent: 'a', host: 'host-a', expiresInMs: 3_600_000 };
+      const first = await reserveInFleet(db, c, (today) => chargeFor('a', today, { ...limits, maxUsdPerSession: 0.4 }, false));
+      const again = await reserveInFleet(db, c, (today) => chargeFor('a', today, { ...limits, maxUsdPerSession: 0.4 }, false));
+      assert.deepEqual(first, { ok: true, usd: 0.4 });
+      assert.deepEqual(again, { ok: true, usd: 0.4, again: true });
+      let today = await fleetDayTotals(db, DAY);
+      assert.deepEqual([today.sessions, today.reservedUsd], [1, 0.4]);
+      // A charge the local ledger refused is released: as if never taken.
+      await releaseInFleet(db, 's1');
+      today = await fleetDayTotals(db, DAY);
+      assert.deepEqual([today.sessions, today.reservedUsd, today.costUsd], [0, 0, 0]);
+    } finally {
+      await db.close();
+    }
+  });
+});
