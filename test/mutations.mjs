@@ -243,4 +243,29 @@ export const MUTATIONS = [
     replace: 'a = await meter.admit(Buffer.concat(chunks, size));',
     tests: ['sessions/wall/api-proxy-count-tokens'],
   },
+  // Issue 55's fleet.
+  {
+    name: 'fleet-reserve-unlocked',
+    guarantee: "a fleet's charge reads the day's totals under the day's row lock: hosts racing cannot reserve past the cap",
+    file: 'budget/fleet-reservations.ts',
+    find: "await db.query('SELECT day FROM fleet_days WHERE day = $1 FOR UPDATE', [c.day]);",
+    replace: "await db.query('SELECT day FROM fleet_days WHERE day = $1', [c.day]);",
+    tests: ['budget/fleet-reservations'],
+  },
+  {
+    name: 'fleet-claim-ignored',
+    guarantee: 'a slot another host claimed is passed over: the same slot fired on two hosts runs one session',
+    file: 'daemon/tick/fleet-link.ts',
+    find: 'if (r.won) return { release: () => releaseFire(db, c) };',
+    replace: 'if (r.won || agent) return { release: () => releaseFire(db, c) };',
+    tests: ['e2e/fleet'],
+  },
+  {
+    name: 'fleet-settle-skipped',
+    guarantee: "a session's fleet reservation is settled with its spend, the rest given back to the day",
+    file: 'daemon/tick/session-run.ts',
+    find: 'await settleInFleet(shared, id, cost.usd);',
+    replace: 'void settleInFleet;',
+    tests: ['e2e/fleet'],
+  },
 ];
