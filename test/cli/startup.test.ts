@@ -98,9 +98,10 @@ describe('start-up', () => {
     // Its dynamic imports go through the loader's own import (a vm script has none).
     assert.doesNotMatch(text, /(?<![\w$.])import\(/);
     const dynamic = [...text.matchAll(/__nightshiftImport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]);
-    // execa (doctor, status, lock) and pdf.js (the imitation API's page count; the meter's worker
-    // loads it from its own file): each loaded only where it is used.
-    assert.deepEqual([...new Set(dynamic)].sort(), ['execa', 'pdfjs-dist/legacy/build/pdf.mjs']);
+    // execa (doctor, status, lock), pdf.js (the imitation API's page count; the meter's worker
+    // loads it from its own file) and pg (only with NIGHTSHIFT_DATABASE_URL, budget/fleet-db.ts):
+    // each loaded only where it is used.
+    assert.deepEqual([...new Set(dynamic)].sort(), ['execa', 'pdfjs-dist/legacy/build/pdf.mjs', 'pg']);
     // The bundle on its own answers a real command.
     const r = spawnSync(process.execPath, [BIN, 'status', '--json'], { cwd: tempDir(t), env: { PATH: process.env.PATH, NIGHTSHIFT_CONFIG: path.join(tempDir(t), 'missing.yaml') }, encoding: 'utf8' });
     // No config: a config error (78) named by the bundled CLI itself, not a load failure.
