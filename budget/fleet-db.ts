@@ -7,8 +7,11 @@ import type { Client } from 'pg';
 import { FleetSetupError, FleetUnavailableError } from '../core/errors.js';
 import { FLEET_URL_VAR, type FleetTarget } from '../config/fleet-url.js';
 
-// What the fleet's tables are written through: one connection, statements in order.
-export type FleetSql = { query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }> };
+// What the fleet's tables are written through: one connection, statements in order. Sessions
+// side by side share it, so a transaction holds it whole (`transaction`): nothing of another
+// session's (a settle) can land inside it, or be rolled back with it.
+export type FleetQuery = { query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: T[]; rowCount: number | null }> };
+export type FleetSql = FleetQuery & { transaction<T>(fn: (tx: FleetQuery) => Promise<T>): Promise<T> };
 
 // Each version's statements, applied once, in order, each in its own transaction. Append only:
 // a version once released never changes.
@@ -81,8 +84,7 @@ export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: n
     await client.end().catch(() => {});
     throw unavailable(target, err, o.redact);
   }
-  return {
-    where: target.where,
+  const raw: FleetQuery = {
     async query<T>(text: string, values?: unknown[]) {
       try {
         const r = await client.query(text, values);
@@ -94,7 +96,29 @@ export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: n
         throw unavailable(target, lost ?? err, o.redact);
       }
     },
-    close: () => client.end().catch(() => {}),
+  };
+  // One user of the connection at a time: a statement, or a whole transaction.
+  let turn: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const mine = turn.then(fn, fn);
+    turn = mine.catch(() => {});
+    return mine;
+  };
+  return {
+    where: target.where,
+    query: <T>(text: string, values?: unknown[]) => exclusive(() => raw.query<T>(text, values)),
+    transaction: <T>(fn: (tx: FleetQuery) => Promise<T>) => exclusive(async () => {
+      await raw.query('BEGIN');
+      try {
+        const r = await fn(raw);
+        await raw.query('COMMIT');
+        return r;
+      } catch (err) {
+        await raw.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    }),
+    close: () => exclusive(() => client.end()).catch(() => {}),
   };
 }
 
@@ -104,7 +128,7 @@ function unavailable(target: FleetTarget, err: unknown, redact: (t: string) => s
 }
 
 // The schema's version (0: never migrated).
-export async function schemaVersion(db: FleetSql): Promise<number> {
+export async function schemaVersion(db: FleetQuery): Promise<number> {
   const t = await db.query<{ t: string | null }>(`SELECT to_regclass('nightshift_schema')::text AS t`);
   if (!t.rows[0]?.t) return 0;
   const r = await db.query<{ v: number | null }>('SELECT max(version) AS v FROM nightshift_schema');
@@ -131,36 +155,23 @@ export type Migrated = { where: string; from: number; to: number; applied: Array
 // Applies what is missing, each version in its own transaction under the advisory lock; a database
 // ahead of this nightshift is refused, never touched.
 export async function migrate(db: FleetDb): Promise<Migrated> {
-  await db.query('BEGIN');
-  try {
-    await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
-    await db.query(VERSION_TABLE);
-    await db.query('COMMIT');
-  } catch (err) {
-    await db.query('ROLLBACK').catch(() => {});
-    throw err;
-  }
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+    await tx.query(VERSION_TABLE);
+  });
   const from = await schemaVersion(db);
   if (from > FLEET_SCHEMA_VERSION) throw new FleetSetupError(schemaProblem(from, db.where)!);
   const applied: Migrated['applied'] = [];
   for (const m of MIGRATIONS) {
-    await db.query('BEGIN');
-    try {
-      await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+    const did = await db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
       // Another host may have applied it while this one waited for the lock.
-      const done = await db.query('SELECT 1 FROM nightshift_schema WHERE version = $1', [m.version]);
-      if (done.rows.length) {
-        await db.query('COMMIT');
-        continue;
-      }
-      await db.query(m.sql);
-      await db.query('INSERT INTO nightshift_schema (version, what) VALUES ($1, $2)', [m.version, m.what]);
-      await db.query('COMMIT');
-      applied.push({ version: m.version, what: m.what });
-    } catch (err) {
-      await db.query('ROLLBACK').catch(() => {});
-      throw err;
-    }
+      if ((await tx.query('SELECT 1 FROM nightshift_schema WHERE version = $1', [m.version])).rows.length) return false;
+      await tx.query(m.sql);
+      await tx.query('INSERT INTO nightshift_schema (version, what) VALUES ($1, $2)', [m.version, m.what]);
+      return true;
+    });
+    if (did) applied.push({ version: m.version, what: m.what });
   }
   return { where: db.where, from, to: await schemaVersion(db), applied };
 }

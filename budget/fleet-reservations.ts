@@ -4,7 +4,7 @@
 // at the session's own wall-clock limit plus grace, and an expired one gives the day back all but
 // what it recorded as spent. Its settle records the spend and releases the rest.
 import type { DayTotals } from './policy.js';
-import type { FleetSql } from './fleet-db.js';
+import type { FleetQuery, FleetSql } from './fleet-db.js';
 
 export type FleetCharge = { session: string; day: string; agent: string; host: string; expiresInMs: number };
 
@@ -15,7 +15,7 @@ const TOTALS = `SELECT agent, count(*)::int AS n,
     coalesce(sum(CASE WHEN status = 'held' AND expires_at > now() THEN greatest(0, reserved_usd - spent_usd) ELSE 0 END), 0)::float8 AS reserved
   FROM fleet_reservations WHERE day = $1 GROUP BY agent`;
 
-async function totals(db: FleetSql, day: string): Promise<DayTotals> {
+async function totals(db: FleetQuery, day: string): Promise<DayTotals> {
   const rows = (await db.query<{ agent: string; n: number; usd: number; reserved: number }>(TOTALS, [day])).rows;
   const byAgent: DayTotals['byAgent'] = {};
   let sessions = 0;
@@ -31,7 +31,7 @@ async function totals(db: FleetSql, day: string): Promise<DayTotals> {
 }
 
 // The fleet's day as every host sees it (a look: no lock, nothing written).
-export function fleetDayTotals(db: FleetSql, day: string): Promise<DayTotals> {
+export function fleetDayTotals(db: FleetQuery, day: string): Promise<DayTotals> {
   return totals(db, day);
 }
 
@@ -39,28 +39,20 @@ export function fleetDayTotals(db: FleetSql, day: string): Promise<DayTotals> {
 // totals under the day's lock, and its reservation is written before the lock is let go. A refusal
 // writes nothing and is returned; a charge already taken under this id is returned as it stands.
 export async function reserveInFleet<R extends { ok: true; usd: number } | { ok: false }>(db: FleetSql, c: FleetCharge, decide: (today: DayTotals) => R): Promise<R | { ok: true; usd: number; again: true }> {
-  await db.query('BEGIN');
-  try {
-    await db.query('INSERT INTO fleet_days (day) VALUES ($1) ON CONFLICT DO NOTHING', [c.day]);
-    await db.query('SELECT day FROM fleet_days WHERE day = $1 FOR UPDATE', [c.day]);
-    const had = await db.query<{ reserved_usd: number }>('SELECT reserved_usd FROM fleet_reservations WHERE session_id = $1', [c.session]);
-    if (had.rows.length) {
-      await db.query('COMMIT');
-      return { ok: true, usd: had.rows[0].reserved_usd, again: true };
-    }
+  return await db.transaction(async (tx) => {
+    await tx.query('INSERT INTO fleet_days (day) VALUES ($1) ON CONFLICT DO NOTHING', [c.day]);
+    await tx.query('SELECT day FROM fleet_days WHERE day = $1 FOR UPDATE', [c.day]);
+    const had = await tx.query<{ reserved_usd: number }>('SELECT reserved_usd FROM fleet_reservations WHERE session_id = $1', [c.session]);
+    if (had.rows.length) return { ok: true as const, usd: had.rows[0].reserved_usd, again: true as const };
     // What a dead host's sessions held comes back to the day once they are past their time.
-    await db.query(`UPDATE fleet_reservations SET status = 'expired' WHERE day = $1 AND status = 'held' AND expires_at <= now()`, [c.day]);
-    const decided = decide(await totals(db, c.day));
+    await tx.query(`UPDATE fleet_reservations SET status = 'expired' WHERE day = $1 AND status = 'held' AND expires_at <= now()`, [c.day]);
+    const decided = decide(await totals(tx, c.day));
     if (decided.ok) {
-      await db.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at)
+      await tx.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at)
         VALUES ($1, $2, $3, $4, $5, 'held', now() + make_interval(secs => $6::float8 / 1000))`, [c.session, c.day, c.agent, c.host, decided.usd, c.expiresInMs]);
     }
-    await db.query('COMMIT');
     return decided;
-  } catch (err) {
-    await db.query('ROLLBACK').catch(() => {});
-    throw err;
-  }
+  });
 }
 
 // The session's end: what it spent is recorded and the rest of its reservation goes back to the

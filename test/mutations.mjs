@@ -248,8 +248,16 @@ export const MUTATIONS = [
     name: 'fleet-reserve-unlocked',
     guarantee: "a fleet's charge reads the day's totals under the day's row lock: hosts racing cannot reserve past the cap",
     file: 'budget/fleet-reservations.ts',
-    find: "await db.query('SELECT day FROM fleet_days WHERE day = $1 FOR UPDATE', [c.day]);",
-    replace: "await db.query('SELECT day FROM fleet_days WHERE day = $1', [c.day]);",
+    find: "await tx.query('SELECT day FROM fleet_days WHERE day = $1 FOR UPDATE', [c.day]);",
+    replace: "await tx.query('SELECT day FROM fleet_days WHERE day = $1', [c.day]);",
+    tests: ['budget/fleet-reservations'],
+  },
+  {
+    name: 'fleet-connection-shared-mid-transaction',
+    guarantee: "sessions side by side share the fleet's connection, a transaction holding it whole: their charges cannot interleave past the cap",
+    file: 'budget/fleet-db.ts',
+    find: 'const mine = turn.then(fn, fn);',
+    replace: 'const mine = fn();',
     tests: ['budget/fleet-reservations'],
   },
   {

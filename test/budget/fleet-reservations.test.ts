@@ -84,6 +84,22 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
     assert.ok(r.fleet.costUsd > 1, `spent ${r.fleet.costUsd}: the cap passed`);
   });
 
+  test('sessions side by side on one host share its connection: eight charges at once on it reserve no more than the cap', async () => {
+    const { db } = await freshDb();
+    try {
+      const charges = Array.from({ length: RACERS }, (_, n) => reserveInFleet(db, { session: `s${n}`, day: DAY, agent: `agent-${n}`, host: 'host-a', expiresInMs: 3_600_000 }, (today) => chargeFor(`agent-${n}`, today, { ...limits, maxUsdPerSession: 0.3 }, false)));
+      // A settle of another session arriving mid-way lands in no charge's transaction.
+      const settled = settleInFleet(db, 'nobody', 0);
+      const r = await Promise.all(charges);
+      assert.equal(await settled, false);
+      assert.deepEqual(r.map((x) => (x.ok ? x.usd : 0)), [0.3, 0.3, 0.3, 0.1, 0, 0, 0, 0]);
+      const today = await fleetDayTotals(db, DAY);
+      assert.ok(today.reservedUsd <= 1 + 1e-9, `reserved ${today.reservedUsd}`);
+    } finally {
+      await db.close();
+    }
+  });
+
   test('an expired reservation gives the day its money back; one within its time holds it (control)', async () => {
     const { db } = await freshDb();
     try {
