@@ -66,6 +66,7 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
     return { fleet, reserved, local, started: results.filter((r) => r.ok === true).length };
   }
 
+  // mutation: fleet-reserve-unlocked (no FOR UPDATE on the day's row), caught here.
   test('eight supervisors on two hosts racing for a $1 day reserve and spend no more than $1 between them', async (t) => {
     const r = await race(t, 'inside');
     assert.ok(r.reserved <= 1 + 1e-9, `reserved ${r.reserved}`);
@@ -84,6 +85,7 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
     assert.ok(r.fleet.costUsd > 1, `spent ${r.fleet.costUsd}: the cap passed`);
   });
 
+  // mutation: fleet-connection-shared-mid-transaction, caught here.
   test('sessions side by side on one host share its connection: eight charges at once on it reserve no more than the cap', async () => {
     const { db } = await freshDb();
     try {

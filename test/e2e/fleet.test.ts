@@ -55,6 +55,7 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
     for (const out of [help, early, refused, m, again]) assert.ok(!(out.stdout + out.stderr).includes(PASSWORD));
   });
 
+  // mutation: fleet-claim-ignored and fleet-settle-skipped, caught here.
   test('the same due agent ticked on both hosts at once runs one session; the other fire names the host that has it', async (t) => {
     const name = pg.createDb();
     const url = pg.url(name, PASSWORD);
