@@ -49,6 +49,29 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; what: string; sql: str
         PRIMARY KEY (agent, slot)
       );`,
   },
+  {
+    version: 2,
+    what: 'leases on the claims, renewed by a heartbeat; the hosts seen',
+    sql: `
+      -- A claim is live until it ends or its lease runs out (its host died): then it is settled
+      -- 'crashed' by the next host that looks. A charged claim names its session.
+      ALTER TABLE fleet_claims
+        ADD COLUMN session_id text,
+        ADD COLUMN lease_until timestamptz,
+        ADD COLUMN ended_at timestamptz,
+        ADD COLUMN outcome text;
+      UPDATE fleet_claims SET lease_until = claimed_at, ended_at = claimed_at, outcome = 'ended';
+      ALTER TABLE fleet_claims ALTER COLUMN lease_until SET NOT NULL;
+      CREATE INDEX fleet_claims_live ON fleet_claims (agent) WHERE ended_at IS NULL;
+      -- Each host as it was last heard: the database's time then, and how far the host's own clock
+      -- was from it (leases are the database's time; a slot is the host's).
+      CREATE TABLE fleet_hosts (
+        host text PRIMARY KEY,
+        seen_at timestamptz NOT NULL,
+        skew_ms double precision NOT NULL,
+        version text NOT NULL
+      );`,
+  },
 ];
 
 // The version this nightshift writes and reads.

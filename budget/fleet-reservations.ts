@@ -67,3 +67,18 @@ export async function settleInFleet(db: FleetSql, session: string, spentUsd: num
 export async function releaseInFleet(db: FleetSql, session: string): Promise<void> {
   await db.query(`DELETE FROM fleet_reservations WHERE session_id = $1 AND status = 'held'`, [session]);
 }
+
+// The heartbeat: a held reservation stays `leaseMs` ahead of now at least, and what the session
+// has spent so far is written through (a host that dies leaves that much counted).
+export async function renewReservation(db: FleetQuery, session: string, spentUsd: number, leaseMs: number): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE fleet_reservations SET expires_at = greatest(expires_at, now() + make_interval(secs => $3::float8 / 1000)), spent_usd = greatest(spent_usd, $2)
+      WHERE session_id = $1 AND status = 'held'`, [session, Math.max(0, spentUsd), leaseMs]);
+  return r.rowCount === 1;
+}
+
+// Held reservations past their time, given back to the day (all but what they recorded as spent).
+export async function expireReservations(db: FleetQuery): Promise<number> {
+  const r = await db.query(`UPDATE fleet_reservations SET status = 'expired' WHERE status = 'held' AND expires_at <= now()`);
+  return r.rowCount ?? 0;
+}

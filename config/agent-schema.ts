@@ -25,6 +25,9 @@ const AgentSchema = z.strictObject({
   // those its rules name (offeredTools).
   tools: toolSet.optional(),
   max_runs_per_day: z.number().int().positive().optional(),
+  // In a fleet (docs/fleet.md), the host whose tick runs it (`fleet.host` there): where its memory
+  // is. The other hosts pass it over. Without a fleet, unread.
+  host: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'Expected a host name like `vps-1` (the `fleet.host` of the host that runs it)').optional(),
   // Hosts its sessions may reach (the site's `network:` when absent): none, open, or a list.
   network: network.optional(),
   // Server tools (a tool type, e.g. web_fetch_20250910) its calls may carry though the meter knows

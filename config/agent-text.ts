@@ -27,6 +27,8 @@ export type Agent = {
   network: NetworkPolicy;
   // Server tools allowed uncounted (`server_tools:`).
   serverTools: string[];
+  // The fleet's host that runs it (`host:`); null: any.
+  host?: string | null;
 };
 
 export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -65,6 +67,7 @@ export function agentOf(name: string, file: string, { front: a, prompt }: AgentT
     env: a.env,
     network: a.network ?? config.network,
     serverTools: a.server_tools ?? [],
+    host: a.host ?? null,
   };
 }
 

@@ -47,7 +47,8 @@ export const DEFAULTS = {
   // OpenTelemetry traces (logs/telemetry.ts): off until telemetry.otlp_endpoint is set.
   telemetry: { max_queue_size: 2048, export_timeout: '5s', flush_timeout: '1s' },
   // The fleet (docs/fleet.md): a reservation expires at the session's timeout + kill_grace + grace.
-  fleet: { grace: '10m', connect_timeout: '5s' },
+  // A claim's lease: a dead host's claim is let go this long after its last heartbeat.
+  fleet: { grace: '10m', connect_timeout: '5s', lease: '2m' },
   alerts: { max_silence: '26h', max_consecutive_failures: 3 },
   // Holds (budget/holds.ts): after N failures in a row an agent waits base, 2x base, ... up to max;
   // a rate limit without a reset time waits rate_limit, doubling, up to max.

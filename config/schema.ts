@@ -316,12 +316,15 @@ export const ConfigSchema = z.strictObject({
     .prefault({}),
   // Several hosts under one budget (docs/fleet.md): only with NIGHTSHIFT_DATABASE_URL in the env
   // file (never here). This host's name in the fleet (default: the machine's hostname), and what a
-  // session's shared reservation outlives its own wall-clock limit by before the day gets it back.
+  // session's shared reservation outlives its own wall-clock limit by before the day gets it back;
+  // the lease a fire's claim holds, renewed by this host's heartbeat (every quarter of it) while it
+  // works, so a dead host's claim is let go this long after its last beat.
   fleet: z
     .strictObject({
       host: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'Expected a host name like `vps-1` (letters, digits, `.`, `_`, `-`)').optional(),
       grace: duration(1000).prefault(DEFAULTS.fleet.grace),
       connect_timeout: duration(100).prefault(DEFAULTS.fleet.connect_timeout),
+      lease: duration(1000).prefault(DEFAULTS.fleet.lease),
     })
     .prefault({}),
   // What `nightshift doctor` treats as a failure worth an alert.

@@ -35,7 +35,7 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
   });
   const begun = Date.now();
   // The fleet (NIGHTSHIFT_DATABASE_URL): a run by hand claims no slot, and is charged across it.
-  const fleet = deps.fleet !== undefined ? deps.fleet : fleetLink(config, deps.env, deps.redact);
+  const fleet = deps.fleet !== undefined ? deps.fleet : fleetLink(config, deps.env, deps.redact, deps.logger);
   const fire = FireRecord.begin(config, { kind: 'run', trigger: 'hand', slot: null }, deps);
   fire.choose(agent.name, null);
   const telemetry = await opening;

@@ -11,7 +11,7 @@ import type { Ledger, OpenSession } from '../../budget/ledger.js';
 import { SessionMeter } from '../../budget/meter.js';
 import { chargeFor, type Charge, type DayTotals, type Limits } from '../../budget/policy.js';
 import type { FleetDb } from '../../budget/fleet-db.js';
-import { releaseInFleet, reserveInFleet, settleInFleet } from '../../budget/fleet-reservations.js';
+import { releaseInFleet, reserveInFleet } from '../../budget/fleet-reservations.js';
 import { windowsFrom } from '../../budget/windows.js';
 import { money } from '../../core/money.js';
 import type { Redactor } from '../../core/redact.js';
@@ -156,6 +156,9 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
     return { refused: reserved };
   }
   mark('charged');
+  // The heartbeat keeps the fleet's reservation ahead of its expiry and writes the spend through
+  // (what the session committed: a dead host's in-flight calls counted at their worst case).
+  const unholdShared = shared && deps.fleet ? deps.fleet.holdReservation(id, () => meter.committedUsd()) : () => {};
   deps.onCharged?.(id);
   meter.reserve(reserved?.usd ?? limits.maxUsdPerSession);
   meter.open();
@@ -334,15 +337,13 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
         else internal ??= again;
       }
     }
-    // The fleet's reservation: the spend recorded, the rest back to the day. Unreachable now, it
-    // expires at its time and gives the day back all of it (the local ledger keeps the spend).
-    if (shared) {
-      try {
-        await settleInFleet(shared, id, cost.usd);
-      } catch (err) {
-        log.error({ event: 'fleet_settle_failed', err: deps.redact(String((err as Error)?.message ?? err)) }, `could not settle ${id} in the fleet's database: ${deps.redact(String((err as Error)?.message ?? err))}`);
-      }
-    }
+    // The fleet's reservation: the spend recorded, the rest back to the day. Unreachable now, the
+    // settle is spooled for the next start (the reservation, until then, expires at its time and
+    // counts the spend the heartbeat wrote through).
+    unholdShared();
+    if (shared && deps.fleet) await deps.fleet.write({ kind: 'settle', session: id, spent_usd: cost.usd }).catch((err: unknown) => {
+      log.error({ event: 'fleet_settle_failed', err: deps.redact(String((err as Error)?.message ?? err)) }, `could not settle ${id} in the fleet's database: ${deps.redact(String((err as Error)?.message ?? err))}`);
+    });
     mark('settled');
     const level = outcome === 'ok' ? 'info' : 'warn';
     log[level](

@@ -16,7 +16,7 @@ import type { RunDeps, SuperviseResult } from './types.js';
 import { openTelemetry, type Telemetry } from '../../logs/telemetry.js';
 import { version } from '../../core/version.js';
 import { beginFireSpan, endFireSpan } from './fire-trace.js';
-import { claimForFire, fleetLink } from './fleet-link.js';
+import { claimForFire, fleetLink, type FireClaim } from './fleet-link.js';
 
 // exit_code: what the tick exits with (the fire's record); fire: its row's id (null: unwritable).
 // beside: the sessions this tick started beside its own (sessions.max_concurrent).
@@ -62,8 +62,10 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
     return null;
   });
   // The fleet (NIGHTSHIFT_DATABASE_URL): connected once a session is chosen, never before.
-  const fleet = deps.fleet !== undefined ? deps.fleet : fleetLink(config, deps.env, deps.redact);
+  const fleet = deps.fleet !== undefined ? deps.fleet : fleetLink(config, deps.env, deps.redact, deps.logger);
   try {
+    // What an earlier start could not write to the fleet's database, written as soon as it answers.
+    await fleet?.flush();
     return await fires(config, { ...deps, fleet }, trigger, agents, broken, beside, ran, telemetry);
   } finally {
     (await telemetry)?.close();
@@ -108,14 +110,15 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
   const telemetry = await o.telemetry;
   const span = beginFireSpan(telemetry, { kind: 'tick', trigger, fire: fire?.id ?? null, atMs: begun });
   let dispatch: PassedOver[] = [];
-  // The fleet's claim on the chosen agent's slot, let go when no session was charged.
-  let claimed: (() => Promise<void>) | null = null;
+  // The fleet's claim on the chosen agent's slot: let go when no session was charged, else ended
+  // with the session's outcome (its heartbeat keeps it until then).
+  let claimed: FireClaim | null = null;
   let charged = false;
-  const letGo = async () => {
-    const release = claimed;
+  const letGo = async (outcome: string) => {
+    const c = claimed;
     claimed = null;
-    if (!release || charged) return;
-    await release().catch((e: unknown) => deps.logger.warn({ event: 'fleet_claim_unreleased', err: deps.redact(String((e as Error)?.message ?? e)) }, `the fleet's claim on this slot could not be let go (it stays claimed): ${deps.redact(String((e as Error)?.message ?? e))}`));
+    if (!c) return;
+    await (charged ? c.end(outcome) : c.release()).catch((e: unknown) => deps.logger.warn({ event: 'fleet_claim_unreleased', err: deps.redact(String((e as Error)?.message ?? e)) }, `the fleet's claim on this slot could not be ${charged ? 'ended' : 'let go'} (its lease ends it): ${deps.redact(String((e as Error)?.message ?? e))}`));
   };
   try {
     const r = await supervise(
@@ -129,9 +132,16 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
         // Across a fleet, the agent's slot is claimed first: a slot another host (or an earlier
         // tick) claimed is passed over, named, and the next due agent is tried.
         while (d.agent && deps.fleet) {
+          // An agent pinned to another host (where its memory is) is that host's to run.
+          const pinned = byName.get(d.agent)?.host;
+          if (pinned && pinned !== deps.fleet.host) {
+            occupied[d.agent] = `runs on host ${pinned} (host: in its file), where its memory is`;
+            d = explain(config, agents, ledger, now, broken, occupied);
+            continue;
+          }
           const claim = await claimForFire(deps.fleet, d.agent, deps.slot ?? now, config.budget.timezone);
-          if ('release' in claim) {
-            claimed = claim.release;
+          if ('claim' in claim) {
+            claimed = claim;
             break;
           }
           occupied[d.agent] = claim.lost;
@@ -159,11 +169,12 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
       { force: false, refuse: !lead },
       { ...deps, trace: span, onCharged: (id) => {
         charged = true;
+        void claimed?.charged(id);
         fire?.charge(id);
         o.more();
       } },
     );
-    await letGo();
+    await letGo(r.session?.outcome ?? r.action);
     // Its slot is free again: another due agent may take it.
     if (r.action === 'session') o.more();
     // Every slot held by sessions other supervisors run: each due agent's wait gets a row of its own.
@@ -187,7 +198,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
     const { limit: _limit, ...rest } = r;
     return { ...rest, exit_code: settled.exit, fire: fire.id, passed_over: settled.passed_over };
   } catch (err) {
-    await letGo();
+    await letGo('error');
     const ending = { dispatch, error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } };
     fire?.settle(ending, fire ? await endFireSpan(telemetry, span, fire.words(ending), deps.logger).catch(() => null) : null);
     throw err;

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { connectFleet, migrate } from '../../budget/fleet-db.js';
-import { claimFire, releaseFire } from '../../budget/fleet-claims.js';
+import { claimFire, endClaim, releaseFire, renewClaims } from '../../budget/fleet-claims.js';
 import { claimSlot } from '../../daemon/schedule/claim-slot.js';
 import { FIXTURES, ROOT, tempDir } from '../helpers.js';
 import { NEEDS_POSTGRES, startCluster, type Cluster } from '../pg-cluster.js';
@@ -58,23 +58,75 @@ describe('the fleet\'s fire claims', { skip: NEEDS_POSTGRES }, () => {
     assert.deepEqual(perRound, Array(ROUNDS).fill(2));
   });
 
-  test('a claim says which host has the slot; one let go (no session charged) may be taken again', async () => {
+  const open = async () => {
     const db = await connectFleet({ url: pg.url(pg.createDb()), where: 'test' }, { connectTimeoutMs: 10_000, redact: (x) => x });
+    await migrate(db);
+    return db;
+  };
+  const LEASE = 60_000;
+
+  test('a claim says which host has the slot; an agent whose claim is live is claimed nowhere else; one let go (no session charged) may be taken again', async () => {
+    const db = await open();
     try {
-      await migrate(db);
       const slot = '2026-12-07T03:00:00.000Z';
-      assert.deepEqual(await claimFire(db, { agent: 'gardener', slot, host: 'host-a' }), { won: true });
-      const lost = await claimFire(db, { agent: 'gardener', slot, host: 'host-b' });
-      assert.equal(lost.won, false);
-      assert.equal((lost as { host: string }).host, 'host-a');
-      // Another agent, or the next hour, is a slot of its own.
-      assert.deepEqual(await claimFire(db, { agent: 'scribe', slot, host: 'host-b' }), { won: true });
-      assert.deepEqual(await claimFire(db, { agent: 'gardener', slot: '2026-12-07T04:00:00.000Z', host: 'host-b' }), { won: true });
+      const a = { agent: 'gardener', slot, host: 'host-a' };
+      assert.equal((await claimFire(db, { ...a, leaseMs: LEASE })).won, true);
+      const lost = await claimFire(db, { ...a, host: 'host-b', leaseMs: LEASE });
+      assert.deepEqual([lost.won, (lost as { host: string }).host, (lost as { running: boolean }).running], [false, 'host-a', false]);
+      // Another agent is a slot of its own; the next hour of one still running is not.
+      assert.equal((await claimFire(db, { agent: 'scribe', slot, host: 'host-b', leaseMs: LEASE })).won, true);
+      const next = { agent: 'gardener', slot: '2026-12-07T04:00:00.000Z', host: 'host-b' };
+      const running = await claimFire(db, { ...next, leaseMs: LEASE });
+      assert.deepEqual([running.won, (running as { host: string }).host, (running as { running: boolean }).running], [false, 'host-a', true]);
+      // Ended, the agent may run again, in a slot of its own.
+      await endClaim(db, a, 'ok');
+      assert.equal((await claimFire(db, { ...next, leaseMs: LEASE })).won, true);
+      assert.equal((await claimFire(db, { ...a, host: 'host-b', leaseMs: LEASE })).won, false, 'a slot fires once');
       // Only its holder lets it go.
-      await releaseFire(db, { agent: 'gardener', slot, host: 'host-b' });
-      assert.equal((await claimFire(db, { agent: 'gardener', slot, host: 'host-b' })).won, false);
-      await releaseFire(db, { agent: 'gardener', slot, host: 'host-a' });
-      assert.deepEqual(await claimFire(db, { agent: 'gardener', slot, host: 'host-b' }), { won: true });
+      await releaseFire(db, { ...next, host: 'host-a' });
+      assert.equal((await claimFire(db, { ...next, host: 'host-c', leaseMs: LEASE })).won, false);
+      await releaseFire(db, next);
+      assert.equal((await claimFire(db, { ...next, host: 'host-c', leaseMs: LEASE })).won, true);
+    } finally {
+      await db.close();
+    }
+  });
+
+  // mutation: fleet-claim-per-slot-only, caught here.
+  for (const control of [false, true]) {
+    test(control
+      ? 'the control: without the heartbeat, a claim past its lease is settled crashed and the agent is claimed again elsewhere while it still runs'
+      : 'a session longer than the lease: its host\'s heartbeat renews the claim, and the other host does not claim the agent', async () => {
+      const db = await open();
+      try {
+        const a = { agent: 'gardener', slot: '2026-12-07T03:00:00.000Z', host: 'host-a' };
+        assert.equal((await claimFire(db, { ...a, leaseMs: 1000 })).won, true);
+        // Three leases long; the heartbeat beats every quarter of one.
+        for (let waited = 0; waited < 3000; waited += 250) {
+          await new Promise((r) => setTimeout(r, 250));
+          if (!control) assert.equal(await renewClaims(db, 'host-a', [a], 1000), 1);
+        }
+        const b = await claimFire(db, { agent: 'gardener', slot: '2026-12-07T04:00:00.000Z', host: 'host-b', leaseMs: 1000 });
+        if (control) {
+          assert.equal(b.won, true, 'the harm: a second session of the agent');
+          assert.deepEqual(b.crashed, [{ ...a, session: null }]);
+          const [row] = (await db.query<{ outcome: string }>('SELECT outcome FROM fleet_claims WHERE slot = $1', [a.slot])).rows;
+          return assert.equal(row.outcome, 'crashed');
+        }
+        assert.equal(b.won, false);
+        assert.equal((b as { host: string }).host, 'host-a');
+        assert.deepEqual(b.crashed, []);
+      } finally {
+        await db.close();
+      }
+    });
+  }
+
+  test('with the per-agent check off, the next slot of an agent still running is claimed (the mutation\'s harm, shown through claimFire)', async () => {
+    const db = await open();
+    try {
+      assert.equal((await claimFire(db, { agent: 'gardener', slot: '2026-12-07T03:00:00.000Z', host: 'host-a', leaseMs: LEASE })).won, true);
+      assert.equal((await claimFire(db, { agent: 'gardener', slot: '2026-12-07T04:00:00.000Z', host: 'host-b', leaseMs: LEASE }, { perAgent: false })).won, true);
     } finally {
       await db.close();
     }

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { configYaml, fakeApiPerFile, ledgerRows, nightshift, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { spawn } from 'node:child_process';
+import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, nightshift, processesMatching, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { claimSlot } from '../../daemon/schedule/claim-slot.js';
 import { connectFleet } from '../../budget/fleet-db.js';
 import { NEEDS_POSTGRES, startCluster, type Cluster } from '../pg-cluster.js';
 
@@ -42,16 +44,16 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
     assert.deepEqual([check(early).status, check(early).fix], ['fail', 'nightshift db migrate']);
     const refused = await nightshift(['tick', '--json'], a.env, a.dir);
     assert.equal(refused.code, 78, refused.stderr);
-    assert.match(refused.stderr, /at schema version 0, and this nightshift needs 1: run `nightshift db migrate`/);
+    assert.match(refused.stderr, /at schema version 0, and this nightshift needs 2: run `nightshift db migrate`/);
     assert.deepEqual(ledgerRows(a.dir), []);
     const m = await nightshift(['db', 'migrate', '--json'], a.env, a.dir);
     assert.equal(m.code, 0, m.stderr);
-    assert.deepEqual(JSON.parse(m.stdout), { database: `127.0.0.1:${pg.port}/${new URL(url).pathname.slice(1)}`, from: 0, to: 1, applied: [{ version: 1, what: 'the day\'s reservations and the fires\' claims' }] });
+    assert.deepEqual(JSON.parse(m.stdout), { database: `127.0.0.1:${pg.port}/${new URL(url).pathname.slice(1)}`, from: 0, to: 2, applied: [{ version: 1, what: 'the day\'s reservations and the fires\' claims' }, { version: 2, what: 'leases on the claims, renewed by a heartbeat; the hosts seen' }] });
     const again = await nightshift(['db', 'migrate'], a.env, a.dir);
-    assert.match(again.stdout, /schema version 1, current: nothing to apply/);
+    assert.match(again.stdout, /schema version 2, current: nothing to apply/);
     const ok = check(await nightshift(['doctor', '--json'], a.env, a.dir));
     assert.equal(ok.status, 'ok');
-    assert.match(ok.detail, /reachable, schema version 1; this host is `host-a`/);
+    assert.match(ok.detail, /reachable, schema version 2; this host is `host-a`; hosts seen: /);
     for (const out of [help, early, refused, m, again]) assert.ok(!(out.stdout + out.stderr).includes(PASSWORD));
   });
 
@@ -92,6 +94,25 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
     assert.match(later.reason, new RegExp(`was claimed by host ${winner} \\(this one\\)`));
   });
 
+  // mutation: fleet-pin-ignored, caught here.
+  for (const pinned of [true, false]) {
+    test(pinned
+      ? 'an agent whose file names host-a (where its memory is) is passed over by host-b\'s tick, which says where it runs'
+      : 'the control: the same agent without `host:` runs on host-b', async (t) => {
+      const url = pg.url(pg.createDb(), PASSWORD);
+      const b = host(t, 'host-b', url);
+      writeAgent(b, 'gardener', 'SCENARIO=text', pinned ? { host: 'host-a' } : {});
+      assert.equal((await nightshift(['db', 'migrate'], b.env, b.dir)).code, 0);
+      const r = await nightshift(['tick', '--json'], b.env, b.dir);
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      if (!pinned) return assert.equal(out.action, 'session');
+      assert.equal(out.action, 'skip');
+      assert.match(out.reason, /gardener.*runs on host host-a \(host: in its file\), where its memory is/);
+      assert.deepEqual(ledgerRows(b.dir), []);
+    });
+  }
+
   test('the control: the same two hosts without the fleet both run it', async (t) => {
     const a = host(t, 'host-a', null);
     const b = host(t, 'host-b', null);
@@ -125,4 +146,145 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
     assert.equal(back.code, 0, back.stderr);
     assert.equal(JSON.parse(back.stdout).session.outcome, 'ok');
   });
+  // A host of the fleet whose gardener works `secs` in one Bash call; leases of a second.
+  function worker(t: TestContext, name: string, url: string, tag: string, secs: number, extra = '', dayUsd = 1): Workspace {
+    const ws = workspace(t, api.url, configYaml({ budget: { max_usd_per_day: dayUsd, max_usd_per_session: 1 }, top: `${gitOff}fleet:\n  host: ${name}\n  lease: 1s\n  grace: 1s\ndispatch:\n  - agent: gardener\n` }));
+    api.script(tag, ({ turn }) => turn === 0
+      ? { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: `sleep ${secs}` } }] }
+      : { kind: 'message', blocks: [{ type: 'text', text: 'done' }] });
+    writeAgent(ws, 'gardener', `SCENARIO=${tag}`, { allowed_tools: ['Bash'], ...(extra ? { timeout: extra } : {}) });
+    fs.writeFileSync(path.join(ws.dir, 'nightshift.env'), `NIGHTSHIFT_DATABASE_URL=${url}\n`, { mode: 0o600 });
+    return ws;
+  }
+  // The tick with the fleet's link built by the fixture: some switches off, a slot of its own.
+  function fleetTick(ws: Workspace, off: string[], slot: Date): Promise<{ code: number | null; out: any; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const c = spawn(process.execPath, [path.join(FIXTURES, 'fleet-tick.mjs'), ws.config, off.join(','), slot.toISOString()], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      c.stdout.on('data', (d) => (stdout += d));
+      c.stderr.on('data', (d) => (stderr += d));
+      c.on('error', reject);
+      c.on('close', (code) => resolve({ code, out: stdout.trim() ? JSON.parse(stdout) : null, stderr }));
+    });
+  }
+  const fleetRows = async (url: string, sql: string) => {
+    const db = await connectFleet({ url, where: 'test' }, { connectTimeoutMs: 10_000, redact: (x) => x });
+    try {
+      return (await db.query<any>(sql)).rows;
+    } finally {
+      await db.close();
+    }
+  };
+  const HOUR = 3_600_000;
+  // The ledger may be mid-creation at the first looks.
+  const running = (ws: Workspace) => {
+    try {
+      return ledgerRows(ws.dir).some((r) => r.status === 'running');
+    } catch {
+      return false;
+    }
+  };
+
+  // mutation: fleet-no-heartbeat, caught here.
+  for (const control of [false, true]) {
+    test(control
+      ? 'the control: without the heartbeat, the other host claims the agent whose session outlived its lease, and it runs twice at once'
+      : 'a session longer than the lease: its host\'s heartbeat keeps the claim, and the other host\'s fire for the next slot is a skip naming it', async (t) => {
+      const url = pg.url(pg.createDb(), PASSWORD);
+      const tag = control ? 'lease-off' : 'lease-on';
+      // A day of $10: host-b's charge fits beside host-a's; only the claim can stop it.
+      const a = worker(t, 'host-a', url, `${tag}-a`, 6, '', 10);
+      const b = worker(t, 'host-b', url, `${tag}-b`, 0, '', 10);
+      assert.equal((await nightshift(['db', 'migrate'], a.env, a.dir)).code, 0);
+      const slot = claimSlot(new Date(), 'UTC');
+      const first = fleetTick(a, control ? ['heartbeat'] : [], slot);
+      await waitFor(() => running(a), 60_000, 'host-a\'s session to start');
+      // Three leases pass while host-a's session runs.
+      await new Promise((r) => setTimeout(r, 3000));
+      assert.ok(running(a), 'host-a\'s session still runs');
+      const second = await fleetTick(b, [], new Date(slot.getTime() + HOUR));
+      assert.equal(second.code, 0, second.stderr);
+      const ranA = await first;
+      assert.equal(ranA.code, 0, ranA.stderr);
+      assert.equal(ranA.out.session.outcome, 'ok');
+      if (control) {
+        assert.equal(second.out.action, 'session', 'the harm: host-b ran the agent host-a was running');
+        const [sa] = ledgerRows(a.dir);
+        const [sb] = ledgerRows(b.dir);
+        return assert.ok(sb.started_at < sa.ended_at, 'the two sessions overlapped');
+      }
+      assert.equal(second.out.action, 'skip');
+      assert.match(second.out.reason, /gardener.*it is running on host host-a \(claimed for slot /);
+      assert.deepEqual(ledgerRows(b.dir), []);
+      const claims = await fleetRows(url, 'SELECT host, outcome, session_id, ended_at IS NOT NULL AS ended FROM fleet_claims ORDER BY slot');
+      assert.deepEqual(claims.map((c) => [c.host, c.outcome, c.session_id, c.ended]), [['host-a', 'ok', ledgerRows(a.dir)[0].id, true]]);
+    });
+  }
+
+  test('a host SIGKILLed mid-session: its claim passes its lease and its reservation its time; the next fire on the other host settles the claim crashed, gets the day\'s money back and runs', { timeout: 180_000 }, async (t) => {
+    const url = pg.url(pg.createDb(), PASSWORD);
+    // A timeout of 6 s: the reservation expires 6 + 3 (kill grace) + 1 (grace) s after the charge.
+    const a = worker(t, 'host-a', url, 'killed-a', 781, '6s');
+    const b = worker(t, 'host-b', url, 'killed-b', 0);
+    assert.equal((await nightshift(['db', 'migrate'], a.env, a.dir)).code, 0);
+    const victim = startNightshift(['tick'], a.env, a.dir, t);
+    await waitFor(() => running(a), 60_000, 'host-a\'s session to start');
+    const [held] = await fleetRows(url, 'SELECT reserved_usd FROM fleet_reservations');
+    assert.equal(held.reserved_usd, 1, 'host-a\'s session holds the whole day');
+    victim.child.kill('SIGKILL');
+    await victim.done;
+    const slot = claimSlot(new Date(), 'UTC');
+    // Before its time: the day's money is still held; host-b is refused (the harm a leak would make lasting).
+    const early = await fleetTick(b, [], new Date(slot.getTime() + HOUR));
+    assert.equal(early.code, 0, early.stderr);
+    assert.equal(early.out.action, 'skip');
+    assert.deepEqual(ledgerRows(b.dir).filter((r) => r.outcome !== 'refused').length, 0);
+    const [{ left }] = await fleetRows(url, `SELECT greatest(0, extract(epoch FROM (max(expires_at) - now())) * 1000)::float8 AS left FROM fleet_reservations`);
+    await new Promise((r) => setTimeout(r, left + 500));
+    const late = await fleetTick(b, [], new Date(slot.getTime() + 2 * HOUR));
+    assert.equal(late.code, 0, late.stderr);
+    assert.equal(late.out.action, 'session', JSON.stringify(late.out));
+    assert.equal(late.out.session.outcome, 'ok');
+    const [killed] = ledgerRows(a.dir);
+    const claims = await fleetRows(url, 'SELECT host, outcome, session_id FROM fleet_claims ORDER BY slot');
+    assert.deepEqual(claims.map((c) => [c.host, c.outcome, c.session_id]), [['host-a', 'crashed', killed.id], ['host-b', late.out.session.outcome, late.out.session.id]]);
+    const res = await fleetRows(url, 'SELECT host, status FROM fleet_reservations ORDER BY reserved_at');
+    assert.deepEqual(res.map((r) => [r.host, r.status]), [['host-a', 'expired'], ['host-b', 'settled']]);
+    await waitFor(() => processesMatching('sleep 781').length === 0, 20_000, 'the killed session\'s tool to end');
+  });
+
+  // mutation: fleet-spool-dropped, caught here.
+  for (const control of [false, true]) {
+    test(control
+      ? 'the control: without the spool, the settle the stopped database did not take is lost: the reservation stays held'
+      : 'PostgreSQL stopped mid-session and started again: the settle is spooled and written by the next start, once; nothing lost, nothing counted twice', { timeout: 120_000 }, async (t) => {
+      const url = pg.url(pg.createDb(), PASSWORD);
+      const a = worker(t, 'host-a', url, control ? 'spool-off' : 'spool-on', 4);
+      assert.equal((await nightshift(['db', 'migrate'], a.env, a.dir)).code, 0);
+      const off = control ? ['spool'] : [];
+      const first = fleetTick(a, off, claimSlot(new Date(), 'UTC'));
+      await waitFor(() => running(a), 60_000, 'the session to start');
+      pg.stop('fast');
+      let ran;
+      try {
+        ran = await first;
+      } finally {
+        pg.start();
+      }
+      assert.equal(ran.out?.session?.outcome, 'ok', ran.stderr);
+      const [session] = ledgerRows(a.dir);
+      assert.ok(session.cost_usd > 0);
+      // The next start, with nothing due, writes what waits; and a start after it writes nothing more.
+      fs.writeFileSync(a.config, fs.readFileSync(a.config, 'utf8').replace(/dispatch:\n {2}- agent: gardener\n/, 'dispatch: []\n'));
+      for (let i = 0; i < 2; i++) assert.equal((await fleetTick(a, off, new Date())).code, 0);
+      const rows = await fleetRows(url, 'SELECT session_id, status, spent_usd FROM fleet_reservations');
+      if (control) return assert.equal(rows[0].status, 'held', 'the harm: the settle is lost, the rest of the reservation held');
+      assert.deepEqual(rows.map((r) => [r.session_id, r.status]), [[session.id, 'settled']]);
+      assert.ok(Math.abs(rows[0].spent_usd - session.cost_usd) < 1e-9, `${rows[0].spent_usd} against ${session.cost_usd}`);
+      assert.deepEqual(fs.readdirSync(path.join(a.state, 'fleet-spool')), []);
+      const [claim] = await fleetRows(url, 'SELECT outcome FROM fleet_claims');
+      assert.equal(claim.outcome, 'ok');
+    });
+  }
 });
