@@ -243,6 +243,14 @@ export const MUTATIONS = [
     replace: 'a = await meter.admit(Buffer.concat(chunks, size));',
     tests: ['sessions/wall/api-proxy-count-tokens'],
   },
+  {
+    name: 'worktree-repo-from-git-file',
+    guarantee: "nightshift's git names a session worktree's repository, never reading the worktree's `.git` file a session could rewrite",
+    file: 'vault/worktrees.ts',
+    find: 'main.checks.namedRepo ? adminDir(main.config.vault, id) : undefined',
+    replace: 'undefined',
+    tests: ['e2e/concurrency-git'],
+  },
   // Issue 55's fleet.
   {
     name: 'fleet-reserve-unlocked',

@@ -42,8 +42,10 @@ export type GitChecks = {
   worktrees: boolean;
   // Worktrees a dead supervisor's sessions left, landed by the next start (off: left where they are).
   landLeft: boolean;
+  // A worktree's repository named on git's command line (off: found through its `.git` file).
+  namedRepo: boolean;
 };
-const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true, pushRule: true, worktrees: true, landLeft: true };
+const ALL_CHECKS: GitChecks = { keepOut: true, untrackOwn: true, conflicts: true, pushRule: true, worktrees: true, landLeft: true, namedRepo: true };
 
 // Whether the vault is a git work tree, asked where runChosen would ask it, only earlier (beside the
 // session's loading); null: not asked, the vault's git being untrusted (vault/git-guard.ts).

@@ -19,6 +19,8 @@ export type Worktree = { dir: string; branch: string; id: string; git: VaultGit 
 
 // The worktree's repository inside the vault's .git, as git names it (the worktree's folder name).
 const adminDir = (vault: string, id: string) => path.join(vault, '.git', 'worktrees', id);
+// Where the worktree's git finds its repository: named, unless the control's check is off.
+const repoOf = (main: VaultGit, id: string) => (main.checks.namedRepo ? adminDir(main.config.vault, id) : undefined);
 
 // A worktree on a new branch from the vault's HEAD (pulled just before, under the same lock);
 // its files given to the vault's owner (the session user writes them). An error in git's words.
@@ -39,7 +41,7 @@ export async function addWorktree(main: VaultGit, id: string, o: { checks?: Part
   if (!r.held) return { error: main.signal?.aborted ? 'stop requested' : 'git lock not obtained in time' };
   if (r.value) return { error: `git worktree add failed: ${r.value}` };
   giveTreeTo(dir, fs.statSync(config.vault));
-  const git = new VaultGit({ ...config, vault: dir }, main.log, main.signal, o.checks ?? {}, adminDir(config.vault, id));
+  const git = new VaultGit({ ...config, vault: dir }, main.log, main.signal, o.checks ?? {}, repoOf(main, id));
   return { dir, branch, id, git };
 }
 
@@ -137,7 +139,7 @@ export async function landLeft(main: VaultGit, ids: string[], redact: Redactor, 
   const root = worktreesDir(main.config.state_dir);
   for (const id of ids) {
     if (!fs.existsSync(adminDir(main.config.vault, id))) continue;
-    const wt: Worktree = { dir: path.join(root, id), id, branch: `${SESSION_BRANCH_PREFIX}${id}`, git: new VaultGit({ ...main.config, vault: path.join(root, id) }, main.log, main.signal, o.checks ?? {}, adminDir(main.config.vault, id)) };
+    const wt: Worktree = { dir: path.join(root, id), id, branch: `${SESSION_BRANCH_PREFIX}${id}`, git: new VaultGit({ ...main.config, vault: path.join(root, id) }, main.log, main.signal, o.checks ?? {}, repoOf(main, id)) };
     const report = emptyGitReport();
     const s = o.summary(id);
     await landWorktree(main, wt, s, redact, report, `nightshift(${s.agent}): work left by session ${id}, whose supervisor ended before landing it\n\nSession-Id: ${id}\n`);

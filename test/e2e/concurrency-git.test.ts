@@ -117,6 +117,41 @@ describe('sessions side by side in one git vault', () => {
     });
   }
 
+  // mutation: worktree-repo-from-git-file, caught here.
+  for (const control of [false, true]) {
+    test(control
+      ? 'the control: with the worktree\'s repository read from its .git file, the planted repository\'s filter runs as the supervisor'
+      : 'a worktree whose .git file was rewritten to name a planted repository with a filter: nightshift\'s git names the real one, the filter never runs, and the work lands on main', async (t) => {
+      const ws = workspace(t, api.url, configYaml({ budget: { max_usd_per_session: 2 }, top: 'sessions:\n  max_concurrent: 2\ndispatch:\n  - agent: h1\n' }));
+      const repos = makeRepos(ws.dir, ws.vault);
+      const tag = control ? 'planted-read' : 'planted-named';
+      api.script(tag, ({ turn }) => turn === 0
+        ? { kind: 'message', blocks: [{ type: 'tool_use', name: 'Bash', input: { command: `printf '%s\\n' 'by h1' > from-h1.md; sleep ${control ? 7 : 8}.31` } }] }
+        : { kind: 'message', blocks: [{ type: 'text', text: 'done' }] });
+      writeAgent(ws, 'h1', `SCENARIO=${tag}`, { allowed_tools: ['Bash'] });
+      // A repository of the session's making, outside the vault, whose clean filter runs a command.
+      const planted = path.join(ws.dir, 'planted');
+      const ran = path.join(ws.dir, 'filter-ran');
+      fs.mkdirSync(planted);
+      git(planted, 'init', '--quiet', '--initial-branch=main');
+      git(planted, 'config', 'filter.x.clean', `sh -c 'touch ${ran}; cat'`);
+      const root = path.join(ws.state, 'worktrees');
+      const own = () => (fs.existsSync(root) ? fs.readdirSync(root).find((id) => fs.existsSync(path.join(root, id, 'from-h1.md'))) : undefined);
+      const done = tick(ws, control ? ['namedRepo'] : []);
+      await waitFor(() => own() !== undefined, 90_000, 'the session to write in its worktree');
+      // What a session past the wall would do: the worktree's .git names the planted repository.
+      const wt = path.join(root, own()!);
+      fs.writeFileSync(path.join(wt, '.git'), `gitdir: ${path.join(planted, '.git')}\n`);
+      fs.writeFileSync(path.join(wt, '.gitattributes'), '* filter=x\n');
+      const r = await done;
+      assert.equal(r.code, 0, r.stderr);
+      if (control) return assert.ok(fs.existsSync(ran), 'the harm: the planted filter ran as the supervisor');
+      assert.equal(fs.existsSync(ran), false, 'the planted filter never ran');
+      assert.equal(remoteFile(repos, 'from-h1.md'), 'by h1');
+      assert.equal(git(planted, 'rev-list', '--all').trim(), '', 'nothing was committed into the planted repository');
+    });
+  }
+
   test('a soak of kills: three ticks in a row SIGKILLed at different points with sessions in worktrees of one vault; every file a session had written reaches the remote, every session is counted', { timeout: 6 * 60_000 }, async (t) => {
     const names = ['s1', 's2', 's3'];
     const yaml = (dispatch: string[]) => configYaml({ budget: { max_usd_per_session: 1 }, top: `sessions:\n  max_concurrent: 3\ndispatch:${dispatch.length ? `\n${dispatch.map((n) => `  - agent: ${n}\n`).join('')}` : ' []\n'}` }).replace(GIT_OFF, '');
