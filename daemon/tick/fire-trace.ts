@@ -44,8 +44,9 @@ export type Traced = Array<{ fire: number; trace: FireTrace }>;
 
 // Ends the fire's span with its words; null with telemetry off. The count is of the spans the
 // collector has not taken yet: the fire's row and result never wait on the collector (one that
-// hangs would hold them for flush_timeout), finishTraces waits once the result is out. `wait`
-// (test-only, the negative control): the fire waits for its flush here, as it once did.
+// hangs would hold them for flush_timeout), finishTraces waits once the result is out. Not a
+// tighter bound instead: a healthy remote collector may take a few hundred ms, and the fire's span
+// is every trace's root. `wait` (test-only, the negative control): the fire waits here, as it did.
 export async function endFireSpan(telemetry: Telemetry | null, span: TraceSpan, words: FireWords, logger: Log, wait = false): Promise<FireTrace | null> {
   if (!telemetry || !span.traceId) return null;
   span.set(fireAttrs(words));
