@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { bash, text, TEST_API_KEY } from '../fake-api.js';
-import { configYaml, fakeApiPerFile, FIXTURES, nightshift, runJson, startNightshift, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, FIXTURES, nightshift, runJson, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 import { startOtlpReceiver, type OtlpReceiver, type Span } from '../otlp-receiver.js';
 import { makeRepos } from '../git-helpers.js';
 import { startFakeDiscord } from '../fake-discord.js';
@@ -153,18 +153,17 @@ describe('telemetry', () => {
     });
   }
 
-  // A collector that answers only once the run's result is out: a result that waited on the
-  // collector would wait the whole flush_timeout and count as dropped what the collector then took.
-  // The control runs the same session with the fire waiting for its flush first
-  // (test/fixtures/run-trace-at-fire.mjs, the behaviour before the fix).
+  // A slow collector: it takes every export at once and answers only when the test says. The
+  // flush may wait 10 minutes: a result that waited on the collector would not come while it
+  // holds its answers. The control runs the same session with the fire waiting for its flush
+  // before its row and result (test/fixtures/run-trace-at-fire.mjs, the behaviour before the fix).
   for (const control of [false, true]) {
     test(control
-      ? 'the control: a fire that waits for its flush holds its result until it gives up on a slow collector, and its row counts as dropped what the collector then took'
-      : 'the run\'s result and its settled fire row come before a slow collector answers; the exit waits for it, and the row counts nothing dropped', async (t) => {
+      ? 'the control: a fire that waits for its flush holds its result while the collector holds its answer'
+      : 'the run\'s result and its settled fire row come while the collector holds its answers; the exit waits for it, and the row counts nothing dropped', async (t) => {
       const rx = await startOtlpReceiver('hold');
       receivers.push(rx);
-      // export_timeout above the test's wait: a held request is slow, not failed.
-      const telemetry = `telemetry:\n  otlp_endpoint: ${JSON.stringify(rx.url)}\n  flush_timeout: 10s\n  export_timeout: 60s\n`;
+      const telemetry = `telemetry:\n  otlp_endpoint: ${JSON.stringify(rx.url)}\n  flush_timeout: 10m\n  export_timeout: 10m\n`;
       const ws = workspace(t, api.url, configYaml({ top: telemetry }));
       const scenario = control ? 'otel-slow-control' : 'otel-slow';
       script(scenario);
@@ -183,34 +182,43 @@ describe('telemetry', () => {
         done = run.done;
       }
       let out = '';
-      const result = new Promise<string>((ok) => child.stdout!.on('data', (c) => {
-        out += c;
-        if (out.includes('\n')) ok(out.split('\n')[0]);
-      }));
-      const record = JSON.parse(await result);
-      const heldAtResult = rx.held;
-      const alive = child.exitCode === null;
-      // Read in this process, at once: the process's wait for the collector is not spent on it.
-      const look = Fires.look(path.join(ws.dir, 'state', 'fires.db'));
-      const rowAtResult = look.list()[0];
-      look.close();
+      child.stdout!.on('data', (c) => (out += c));
+      const fireRowNow = () => {
+        // Read in this process, at once: nothing is spawned while the collector holds.
+        const look = Fires.look(path.join(ws.dir, 'state', 'fires.db'));
+        try {
+          return look.list()[0];
+        } finally {
+          look.close();
+        }
+      };
+      if (control) {
+        // The fire's own span has reached the collector: the fire is in its flush, and waits.
+        await waitFor(() => rx.spans.some((s) => !s.parent), 60_000, 'the fire\'s span at the collector');
+        assert.ok(rx.held >= 1);
+        assert.equal(out, '', 'no result while the collector holds its answer');
+        assert.equal(fireRowNow().status, 'open', 'the fire\'s row is not settled either');
+        rx.release();
+        const ended = await done;
+        assert.equal(ended.code, 0, ended.stderr);
+        assert.equal(JSON.parse(out).outcome, 'ok');
+        return;
+      }
+      // Mutation: endFireSpan waiting for telemetry.flush (the control's seam as the default), caught here.
+      await waitFor(() => out.includes('\n'), 60_000, 'the run\'s result while the collector holds its answers');
+      const record = JSON.parse(out);
+      assert.ok(rx.held >= 1, `requests held at the result: ${rx.held}`);
+      assert.equal(child.exitCode, null, 'the process runs on after its result, for the collector');
+      const rowAtResult = fireRowNow();
+      assert.equal(rowAtResult.status, 'settled');
+      assert.equal(rowAtResult.trace_id, record.trace_id);
       rx.release();
       const ended = await done;
       assert.equal(ended.code, 0, ended.stderr);
       assert.equal(record.outcome, 'ok', ended.stderr);
-      // The scene: the collector still held what it was sent when the result came, and the
-      // process had not exited (its exit waits for the collector).
-      assert.ok(heldAtResult >= 1, `requests held at the result: ${heldAtResult}`);
-      assert.ok(alive, 'the process runs on after its result, for the collector');
-      assert.equal(rowAtResult.status, 'settled');
-      assert.equal(rowAtResult.trace_id, record.trace_id);
-      // Every span reached the collector once it answered, the fire's root among them.
-      const root = rx.spans.find((s) => !s.parent);
-      assert.equal(root?.traceId, record.trace_id);
-      const row = await fireRow(ws);
-      if (control) assert.ok(row.spans_dropped > 0, `the fire gave up before its result: ${row.spans_dropped} counted dropped`);
-      // Mutation: endFireSpan waiting for telemetry.flush (the control's seam as the default), caught here.
-      else assert.equal(row.spans_dropped, 0, 'the row\'s count made final after the collector answered');
+      // Every span reached the collector, the fire's root among them, and the row knows it.
+      assert.equal(rx.spans.find((s) => !s.parent)?.traceId, record.trace_id);
+      assert.equal((await fireRow(ws)).spans_dropped, 0, 'the row\'s count made final after the collector answered');
     });
   }
 
