@@ -4,13 +4,17 @@
 // (3) The fire's flush against a collector that answers, answers 500, never answers, or is not
 // there: the most a fire waits is telemetry.flush_timeout. (4) Whole `nightshift run` sessions
 // against the imitation API with telemetry off, on, and on against each dead collector,
-// interleaved: a dead collector must not move the run's time beyond flush_timeout.
+// interleaved: a dead collector must not move the run's time beyond flush_timeout. (5) Whole
+// `nightshift tick` processes with nothing due, interleaved, against a collector that answers,
+// answers 500, or never answers: the time to the tick's result (its --json line) and to its exit,
+// each as a ratio against the healthy collector's. The result never waits on the collector; the
+// exit waits for it, flush_timeout at most.
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { openTelemetry } from '../logs/telemetry.js';
 import { startFakeApi } from '../test/fake-api.js';
-import { claudeTestEnv, configYaml, shareWithSession } from '../test/helpers.js';
+import { claudeTestEnv, configYaml, shareWithSession, startNightshift } from '../test/helpers.js';
 import { startOtlpReceiver } from '../test/otlp-receiver.js';
 import { median, timedRun } from './timing.js';
 
@@ -111,9 +115,51 @@ export async function telemetryBench(runs = 5) {
       console.log(`telemetry: nightshift run (one session, a tool call), ${name}: ${runMs[name]} ms (median of ${runs})`);
     }
     out.run_ms = runMs;
+    out.tick = await tickTimes(env, dir, { ok: ok.url, 'answering 500': fail.url, 'never answering': hang.url }, Math.max(runs, 7));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
     await Promise.all([ok.close(), fail.close(), hang.close(), api.close()]);
+  }
+  return out;
+}
+
+// One `nightshift tick --json` with nothing due: ms to its result line, ms to its exit.
+async function timedTick(env: NodeJS.ProcessEnv, cwd: string): Promise<{ result: number; exit: number }> {
+  const t0 = performance.now();
+  const run = startNightshift(['tick', '--json'], env, cwd);
+  let result = 0;
+  run.child.stdout!.on('data', () => (result ||= performance.now() - t0));
+  const r = await run.done;
+  if (r.code !== 0 || !result) throw new Error(`nightshift tick failed (${r.code}): ${r.stderr}`);
+  return { result, exit: performance.now() - t0 };
+}
+
+async function tickTimes(env: NodeJS.ProcessEnv, dir: string, collectors: Record<string, string>, runs: number) {
+  const configs = Object.fromEntries(Object.entries(collectors).map(([name, url]) => {
+    const file = path.join(dir, `tick-${name.replace(/\W+/g, '-')}.yaml`);
+    // No dispatch rule: nothing is due, the fire is the trace's one span.
+    fs.writeFileSync(file, configYaml({ top: `telemetry:\n  otlp_endpoint: ${JSON.stringify(url)}\n  flush_timeout: 1s\n` }));
+    return [name, file];
+  }));
+  const times: Record<string, { result: number[]; exit: number[] }> = Object.fromEntries(Object.keys(collectors).map((k) => [k, { result: [], exit: [] }]));
+  const names = Object.keys(collectors);
+  for (let i = 0; i < runs; i++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(i + j) % names.length];
+      const t = await timedTick({ ...env, NIGHTSHIFT_CONFIG: configs[name] }, dir);
+      times[name].result.push(t.result);
+      times[name].exit.push(t.exit);
+    }
+    process.stderr.write('.');
+  }
+  process.stderr.write('\n');
+  const base = { result: median(times.ok.result), exit: median(times.ok.exit) };
+  const out: Record<string, { result_ms: number; exit_ms: number; result_ratio: number; exit_ratio: number }> = {};
+  for (const name of names) {
+    const result = median(times[name].result);
+    const exit = median(times[name].exit);
+    out[name] = { result_ms: Math.round(result), exit_ms: Math.round(exit), result_ratio: +(result / base.result).toFixed(2), exit_ratio: +(exit / base.exit).toFixed(2) };
+    console.log(`telemetry: nightshift tick, nothing due, collector ${name}: result ${out[name].result_ms} ms (${out[name].result_ratio}x the healthy collector's), exit ${out[name].exit_ms} ms (${out[name].exit_ratio}x; flush_timeout 1s), medians of ${runs}`);
   }
   return out;
 }

@@ -138,6 +138,11 @@ export class Fires {
       WHERE id = @id`).run({ ...e, id, passed_over: JSON.stringify(e.passed_over), trace_id: e.trace_id ?? null, spans_dropped: e.spans_dropped ?? null });
   }
 
+  // The final count of a traced fire's spans the collector did not take (known after its settle).
+  dropped(id: number, spans: number): void {
+    this.db.prepare('UPDATE fires SET spans_dropped = ? WHERE id = ? AND trace_id IS NOT NULL').run(spans, id);
+  }
+
   // Rows whose supervisor is gone, settled `crashed` (what they noted kept); `alive` says whether
   // a (pid, start) still runs.
   settleDead(alive: (pid: number, start: string | null) => boolean, at: Date): FireRow[] {

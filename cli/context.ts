@@ -17,7 +17,8 @@ export type MainDeps = {
 // out: a line to stdout, redacted and escaped for the terminal (logs/terminal-text.ts), whatever
 // the command put in it. outPainted: redacted only, for text that holds our own colours and whose
 // every other part was escaped where it was made (`logs` at a colour terminal).
-export type Io = { out: (text: string) => void; outPainted?: (text: string) => void; redact: Redactor; live?: LiveLine | null; stdoutIsTTY?: boolean };
+// afterward: work a command leaves to finish once its output is out; main awaits it before the exit.
+export type Io = { out: (text: string) => void; outPainted?: (text: string) => void; redact: Redactor; live?: LiveLine | null; stdoutIsTTY?: boolean; afterward?: (work: Promise<void>) => void };
 
 export type BareContext = { positionals: string[]; flags: Flags; io: Io; deps: MainDeps };
 // env: the process environment with the env file's variables under it; configFile: the config's path.
@@ -45,5 +46,6 @@ export function runDeps(io: Io, logger: Logger, env: NodeJS.ProcessEnv, signal?:
     now: () => new Date(),
     signal,
     live: io.live ?? null,
+    afterward: io.afterward,
   };
 }

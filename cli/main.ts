@@ -48,8 +48,21 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   web: () => import('./commands/web.js'),
 };
 
-// Runs a command; returns the exit code. Never calls process.exit itself.
+// Runs a command; returns the exit code. Never calls process.exit itself. What the command left to
+// finish after its output (a fire's trace on its way to the collector, bounded by
+// telemetry.flush_timeout) is awaited here, once the output and the exit code are decided.
 export async function main(deps: MainDeps): Promise<number> {
+  const left = new Set<Promise<void>>();
+  const afterward = (work: Promise<void>) => {
+    const p = work.catch(() => {}).finally(() => left.delete(p));
+    left.add(p);
+  };
+  const code = await command(deps, afterward);
+  while (left.size) await Promise.all([...left]);
+  return code;
+}
+
+async function command(deps: MainDeps, afterward: (work: Promise<void>) => void): Promise<number> {
   let redact = makeRedactor(secretValues(deps.env));
   // stderr is the journal: log lines and error text carry syslog priorities (logs/journal.ts).
   const journal = stderrIsJournal(deps.env.JOURNAL_STREAM);
@@ -60,6 +73,7 @@ export async function main(deps: MainDeps): Promise<number> {
     outPainted: (t) => deps.stdout(`${redact(t)}\n`),
     redact: (t) => redact(t),
     stdoutIsTTY: !!deps.stdoutIsTTY,
+    afterward,
   };
   let logger: Logger | null = null;
   // The logger writes human lines to this terminal: a refusal is one of them, not a second copy.

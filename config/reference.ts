@@ -120,7 +120,7 @@ export const KEY_DOCS: Record<string, KeyDoc> = {
   'telemetry.capture_content': 'Agents whose prompt, result, tool input and memory text go into their spans (redacted); no content for the others.',
   'telemetry.max_queue_size': 'Spans held for export at most; past it they are dropped and counted in the fire\'s row.',
   'telemetry.export_timeout': { kind: 'duration', text: 'How long one export request to the collector may take.' },
-  'telemetry.flush_timeout': { kind: 'duration', text: 'The most a fire waits at its end for its spans to reach the collector; what has not is counted dropped.' },
+  'telemetry.flush_timeout': { kind: 'duration', text: 'The most the process waits before it exits, once its fires\' results and rows are out, for their spans to reach the collector; what has not is counted dropped in the fire\'s row.' },
   'memory.updates': 'Two memories the same but for one value (a name, number, place, date) are an update: the later-valid one is current, the older answers "as of" before the change (docs/memory.md). `false` restores plain merging.',
   'memory.dream_after': 'A tick with nothing due dreams once this many observations arrived since the last dream.',
   'memory.dream_every': { kind: 'duration', text: '...or once this long passed since the last dream, with anything new observed.' },

@@ -11,11 +11,14 @@ export type Telemetry = {
   // A fire's span: the root of a trace of its own, begun at `startMs` (the fire row's time: the SDK
   // loads after it).
   fire(name: string, attrs: TraceAttrs, startMs?: number): TraceSpan;
+  // The trace's spans ended and not (yet) taken by the collector: dropped, refused, or on their way.
+  undelivered(traceId: string): number;
   // Waits, at most telemetry.flush_timeout, for the trace's ended spans to reach the collector;
-  // returns how many of them did not (dropped, refused, or still on their way). Never throws.
+  // returns how many of them did not. Never throws.
   flush(traceId: string): Promise<number>;
-  // Stops exporting without waiting for the collector (the process exits after the tick).
-  close(): void;
+  // Waits, at most telemetry.flush_timeout, for every ended span to reach the collector, then stops
+  // exporting without waiting for it any longer. Never throws.
+  close(): Promise<void>;
 };
 
 // The OTLP/HTTP traces URL from a base (`http://host:4318`), as OTEL_EXPORTER_OTLP_ENDPOINT reads it;
@@ -138,24 +141,30 @@ export async function openTelemetry(config: Pick<Config, 'telemetry'>, o: { env:
     return self;
   };
 
-  let closed = false;
+  const undelivered = (traceId: string) => Math.max(0, (ended.get(traceId) ?? 0) - (delivered.get(traceId) ?? 0));
+  const flushAll = async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((r) => (timer = setTimeout(r, t.flush_timeout)));
+    try {
+      await Promise.race([bound, provider.forceFlush().catch(() => {}).then(() => Promise.all([...pending]))]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  let closed: Promise<void> | null = null;
   return {
     fire: (name, attrs, startMs) => wrap(tracer.startSpan(name, { root: true, attributes: cleanAttrs(attrs, o.redact), startTime: startMs }), false),
+    undelivered,
     async flush(traceId) {
-      let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<void>((r) => (timer = setTimeout(r, t.flush_timeout)));
-      try {
-        await Promise.race([bound, provider.forceFlush().catch(() => {}).then(() => Promise.all([...pending]))]);
-      } finally {
-        clearTimeout(timer);
-      }
-      return Math.max(0, (ended.get(traceId) ?? 0) - (delivered.get(traceId) ?? 0));
+      await flushAll();
+      return undelivered(traceId);
     },
     close() {
-      if (closed) return;
-      closed = true;
-      // Not awaited: a collector that does not answer must not hold the process.
-      void provider.shutdown().catch(() => {});
+      closed ??= flushAll().then(() => {
+        // Not awaited: a collector that does not answer must not hold the process any longer.
+        void provider.shutdown().catch(() => {});
+      });
+      return closed;
     },
   };
 }

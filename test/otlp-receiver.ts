@@ -1,7 +1,9 @@
 // A loopback OTLP/HTTP traces receiver for the tests: it decodes what the exporter really sends
 // (OTLP/JSON, `application/json`, gzip or not: @opentelemetry/exporter-trace-otlp-http's encoding)
 // into spans, and answers as a collector does: `ok` (200 and an ExportTraceServiceResponse),
-// `fail` (500), or `hang` (never answers).
+// `fail` (500), `hang` (never answers), or `hold` (takes and decodes each request at once, and
+// answers it as `ok` only once released: a slow collector, as slow as the test wants; `held`
+// counts the requests still waiting for their answer).
 import http from 'node:http';
 import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
@@ -41,11 +43,18 @@ export function decodeOtlpJson(body: Buffer, contentType: string | undefined): S
   return out;
 }
 
-export type OtlpReceiver = { url: string; spans: Span[]; bodies: string[]; requests: number; errors: string[]; close(): Promise<void> };
+export type OtlpReceiver = { url: string; spans: Span[]; bodies: string[]; requests: number; held: number; errors: string[]; release(): void; close(): Promise<void> };
 
-export async function startOtlpReceiver(mode: 'ok' | 'fail' | 'hang' = 'ok'): Promise<OtlpReceiver> {
-  const r: OtlpReceiver = { url: '', spans: [], bodies: [], requests: 0, errors: [], close: async () => {} };
+export async function startOtlpReceiver(mode: 'ok' | 'fail' | 'hang' | 'hold' = 'ok'): Promise<OtlpReceiver> {
+  const r: OtlpReceiver = { url: '', spans: [], bodies: [], requests: 0, held: 0, errors: [], release: () => {}, close: async () => {} };
   const held = new Set<http.ServerResponse>();
+  let waiting: Array<() => void> | null = mode === 'hold' ? [] : null;
+  r.release = () => {
+    const go = waiting ?? [];
+    waiting = null;
+    r.held = 0;
+    for (const f of go) f();
+  };
   const server = http.createServer((req, res) => {
     r.requests++;
     const chunks: Buffer[] = [];
@@ -56,21 +65,33 @@ export async function startOtlpReceiver(mode: 'ok' | 'fail' | 'hang' = 'ok'): Pr
         res.writeHead(500, { 'content-type': 'application/json' });
         return res.end('{"code":13,"message":"collector down"}');
       }
-      try {
-        if (req.method !== 'POST' || req.url !== '/v1/traces') throw new Error(`Expected POST /v1/traces, got ${req.method} ${req.url}`);
-        let body = Buffer.concat(chunks);
-        if (req.headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(body);
-        r.bodies.push(body.toString('utf8'));
-        r.spans.push(...decodeOtlpJson(body, req.headers['content-type']));
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{}');
-      } catch (err) {
-        r.errors.push(String((err as Error).message));
-        res.writeHead(400, { 'content-type': 'application/json' });
-        res.end('{}');
-      }
+      const answer = take(req, chunks);
+      if (!waiting) return answer(res);
+      r.held++;
+      held.add(res);
+      waiting.push(() => answer(res));
     });
   });
+  // Decodes the request; returns how to answer it (200, or 400 naming what was wrong).
+  const take = (req: http.IncomingMessage, chunks: Buffer[]) => {
+    try {
+      if (req.method !== 'POST' || req.url !== '/v1/traces') throw new Error(`Expected POST /v1/traces, got ${req.method} ${req.url}`);
+      let body = Buffer.concat(chunks);
+      if (req.headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(body);
+      r.bodies.push(body.toString('utf8'));
+      r.spans.push(...decodeOtlpJson(body, req.headers['content-type']));
+      return (res: http.ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+      };
+    } catch (err) {
+      r.errors.push(String((err as Error).message));
+      return (res: http.ServerResponse) => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end('{}');
+      };
+    }
+  };
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   r.close = () => new Promise<void>((ok) => {

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Redactor } from '../core/redact.js';
-import { commitMessage, emptyGitReport, lastLine, VaultGit, type GitChecks, type GitReport, type SessionSummary } from './git-sync.js';
+import { commitMessage, emptyGitReport, gitSpanAttrs, lastLine, VaultGit, type GitChecks, type GitReport, type SessionSummary } from './git-sync.js';
 import { SESSION_BRANCH_PREFIX, worktreesDir } from './worktree-paths.js';
 
 export { SESSION_BRANCH_PREFIX, worktreesDir };
@@ -47,8 +47,19 @@ export async function addWorktree(main: VaultGit, id: string, o: { checks?: Part
 
 // After the session: its work committed in the worktree, then landed on main under the vault's
 // lock. The worktree goes once its work is on main or on a branch of its own; kept (and said)
-// otherwise, for the next start to land.
+// otherwise, for the next start to land. A span of the fire's trace (main.trace), as the pull is.
 export async function landWorktree(main: VaultGit, wt: Worktree, s: SessionSummary, redact: Redactor, report: GitReport, message = commitMessage(s, redact)): Promise<void> {
+  const span = main.trace.child('nightshift.git land', { 'nightshift.git.step': 'land', 'nightshift.session.id': s.id });
+  try {
+    await landUntraced(main, wt, s, redact, report, message);
+  } finally {
+    span.set(gitSpanAttrs(report));
+    if (report.error) span.fail(report.error);
+    span.end();
+  }
+}
+
+async function landUntraced(main: VaultGit, wt: Worktree, s: SessionSummary, redact: Redactor, report: GitReport, message: string): Promise<void> {
   const pullError = report.error;
   report.error = null;
   let done = false;

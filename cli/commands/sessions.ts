@@ -73,7 +73,16 @@ export async function sessionsCommand(config: Config, flags: SessionsFlags, io: 
     const known = agentNames(config.agents_dir);
     if (!known.includes(flags.agent)) throw new UsageError(`No agent \`${flags.agent}\` (known: ${known.join(', ') || 'none'}).${didYouMean(flags.agent, known)}`);
   }
-  if (flags.json) io.out(terminalText(JSON.stringify(rows)));
+  if (flags.json) {
+    // Each one's fire's trace, only where there is one, as show and run --json say it.
+    const { sessionTraces } = await import('../../daemon/tick/fires-view.js');
+    const traces = sessionTraces(config, rows.map((r) => r.id));
+    for (const r of rows) {
+      const trace = traces.get(r.id);
+      if (trace) r.trace_id = trace;
+    }
+    io.out(terminalText(JSON.stringify(rows)));
+  }
   else if (!rows.length) io.out(flags.agent || flags.outcome || flags.since ? 'no sessions match' : 'no sessions yet');
   else io.out([sessionsTable(rows, config.budget.timezone), ...branchNotes(rows)].join('\n'));
   return EXIT.OK;
@@ -144,7 +153,7 @@ proxy metered: the CLI makes calls of its own, so 1/2 is a normal one-turn sessi
   --outcome O    only this outcome (ok, error, rate_limited, max_turns, timeout, stalled, loop,
                  budget, spawn_failed, abandoned, running)
   --since WHEN   started since: a time back (2d, 12h, 30m), a day (2026-12-01) or an ISO time
---json: an array, each shaped like \`run --json\`.`;
+--json: an array, each shaped like \`run --json\` (trace_id where its fire was traced).`;
 
 export const stage = 'full';
 

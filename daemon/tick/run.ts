@@ -12,7 +12,7 @@ import { exitCodeOf, startProbe, supervise } from './supervise.js';
 import type { Choice, RunDeps, SuperviseResult } from './types.js';
 import { openTelemetry } from '../../logs/telemetry.js';
 import { version } from '../../core/version.js';
-import { beginFireSpan, endFireSpan } from './fire-trace.js';
+import { beginFireSpan, finishTraces, later, settleTraced, type Traced } from './fire-trace.js';
 import { fleetLink } from './fleet-link.js';
 
 export async function runAgent(config: Config, agent: Agent, options: { force: boolean }, deps: RunDeps): Promise<SuperviseResult & { session: SessionRecord }> {
@@ -40,22 +40,24 @@ export async function runAgent(config: Config, agent: Agent, options: { force: b
   fire.choose(agent.name, null);
   const telemetry = await opening;
   const span = beginFireSpan(telemetry, { kind: 'run', trigger: 'hand', fire: fire.id, atMs: begun });
+  const tracing = { telemetry, span, traced: [] as Traced, logger: deps.logger, wait: deps.traceAtFire };
   let r: SuperviseResult;
   try {
     try {
       r = await supervise(config, choose, { ...options, refuse: true, probe }, { ...deps, fleet, trace: span, onCharged: (id) => fire.charge(id) });
     } catch (err) {
       const ending = { dispatch: [], error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } };
-      fire.settle(ending, await endFireSpan(telemetry, span, fire.words(ending), deps.logger).catch(() => null));
+      await settleTraced(fire, ending, tracing);
       throw err;
     }
     const ending = {
       dispatch: [],
       result: { action: r.action, reason: r.reason, limit: r.limit, exit: exitCodeOf(r), session: r.session ? { id: r.session.id, outcome: r.session.outcome } : null, dream: null },
     };
-    fire.settle(ending, await endFireSpan(telemetry, span, fire.words(ending), deps.logger));
+    await settleTraced(fire, ending, tracing);
   } finally {
-    telemetry?.close();
+    // The result goes out first; the flush after it (./fire-trace.ts finishTraces).
+    if (telemetry) later(deps, finishTraces(telemetry, config, tracing.traced, deps.logger));
     if (fleet !== deps.fleet) await fleet?.close();
   }
   if (r.action === 'skip') {

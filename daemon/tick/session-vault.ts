@@ -98,6 +98,8 @@ export async function landLeftWorktrees(config: Config, ledger: Ledger, live: Se
       continue;
     }
     const main = new VaultGit(cfg, deps.logger, signal, deps.gitChecks);
+    // Each landing a span of this start's fire (telemetry on), as its own session's would be.
+    if (deps.trace) main.trace = deps.trace;
     await landLeft(main, ids, deps.redact, { checks: deps.gitChecks, summary: (id) => summaryOf(ledger, id) });
   }
 }

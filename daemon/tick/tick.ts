@@ -15,7 +15,7 @@ import { exitCodeOf, supervise } from './supervise.js';
 import type { RunDeps, SuperviseResult } from './types.js';
 import { openTelemetry, type Telemetry } from '../../logs/telemetry.js';
 import { version } from '../../core/version.js';
-import { beginFireSpan, endFireSpan } from './fire-trace.js';
+import { beginFireSpan, finishTraces, later, settleTraced, type Traced } from './fire-trace.js';
 import { claimForFire, fleetLink, type FireClaim } from './fleet-link.js';
 
 // exit_code: what the tick exits with (the fire's record); fire: its row's id (null: unwritable).
@@ -63,26 +63,29 @@ async function tickOnce(config: Config, deps: RunDeps, trigger: FireTrigger): Pr
   });
   // The fleet (NIGHTSHIFT_DATABASE_URL): connected once a session is chosen, never before.
   const fleet = deps.fleet !== undefined ? deps.fleet : fleetLink(config, deps.env, deps.redact, deps.logger);
+  const traced: Traced = [];
   try {
     // What an earlier start could not write to the fleet's database, written as soon as it answers.
     await fleet?.flush();
-    return await fires(config, { ...deps, fleet }, trigger, agents, broken, beside, ran, telemetry);
+    return await fires(config, { ...deps, fleet }, trigger, agents, broken, beside, ran, telemetry, traced);
   } finally {
-    (await telemetry)?.close();
     if (fleet !== deps.fleet) await fleet?.close();
+    // The result goes out first; the flush after it (./fire-trace.ts finishTraces).
+    const t = await telemetry;
+    if (t) later(deps, finishTraces(t, config, traced, deps.logger));
   }
 }
 
-async function fires(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], beside: Array<Promise<TickResult | null>>, ran: Set<string>, telemetry: Promise<Telemetry | null>): Promise<TickResult> {
+async function fires(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], beside: Array<Promise<TickResult | null>>, ran: Set<string>, telemetry: Promise<Telemetry | null>, traced: Traced): Promise<TickResult> {
   // Each one's failure is said and kept apart: it never ends the others, nor the tick's own.
   const more = config.sessions.max_concurrent > 1 ? () => {
-    beside.push(oneFire(config, deps, trigger, agents, broken, { lead: false, ran, more, telemetry }).catch((e: unknown) => {
+    beside.push(oneFire(config, deps, trigger, agents, broken, { lead: false, ran, more, telemetry, traced }).catch((e: unknown) => {
       const why = deps.redact(String((e as Error)?.message ?? e));
       deps.logger.error({ event: 'tick_beside_failed', err: why }, `a session started beside another failed: ${why}`);
       return null;
     }));
   } : () => {};
-  const lead = await oneFire(config, deps, trigger, agents, broken, { lead: true, ran, more, telemetry }).then((v) => ({ v }), (e: unknown) => ({ e }));
+  const lead = await oneFire(config, deps, trigger, agents, broken, { lead: true, ran, more, telemetry, traced }).then((v) => ({ v }), (e: unknown) => ({ e }));
   // Sessions started beside may start more as they go: wait until none is left.
   const others: TickResult[] = [];
   for (let i = 0; i < beside.length; i++) {
@@ -101,7 +104,7 @@ async function fires(config: Config, deps: RunDeps, trigger: FireTrigger, agents
 // written first, a skip or a dream recorded); else a session beside it, whose fire row is written
 // only once a due agent is chosen (none, or no slot: nothing to record). `ran`: the agents this
 // tick started; `more`: let another session start beside (at the charge, and at the end).
-async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], o: { lead: boolean; ran: Set<string>; more: () => void; telemetry: Promise<Telemetry | null> }): Promise<TickResult | null> {
+async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agents: Agent[], broken: BrokenAgent[], o: { lead: boolean; ran: Set<string>; more: () => void; telemetry: Promise<Telemetry | null>; traced: Traced }): Promise<TickResult | null> {
   const { lead } = o;
   const begun = Date.now();
   const byName = new Map(agents.map((a) => [a.name, a]));
@@ -109,6 +112,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
   if (lead) mark('fire_begun');
   const telemetry = await o.telemetry;
   const span = beginFireSpan(telemetry, { kind: 'tick', trigger, fire: fire?.id ?? null, atMs: begun });
+  const tracing = { telemetry, span, traced: o.traced, logger: deps.logger, wait: deps.traceAtFire };
   let dispatch: PassedOver[] = [];
   // The fleet's claim on the chosen agent's slot: let go when no session was charged, else ended
   // with the session's outcome (its heartbeat keeps it until then).
@@ -179,7 +183,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
     if (r.action === 'session') o.more();
     // Every slot held by sessions other supervisors run: each due agent's wait gets a row of its own.
     if (lead && r.action === 'skip' && r.limit === 'lock' && config.sessions.max_concurrent > 1) {
-      await (await import('./at-capacity.js')).recordWaiting(config, agents, broken, deps, { trigger, slot: deps.slot ?? null, why: r.reason }).catch((e: unknown) => {
+      await (await import('./at-capacity.js')).recordWaiting(config, agents, broken, deps, { trigger, slot: deps.slot ?? null, why: r.reason }, { telemetry, traced: o.traced }).catch((e: unknown) => {
         deps.logger.warn({ event: 'at_capacity_unrecorded', err: deps.redact(String((e as Error)?.message ?? e)) }, `the agents waiting for a slot could not be recorded: ${deps.redact(String((e as Error)?.message ?? e))}`);
       });
     }
@@ -192,15 +196,14 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
         dream: r.dream ? { id: r.dream.id, ok: r.dream.ok } : null,
       },
     };
-    const traced = await endFireSpan(telemetry, span, fire.words(ending), deps.logger);
-    const settled = fire.settle(ending, traced);
+    const settled = await settleTraced(fire, ending, tracing);
     if (lead) mark('fire_settled');
     const { limit: _limit, ...rest } = r;
     return { ...rest, exit_code: settled.exit, fire: fire.id, passed_over: settled.passed_over };
   } catch (err) {
     await letGo('error');
     const ending = { dispatch, error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } };
-    fire?.settle(ending, fire ? await endFireSpan(telemetry, span, fire.words(ending), deps.logger).catch(() => null) : null);
+    if (fire) await settleTraced(fire, ending, tracing);
     throw err;
   }
 }

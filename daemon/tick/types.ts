@@ -27,13 +27,17 @@ export type RunDeps = {
   trace?: TraceSpan;
   // The fleet's shared store (./fleet-link.ts; null or unset: this host alone, on SQLite).
   fleet?: FleetLink | null;
+  // Work the process finishes after its result is out and before it exits (cli/main.ts awaits it;
+  // unset, it runs on by itself): the fires' traces flushed and their rows' counts made final.
+  afterward?: (work: Promise<void>) => void;
   // Told the session's id once it is charged (the fire notes it: a crash keeps which session it was).
   onCharged?: (session: string) => void;
   // Test-only seams, never read from the environment: the ledger's negative control (charge at
   // settle), the subreaper's (off), the seccomp filter's (off), the shell prefix's Landlock domain
   // (off), the pinned user settings (off), session_user's (off: a root supervisor's session runs as
   // root), the bridge's API peer check (off), the host view (off: all of `/` read-only in sight) and
-  // the watchdog thread ('loop': the limits as timers on the event loop).
+  // the watchdog thread ('loop': the limits as timers on the event loop), the fire's wait for its
+  // trace's flush before its row and result (on: a collector that holds its answer holds them).
   // Production leaves all unset.
   chargeOn?: 'open' | 'settle';
   subreaper?: boolean;
@@ -46,6 +50,7 @@ export type RunDeps = {
   apiPeer?: boolean;
   hostView?: boolean;
   watchdog?: 'thread' | 'loop';
+  traceAtFire?: boolean;
   // The vault's git checks (vault/git-sync.ts GitChecks), each off only as its negative control;
   // `excludeAlways: false` writes the state's exclude only while git.enabled, as before.
   gitChecks?: Partial<GitChecks> & { excludeAlways?: boolean };

@@ -4,14 +4,16 @@
 // collector that fails or never answers changes neither the exit nor the outcome, and the fire's
 // row counts what it did not take.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { bash, text, TEST_API_KEY } from '../fake-api.js';
-import { configYaml, fakeApiPerFile, nightshift, runJson, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, FIXTURES, nightshift, runJson, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 import { startOtlpReceiver, type OtlpReceiver, type Span } from '../otlp-receiver.js';
 import { makeRepos } from '../git-helpers.js';
 import { startFakeDiscord } from '../fake-discord.js';
+import { Fires } from '../../budget/fires.js';
 
 const api = fakeApiPerFile();
 const receivers: OtlpReceiver[] = [];
@@ -117,6 +119,9 @@ describe('telemetry', () => {
     assert.match(show.stdout, new RegExp(`^trace +${fire.traceId}$`, 'm'));
     const fires = await nightshift(['fires'], ws.env, ws.dir);
     assert.match(fires.stdout, new RegExp(`trace ${fire.traceId}`));
+    const listed = await nightshift(['sessions', '--json'], ws.env, ws.dir);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(JSON.parse(listed.stdout).find((x: { id: string }) => x.id === record.id)?.trace_id, fire.traceId);
     const day = fs.readdirSync(ws.logs).filter((f) => f.endsWith('.log'));
     const lines = day.flatMap((f) => fs.readFileSync(path.join(ws.logs, f), 'utf8').split('\n')).filter(Boolean).map((l) => JSON.parse(l));
     const ended = lines.find((l) => l.event === 'session_end');
@@ -145,6 +150,75 @@ describe('telemetry', () => {
       const row = await fireRow(ws);
       assert.match(String(row.trace_id), /^[0-9a-f]{32}$/);
       assert.ok(row.spans_dropped > 0, `dropped: ${row.spans_dropped}`);
+    });
+  }
+
+  // A slow collector: it takes every export at once and answers only when the test says. The
+  // flush may wait 10 minutes: a result that waited on the collector would not come while it
+  // holds its answers. The control runs the same session with the fire waiting for its flush
+  // before its row and result (test/fixtures/run-trace-at-fire.mjs, the behaviour before the fix).
+  for (const control of [false, true]) {
+    test(control
+      ? 'the control: a fire that waits for its flush holds its result while the collector holds its answer'
+      : 'the run\'s result and its settled fire row come while the collector holds its answers; the exit waits for it, and the row counts nothing dropped', async (t) => {
+      const rx = await startOtlpReceiver('hold');
+      receivers.push(rx);
+      const telemetry = `telemetry:\n  otlp_endpoint: ${JSON.stringify(rx.url)}\n  flush_timeout: 10m\n  export_timeout: 10m\n`;
+      const ws = workspace(t, api.url, configYaml({ top: telemetry }));
+      const scenario = control ? 'otel-slow-control' : 'otel-slow';
+      script(scenario);
+      writeAgent(ws, 'tracer', `SCENARIO=${scenario}`);
+      let child: ReturnType<typeof spawn>;
+      let done: Promise<{ code: number | null; stderr: string }>;
+      if (control) {
+        child = spawn(process.execPath, [path.join(FIXTURES, 'run-trace-at-fire.mjs'), ws.config, 'tracer'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        t.after(() => void (child.exitCode === null && child.kill('SIGKILL')));
+        let stderr = '';
+        child.stderr!.on('data', (c) => (stderr += c));
+        done = new Promise((ok) => child.on('close', (code) => ok({ code, stderr })));
+      } else {
+        const run = startNightshift(['run', 'tracer', '--json'], ws.env, ws.dir, t);
+        child = run.child;
+        done = run.done;
+      }
+      let out = '';
+      child.stdout!.on('data', (c) => (out += c));
+      const fireRowNow = () => {
+        // Read in this process, at once: nothing is spawned while the collector holds.
+        const look = Fires.look(path.join(ws.dir, 'state', 'fires.db'));
+        try {
+          return look.list()[0];
+        } finally {
+          look.close();
+        }
+      };
+      if (control) {
+        // The fire's own span has reached the collector: the fire is in its flush, and waits.
+        await waitFor(() => rx.spans.some((s) => !s.parent), 60_000, 'the fire\'s span at the collector');
+        assert.ok(rx.held >= 1);
+        assert.equal(out, '', 'no result while the collector holds its answer');
+        assert.equal(fireRowNow().status, 'open', 'the fire\'s row is not settled either');
+        rx.release();
+        const ended = await done;
+        assert.equal(ended.code, 0, ended.stderr);
+        assert.equal(JSON.parse(out).outcome, 'ok');
+        return;
+      }
+      // Mutation: endFireSpan waiting for telemetry.flush (the control's seam as the default), caught here.
+      await waitFor(() => out.includes('\n'), 60_000, 'the run\'s result while the collector holds its answers');
+      const record = JSON.parse(out);
+      assert.ok(rx.held >= 1, `requests held at the result: ${rx.held}`);
+      assert.equal(child.exitCode, null, 'the process runs on after its result, for the collector');
+      const rowAtResult = fireRowNow();
+      assert.equal(rowAtResult.status, 'settled');
+      assert.equal(rowAtResult.trace_id, record.trace_id);
+      rx.release();
+      const ended = await done;
+      assert.equal(ended.code, 0, ended.stderr);
+      assert.equal(record.outcome, 'ok', ended.stderr);
+      // Every span reached the collector, the fire's root among them, and the row knows it.
+      assert.equal(rx.spans.find((s) => !s.parent)?.traceId, record.trace_id);
+      assert.equal((await fireRow(ws)).spans_dropped, 0, 'the row\'s count made final after the collector answered');
     });
   }
 
@@ -216,5 +290,14 @@ describe('telemetry', () => {
     const row = await fireRow(ws);
     assert.equal(row.trace_id, null);
     assert.equal(row.spans_dropped, null);
+    // No field at all, as run --json and show --json have none.
+    assert.equal('trace_id' in record, false);
+    for (const args of [['sessions', '--json'], ['show', record.id, '--json']]) {
+      const r = await nightshift(args, ws.env, ws.dir);
+      assert.equal(r.code, 0, r.stderr);
+      const shown = [JSON.parse(r.stdout)].flat()[0];
+      assert.equal(shown.id, record.id);
+      assert.equal('trace_id' in shown, false, `${args[0]}: ${r.stdout}`);
+    }
   });
 });
