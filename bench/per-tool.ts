@@ -20,8 +20,22 @@ import { loadAgent } from '../config/agents.js';
 import { loadConfig } from '../config/config.js';
 import { claudeArgs } from '../sessions/run/command.js';
 import { type FakeApi, startFakeApi } from '../test/fake-api.js';
-import { CLAUDE, claudeTestEnv, configYaml, SANDBOX, shareWithSession } from '../test/helpers.js';
-import { median, rotatedMedians, timedRun } from './timing.js';
+import { CLAUDE, claudeTestEnv, configYaml, nightshift, SANDBOX, shareWithSession } from '../test/helpers.js';
+import { median, rotatedMedians } from './timing.js';
+
+// `nightshift run` timed, and the CPU its own process used (every thread; NIGHTSHIFT_PROFILE's
+// marks, core/profile.ts) pushed to `cpu`: on 2 cores shared with other jobs the wall-clock
+// figures swing by more than the goal, the supervisor's CPU a call far less.
+async function profiledRun(env: NodeJS.ProcessEnv, cwd: string, cpu: number[]): Promise<number> {
+  const t0 = performance.now();
+  const r = await nightshift(['run', 'bench', '--json'], { ...env, NIGHTSHIFT_PROFILE: '1' }, cwd);
+  const ms = performance.now() - t0;
+  if (r.code !== 0) throw new Error(`nightshift run failed: ${r.stderr}`);
+  const line = r.stderr.split('\n').filter((l) => l.includes('"nightshift_profile"')).at(-1);
+  if (!line) throw new Error('nightshift run wrote no profile line (NIGHTSHIFT_PROFILE=1)');
+  cpu.push((JSON.parse(line).nightshift_profile as Array<{ cpu_ms?: number }>).reduce((a, p) => a + (p.cpu_ms ?? 0), 0));
+  return ms;
+}
 
 const CALLS = 60;
 
@@ -93,13 +107,13 @@ export async function perToolBench(runs = 5) {
   const dir = fs.mkdtempSync(path.join('/var/tmp', 'nightshift-bench-per-tool-'));
   fs.chmodSync(dir, 0o711);
   try {
-    const site = (name: string, calls: number, top = '') => {
+    const site = (name: string, calls: number, top = '', claude: Record<string, unknown> = {}) => {
       const d = path.join(dir, name);
       fs.mkdirSync(path.join(d, 'vault'), { recursive: true });
       fs.mkdirSync(path.join(d, 'prompts'));
       fs.chmodSync(d, 0o711);
       shareWithSession(path.join(d, 'vault'));
-      fs.writeFileSync(path.join(d, 'nightshift.yaml'), configYaml({ budget: { max_sessions_per_day: 1000, max_usd_per_day: 10000 }, claude: { max_turns: CALLS + 10 }, top }));
+      fs.writeFileSync(path.join(d, 'nightshift.yaml'), configYaml({ budget: { max_sessions_per_day: 1000, max_usd_per_day: 10000 }, claude: { max_turns: CALLS + 10, ...claude }, top }));
       fs.writeFileSync(path.join(d, 'prompts', 'bench.md'), `---\nallowed_tools: ["Bash(echo:*)"]\n---\nSCENARIO=varied N=${calls}\n`);
       return { d, env: claudeTestEnv(d, api.url) };
     };
@@ -112,27 +126,32 @@ export async function perToolBench(runs = 5) {
     const bareGaps: number[] = [];
     const flagsGaps: number[] = [];
     const nsGaps: number[] = [];
+    const cpuShort: number[] = [];
+    const cpuLong: number[] = [];
     const m = await rotatedMedians<'bare1' | 'bareN' | 'flagsN' | 'ns1' | 'nsN'>([
       ['bare1', () => bareCli(short.env, path.join(short.d, 'vault'), 1)],
       ['bareN', gapped(api, bareGaps, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1))],
       ['flagsN', gapped(api, flagsGaps, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1, null, ownFlags))],
-      ['ns1', () => timedRun(short.env, short.d)],
-      ['nsN', gapped(api, nsGaps, () => timedRun(long.env, long.d))],
+      ['ns1', () => profiledRun(short.env, short.d, cpuShort)],
+      ['nsN', gapped(api, nsGaps, () => profiledRun(long.env, long.d, cpuLong))],
     ], runs);
     const bareCall = (m.bareN - m.bare1) / CALLS;
     const nsCall = (m.nsN - m.ns1) / CALLS;
     const bareGap = median(bareGaps);
     const nsGap = median(nsGaps);
     const flagsGap = median(flagsGaps);
+    const cpuCall = (median(cpuLong) - median(cpuShort)) / CALLS;
     // BENCH_PARTS=1: the in-session figure with parts of nightshift off, to split the sum.
     const parts: Record<string, number> = {};
     if (process.env.BENCH_PARTS) {
-      const variants: Array<[string, string]> = [
+      const variants: Array<[string, string, Record<string, unknown>?]> = [
         ['none_nohooks', 'sandbox: none\nhooks:\n  enabled: false\n'],
         ['none_hooks', 'sandbox: none\n'],
         ['wall_nohooks', 'hooks:\n  enabled: false\n'],
+        // The whole session as before issue 53, with the CLI's partial messages on.
+        ['ns_partial', '', { extra_args: ['--include-partial-messages'] }],
       ];
-      const sites = variants.map(([name, top]) => [name, site(`${name}-N`, CALLS + 1, top)] as const);
+      const sites = variants.map(([name, top, claude]) => [name, site(`${name}-N`, CALLS + 1, top, claude)] as const);
       // The CLI's own price for an HTTP hook: the bare CLI with one that a loopback server answers
       // `{}` at once (no decision, no wall, no bridge).
       const hookServer = http.createServer((req, res) => {
@@ -144,6 +163,8 @@ export async function perToolBench(runs = 5) {
       fs.writeFileSync(hookSettings, JSON.stringify({ hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'http', url: `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook`, timeout: 30 }] }] } }));
       const g: Record<string, number[]> = { bare: [], bare_flags: [], bare_hook: [], bare_stream: [], bare_control_hook: [], ns: [] };
       for (const [name] of variants) g[name] = [];
+      // The supervisor's CPU in each whole long session, by variant.
+      const cpu: Record<string, number[]> = { ns: [], ...Object.fromEntries(variants.map(([name]) => [name, [] as number[]])) };
       await rotatedMedians([
         ['bare', gapped(api, g.bare, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1))],
         ['bare_flags', gapped(api, g.bare_flags, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1, null, ownFlags))],
@@ -151,14 +172,16 @@ export async function perToolBench(runs = 5) {
         // The same hook over the control protocol, and its baseline (the prompt on stdin).
         ['bare_stream', gapped(api, g.bare_stream, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1, 'stream'))],
         ['bare_control_hook', gapped(api, g.bare_control_hook, () => bareCli(long.env, path.join(long.d, 'vault'), CALLS + 1, 'control'))],
-        ['ns', gapped(api, g.ns, () => timedRun(long.env, long.d))],
-        ...sites.map(([name, s]) => [name, gapped(api, g[name], () => timedRun(s.env, s.d))] as [string, () => Promise<number>]),
+        ['ns', gapped(api, g.ns, () => profiledRun(long.env, long.d, cpu.ns))],
+        ...sites.map(([name, s]) => [name, gapped(api, g[name], () => profiledRun(s.env, s.d, cpu[name]))] as [string, () => Promise<number>]),
       ], runs);
       hookServer.close();
       for (const k of Object.keys(g)) parts[k] = +(median(g[k]) - median(g.bare)).toFixed(1);
       // Each hook against its own baseline, the control hook's the prompt on stdin.
       parts.http_hook_itself = +(median(g.bare_hook) - median(g.bare)).toFixed(1);
       parts.control_hook_itself = +(median(g.bare_control_hook) - median(g.bare_stream)).toFixed(1);
+      // Each variant's supervisor CPU a call against the whole session's (the same fixed costs).
+      for (const k of Object.keys(cpu)) if (k !== 'ns') parts[`cpu_${k}_vs_ns`] = +((median(cpu[k]) - median(cpu.ns)) / (CALLS + 1)).toFixed(2);
       console.log(`per tool call, median gap between API calls added over the bare CLI's ${median(g.bare).toFixed(1)} ms: ${Object.entries(parts).filter(([k]) => k !== 'bare').map(([k, v]) => `${k} +${v} ms`).join(', ')}`);
     }
     const out = {
@@ -168,9 +191,10 @@ export async function perToolBench(runs = 5) {
       bare_per_call_ms: +bareCall.toFixed(1), nightshift_per_call_ms: +nsCall.toFixed(1), added_per_call_ms: +(nsCall - bareCall).toFixed(1), ratio: +(nsCall / bareCall).toFixed(3),
       bare_gap_ms: +bareGap.toFixed(1), nightshift_gap_ms: +nsGap.toFixed(1), added_gap_ms: +(nsGap - bareGap).toFixed(1),
       bare_flags: PLAIN, nightshift_flags: ownFlags.filter((a) => a.startsWith('--')), flags_gap_ms: +flagsGap.toFixed(1), flags_added_gap_ms: +(flagsGap - bareGap).toFixed(1),
+      nightshift_cpu_per_call_ms: +cpuCall.toFixed(2),
       load: os.loadavg().map((l) => +l.toFixed(2)),
     };
-    console.log(`per tool call (sandbox: ${SANDBOX}; ${CALLS} Bash calls, median of ${runs}): nightshift ${nsCall.toFixed(1)} ms vs bare CLI ${bareCall.toFixed(1)} ms a call: +${(nsCall - bareCall).toFixed(1)} ms (ratio ${(nsCall / bareCall).toFixed(2)}; goal +10 ms at most); median gap between API calls ${nsGap.toFixed(1)} vs ${bareGap.toFixed(1)} ms: +${(nsGap - bareGap).toFixed(1)} ms, of which nightshift's CLI flags alone +${(flagsGap - bareGap).toFixed(1)} ms; load ${out.load.join(' ')}`);
+    console.log(`per tool call (sandbox: ${SANDBOX}; ${CALLS} Bash calls, median of ${runs}): nightshift ${nsCall.toFixed(1)} ms vs bare CLI ${bareCall.toFixed(1)} ms a call: +${(nsCall - bareCall).toFixed(1)} ms (ratio ${(nsCall / bareCall).toFixed(2)}; goal +10 ms at most); median gap between API calls ${nsGap.toFixed(1)} vs ${bareGap.toFixed(1)} ms: +${(nsGap - bareGap).toFixed(1)} ms, of which nightshift's CLI flags alone +${(flagsGap - bareGap).toFixed(1)} ms; the supervisor's own CPU ${cpuCall.toFixed(2)} ms a call; load ${out.load.join(' ')}`);
     return out;
   } finally {
     await api.close();
