@@ -45,7 +45,7 @@ export const KEY_DOCS: Record<string, KeyDoc> = {
   'claude.model': 'The model, unless the agent names its own.',
   'claude.max_turns': 'Turns a session may take, unless the agent says otherwise.',
   'claude.timeout': { kind: 'duration', text: 'Wall-clock watchdog: past it the session ends `timeout`.' },
-  'claude.idle_timeout': { kind: 'duration', text: 'No stream output for this long: the session ends `stalled`.' },
+  'claude.idle_timeout': { kind: 'duration', text: 'No stream output from the CLI, and no bytes from the API, for this long: the session ends `stalled`.' },
   'claude.kill_grace': { kind: 'duration', text: 'After SIGINT, before SIGTERM and SIGKILL of every process the session started.' },
   'claude.permission_mode': 'The CLI\'s permission mode, or a list of allowed tools. The CLI refuses `bypassPermissions` as root: run unwalled as root, an agent without `allowed_tools` is refused.',
   'claude.extra_args': 'More arguments for every `claude -p`.',

@@ -31,7 +31,9 @@ export type Reply =
   // streamError: sent after the first block's first delta, and the stream ends there.
   // deltaUsage: fields message_delta carries besides output_tokens (a client that believes them
   // over message_start's counts less than was billed).
-  | { kind: 'message'; blocks: Block[]; usage?: ScriptUsage; stopReason?: string; deltaSize?: number; pingEvery?: number; streamError?: StreamError; deltaUsage?: Record<string, number> }
+  // deltaEveryMs: a pause after each delta (a long answer streamed slowly, the CLI silent on
+  // stdout meanwhile unless it shows partial messages).
+  | { kind: 'message'; blocks: Block[]; usage?: ScriptUsage; stopReason?: string; deltaSize?: number; pingEvery?: number; streamError?: StreamError; deltaUsage?: Record<string, number>; deltaEveryMs?: number }
   | { kind: 'status'; status: number; retryAfter?: number; headers?: Record<string, string> }
   | { kind: 'hang' }            // accept the request, never answer
   | { kind: 'stall'; usage?: ScriptUsage };  // send message_start, then nothing
@@ -162,6 +164,8 @@ export const SCENARIOS: Record<string, Script> = {
   // Starts a detached grandchild (its own session, like a daemon would) and then the API hangs.
   'bg-hang': ({ turn, prompt }) =>
     turn === 0 ? bash(`setsid sleep ${arg(prompt, 'SLEEP') ?? '600'} >/dev/null 2>&1 < /dev/null & echo started`) : { kind: 'hang' },
+  // A long answer streamed slowly: PIECES deltas, EVERY ms apart (the API alive all along).
+  'slow-answer': ({ prompt }) => ({ kind: 'message', blocks: [{ type: 'text', text: 'slow '.repeat(Number(arg(prompt, 'PIECES') ?? 20)) }], deltaSize: 5, deltaEveryMs: Number(arg(prompt, 'EVERY') ?? 250) }),
   // A tool that itself runs for a long time (the CLI goes silent meanwhile).
   'slow-tool': ({ turn, prompt }) => (turn === 0 ? bash(longCall(arg(prompt, 'SLEEP') ?? '600')) : text('slept')),
   // Runs a tool that prints the session's secrets, then repeats what it saw.
@@ -276,16 +280,19 @@ function limitHeaders(prompt: string): Record<string, string> {
 }
 
 function streamMessage(raw: http.ServerResponse, model: string, reply: Extract<Reply, { kind: 'message' }>, usage: Usage, stopReason: string, gzip: boolean, done: (sha: string) => void, deltaUsage?: Record<string, number>, extra: Record<string, string> = {}) {
-  const { blocks, deltaSize = 7, pingEvery, streamError } = reply;
+  const { blocks, deltaSize = 7, pingEvery, streamError, deltaEveryMs } = reply;
   raw.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': id('req'), 'cache-control': 'no-cache', ...(gzip ? { 'content-encoding': 'gzip' } : {}), ...extra });
   const res = sinkFor(raw, gzip, done);
+  // The events in order, written at once or (deltaEveryMs) each delta after a pause.
+  const events: Array<[string, unknown]> = [];
+  const ev = (event: string, data: unknown) => events.push([event, data]);
   let deltas = 0;
   const delta = (data: unknown) => {
-    sse(res, 'content_block_delta', data);
-    if (pingEvery && ++deltas % pingEvery === 0) sse(res, 'ping', { type: 'ping' });
+    ev('content_block_delta', data);
+    if (pingEvery && ++deltas % pingEvery === 0) ev('ping', { type: 'ping' });
   };
   const msgId = id('msg');
-  sse(res, 'message_start', {
+  ev('message_start', {
     type: 'message_start',
     message: {
       id: msgId, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null,
@@ -293,28 +300,39 @@ function streamMessage(raw: http.ServerResponse, model: string, reply: Extract<R
     },
   });
   // The real API pings once near the start of every stream.
-  sse(res, 'ping', { type: 'ping' });
+  ev('ping', { type: 'ping' });
   // Like the real API, text and tool input arrive in small deltas (a secret spans several).
-  for (const [index, b] of blocks.entries()) {
+  build: for (const [index, b] of blocks.entries()) {
     if (b.type === 'text') {
-      sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       for (const piece of pieces(b.text, deltaSize)) {
         delta({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
         if (streamError) {
-          sse(res, 'error', { type: 'error', error: streamError });
-          res.end();
-          return;
+          ev('error', { type: 'error', error: streamError });
+          break build;
         }
       }
     } else {
-      sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: id('toolu'), name: b.name, input: {} } });
+      ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: id('toolu'), name: b.name, input: {} } });
       for (const piece of pieces(JSON.stringify(b.input), 8)) delta({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
     }
-    sse(res, 'content_block_stop', { type: 'content_block_stop', index });
+    ev('content_block_stop', { type: 'content_block_stop', index });
   }
-  sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens, ...deltaUsage } });
-  sse(res, 'message_stop', { type: 'message_stop' });
-  res.end();
+  if (!streamError) {
+    ev('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens, ...deltaUsage } });
+    ev('message_stop', { type: 'message_stop' });
+  }
+  const emit = (from: number) => {
+    for (let i = from; i < events.length; i++) {
+      sse(res, events[i][0], events[i][1]);
+      if (deltaEveryMs && events[i][0] === 'content_block_delta') {
+        setTimeout(() => !raw.destroyed && emit(i + 1), deltaEveryMs);
+        return;
+      }
+    }
+    res.end();
+  };
+  emit(0);
 }
 
 export type FakeApi = {

@@ -94,6 +94,7 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
   // beside themselves); both are awaited, and nothing is spawned, before the charge.
   // The meter lives in the session's API proxy; it admits nothing until the charge reserves.
   let lastWindows = '';
+  let alive = () => {};
   const meter = new SessionMeter({ reservationUsd: 0, prices: config.budget.prices, serverTools: agent.serverTools, warn: (o, m) => log.warn(o, m) });
   meter.close('the session has no reservation yet');
   const stateBuilt = prepareSessionState({ config, agent, sessionId: id, ledger, now: startedAt, transcript, redact: deps.redact, logger: log, excludeOnlyWithGit: deps.gitChecks?.excludeAlways === false, repo });
@@ -102,6 +103,9 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
       config, agent, sessionId: id, env: deps.env, logger: log, redact: deps.redact, state: stateBuilt.then((s) => s?.text ?? null), version: version(),
       meter,
       trace: deps.trace,
+      // The API's bytes are the session's sign of life while an answer streams (the CLI's stdout is
+      // silent until the whole message has come): the runner's idle limit hears of them.
+      onActivity: () => alive(),
       // The usage windows a subscription reports, kept when they change (one small write).
       onHeaders: (h) => {
         const w = windowsFrom((k) => (typeof h[k] === 'string' ? (h[k] as string) : undefined), deps.now());
@@ -220,6 +224,7 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
       redact: deps.redact,
       subreaper: deps.subreaper ?? !guest.sandboxed,
       watchdog: deps.watchdog,
+      signsOfLife: deps.proxyLife === false ? undefined : (f) => (alive = f),
       onSpawn: (pid) => {
         mark('cli_spawned');
         ledger.setChild(id, pid);

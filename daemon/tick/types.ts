@@ -37,7 +37,8 @@ export type RunDeps = {
   // (off), the pinned user settings (off), session_user's (off: a root supervisor's session runs as
   // root), the bridge's API peer check (off), the host view (off: all of `/` read-only in sight) and
   // the watchdog thread ('loop': the limits as timers on the event loop), the fire's wait for its
-  // trace's flush before its row and result (on: a collector that holds its answer holds them).
+  // trace's flush before its row and result (on: a collector that holds its answer holds them) and
+  // the API proxy's activity as the idle limit's sign of life (off: the CLI's stdout alone).
   // Production leaves all unset.
   chargeOn?: 'open' | 'settle';
   subreaper?: boolean;
@@ -51,6 +52,7 @@ export type RunDeps = {
   hostView?: boolean;
   watchdog?: 'thread' | 'loop';
   traceAtFire?: boolean;
+  proxyLife?: boolean;
   // The vault's git checks (vault/git-sync.ts GitChecks), each off only as its negative control;
   // `excludeAlways: false` writes the state's exclude only while git.enabled, as before.
   gitChecks?: Partial<GitChecks> & { excludeAlways?: boolean };

@@ -12,8 +12,9 @@ export function claudeArgs(agent: Agent, config: Config, more: string[] = []): s
     ...(agent.tools === 'default' ? [] : ['--tools', agent.tools.join(',')]),
     '--output-format', 'stream-json',
     '--verbose',
-    // The API's own per-call usage (message_start/message_delta) for a running cost estimate.
-    '--include-partial-messages',
+    // No --include-partial-messages: its every delta a line to read cost ~1.5 ms of our CPU a call
+    // (docs/benchmarks.md). The cost is the API proxy's meter's, and the idle limit's sign of life
+    // while an answer streams is the proxy's bytes (sessions/run/runner.ts signsOfLife).
     '--max-turns', String(agent.maxTurns),
     '--model', agent.model,
     // The CLI checks this only after each call and overshoots; our estimate enforces it too.

@@ -1,4 +1,5 @@
-// Runs one CLI process under the watchdogs: wall clock, idle (no output), loop and cost ceiling.
+// Runs one CLI process under the watchdogs: wall clock, idle (no output, no sign of life), loop and
+// cost ceiling.
 // Ending a session is a policy: SIGINT first (the CLI then writes its result), a grace period,
 // then SIGTERM and SIGKILL to every process of the session, found by tree and by marker.
 import { LineSplitter } from '../stream/line-splitter.js';
@@ -53,6 +54,10 @@ export type RunnerOptions = {
   // Who holds the wall-clock and idle limits: a thread of their own (./watchdog.ts), enforced while
   // our event loop is blocked; 'loop' (the negative control) keeps them as timers on the loop.
   watchdog?: 'thread' | 'loop';
+  // Handed the runner's `alive()` once the idle limit is armed: a sign of life that is not the
+  // CLI's stdout (the API proxy's bytes while an answer streams: without partial messages the CLI
+  // writes nothing until a whole message has come). A no-op once the session has ended.
+  signsOfLife?: (alive: () => void) => void;
 };
 
 const DISK_POLL_MS = 1000;
@@ -227,6 +232,13 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     );
     beat = setInterval(() => dog?.beat(), BEAT_MS);
   } else keepLimitsOnLoop();
+  let over = false;
+  const alive = () => {
+    if (over) return;
+    dog?.output();
+    if (loopTimers) armIdle();
+  };
+  o.signsOfLife?.(alive);
   const reached = () => {
     const why = o.cell?.reached() ?? null;
     if (why) stop('bound', why);
@@ -266,8 +278,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
     }
   };
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    dog?.output();
-    if (loopTimers) armIdle();
+    alive();
     try {
       splitter.push(chunk, onLine);
     } catch (err) {
@@ -286,6 +297,7 @@ export async function runClaude(o: RunnerOptions): Promise<RunnerResult> {
   });
 
   const result = await ended;
+  over = true;
   if (beat) clearInterval(beat);
   // The thread's stop whose message is still on its way: the kill was its, and so is the reason.
   const byThread = dog?.claimed() ?? null;

@@ -108,12 +108,19 @@ export class StreamTracker {
       }
       case 'assistant': {
         const m = msg.message ?? {};
-        if (typeof m.id === 'string' && m.model !== '<synthetic>') this.answers.add(m.id);
+        if (typeof m.id === 'string' && m.model !== '<synthetic>') {
+          this.answers.add(m.id);
+          // A call answered: any retry before it is over (without partial messages no
+          // message_start says so).
+          this.retry = null;
+        }
         if (typeof m.id === 'string' && m.usage && !this.seenMessages.has(m.id)) {
           this.seenMessages.add(m.id);
           const u = usageOf(m.usage);
           add(this.fromAssistant, u);
           this.fromAssistantUsd += costOf(this.model, u);
+          // The running estimate's only news without partial messages (nightshift's own runs).
+          if (!this.current) out.push({ type: 'cost', usd: this.estimatedCost() });
         }
         for (const block of Array.isArray(m.content) ? m.content : []) {
           if (block?.type === 'text' && typeof block.text === 'string') this.lastText = block.text;

@@ -37,6 +37,9 @@ export type ApiProxyOptions = {
   meter?: SessionMeter;
   // Every upstream reply's headers (the usage windows a subscription reports). Must not throw.
   onHeaders?: (headers: http.IncomingHttpHeaders) => void;
+  // The session's sign of life: each request the CLI makes and each chunk of each reply (an answer
+  // streaming while the CLI, without partial messages, writes nothing). Must be cheap.
+  onActivity?: () => void;
   // The session's trace span: each forwarded request is a span under it (./request-span.ts).
   trace?: TraceSpan;
   // The clock a limit's retry-after is read against.
@@ -215,6 +218,14 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     res.end(text);
   };
 
+  const alive = () => {
+    try {
+      o.onActivity?.();
+    } catch (err) {
+      o.logger.warn({ event: 'api_proxy_activity_error', err: o.redact(String(err)) }, 'reporting activity failed');
+    }
+  };
+
   const server = http.createServer((req, res) => {
     const path = req.url ?? '/';
     const seen = presented(req);
@@ -226,6 +237,7 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
       req.resume();
       return send(res, 401, apiError('authentication_error', 'nightshift: invalid session token'), { 'x-should-retry': 'false' });
     }
+    alive();
     // Only inference goes up with the credential: not files, batches, admin or key-minting paths.
     const pathRefusal = o.unsafeForwardAnyPath ? (path.startsWith('/') ? null : 'not an origin-form path') : apiRequestRefusal(req.method, path);
     if (pathRefusal) {
@@ -381,6 +393,8 @@ export async function startApiProxy(o: ApiProxyOptions): Promise<ApiProxy> {
     up.on('timeout', () => fail(new Error(`no bytes for ${timeoutMs} ms`), true));
     up.on('error', (err) => fail(err, false));
     up.on('response', (ur) => {
+      alive();
+      ur.on('data', alive);
       stats.unreachable = null;
       const headers = responseHeaders(ur.headers);
       // The key is refused: the CLI would retry it ten times (three minutes); told not to, it stops

@@ -36,6 +36,8 @@ export type EndpointsInput = {
   // The session's trace span (core/trace.ts): each endpoint puts what it serves under it.
   trace?: TraceSpan;
   onHeaders?: (headers: IncomingHttpHeaders) => void;
+  // Each request and reply chunk the API proxy passes (sessions/wall/api-proxy.ts onActivity).
+  onActivity?: () => void;
   egressNet?: Partial<EgressNet>;
   // false: the API's TCP route back, no peer check (the test-only control of the bridge's check).
   apiPeer?: boolean;
@@ -89,7 +91,7 @@ export async function startEndpoints(i: EndpointsInput, teardown: Teardown): Pro
   try {
     const upstream = i.env.ANTHROPIC_BASE_URL || config.claude.api_base;
     const credential = credentialFrom(i.env);
-    const proxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, meter: i.meter, trace: i.trace, onHeaders: i.onHeaders, listen: at('a', WALL_PORTS.api) });
+    const proxy = await startApiProxy({ upstream, credential, logger: log, redact: i.redact, refuse: i.refuse, meter: i.meter, trace: i.trace, onHeaders: i.onHeaders, onActivity: i.onActivity, listen: at('a', WALL_PORTS.api) });
     teardown.add(() => proxy.close());
     // Loaded only for an agent with a network (most have none).
     const egress = network === 'none' ? null : await (await import('./egress-proxy.js')).startEgressProxy({

@@ -60,6 +60,8 @@ export type GuestInput = {
   trace?: TraceSpan;
   // Each upstream reply's headers, as the proxy sees them.
   onHeaders?: (headers: import('node:http').IncomingHttpHeaders) => void;
+  // Each request and reply chunk the API proxy passes: the idle watchdog's sign of life.
+  onActivity?: () => void;
   // Test-only, never read from config or the environment: the egress proxy's resolver and connect
   // (a name mapped to an address, the final connect redirected to a loopback stand-in).
   egressNet?: Partial<EgressNet>;

@@ -1,5 +1,6 @@
 // End to end through the built binary and the real Claude Code CLI against the imitation API.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
@@ -136,6 +137,38 @@ describe('nightshift run', () => {
     const { ran, record } = await runJson(ws, 'staller');
     assert.equal(ran.code, 1);
     assert.equal(record.outcome, 'stalled');
+  });
+
+  // The CLI runs without --include-partial-messages, so while an answer streams its stdout is
+  // silent until the whole message has come (probed, 2.1.332: 3.9 s of silence for 12 deltas 300 ms
+  // apart); the idle limit's sign of life is then the API proxy's bytes. Mutation: runner.ts's
+  // `o.signsOfLife?.(alive)` removed, or the proxy's `alive()` calls, and the first test fails.
+  const slowAnswer = (t: TestContext, name: string) => {
+    const ws = workspace(t, api.url, configYaml({ claude: { timeout: '60s', idle_timeout: '3s', kill_grace: '2s' } }));
+    writeAgent(ws, name, 'SCENARIO=slow-answer PIECES=16 EVERY=500');
+    return ws;
+  };
+
+  test('a long answer streamed slowly is not taken for a stall: the API proxy\'s bytes are the sign of life', async (t) => {
+    const ws = slowAnswer(t, 'talker');
+    const { ran, record } = await runJson(ws, 'talker');
+    assert.equal(record.outcome, 'ok', `${record.error}\n${ran.stderr.slice(-1500)}`);
+    // The whole answer came, all 16 pieces.
+    assert.equal((record.result ?? '').match(/slow/g)?.length, 16, record.result);
+  });
+
+  test('the control: with the CLI\'s stdout as the only sign of life, the same answer is ended as stalled', async (t) => {
+    const ws = slowAnswer(t, 'mute');
+    const ran = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const c = spawn(process.execPath, [path.join(FIXTURES, 'run-walled-without.mjs'), ws.config, 'mute', 'life'], { env: ws.env, cwd: ws.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      c.stdout.on('data', (d: Buffer) => (stdout += d));
+      c.stderr.on('data', (d: Buffer) => (stderr += d));
+      c.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    const record = JSON.parse(ran.stdout.trim().split('\n').at(-1) || 'null');
+    assert.equal(record?.outcome, 'stalled', ran.stderr.slice(-1500));
   });
 
   // The test environment pins CLAUDE_CODE_MAX_RETRIES=0; these two keep the CLI's own retries (10,

@@ -52,6 +52,25 @@ describe('runner', () => {
     assert.deepEqual(processesMatching('sleep 653'), []);
   });
 
+  // The sign of life that is not stdout (the API proxy's bytes while an answer streams): a child
+  // silent on stdout but alive by it runs on to the wall clock, with the limits on the thread or on
+  // the loop; the test above is its control (the same child, no sign of life: stalled).
+  for (const watchdog of ['thread', 'loop'] as const) {
+    test(`a child silent on stdout but showing signs of life is not stalled (watchdog: ${watchdog})`, async () => {
+      let beat: NodeJS.Timeout | null = null;
+      const signsOfLife = (alive: () => void) => {
+        beat = setInterval(alive, 100);
+      };
+      try {
+        const r = await runClaude(base([path.join(FIXTURES, 'stubborn.mjs'), '657'], { timeoutMs: 4000, idleTimeoutMs: 1500, watchdog, signsOfLife }));
+        assert.equal(r.stopReason, 'timeout', r.stopDetail ?? '');
+      } finally {
+        if (beat) clearInterval(beat);
+      }
+      assert.deepEqual(processesMatching('sleep 657'), []);
+    });
+  }
+
   test('garbage on stdout is counted, and the result still read', async () => {
     const tracker = new StreamTracker(limits);
     const r = await runClaude(base([path.join(FIXTURES, 'finishes.mjs'), '7'], { tracker }));

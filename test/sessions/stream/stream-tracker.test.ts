@@ -39,6 +39,22 @@ describe('stream tracker on recorded CLI output', () => {
     assert.equal(t.result?.result, 'Tool said: "hi". Done.');
   });
 
+  test('without partial messages each new answer is a cost event (the ledger\'s progress, the ceiling\'s check), once per message', () => {
+    const events: TrackerEvent[] = [];
+    const t = replay('stream-sample.jsonl', null, events);
+    assert.equal(fs.readFileSync(path.join(FIXTURES, 'claude-cli', 'stream-sample.jsonl'), 'utf8').includes('stream_event'), false, 'a sample without partial messages');
+    const ids = new Set(fs.readFileSync(path.join(FIXTURES, 'claude-cli', 'stream-sample.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l)).filter((m) => m.type === 'assistant' && m.message?.usage).map((m) => m.message.id));
+    assert.ok(ids.size >= 1);
+    assert.equal(events.filter((e) => e.type === 'cost').length, ids.size);
+    assert.ok(t.estimatedCost() > 0);
+    // With partial messages the stream's own events are the news: no second event per answer.
+    const partial: TrackerEvent[] = [];
+    replay('stream-include-partial-messages.jsonl', null, partial);
+    const lines = fs.readFileSync(path.join(FIXTURES, 'claude-cli', 'stream-include-partial-messages.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+    const usageEvents = lines.filter((m) => m.type === 'stream_event' && (m.event?.type === 'message_start' || m.event?.type === 'message_delta')).length;
+    assert.equal(partial.filter((e) => e.type === 'cost').length, usageEvents);
+  });
+
   test('partial messages give a running estimate that matches the CLI\'s own total', () => {
     const t = replay('stream-include-partial-messages.jsonl');
     // The init line says claude-opus-4-8[1m]: $5/$25, 1000 in + 100 out.
@@ -173,5 +189,12 @@ test('the CLI retrying the API shows on the live line, and a call that answers c
   assert.match(line, /API retry 2\/2 \(429\)/);
   t.feed({ type: 'stream_event', event: { type: 'message_start', message: { usage: { input_tokens: 1 } } } });
   assert.equal(t.retry, null);
+  // Without partial messages (nightshift's own runs) the answer's assistant line clears it; the
+  // CLI's own `<synthetic>` one (its "API Error" text, as in the replay above) does not.
+  const plain = replay('stream-api-error-429-retries.jsonl');
+  plain.feed({ type: 'assistant', message: { id: 'msg_synthetic_2', model: '<synthetic>', content: [{ type: 'text', text: 'API Error: 429' }] } });
+  assert.deepEqual(plain.retry, { attempt: 2, max: 2, status: 429 });
+  plain.feed({ type: 'assistant', message: { id: 'msg_answered', model: 'claude-sonnet-5', content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 1, output_tokens: 1 } } });
+  assert.equal(plain.retry, null);
   assert.doesNotMatch(liveText({ agent: 'gardener', startedAt: 0, turns: 1, usd: 0, lastTool: null, retry: t.retry }, 5000, 200), /retry/);
 });
