@@ -82,3 +82,11 @@ export async function expireReservations(db: FleetQuery): Promise<number> {
   const r = await db.query(`UPDATE fleet_reservations SET status = 'expired' WHERE status = 'held' AND expires_at <= now()`);
   return r.rowCount ?? 0;
 }
+
+// Each agent's sessions across the fleet: today's count and its latest start (dispatch's
+// max_runs_per_day and min_interval read it beside the host's own ledger).
+export async function fleetHistory(db: FleetQuery, day: string): Promise<Record<string, { today: number; lastStartedAt: Date | null }>> {
+  const r = await db.query<{ agent: string; today: number; last: Date | null }>(
+    'SELECT agent, (count(*) FILTER (WHERE day = $1))::int AS today, max(reserved_at) AS last FROM fleet_reservations GROUP BY agent', [day]);
+  return Object.fromEntries(r.rows.map((x) => [x.agent, { today: x.today, lastStartedAt: x.last ? new Date(x.last) : null }]));
+}

@@ -321,7 +321,7 @@ export const MUTATIONS = [
     guarantee: "a settle the fleet's database did not take is spooled and written by the next start",
     file: 'daemon/tick/fleet-link.ts',
     find: 'if (switches.spool === false) throw err;',
-    replace: 'throw err;',
+    replace: 'if (err) throw err;',
     tests: ['e2e/fleet'],
   },
   {
@@ -330,6 +330,14 @@ export const MUTATIONS = [
     file: 'daemon/tick/tick.ts',
     find: 'if (pinned && pinned !== deps.fleet.host) {',
     replace: 'if (pinned && pinned === deps.fleet.host + "x") {',
+    tests: ['e2e/fleet'],
+  },
+  {
+    name: 'fleet-history-unread',
+    guarantee: "a rule's min_interval and max_runs_per_day hold across the fleet: dispatch reads every host's sessions beside its own",
+    file: 'daemon/tick/tick.ts',
+    find: 'shared = await fleetHistory(await deps.fleet.get(), day);',
+    replace: 'shared = {}; void fleetHistory;',
     tests: ['e2e/fleet'],
   },
   {

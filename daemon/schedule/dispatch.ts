@@ -6,6 +6,19 @@ import { DAY_NAMES } from '../../config/schedule-spec.js';
 
 export type Rule = { agent: string; days?: number[]; hours?: number[]; min_interval?: number; max_runs_per_day?: number };
 export type AgentHistory = { today: number; lastStartedAt: Date | null };
+
+// Pure: this host's history of each agent beside the fleet's (every host's, this one's too): the
+// larger count of today's sessions and the later start, so a rule's max_runs_per_day and
+// min_interval hold across hosts.
+export function withFleetHistory(own: Record<string, AgentHistory>, fleet: Record<string, AgentHistory>): Record<string, AgentHistory> {
+  const out: Record<string, AgentHistory> = { ...own };
+  for (const [agent, f] of Object.entries(fleet)) {
+    const o = out[agent];
+    const last = [o?.lastStartedAt, f.lastStartedAt].filter((d): d is Date => d instanceof Date).sort((a, b) => b.getTime() - a.getTime())[0] ?? null;
+    out[agent] = { today: Math.max(o?.today ?? 0, f.today), lastStartedAt: last };
+  }
+  return out;
+}
 // passed: the rule's own terms held and it was passed over all the same (a hold, an invalid file).
 export type RuleVerdict = { index: number; agent: string; matched: boolean; why: string; passed?: 'held' | 'invalid' | 'busy' };
 export type Decision = { agent: string | null; rule: number | null; reason: string; rules: RuleVerdict[] };

@@ -5,15 +5,18 @@ import type { Hold } from '../../budget/holds.js';
 import type { Ledger } from '../../budget/ledger.js';
 import type { Agent, BrokenAgent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
-import { decide, type Decision } from './dispatch.js';
+import { decide, withFleetHistory, type AgentHistory, type Decision } from './dispatch.js';
 import { forecast, type Forecast } from './forecast.js';
 import { currentHolds } from './holds.js';
 
-export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = [], busy: Record<string, string> = {}): Decision & { holds: Record<string, Hold> } {
+// `fleet`: the fleet's history of each agent (budget/fleet-reservations.ts fleetHistory), read
+// beside the ledger's.
+export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = [], busy: Record<string, string> = {}, fleet?: Record<string, AgentHistory>): Decision & { holds: Record<string, Hold> } {
   const limits = Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }]));
   const holds = currentHolds(config, ledger, at);
   const invalid = Object.fromEntries(broken.map((b) => [b.name, `${b.file}: ${b.problems[0] ?? 'invalid'}`]));
-  return { ...decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits, holds, invalid, busy), holds };
+  const own = ledger.history(dayOf(at, config.budget.timezone));
+  return { ...decide(at, config.budget.timezone, config.dispatch, fleet ? withFleetHistory(own, fleet) : own, limits, holds, invalid, busy), holds };
 }
 
 // The forecast (./forecast.ts) over this install's ledger and the timer's ticks (./timer-ticks.ts):

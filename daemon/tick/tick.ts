@@ -11,6 +11,7 @@ import { dreamDue } from './dream-tick.js';
 import { ping } from '../../report/ping.js';
 import { exitCodeForError, FireRecord, triggerOf } from './fire-record.js';
 import { dispatchPassedOver } from './fire-words.js';
+import type { AgentHistory } from '../schedule/dispatch.js';
 import { exitCodeOf, supervise } from './supervise.js';
 import type { RunDeps, SuperviseResult } from './types.js';
 import { openTelemetry, type Telemetry } from '../../logs/telemetry.js';
@@ -127,12 +128,20 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
   try {
     const r = await supervise(
       config,
-      async (ledger, now, _day, busy) => {
+      async (ledger, now, day, busy) => {
         const occupied = Object.fromEntries(agents.flatMap((a) => {
           const why = busy(a.name) ?? (o.ran.has(a.name) ? `${a.name} ran in this tick already` : null);
           return why ? [[a.name, why]] : [];
         }));
         let d = explain(config, agents, ledger, now, broken, occupied);
+        // Across a fleet, what every host ran (a rule's min_interval and max_runs_per_day hold
+        // fleet-wide): read once an agent is due here, so a tick with nothing due never connects.
+        let shared: Record<string, AgentHistory> | undefined;
+        if (d.agent && deps.fleet) {
+          const { fleetHistory } = await import('../../budget/fleet-reservations.js');
+          shared = await fleetHistory(await deps.fleet.get(), day);
+          d = explain(config, agents, ledger, now, broken, occupied, shared);
+        }
         // Across a fleet, the agent's slot is claimed first: a slot another host (or an earlier
         // tick) claimed is passed over, named, and the next due agent is tried.
         while (d.agent && deps.fleet) {
@@ -140,7 +149,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
           const pinned = byName.get(d.agent)?.host;
           if (pinned && pinned !== deps.fleet.host) {
             occupied[d.agent] = `runs on host ${pinned} (host: in its file), where its memory is`;
-            d = explain(config, agents, ledger, now, broken, occupied);
+            d = explain(config, agents, ledger, now, broken, occupied, shared);
             continue;
           }
           const claim = await claimForFire(deps.fleet, d.agent, deps.slot ?? now, config.budget.timezone);
@@ -149,7 +158,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
             break;
           }
           occupied[d.agent] = claim.lost;
-          d = explain(config, agents, ledger, now, broken, occupied);
+          d = explain(config, agents, ledger, now, broken, occupied, shared);
         }
         dispatch = dispatchPassedOver(d.rules);
         if (lead) {

@@ -186,6 +186,32 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
     }
   };
 
+  // mutation: fleet-history-unread, caught here.
+  for (const interval of [true, false]) {
+    test(interval
+      ? 'a rule\'s min_interval holds across hosts: host-b\'s fire an hour after host-a ran the agent is a skip'
+      : 'the control: the same rule without min_interval runs on host-b an hour after host-a (the claim alone does not stop it)', async (t) => {
+      const url = pg.url(pg.createDb(), PASSWORD);
+      const rule = interval ? '    min_interval: 3h\n' : '';
+      const [a, b] = ['host-a', 'host-b'].map((name) => {
+        const ws = workspace(t, api.url, configYaml({ top: `${gitOff}fleet:\n  host: ${name}\ndispatch:\n  - agent: gardener\n${rule}` }));
+        writeAgent(ws, 'gardener', 'SCENARIO=text');
+        fs.writeFileSync(path.join(ws.dir, 'nightshift.env'), `NIGHTSHIFT_DATABASE_URL=${url}\n`, { mode: 0o600 });
+        return ws;
+      });
+      assert.equal((await nightshift(['db', 'migrate'], a.env, a.dir)).code, 0);
+      const slot = claimSlot(new Date(), 'UTC');
+      const first = await fleetTick(a, [], slot);
+      assert.equal(first.out.action, 'session', first.stderr);
+      const second = await fleetTick(b, [], new Date(slot.getTime() + HOUR));
+      assert.equal(second.code, 0, second.stderr);
+      if (!interval) return assert.equal(second.out.action, 'session');
+      // Not due by its own terms: the rule's min_interval, read over both hosts' sessions.
+      assert.deepEqual([second.out.action, second.out.reason], ['skip', 'no rule is due']);
+      assert.deepEqual(ledgerRows(b.dir), []);
+    });
+  }
+
   // mutation: fleet-no-heartbeat, caught here.
   for (const control of [false, true]) {
     test(control

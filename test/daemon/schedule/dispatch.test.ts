@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decide, localTime, type AgentHistory, type Rule } from '../../../daemon/schedule/dispatch.js';
+import { decide, localTime, withFleetHistory, type AgentHistory, type Rule } from '../../../daemon/schedule/dispatch.js';
 import { parseDays, parseHours } from '../../../config/schedule-spec.js';
 
 const rules = (): Rule[] => [
@@ -105,4 +105,16 @@ describe('dispatch', () => {
     assert.match(parseHours([24]) as string, /got `24`/);
     assert.deepEqual(parseHours([0, 23]), [0, 23]);
   });
+});
+
+test('a fleet\'s history beside the host\'s own: the larger count today and the later start, per agent; an agent only one side knows is kept', () => {
+  const at = (h: number) => new Date(Date.UTC(2026, 11, 7, h));
+  const own = { gardener: { today: 1, lastStartedAt: at(3) }, scribe: { today: 2, lastStartedAt: at(1) } };
+  const fleet = { gardener: { today: 3, lastStartedAt: at(5) }, scribe: { today: 1, lastStartedAt: null }, weeder: { today: 1, lastStartedAt: at(2) } };
+  assert.deepEqual(withFleetHistory(own, fleet), {
+    gardener: { today: 3, lastStartedAt: at(5) },
+    scribe: { today: 2, lastStartedAt: at(1) },
+    weeder: { today: 1, lastStartedAt: at(2) },
+  });
+  assert.deepEqual(withFleetHistory(own, {}), own);
 });
