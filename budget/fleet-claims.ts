@@ -71,3 +71,26 @@ export async function renewClaims(db: FleetQuery, host: string, claims: Array<Pi
     [host, claims.map((x) => x.agent), claims.map((x) => x.slot), leaseMs]);
   return r.rowCount ?? 0;
 }
+
+// A claim as the fleet knows it (`fires --fleet`, status): `live` on the database's clock (its
+// lease not passed, not ended); one live past its lease is a host that stopped beating, settled
+// 'crashed' by the next host that connects.
+export type ClaimRow = { agent: string; slot: string; host: string; session: string | null; claimed_at: string; lease_until: string; ended_at: string | null; outcome: string | null; live: boolean };
+
+// The claims made since `since` (newest first), or only the live ones. A read: nothing is settled.
+export async function listClaims(db: FleetQuery, o: { since?: Date; live?: boolean; agent?: string; limit?: number }): Promise<ClaimRow[]> {
+  const r = await db.query<{ agent: string; slot: Date; host: string; session_id: string | null; claimed_at: Date; lease_until: Date; ended_at: Date | null; outcome: string | null; live: boolean }>(
+    `SELECT agent, slot, host, session_id, claimed_at, lease_until, ended_at, outcome, (ended_at IS NULL AND lease_until > now()) AS live
+      FROM fleet_claims
+      WHERE ($1::timestamptz IS NULL OR claimed_at >= $1) AND ($2::boolean IS NOT TRUE OR (ended_at IS NULL AND lease_until > now())) AND ($3::text IS NULL OR agent = $3)
+      ORDER BY claimed_at DESC, agent LIMIT $4`, [o.since ?? null, o.live ?? false, o.agent ?? null, o.limit ?? 1000]);
+  const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+  return r.rows.map((x) => ({ agent: x.agent, slot: iso(x.slot)!, host: x.host, session: x.session_id, claimed_at: iso(x.claimed_at)!, lease_until: iso(x.lease_until)!, ended_at: iso(x.ended_at), outcome: x.outcome, live: x.live }));
+}
+
+// Pure: a claim's state in words: its outcome once ended, else running, or its lease passed
+// without a heartbeat (the next host that connects settles it crashed).
+export function claimState(c: Pick<ClaimRow, 'outcome' | 'live' | 'ended_at'>): string {
+  if (c.ended_at) return c.outcome ?? 'ended';
+  return c.live ? 'running' : 'lease passed (its host stopped beating)';
+}

@@ -11,7 +11,7 @@ export type Flags = {
   source?: string; category?: string; tags?: string; speaker?: string; explain?: boolean; 'include-faded'?: boolean; alert?: boolean;
   'valid-from'?: string; 'as-of'?: string;
   agent?: string; outcome?: string; since?: string; transcript?: boolean; days?: string; follow?: boolean;
-  'environment-file'?: string; remote?: string; fix?: boolean; port?: string; serve?: boolean; timeline?: boolean;
+  'environment-file'?: string; remote?: string; fix?: boolean; port?: string; serve?: boolean; timeline?: boolean; fleet?: boolean;
   confidence?: string; note?: string; due?: string; solo?: boolean; seed?: string; steps?: string; approve?: string; weight?: string;
 };
 
@@ -53,6 +53,7 @@ const OPTIONS = {
   days: { type: 'string' },
   follow: { type: 'boolean', short: 'f' },
   timeline: { type: 'boolean' },
+  fleet: { type: 'boolean' },
   'environment-file': { type: 'string' },
   remote: { type: 'string' },
   fix: { type: 'boolean' },
@@ -69,7 +70,7 @@ export const ALLOWED: Record<string, Array<keyof Flags>> = {
   show: ['config', 'environment-file', 'json', 'transcript'],
   logs: ['config', 'environment-file', 'follow'],
   tick: ['config', 'environment-file', 'json'],
-  fires: ['config', 'environment-file', 'json', 'days', 'agent', 'timeline', 'prefix'],
+  fires: ['config', 'environment-file', 'json', 'days', 'agent', 'timeline', 'prefix', 'fleet'],
   next: ['config', 'environment-file', 'json', 'at', 'prefix'],
   status: ['config', 'environment-file', 'json', 'prefix'],
   lock: ['config', 'environment-file', 'timeout'],

@@ -4,8 +4,9 @@ import { EXIT, UsageError } from '../../core/errors.js';
 import type { FireRow } from '../../budget/fires.js';
 import type { FullContext } from '../context.js';
 import { table, zoneStamp } from '../table.js';
+import { claimState, type ClaimRow } from '../../budget/fleet-claims.js';
 
-export const help = `Usage: nightshift fires [--days N] [--agent NAME] [--timeline [--prefix DIR]] [--json] [--config PATH]
+export const help = `Usage: nightshift fires [--days N] [--agent NAME] [--timeline [--prefix DIR] | --fleet] [--json] [--config PATH]
 
 Every fire of the last N days (default 1), newest first: each tick (of the timer, of nightshift
 daemon, or by hand) and each nightshift run, from state_dir/fires.db. A fire's row is written
@@ -38,13 +39,23 @@ ticks in nightshift status's gap line.
                 supervisor_pid, supervisor_start, trace_id, spans_dropped}]
                 (trace_id: the fire's OpenTelemetry trace, spans_dropped: its spans the
                 collector did not take; both null with telemetry off)
+  --fleet       every host's fires as the fleet's database knows them (NIGHTSHIFT_DATABASE_URL
+                in the env file, docs/fleet.md): each claim of an agent's slot, newest first,
+                with the host that claimed it, its session, and how it ended (the session's
+                outcome; crashed: its host stopped beating and another settled it; running;
+                a lease passed that the next host to connect settles crashed). A fire that
+                claimed nothing (a skip, a dream, a locked tick) is in its own host's fires only.
+                --json: [{agent, slot, host, session, claimed_at, lease_until, ended_at,
+                outcome, live}]
 
 Exit codes:
   0   listed (none is a list too)
-  64  usage: --days is not a positive whole number
+  64  usage: --days is not a positive whole number; --fleet without NIGHTSHIFT_DATABASE_URL,
+      or with --timeline
+  69  --fleet: the fleet's database cannot be reached (the message names its host:port/database)
   70  internal: state_dir/fires.db cannot be opened (damaged: move it aside)
   77  permission: state_dir/fires.db cannot be read by this user (the message says whose it is)
-  78  config: the config file is invalid`;
+  78  config: the config file is invalid; --fleet: a database schema this nightshift does not know`;
 
 export const stage = 'full';
 
@@ -68,9 +79,29 @@ export function firesText(rows: FireRow[], timezone: string): string {
   return table(out);
 }
 
+// Pure: the fleet's claims as lines (times in budget.timezone), newest first.
+export function fleetFiresText(rows: ClaimRow[], timezone: string, database: string): string {
+  if (!rows.length) return `no fire claimed in this window on any host (${database})`;
+  const at = (iso: string | null) => (iso ? zoneStamp(iso, timezone) : '-');
+  return table([
+    ['claimed', 'agent', 'slot', 'host', 'session', 'outcome', 'ended'],
+    ...rows.map((c) => [at(c.claimed_at), c.agent, at(c.slot), c.host, c.session ?? '-', claimState(c), at(c.ended_at)]),
+  ]);
+}
+
 export async function run({ config, flags, io, env }: FullContext): Promise<number> {
   const days = flags.days === undefined ? 1 : Number(flags.days);
   if (!Number.isInteger(days) || days < 1) throw new UsageError(`Expected --days as a positive whole number, got \`${flags.days}\``);
+  if (flags.fleet) {
+    if (flags.timeline) throw new UsageError('`--fleet` and `--timeline` do not go together: the timeline is this host\'s fires (nightshift fires --timeline)');
+    const { fleetTarget, FLEET_URL_VAR } = await import('../../config/fleet-url.js');
+    const target = fleetTarget(env);
+    if (!target) throw new UsageError(`\`--fleet\` reads the fleet's database, and ${FLEET_URL_VAR} is not set in the env file: this host's own fires are \`nightshift fires\` (docs/fleet.md sets up a fleet)`);
+    const { fleetFires } = await import('../../daemon/tick/fleet-look.js');
+    const rows = await fleetFires(config, env, io.redact, new Date(Date.now() - days * 86_400_000), flags.agent);
+    io.out(flags.json ? JSON.stringify(rows) : fleetFiresText(rows, config.budget.timezone, target.where));
+    return EXIT.OK;
+  }
   const { readFires } = await import('../../daemon/tick/fires-view.js');
   const now = new Date();
   const all = readFires(config, { since: new Date(now.getTime() - days * 86_400_000) }, now);

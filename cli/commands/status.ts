@@ -24,12 +24,20 @@ The ticks line checks the installed timer's expected ticks of the last day (sinc
 was written, if later) against the fires: "no tick recorded since 06:00; 3 expected" when the
 timer went silent (a tick still running covers the ticks systemd folds into it); nothing is
 checked where no timer is installed. The last fires are listed (see nightshift fires).
+With NIGHTSHIFT_DATABASE_URL in the env file (a fleet, docs/fleet.md), the fleet's hosts too,
+as the database knows them: each host's last heartbeat, its sessions running (live claims), its
+spend and reservations of the fleet's day, its clock against the database's; and the sessions
+running on any host. A database that cannot be reached is said in one line naming its
+host:port/database (never the URL), and the rest is this host's own state as ever (exit 0).
 --json: {budget: <as budget --json>, last_sessions: [...], next: <as next --json, with next_ticks>, holds: {...},
          locks: {run, git}, unpushed, branches: [{name, local, remote}], last_ok_at,
          invalid_agents: [{name, file, problems}], max_concurrent,
          running: [{id, agent, started_at, elapsed_ms, cost_usd, reserved_usd, supervisor_pid}],
          last_fires: [<as fires --json>, at most 5], fires_error: null|why,
-         tick_gaps: null|{from, on_calendar, expected, missed: [ISO time], last_fire, since_last}}
+         tick_gaps: null|{from, on_calendar, expected, missed: [ISO time], last_fire, since_last},
+         fleet: null|{database, this_host, error: null|why, day: {date, sessions, cost_usd, reserved_usd},
+                hosts: [{host, seen_at, age_ms, skew_ms, version, running, spent_today_usd, reserved_today_usd}],
+                running: [<as fires --fleet --json>]}}
          branches: nightshift/ branches not merged into the vault's HEAD (remote: as last fetched
          or pushed)`;
 
@@ -57,11 +65,13 @@ async function timerOf(ahead: Early, prefix: string | undefined, stateDir: strin
 }
 
 export async function run({ config, flags, io, logger, env }: FullContext): Promise<number> {
-  const [{ status, unpushedOf, openBranchesOf }, { timerTicks, calendarLine }] = await Promise.all([import('../../daemon/tick/status.js'), import('../../daemon/schedule/timer-ticks.js')]);
+  const [{ status, unpushedOf, openBranchesOf }, { timerTicks, calendarLine }, { fleetLook }] = await Promise.all([import('../../daemon/tick/status.js'), import('../../daemon/schedule/timer-ticks.js'), import('../../daemon/tick/fleet-look.js')]);
   mark('status_modules');
   // The env file may have changed PATH, where systemd-analyze is looked for.
   const ahead = started && started.path === env.PATH ? started : early({ flags, env });
   const now = ahead.now;
+  // The fleet's database (null without one), asked beside git and the ledger; never a failure.
+  const fleet = fleetLook(config, env, io.redact, now);
   const unpushed = unpushedOf(config);
   const branches = openBranchesOf(config);
   mark('git_started');
@@ -70,7 +80,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
   const past = (from: Date) => (before && from.getTime() === before.from.getTime() ? before.ticks : timerTicks(flags.prefix, from, env.PATH).ticks);
   // No ledger yet: the look made none (a file root made here would shut the service user out).
   let fresh = false;
-  const s = await withLedger(config, logger, (ledger) => ((fresh = ledger.empty), status(config, ledger, now, timer, unpushed, past, branches)));
+  const s = await withLedger(config, logger, (ledger) => ((fresh = ledger.empty), status(config, ledger, now, timer, unpushed, past, branches, fleet)));
   mark('status_looked');
   if (flags.json) io.out(JSON.stringify(s));
   else {
@@ -102,12 +112,31 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
     const note = (r: (typeof s.last_sessions)[number]) => [r.memory === 'unavailable' ? '(no memory tools)' : '', r.git?.branch ? terminalText(`(work on branch ${r.git.branch}, ${r.git.branch_pushed ? 'pushed' : 'local only'}: not on main until merged)`) : ''].filter(Boolean).join(' ');
     const sessions = s.last_sessions.map((r) => [at(r.started_at), r.agent, r.outcome, money(r.cost_usd), counted(r.turns, 'turn'), r.id, note(r)]);
     const fires = s.last_fires.map((f) => [at(f.at), `${f.kind}/${f.trigger}`, f.status === 'open' ? 'running' : f.action ?? '?', f.agent ?? '-', f.exit_code === null ? '-' : `exit ${f.exit_code}`, (f.reason ?? '').replace(/\s*\n\s*/g, ' ')]);
-    io.out([table(rows), ...(fires.length ? ['', 'last fires (nightshift fires for more)', table(fires)] : []), ...(sessions.length ? ['', 'last sessions', table(sessions, [3])] : [])].join('\n'));
+    io.out([table(rows), ...fleetLines(s.fleet, at), ...(fires.length ? ['', 'last fires (nightshift fires for more)', table(fires)] : []), ...(sessions.length ? ['', 'last sessions', table(sessions, [3])] : [])].join('\n'));
   }
   return EXIT.OK;
 }
 
 type Look = Awaited<ReturnType<typeof import('../../daemon/tick/status.js').status>>;
+
+// Pure: the fleet's part of status: its database, the fleet's day, each host as its heartbeat left
+// it (how long ago, its live claims, its spend and holds of the day, its clock), the sessions
+// running anywhere; or why the database cannot be seen (this host's own state is the rest).
+export function fleetLines(f: Look['fleet'], at: (iso: string) => string): string[] {
+  if (!f) return [];
+  if (f.error) return ['', table([['fleet', `${f.database}: ${f.error} (this host's own state above; nothing from the other hosts)`]])];
+  const day = f.day ? `the fleet's day ${f.day.date}: ${counted(f.day.sessions, 'session')}, ${money(f.day.cost_usd)} spent${f.day.reserved_usd ? `, ${money(f.day.reserved_usd)} reserved` : ''}` : '';
+  const hosts = f.hosts.map((h) => [
+    `${h.host}${h.host === f.this_host ? ' (this one)' : ''}`, `heard ${shortDuration(h.age_ms)} ago`, `${h.running} running`,
+    `${money(h.spent_today_usd)} spent`, h.reserved_today_usd ? `${money(h.reserved_today_usd)} reserved` : '', `clock ${h.skew_ms >= 0 ? '+' : ''}${(h.skew_ms / 1000).toFixed(1)} s`, `v${h.version}`,
+  ]);
+  const running = f.running.map((c, i) => [i ? '' : 'running', `${c.agent} on ${c.host} since ${at(c.claimed_at)}${c.session ? ` (${c.session})` : ''}`]);
+  return [
+    '', `fleet ${f.database}: ${counted(f.hosts.length, 'host')}; ${day}`,
+    hosts.length ? table(hosts) : 'no host heard yet (a host is heard at each start that connects)',
+    ...(running.length ? [table(running)] : []),
+  ];
+}
 
 // The timer's expected ticks against the fires: the silence now and any earlier gap, or that none
 // was missed; nothing is claimed where no timer is installed.

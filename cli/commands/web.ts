@@ -33,7 +33,7 @@ export async function run({ config, flags, io, logger, env }: FullContext): Prom
     token: newToken(),
     port,
     pages: {
-      main: async () => renderPage(await pageData(config, { logger, env, prefix: flags.prefix })),
+      main: async () => renderPage(await pageData(config, { logger, env, redact: io.redact, prefix: flags.prefix })),
       session: async (id) => {
         const s = await sessionData(config, id, logger);
         return s && renderSession(s.record, s.transcript);

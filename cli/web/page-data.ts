@@ -9,6 +9,7 @@ import { toRecord } from '../../budget/session-record.js';
 import { budgetReport } from '../../daemon/tick/budget-report.js';
 import { readFires, sessionTraces } from '../../daemon/tick/fires-view.js';
 import { status, unpushedOf } from '../../daemon/tick/status.js';
+import { fleetLook } from '../../daemon/tick/fleet-look.js';
 import { timerTicks } from '../../daemon/schedule/timer-ticks.js';
 import { openMemoryStore } from '../../memory/open.js';
 import { daysEnding } from '../commands/budget.js';
@@ -19,14 +20,17 @@ import { FIRE_HOURS, type PageData } from './page.js';
 export const SPEND_DAYS = 30;
 export const SESSIONS = 50;
 
-export async function pageData(config: Config, o: { logger: Logger; env: NodeJS.ProcessEnv; prefix?: string; now?: Date }): Promise<PageData> {
+// redact: the page's words from the fleet's database (an outage's cause) pass through it.
+export async function pageData(config: Config, o: { logger: Logger; env: NodeJS.ProcessEnv; redact: (t: string) => string; prefix?: string; now?: Date }): Promise<PageData> {
   const now = o.now ?? new Date();
   const tz = config.budget.timezone;
   const today = dayOf(now, tz);
   const timer = timerTicks(o.prefix, now, o.env.PATH);
   const past = (from: Date) => timerTicks(o.prefix, from, o.env.PATH).ticks;
+  // The fleet (status --json's `fleet`; null without NIGHTSHIFT_DATABASE_URL), asked beside the ledger.
+  const fleet = fleetLook(config, o.env, o.redact, now);
   const look = await withLedger(config, o.logger, async (l) => ({
-    status: await status(config, l, now, timer, unpushedOf(config), past),
+    status: await status(config, l, now, timer, unpushedOf(config), past, undefined, fleet),
     days: daysEnding(today, SPEND_DAYS).map((d) => budgetReport(config, l, d)),
     month: daysEnding(today, Number(today.slice(8, 10))).map((d) => budgetReport(config, l, d)),
     sessions: l.list({ limit: SESSIONS }).map(toRecord),

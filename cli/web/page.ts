@@ -108,6 +108,25 @@ function runningTable(s: StatusLook, timezone: string, esc: Escape): string {
   return `<table id="running"><caption>running now: ${slots}</caption><tr><th>agent</th><th>since</th><th>for</th><th>spent</th><th>session</th></tr>${rows.join('')}</table>`;
 }
 
+// The fleet's hosts (status --json's `fleet`): each host's last heartbeat, its sessions running
+// (live claims), its spend and reservations of the fleet's day, its clock; the sessions running
+// anywhere. Nothing without a fleet; a database that cannot be reached is said, and the rest of the
+// page is this host's own state.
+export function fleetSection(d: PageData, esc: Escape = html): string {
+  const f = d.status.fleet ?? null;
+  if (!f) return '';
+  const head = `<h2>Fleet, ${esc(f.database)}</h2>`;
+  if (f.error) return `<section id="fleet">${head}<p id="fleet-error" class="bad">the fleet's database cannot be seen: ${esc(f.error)}. The page shows this host's own state.</p></section>`;
+  const day = f.day ? `<p id="fleet-day">the fleet's day ${esc(f.day.date)}: ${esc(counted(f.day.sessions, 'session'))}, <b>${esc(money(f.day.cost_usd))}</b> spent${f.day.reserved_usd ? `, ${esc(money(f.day.reserved_usd))} reserved` : ''}</p>` : '';
+  const hosts = f.hosts.map((h) => `<tr class="host" data-host="${esc(h.host)}"><td>${esc(h.host)}${h.host === f.this_host ? ' <span class="muted">(this one)</span>' : ''}</td><td class="n" data-age="${esc(h.age_ms)}">${esc(shortDuration(h.age_ms))} ago</td><td class="n" data-running="${esc(h.running)}">${esc(h.running)}</td><td class="n">${esc(money(h.spent_today_usd))}</td><td class="n">${h.reserved_today_usd ? esc(money(h.reserved_today_usd)) : ''}</td><td class="n${Math.abs(h.skew_ms) > 2000 ? ' bad' : ''}">${esc(`${h.skew_ms >= 0 ? '+' : ''}${(h.skew_ms / 1000).toFixed(1)} s`)}</td><td>${esc(h.version)}</td></tr>`);
+  const table = hosts.length
+    ? `<table id="fleet-hosts"><tr><th>host</th><th>last heard</th><th>running</th><th>spent today</th><th>reserved</th><th>clock</th><th>version</th></tr>${hosts.join('')}</table>`
+    : '<p id="fleet-hosts" class="muted">no host heard yet</p>';
+  const running = f.running.map((c) => `<tr class="claim" data-agent="${esc(c.agent)}" data-host="${esc(c.host)}"><td>${esc(c.agent)}</td><td>${esc(c.host)}</td><td>${esc(zoneStamp(c.claimed_at, d.timezone))}</td><td>${esc(c.session ?? '-')}</td></tr>`);
+  const live = running.length ? `<table id="fleet-running"><caption>running on the fleet</caption><tr><th>agent</th><th>host</th><th>since</th><th>session</th></tr>${running.join('')}</table>` : '';
+  return `<section id="fleet">${head}${day}${table}${live}</section>`;
+}
+
 // The last 48 hours: each fire a mark coloured by what it did (a session by its outcome), fires too
 // close to tell apart stacked with their count; each expected tick that left no fire (status's
 // tick_gaps) a red mark under the line.
@@ -215,7 +234,7 @@ function dreamTable(l: MemoryStats['last_dream'] | undefined, timezone: string, 
 }
 
 export function renderPage(d: PageData, esc: Escape = html): string {
-  const body = `<h1>nightshift at ${esc(zoneStamp(d.at, d.timezone))}</h1>${nowSection(d, esc)}${firesSection(d, esc)}${spendSection(d, esc)}${sessionsSection(d, esc)}${memorySection(d, esc)}`;
+  const body = `<h1>nightshift at ${esc(zoneStamp(d.at, d.timezone))}</h1>${nowSection(d, esc)}${fleetSection(d, esc)}${firesSection(d, esc)}${spendSection(d, esc)}${sessionsSection(d, esc)}${memorySection(d, esc)}`;
   return layout('nightshift status', body, { refresh: 60, esc });
 }
 

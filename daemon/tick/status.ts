@@ -17,6 +17,7 @@ import { windowHold } from '../../budget/windows.js';
 import { budgetReport } from './budget-report.js';
 import { toRecord } from '../../budget/session-record.js';
 import { GAP_WINDOW_MS, readFires, timerGaps } from './fires-view.js';
+import type { FleetLook } from './fleet-look.js';
 
 // Git's answer starts before the ledger opens: its process runs while the ledger is read. (A
 // failure still reaches the caller, when it awaits.)
@@ -43,7 +44,9 @@ function nextOf(f: Forecast, calendar: TickCalendar, ticks: Date[], at: Date) {
 
 // `nightshift status --json`: one look at the host. `timer`: when its ticks come (../schedule/timer-ticks.ts).
 // `past`: the timer's elapses from an instant (timer-ticks.ts), for the ticks it left without a fire.
-export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config), past: (from: Date) => Date[] = () => [], branches = openBranchesOf(config)) {
+// `fleet`: the fleet as its database answers (./fleet-look.ts; null without one), started by the
+// caller before the ledger opens, so its round trips run beside the look.
+export async function status(config: Config, ledger: Ledger, at: Date, timer: { ticks: Date[]; calendar: TickCalendar }, unpushed: Promise<number | null> = unpushedOf(config), past: (from: Date) => Date[] = () => [], branches = openBranchesOf(config), fleet: Promise<FleetLook | null> = Promise.resolve(null)) {
   const { agents, broken } = await readAgentsCached(config);
   const fires = firesLook(config, at, timer.calendar, past);
   mark('fires_looked');
@@ -68,7 +71,9 @@ export async function status(config: Config, ledger: Ledger, at: Date, timer: { 
   mark('ledger_looked');
   const [u, b] = [await unpushed, await branches];
   mark('git_answered');
-  return { ...look, ...fires, unpushed: u, branches: b, last_ok_at: ledger.lastOkAt() };
+  const f = await fleet;
+  mark('fleet_answered');
+  return { ...look, ...fires, unpushed: u, branches: b, last_ok_at: ledger.lastOkAt(), fleet: f };
 }
 
 // The last fires and the timer's gaps; a fires file that cannot be read is said, not fatal.

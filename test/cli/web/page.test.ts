@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { html } from '../../../cli/web/escape.js';
-import { gitWords, OUTCOME_COLOURS, renderPage, renderSession, type Day, type PageData, type StatusLook } from '../../../cli/web/page.js';
+import { fleetSection, gitWords, OUTCOME_COLOURS, renderPage, renderSession, type Day, type PageData, type StatusLook } from '../../../cli/web/page.js';
 import { OUTCOMES } from '../../../sessions/run/outcome.js';
 import type { SessionRecord } from '../../../budget/session-record.js';
 import type { FireRow } from '../../../budget/fires.js';
@@ -65,6 +65,30 @@ describe('web page', () => {
     assert.ok(!page.includes(EVIL), 'the agent name is escaped');
     (d.status as any).running = [];
     assert.match(renderPage(d), /<p id="running" class="muted">no session running; 0 of 3 slots in use/);
+  });
+
+  test("the fleet's hosts: each with its last heartbeat, running sessions, spend, reservations and clock; a host's name from the database is escaped (control: an identity escape leaves it live); none without a fleet", () => {
+    const d = data();
+    assert.equal(fleetSection(d), '', 'no fleet, no section');
+    (d.status as any).fleet = {
+      database: 'db.internal:5432/fleet', this_host: 'host-a', error: null, day: { date: '2026-12-02', sessions: 3, cost_usd: 1.5, reserved_usd: 0.5 },
+      hosts: [
+        { host: 'host-a', seen_at: '2026-12-02T07:59:00.000Z', age_ms: 60_000, skew_ms: 120, version: '0.1.0', running: 0, spent_today_usd: 1, reserved_today_usd: 0 },
+        { host: EVIL, seen_at: '2026-12-02T07:59:30.000Z', age_ms: 30_000, skew_ms: -3500, version: '0.1.0', running: 1, spent_today_usd: 0.5, reserved_today_usd: 0.5 },
+      ],
+      running: [{ agent: 'scout', slot: '2026-12-02T07:00:00.000Z', host: EVIL, session: 's9', claimed_at: '2026-12-02T07:10:00.000Z', lease_until: '2026-12-02T08:10:00.000Z', ended_at: null, outcome: null, live: true }],
+    };
+    const f = fleetSection(d);
+    assert.match(f, /<h2>Fleet, db\.internal:5432\/fleet<\/h2><p id="fleet-day">the fleet's day 2026-12-02: 3 sessions, <b>\$1\.50<\/b> spent, \$0\.50 reserved<\/p>/);
+    assert.match(f, /<tr class="host" data-host="host-a"><td>host-a <span class="muted">\(this one\)<\/span><\/td><td class="n" data-age="60000">1m 00s ago<\/td><td class="n" data-running="0">0<\/td><td class="n">\$1\.00<\/td><td class="n"><\/td><td class="n">\+0\.1 s<\/td>/);
+    // A clock off by more than doctor's 2 s is marked.
+    assert.match(f, /data-running="1">1<\/td><td class="n">\$0\.50<\/td><td class="n">\$0\.50<\/td><td class="n bad">-3\.5 s<\/td>/);
+    assert.match(f, /<table id="fleet-running">.*<td>scout<\/td>/);
+    assert.ok(!f.includes(EVIL) && f.includes(html(EVIL)));
+    assert.ok(renderPage(d).includes('<section id="fleet">'));
+    assert.ok(fleetSection(d, (t) => String(t ?? '')).includes(EVIL), 'control: unescaped, the name is live');
+    (d.status as any).fleet = { database: 'db.internal:5432/fleet', this_host: 'host-a', error: 'the fleet\'s database at db.internal:5432/fleet cannot be reached: <refused>', hosts: [], running: [], day: null };
+    assert.match(fleetSection(d), /<p id="fleet-error" class="bad">the fleet's database cannot be seen: the fleet&#39;s database at db\.internal:5432\/fleet cannot be reached: &lt;refused&gt;\. The page shows this host's own state\.<\/p>/);
   });
 
   test("a session's <script> result is text in the page; with an identity escape the same page holds it live (control)", () => {
