@@ -319,6 +319,7 @@ if (!only || only === 'dream') report.dream = await (await import('./dream.js'))
 if (!only || only === 'mcp-start') report.mcp_start = await (await import('./mcp-start.js')).mcpStartBench();
 if (!only || only === 'concurrency') report.concurrency = await (await import('./concurrency.js')).concurrencyBench(Number(process.env.BENCH_RUNS) || 3);
 if (!only || only === 'tokens') report.tokens = await (await import('./tokens.js')).tokensBench();
+if (!only || only === 'fleet') report.fleet = await (await import('./fleet.js')).fleetBench(Number(process.env.BENCH_RUNS) || 20);
 if (!only || only === 'telemetry') report.telemetry = await (await import('./telemetry.js')).telemetryBench(Number(process.env.BENCH_RUNS) || 5);
 const stamp = `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`;
 const table = wallRows(report, stamp);

@@ -309,6 +309,22 @@ export const MUTATIONS = [
     tests: ['budget/fleet-claims'],
   },
   {
+    name: 'fleet-look-throws',
+    guarantee: "a fleet database that cannot be reached breaks neither status nor the page: they say so and show this host's own state, exit 0",
+    file: 'daemon/tick/fleet-look.ts',
+    find: '    db = await connect(config, env, redact);\n  } catch (err) {\n    return',
+    replace: '    db = await connect(config, env, redact);\n  } catch (err) {\n    if (err) throw err;\n    return',
+    tests: ['cli/status-fleet'],
+  },
+  {
+    name: 'fleet-look-unredacted',
+    guarantee: "what status and the page say of an unreachable fleet database never holds the URL's password",
+    file: 'daemon/tick/fleet-look.ts',
+    find: "return redact(err instanceof FleetUnavailableError",
+    replace: "return (err instanceof FleetUnavailableError",
+    tests: ['cli/status-fleet'],
+  },
+  {
     name: 'fleet-no-heartbeat',
     guarantee: "a host's heartbeat renews its claims while its session runs, so a session longer than the lease is not claimed by another host",
     file: 'daemon/tick/fleet-link.ts',

@@ -135,6 +135,7 @@ describe('the fleet seen from any host', { skip: NEEDS_POSTGRES }, () => {
 });
 
 describe('the fleet\'s database unreachable', () => {
+  // mutation: fleet-look-throws, caught here.
   test('status and status --json exit 0 as before and say so naming host:port/database, never the password; the page too; control: fires --fleet exits 69', async (t) => {
     const port = await closedPort();
     const url = `postgres://fleet:${PASSWORD}@127.0.0.1:${port}/fleet`;
@@ -172,6 +173,7 @@ describe('the fleet\'s database unreachable', () => {
     assert.ok(!html.includes(PASSWORD));
   });
 
+  // mutation: fleet-look-unredacted, caught here.
   // A driver whose error carried its connection string (pg's does not today): the look's words go
   // through the redactor. Control: without it, the password is there.
   test('an outage whose cause names the URL is said without the password; control: an identity redactor leaves it', async () => {
