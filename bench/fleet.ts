@@ -21,7 +21,7 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
 // Eight connections, each reserving as fast as it can (the next as soon as its last returns), all
-// against the same day: every charge takes the day's row FOR UPDATE, so they queue behind each other.
+// against the same day: every charge locks the day's row, so they queue behind each other.
 async function reservations(url: string, each: number, warm: number, racers = RACERS): Promise<{ p50: number; p99: number; max: number; n: number; per_s: number }> {
   const dbs: FleetDb[] = await Promise.all(Array.from({ length: racers }, () => connectFleet({ url, where: 'bench' }, { connectTimeoutMs: 10_000, redact: (t) => t })));
   try {

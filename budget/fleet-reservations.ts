@@ -1,5 +1,5 @@
 // The day's reservations across the fleet (./fleet-db.ts): a session's charge is one transaction
-// against the day's row, taken FOR UPDATE, so two hosts cannot both take what is left; the session
+// against the day's row, locked (an upsert that updates it), so two hosts cannot both take what is left; the session
 // id is its idempotency key (the same charge twice takes nothing more); the reservation expires
 // at the session's own wall-clock limit plus grace, and an expired one gives the day back all but
 // what it recorded as spent. Its settle records the spend and releases the rest.
@@ -15,8 +15,7 @@ const TOTALS = `SELECT agent, count(*)::int AS n,
     coalesce(sum(CASE WHEN status = 'held' AND expires_at > now() THEN greatest(0, reserved_usd - spent_usd) ELSE 0 END), 0)::float8 AS reserved
   FROM fleet_reservations WHERE day = $1 GROUP BY agent`;
 
-async function totals(db: FleetQuery, day: string): Promise<DayTotals> {
-  const rows = (await db.query<{ agent: string; n: number; usd: number; reserved: number }>(TOTALS, [day])).rows;
+function totalsOf(rows: Array<{ agent: string; n: number; usd: number; reserved: number }>): DayTotals {
   const byAgent: DayTotals['byAgent'] = {};
   let sessions = 0;
   let costUsd = 0;
@@ -30,6 +29,10 @@ async function totals(db: FleetQuery, day: string): Promise<DayTotals> {
   return { sessions, costUsd, reservedUsd, byAgent };
 }
 
+async function totals(db: FleetQuery, day: string): Promise<DayTotals> {
+  return totalsOf((await db.query<{ agent: string; n: number; usd: number; reserved: number }>(TOTALS, [day])).rows);
+}
+
 // The fleet's day as every host sees it (a look: no lock, nothing written).
 export function fleetDayTotals(db: FleetQuery, day: string): Promise<DayTotals> {
   return totals(db, day);
@@ -40,13 +43,17 @@ export function fleetDayTotals(db: FleetQuery, day: string): Promise<DayTotals> 
 // writes nothing and is returned; a charge already taken under this id is returned as it stands.
 export async function reserveInFleet<R extends { ok: true; usd: number } | { ok: false }>(db: FleetSql, c: FleetCharge, decide: (today: DayTotals) => R): Promise<R | { ok: true; usd: number; again: true }> {
   return await db.transaction(async (tx) => {
-    await tx.query('INSERT INTO fleet_days (day) VALUES ($1) ON CONFLICT DO NOTHING', [c.day]);
-    await tx.query('SELECT day FROM fleet_days WHERE day = $1 FOR UPDATE', [c.day]);
-    const had = await tx.query<{ reserved_usd: number }>('SELECT reserved_usd FROM fleet_reservations WHERE session_id = $1', [c.session]);
-    if (had.rows.length) return { ok: true as const, usd: had.rows[0].reserved_usd, again: true as const };
-    // What a dead host's sessions held comes back to the day once they are past their time.
-    await tx.query(`UPDATE fleet_reservations SET status = 'expired' WHERE day = $1 AND status = 'held' AND expires_at <= now()`, [c.day]);
-    const decided = decide(await totals(tx, c.day));
+    // The day's row, made if new, and locked either way: the upsert's update takes its row lock,
+    // held to the commit (one round trip for both).
+    await tx.query('INSERT INTO fleet_days (day) VALUES ($1) ON CONFLICT (day) DO UPDATE SET day = excluded.day', [c.day]);
+    // One read under the lock: the day's totals, and this session's charge if it was taken before.
+    // (A held reservation past its time counts only its spend; its status is tidied at a connect.)
+    const rows = (await tx.query<{ agent: string | null; n: number; usd: number; reserved: number; had: number | null }>(
+      `SELECT agent, n, usd, reserved, NULL::float8 AS had FROM (${TOTALS}) t
+        UNION ALL SELECT NULL, 0, 0, 0, (SELECT reserved_usd FROM fleet_reservations WHERE session_id = $2)`, [c.day, c.session])).rows;
+    const had = rows.find((r) => r.agent === null)?.had;
+    if (had !== null && had !== undefined) return { ok: true as const, usd: had, again: true as const };
+    const decided = decide(totalsOf(rows.filter((r) => r.agent !== null) as Array<{ agent: string; n: number; usd: number; reserved: number }>));
     if (decided.ok) {
       await tx.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at)
         VALUES ($1, $2, $3, $4, $5, 'held', now() + make_interval(secs => $6::float8 / 1000))`, [c.session, c.day, c.agent, c.host, decided.usd, c.expiresInMs]);

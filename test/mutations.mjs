@@ -280,8 +280,8 @@ export const MUTATIONS = [
     name: 'fleet-reserve-unlocked',
     guarantee: "a fleet's charge reads the day's totals under the day's row lock: hosts racing cannot reserve past the cap",
     file: 'budget/fleet-reservations.ts',
-    find: "await tx.query('SELECT day FROM fleet_days WHERE day = $1 FOR UPDATE', [c.day]);",
-    replace: "await tx.query('SELECT day FROM fleet_days WHERE day = $1', [c.day]);",
+    find: "ON CONFLICT (day) DO UPDATE SET day = excluded.day', [c.day]);",
+    replace: "ON CONFLICT (day) DO NOTHING', [c.day]);",
     tests: ['budget/fleet-reservations'],
   },
   {
