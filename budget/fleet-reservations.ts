@@ -3,7 +3,7 @@
 // id is its idempotency key (the same charge twice takes nothing more); the reservation expires
 // at the session's own wall-clock limit plus grace, and an expired one gives the day back all but
 // what it recorded as spent. Its settle records the spend and releases the rest.
-import type { DayTotals } from './policy.js';
+import { dayTotalsOf, type DayTotals } from './policy.js';
 import type { FleetQuery, FleetSql } from './fleet-db.js';
 
 export type FleetCharge = { session: string; day: string; agent: string; host: string; expiresInMs: number };
@@ -15,22 +15,8 @@ const TOTALS = `SELECT agent, count(*)::int AS n,
     coalesce(sum(CASE WHEN status = 'held' AND expires_at > now() THEN greatest(0, reserved_usd - spent_usd) ELSE 0 END), 0)::float8 AS reserved
   FROM fleet_reservations WHERE day = $1 GROUP BY agent`;
 
-function totalsOf(rows: Array<{ agent: string; n: number; usd: number; reserved: number }>): DayTotals {
-  const byAgent: DayTotals['byAgent'] = {};
-  let sessions = 0;
-  let costUsd = 0;
-  let reservedUsd = 0;
-  for (const r of rows) {
-    byAgent[r.agent] = { sessions: r.n, costUsd: r.usd };
-    sessions += r.n;
-    costUsd += r.usd;
-    reservedUsd += r.reserved;
-  }
-  return { sessions, costUsd, reservedUsd, byAgent };
-}
-
 async function totals(db: FleetQuery, day: string): Promise<DayTotals> {
-  return totalsOf((await db.query<{ agent: string; n: number; usd: number; reserved: number }>(TOTALS, [day])).rows);
+  return dayTotalsOf((await db.query<{ agent: string; n: number; usd: number; reserved: number }>(TOTALS, [day])).rows);
 }
 
 // The fleet's day as every host sees it (a look: no lock, nothing written).
@@ -53,7 +39,7 @@ export async function reserveInFleet<R extends { ok: true; usd: number } | { ok:
         UNION ALL SELECT NULL, 0, 0, 0, (SELECT reserved_usd FROM fleet_reservations WHERE session_id = $2)`, [c.day, c.session])).rows;
     const had = rows.find((r) => r.agent === null)?.had;
     if (had !== null && had !== undefined) return { ok: true as const, usd: had, again: true as const };
-    const decided = decide(totalsOf(rows.filter((r) => r.agent !== null) as Array<{ agent: string; n: number; usd: number; reserved: number }>));
+    const decided = decide(dayTotalsOf(rows.filter((r) => r.agent !== null) as Array<{ agent: string; n: number; usd: number; reserved: number }>));
     if (decided.ok) {
       await tx.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at)
         VALUES ($1, $2, $3, $4, $5, 'held', now() + make_interval(secs => $6::float8 / 1000))`, [c.session, c.day, c.agent, c.host, decided.usd, c.expiresInMs]);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openWalFile, openForLook } from './wal-file.js';
 import type { MeterState } from './meter.js';
-import type { DayTotals } from './policy.js';
+import { dayTotalsOf, type DayTotals } from './policy.js';
 import type { Reservation } from './reservation.js';
 import type { UsageWindow } from './windows.js';
 
@@ -320,17 +320,7 @@ export class Ledger {
       TOTAL(cost_usd + CASE WHEN status = 'running' THEN coalesce(pending_usd, 0) ELSE 0 END) AS usd,
       TOTAL(CASE WHEN status = 'running' THEN max(0, coalesce(reserved_usd, 0) - cost_usd - coalesce(pending_usd, 0)) ELSE 0 END) AS reserved
       FROM sessions WHERE day = ? GROUP BY agent`).all(day) as Array<{ agent: string; n: number; usd: number; reserved: number }>;
-    const byAgent: DayTotals['byAgent'] = {};
-    let sessions = 0;
-    let costUsd = 0;
-    let reservedUsd = 0;
-    for (const r of rows) {
-      byAgent[r.agent] = { sessions: r.n, costUsd: r.usd };
-      sessions += r.n;
-      costUsd += r.usd;
-      reservedUsd += r.reserved;
-    }
-    return { sessions, costUsd, reservedUsd, byAgent };
+    return dayTotalsOf(rows);
   }
 
   // Per agent: sessions today and when the last one (any day) began; for dispatch.

@@ -5,6 +5,22 @@ import { reservationFor } from './reservation.js';
 // costUsd: spent today (a running session's metered spend and the worst case of its call in
 // flight); reservedUsd: what running sessions hold beyond that.
 export type DayTotals = { sessions: number; costUsd: number; reservedUsd: number; byAgent: Record<string, { sessions: number; costUsd: number }> };
+
+// Pure: the day's totals from its rows per agent (sessions, spent, held unspent), as the ledger
+// and the fleet's database each sum them.
+export function dayTotalsOf(rows: Array<{ agent: string; n: number; usd: number; reserved: number }>): DayTotals {
+  const byAgent: DayTotals['byAgent'] = {};
+  let sessions = 0;
+  let costUsd = 0;
+  let reservedUsd = 0;
+  for (const r of rows) {
+    byAgent[r.agent] = { sessions: r.n, costUsd: r.usd };
+    sessions += r.n;
+    costUsd += r.usd;
+    reservedUsd += r.reserved;
+  }
+  return { sessions, costUsd, reservedUsd, byAgent };
+}
 export type Limits = { maxSessionsPerDay: number; maxUsdPerDay: number; maxUsdPerSession: number; minSessionUsd: number; maxRunsPerDay: number | null };
 export type Verdict = { ok: true; reserveUsd: number } | { ok: false; limit: 'max_sessions_per_day' | 'max_usd_per_day' | 'max_runs_per_day'; reason: string };
 
