@@ -340,4 +340,20 @@ export const MUTATIONS = [
     replace: 'await Promise.resolve()',
     tests: ['e2e/fleet'],
   },
+  {
+    name: 'fleet-hold-unshared',
+    guarantee: "a hold a host's session set (a rate limit, a backoff) is written through to the fleet, so every host's dispatch passes the agent over",
+    file: 'daemon/tick/session.ts',
+    find: "await deps.fleet.write({ kind: 'hold', agent: agent.name, hold, at: deps.now().toISOString() })",
+    replace: 'await Promise.resolve()',
+    tests: ['e2e/fleet'],
+  },
+  {
+    name: 'fleet-hold-unread',
+    guarantee: "a tick with a fleet reads the holds other hosts set and the releases made on any host before it runs a held or due agent",
+    file: 'daemon/tick/tick.ts',
+    find: "if (deps.fleet && (d.agent || d.rules.some((v) => v.passed === 'held'))) {",
+    replace: 'if (deps.fleet && d.agent && !deps.fleet) {',
+    tests: ['e2e/fleet'],
+  },
 ];

@@ -9,9 +9,10 @@ import { decide, type Decision } from './dispatch.js';
 import { forecast, type Forecast } from './forecast.js';
 import { currentHolds } from './holds.js';
 
-export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = [], busy: Record<string, string> = {}): Decision & { holds: Record<string, Hold> } {
+// fleetHolds: the holds other hosts of the fleet set (the tick's, once connected).
+export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = [], busy: Record<string, string> = {}, fleetHolds: Record<string, Hold> = {}): Decision & { holds: Record<string, Hold> } {
   const limits = Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }]));
-  const holds = currentHolds(config, ledger, at);
+  const holds = currentHolds(config, ledger, at, fleetHolds);
   const invalid = Object.fromEntries(broken.map((b) => [b.name, `${b.file}: ${b.problems[0] ?? 'invalid'}`]));
   return { ...decide(at, config.budget.timezone, config.dispatch, ledger.history(dayOf(at, config.budget.timezone)), limits, holds, invalid, busy), holds };
 }

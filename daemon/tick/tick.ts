@@ -16,7 +16,9 @@ import type { RunDeps, SuperviseResult } from './types.js';
 import { openTelemetry, type Telemetry } from '../../logs/telemetry.js';
 import { version } from '../../core/version.js';
 import { beginFireSpan, finishTraces, later, settleTraced, type Traced } from './fire-trace.js';
-import { claimForFire, fleetLink, type FireClaim } from './fleet-link.js';
+import { claimForFire, fleetLink, type FireClaim, type FleetLink } from './fleet-link.js';
+import type { Hold } from '../../budget/holds.js';
+import { adoptReleases } from '../../budget/hold-releases.js';
 
 // exit_code: what the tick exits with (the fire's record); fire: its row's id (null: unwritable).
 // beside: the sessions this tick started beside its own (sessions.max_concurrent).
@@ -133,6 +135,13 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
           return why ? [[a.name, why]] : [];
         }));
         let d = explain(config, agents, ledger, now, broken, occupied);
+        // Across a fleet, the holds other hosts set and the releases made on any host, read once
+        // an agent is due or held (a tick with none connects to nothing).
+        let shared: Record<string, Hold> = {};
+        if (deps.fleet && (d.agent || d.rules.some((v) => v.passed === 'held'))) {
+          shared = await fleetHolds(config, deps.fleet, deps, now, !d.agent);
+          d = explain(config, agents, ledger, now, broken, occupied, shared);
+        }
         // Across a fleet, the agent's slot is claimed first: a slot another host (or an earlier
         // tick) claimed is passed over, named, and the next due agent is tried.
         while (d.agent && deps.fleet) {
@@ -140,7 +149,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
           const pinned = byName.get(d.agent)?.host;
           if (pinned && pinned !== deps.fleet.host) {
             occupied[d.agent] = `runs on host ${pinned} (host: in its file), where its memory is`;
-            d = explain(config, agents, ledger, now, broken, occupied);
+            d = explain(config, agents, ledger, now, broken, occupied, shared);
             continue;
           }
           const claim = await claimForFire(deps.fleet, d.agent, deps.slot ?? now, config.budget.timezone);
@@ -149,7 +158,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
             break;
           }
           occupied[d.agent] = claim.lost;
-          d = explain(config, agents, ledger, now, broken, occupied);
+          d = explain(config, agents, ledger, now, broken, occupied, shared);
         }
         dispatch = dispatchPassedOver(d.rules);
         if (lead) {
@@ -205,5 +214,23 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
     const ending = { dispatch, error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } };
     if (fire) await settleTraced(fire, ending, tracing);
     throw err;
+  }
+}
+
+// The holds other hosts of the fleet set, and the releases made on any host recorded as this
+// host's own (so its ledger's rows before them hold nothing here either). Unreachable: a due agent
+// fails the tick closed (exit 69); with only held agents, they stay held, said.
+async function fleetHolds(config: Config, fleet: FleetLink, deps: RunDeps, now: Date, onlyHeld: boolean): Promise<Record<string, Hold>> {
+  try {
+    const f = await fleet.holds(now);
+    for (const [agent, at] of Object.entries(adoptReleases(config.state_dir, f.releases))) {
+      deps.logger.warn({ event: 'hold_released', agent, released_at: at, by: 'fleet' }, `${agent}: hold released on another host of the fleet at ${at}`);
+    }
+    return f.holds;
+  } catch (err) {
+    if (!onlyHeld) throw err;
+    const why = deps.redact(String((err as Error)?.message ?? err));
+    deps.logger.warn({ event: 'fleet_holds_unread', err: why }, `the fleet's holds and releases could not be read (the held agents stay held): ${why}`);
+    return {};
   }
 }
