@@ -101,7 +101,7 @@ export function fleetLink(config: Pick<Config, 'fleet' | 'state_dir'>, env: Node
     if (s.kind === 'settle') return `settle-${s.session}.json`;
     if (s.kind === 'end') return `end-${s.claim.agent}-${Date.parse(s.claim.slot)}-${s.claim.host}.json`;
     if (s.kind === 'hold') return `hold-${s.agent}.json`;
-    return `release-${Date.parse(s.at)}-${s.agents.join(',')}.json`;
+    return `release-${Date.parse(s.at)}.json`;
   };
   const spoolFile = (s: Spooled) => path.join(spoolDir(config.state_dir), spoolName(s));
   const apply = async (db: FleetDb, s: Spooled) => {
