@@ -1,8 +1,9 @@
 // The fleet's PostgreSQL (NIGHTSHIFT_DATABASE_URL), the one owner of its connection and schema:
 // what several hosts must share to stay under one budget (the day's reservations, the fires'
-// claims). Each host's SQLite ledger and fires stay its own record. pg loads only here, only when
-// the URL is set (outside the bundle: deploy/bundle.mjs). Migrations are versioned and applied by
-// `nightshift db migrate`; a host meets a version it does not know with a refusal that names the fix.
+// claims, the holds and their releases). Each host's SQLite ledger and fires stay its own record.
+// pg loads only here, only when the URL is set (outside the bundle: deploy/bundle.mjs). Migrations
+// are versioned and applied by `nightshift db migrate`; a host meets a version it does not know
+// with a refusal that names the fix.
 import type { Client } from 'pg';
 import { FleetSetupError, FleetUnavailableError } from '../core/errors.js';
 import { FLEET_URL_VAR, type FleetTarget } from '../config/fleet-url.js';
@@ -70,6 +71,32 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; what: string; sql: str
         seen_at timestamptz NOT NULL,
         skew_ms double precision NOT NULL,
         version text NOT NULL
+      );`,
+  },
+  {
+    version: 3,
+    what: 'holds and hold releases shared',
+    sql: `
+      -- Each host's hold on an agent as its own ledger decides it (a rate limit, a backoff), written
+      -- when one of its sessions settles; every host's dispatch reads the others'. set_at is the
+      -- writing host's clock, as a release's time is the releasing host's.
+      CREATE TABLE fleet_holds (
+        agent text NOT NULL,
+        host text NOT NULL,
+        kind text NOT NULL,
+        until timestamptz NOT NULL,
+        reason text NOT NULL,
+        failures integer NOT NULL,
+        session_id text NOT NULL,
+        set_at timestamptz NOT NULL,
+        PRIMARY KEY (agent, host)
+      );
+      -- The operator's last release of an agent's hold, from any host: a hold set before it is
+      -- lifted on every host.
+      CREATE TABLE fleet_hold_releases (
+        agent text PRIMARY KEY,
+        host text NOT NULL,
+        released_at timestamptz NOT NULL
       );`,
   },
 ];

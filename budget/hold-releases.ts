@@ -26,7 +26,24 @@ export function readReleases(stateDir: string): Releases {
 
 // Records `at` as the release of each agent; returns what the file now holds.
 export function recordReleases(stateDir: string, agents: string[], at: Date): Releases {
-  const next = { ...readReleases(stateDir), ...Object.fromEntries(agents.map((a) => [a, at.toISOString()])) };
+  return writeReleases(stateDir, { ...readReleases(stateDir), ...Object.fromEntries(agents.map((a) => [a, at.toISOString()])) });
+}
+
+// Pure: the releases of `other` (the fleet's) later than this host's own.
+export function newerReleases(own: Releases, other: Releases): Releases {
+  return Object.fromEntries(Object.entries(other).filter(([a, t]) => !own[a] || Date.parse(t) > Date.parse(own[a])));
+}
+
+// Another host's releases, recorded as this host's own where they are later (so the ledger's rows
+// before them hold nothing here either, for dispatch, the backoff's next streak and doctor alike).
+export function adoptReleases(stateDir: string, other: Releases): Releases {
+  const own = readReleases(stateDir);
+  const newer = newerReleases(own, other);
+  if (Object.keys(newer).length) writeReleases(stateDir, { ...own, ...newer });
+  return newer;
+}
+
+function writeReleases(stateDir: string, next: Releases): Releases {
   fs.mkdirSync(stateDir, { recursive: true });
   const file = releasesFile(stateDir);
   const aside = `${file}.${process.pid}.tmp`;

@@ -5,7 +5,8 @@ import { counted, noun } from '../core/words.js';
 // but the ledger rows themselves, so a hold can never outlive what caused it.
 export type HoldSettings = { afterFailures: number; baseMs: number; maxMs: number; rateLimitMs: number };
 export type HoldRow = { id: string; outcome: string | null; started_at: string; ended_at: string | null; retry_at: string | null };
-export type Hold = { kind: 'rate_limited' | 'backoff'; until: string; reason: string; failures: number; session: string };
+// host: the fleet's host whose ledger set it, when another host did (./fleet-holds.ts).
+export type Hold = { kind: 'rate_limited' | 'backoff'; until: string; reason: string; failures: number; session: string; host?: string };
 
 // Outcomes that are the agent's own failure. Neither a rate limit (the API's word, held apart),
 // an abandoned session (the supervisor died) nor an interrupted one (a stop asked for) counts, and
@@ -57,6 +58,16 @@ export function holdsOf(byAgent: Record<string, HoldRow[]>, now: Date, s: HoldSe
   for (const [agent, rows] of Object.entries(byAgent)) {
     const h = holdOf(rows, now, s);
     if (h) out[agent] = h;
+  }
+  return out;
+}
+
+// This host's holds with the ones other hosts of the fleet set: of an agent held on both, the
+// longer wait.
+export function withFleetHolds(local: Record<string, Hold>, fleet: Record<string, Hold>): Record<string, Hold> {
+  const out = { ...local };
+  for (const [agent, h] of Object.entries(fleet)) {
+    if (!out[agent] || Date.parse(h.until) > Date.parse(out[agent].until)) out[agent] = h;
   }
   return out;
 }

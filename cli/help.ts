@@ -7,7 +7,8 @@ export const EXIT_CODES_HELP = `Exit codes:
       git left its work uncommitted, a dream phase failed, or a doctor check failed
   64  usage: an unknown command, option or agent (with a "did you mean"), or an extra argument
   69  unavailable: the fleet's database (NIGHTSHIFT_DATABASE_URL) cannot be reached when a session
-      would start; nothing was claimed or charged (the message names its host, never the password)
+      would start; nothing was claimed or charged (the message names its host, never the password);
+      or by hold release: released on this host only, the fleet's release spooled
   70  internal error (the ledger or the memory database cannot be opened, a bug)
   75  refused: a daily limit is reached (see --force), another supervisor holds the lock, a stop
       request came before the session started, a forgotten claim was observed again, or a disk

@@ -352,8 +352,8 @@ export const MUTATIONS = [
     name: 'fleet-history-unread',
     guarantee: "a rule's min_interval and max_runs_per_day hold across the fleet: dispatch reads every host's sessions beside its own",
     file: 'daemon/tick/tick.ts',
-    find: 'shared = await fleetHistory(await deps.fleet.get(), day);',
-    replace: 'shared = {}; void fleetHistory;',
+    find: 'history = await fleetHistory(await deps.fleet.get(), day);',
+    replace: 'history = {}; void fleetHistory;',
     tests: ['e2e/fleet'],
   },
   {
@@ -362,6 +362,22 @@ export const MUTATIONS = [
     file: 'daemon/tick/session-run.ts',
     find: "await deps.fleet.write({ kind: 'settle', session: id, spent_usd: cost.usd })",
     replace: 'await Promise.resolve()',
+    tests: ['e2e/fleet'],
+  },
+  {
+    name: 'fleet-hold-unshared',
+    guarantee: "a hold a host's session set (a rate limit, a backoff) is written through to the fleet, so every host's dispatch passes the agent over",
+    file: 'daemon/tick/session.ts',
+    find: "await deps.fleet.write({ kind: 'hold', agent: agent.name, hold, at: deps.now().toISOString() })",
+    replace: 'await Promise.resolve()',
+    tests: ['e2e/fleet'],
+  },
+  {
+    name: 'fleet-hold-unread',
+    guarantee: "a tick with a fleet reads the holds other hosts set and the releases made on any host before it runs a held or due agent",
+    file: 'daemon/tick/tick.ts',
+    find: "if (deps.fleet && (d.agent || d.rules.some((v) => v.passed === 'held'))) {",
+    replace: 'if (deps.fleet && d.agent && !deps.fleet) {',
     tests: ['e2e/fleet'],
   },
 ];

@@ -9,11 +9,11 @@ import { decide, withFleetHistory, type AgentHistory, type Decision } from './di
 import { forecast, type Forecast } from './forecast.js';
 import { currentHolds } from './holds.js';
 
-// `fleet`: the fleet's history of each agent (budget/fleet-reservations.ts fleetHistory), read
-// beside the ledger's.
-export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = [], busy: Record<string, string> = {}, fleet?: Record<string, AgentHistory>): Decision & { holds: Record<string, Hold> } {
+// Across a fleet: `fleetHolds`, the holds other hosts set (the tick's, once connected); `fleet`, every
+// host's history of each agent (budget/fleet-reservations.ts fleetHistory), read beside the ledger's.
+export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = [], busy: Record<string, string> = {}, fleetHolds: Record<string, Hold> = {}, fleet?: Record<string, AgentHistory>): Decision & { holds: Record<string, Hold> } {
   const limits = Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }]));
-  const holds = currentHolds(config, ledger, at);
+  const holds = currentHolds(config, ledger, at, fleetHolds);
   const invalid = Object.fromEntries(broken.map((b) => [b.name, `${b.file}: ${b.problems[0] ?? 'invalid'}`]));
   const own = ledger.history(dayOf(at, config.budget.timezone));
   return { ...decide(at, config.budget.timezone, config.dispatch, fleet ? withFleetHistory(own, fleet) : own, limits, holds, invalid, busy), holds };

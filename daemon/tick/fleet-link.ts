@@ -3,7 +3,8 @@
 // its schema checked then, closed at the start's end. Unreachable, every use throws
 // FleetUnavailableError: the start fails closed. While this start holds a claim or a reservation,
 // its heartbeat renews them (every quarter of `fleet.lease`); what it could not write (a settle, a
-// claim's end) is spooled under state_dir and written by the next start that connects.
+// claim's end, a hold, a release) is spooled under state_dir and written by the next start that
+// connects.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,12 +14,19 @@ import type { FleetDb } from '../../budget/fleet-db.js';
 import { claimCharged, claimFire, endClaim, releaseFire, renewClaims, settleCrashed, type Claim } from '../../budget/fleet-claims.js';
 import { expireReservations, renewReservation, settleInFleet } from '../../budget/fleet-reservations.js';
 import { heardFrom } from '../../budget/fleet-hosts.js';
+import { publishHold, publishRelease, readFleetHolds, type FleetHolds } from '../../budget/fleet-holds.js';
+import type { Hold } from '../../budget/holds.js';
 import { version } from '../../core/version.js';
 import type { Logger } from '../../logs/logger.js';
 import { claimSlot } from '../schedule/claim-slot.js';
 
-// What waits in the spool for the database: a session's settle, or a claim's end.
-export type Spooled = { kind: 'settle'; session: string; spent_usd: number } | { kind: 'end'; claim: Claim; outcome: string };
+// What waits in the spool for the database: a session's settle, a claim's end, this host's hold on
+// an agent (null: none now), the operator's release.
+export type Spooled =
+  | { kind: 'settle'; session: string; spent_usd: number }
+  | { kind: 'end'; claim: Claim; outcome: string }
+  | { kind: 'hold'; agent: string; hold: Hold | null; at: string }
+  | { kind: 'release'; agents: string[]; at: string };
 
 export type FleetLink = {
   host: string;
@@ -30,16 +38,18 @@ export type FleetLink = {
   // Kept alive by the heartbeat until the returned function is called.
   holdClaim(c: Claim): () => void;
   holdReservation(session: string, spent: () => number): () => void;
-  // Written now if the database answers, else kept for the next start (never lost, never twice:
-  // both writes are idempotent).
-  write(s: Spooled): Promise<void>;
+  // Written now if the database answers (true), else kept for the next start (false; never lost,
+  // never twice: every write is idempotent).
+  write(s: Spooled): Promise<boolean>;
+  // The holds other hosts set and the releases, read now (budget/fleet-holds.ts).
+  holds(now: Date): Promise<FleetHolds>;
   // Connects (and so writes what waits in the spool) only when something waits there.
   flush(): Promise<void>;
 };
 
 // Test-only switches for the negative controls (test/fixtures/fleet-tick.mjs); never read from
-// the environment or the config.
-export type FleetSwitches = { heartbeat?: boolean; spool?: boolean; perAgent?: boolean };
+// the environment or the config. holds: false, a settled session's hold is not written through.
+export type FleetSwitches = { heartbeat?: boolean; spool?: boolean; perAgent?: boolean; holds?: boolean };
 
 // This host's name in the fleet.
 export function fleetHost(config: Pick<Config, 'fleet'>): string {
@@ -86,10 +96,19 @@ export function fleetLink(config: Pick<Config, 'fleet' | 'state_dir'>, env: Node
     }
   };
 
-  const spoolFile = (s: Spooled) => path.join(spoolDir(config.state_dir), s.kind === 'settle' ? `settle-${s.session}.json` : `end-${s.claim.agent}-${Date.parse(s.claim.slot)}-${s.claim.host}.json`);
+  // A hold's file is replaced by the agent's next one: only this host's latest hold matters.
+  const spoolName = (s: Spooled) => {
+    if (s.kind === 'settle') return `settle-${s.session}.json`;
+    if (s.kind === 'end') return `end-${s.claim.agent}-${Date.parse(s.claim.slot)}-${s.claim.host}.json`;
+    if (s.kind === 'hold') return `hold-${s.agent}.json`;
+    return `release-${Date.parse(s.at)}.json`;
+  };
+  const spoolFile = (s: Spooled) => path.join(spoolDir(config.state_dir), spoolName(s));
   const apply = async (db: FleetDb, s: Spooled) => {
     if (s.kind === 'settle') await settleInFleet(db, s.session, s.spent_usd);
-    else await endClaim(db, s.claim, s.outcome);
+    else if (s.kind === 'end') await endClaim(db, s.claim, s.outcome);
+    else if (s.kind === 'hold') await publishHold(db, host, s.agent, s.hold, s.at);
+    else await publishRelease(db, host, s.agents, s.at);
   };
   // What earlier starts could not write, written now; a file that cannot be read is said and kept.
   const replay = async (db: FleetDb) => {
@@ -182,21 +201,28 @@ export function fleetLink(config: Pick<Config, 'fleet' | 'state_dir'>, env: Node
         logger?.warn({ event: 'fleet_spool_waits', err: said(err) }, `fleet writes wait in ${spoolDir(config.state_dir)}: the database cannot be reached yet: ${said(err)}`);
       });
     },
+    async holds(now) {
+      return await readFleetHolds(await link.get(), host, now);
+    },
     async write(s) {
       try {
         await apply(await link.get(), s);
+        return true;
       } catch (err) {
         if (switches.spool === false) throw err;
         const file = spoolFile(s);
         fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
         fs.writeFileSync(`${file}.tmp`, `${JSON.stringify(s)}\n`, { mode: 0o600 });
         fs.renameSync(`${file}.tmp`, file);
-        logger?.warn({ event: 'fleet_write_spooled', file, err: said(err) }, `the fleet's database did not take a ${s.kind === 'settle' ? `settle of ${s.session}` : `claim's end`}; spooled for the next start (${file}): ${said(err)}`);
+        logger?.warn({ event: 'fleet_write_spooled', file, err: said(err) }, `the fleet's database did not take ${spooledWhat(s)}; spooled for the next start (${file}): ${said(err)}`);
+        return false;
       }
     },
   };
   return link;
 }
+
+const spooledWhat = (s: Spooled) => s.kind === 'settle' ? `a settle of ${s.session}` : s.kind === 'end' ? "a claim's end" : s.kind === 'hold' ? `${s.agent}'s hold` : `the release of ${s.agents.join(', ')}`;
 
 export type FireClaim = { claim: Claim; release(): Promise<void>; charged(session: string): Promise<void>; end(outcome: string): Promise<void> };
 

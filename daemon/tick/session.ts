@@ -115,6 +115,14 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   }
   const session = opened;
   mark('session_over');
+  // Across a fleet, this host's hold on the agent as its ledger now decides it (or none), written
+  // through for every host's dispatch; spooled when the database does not take it.
+  if (deps.fleet && deps.fleet.switches.holds !== false) {
+    const hold = currentHolds(config, ledger, deps.now())[agent.name] ?? null;
+    await deps.fleet.write({ kind: 'hold', agent: agent.name, hold, at: deps.now().toISOString() }).catch((err: unknown) => {
+      deps.logger.error({ event: 'fleet_hold_unwritten', agent: agent.name, err: deps.redact(String((err as Error)?.message ?? err)) }, `${agent.name}: its hold could not be written to the fleet's database: ${deps.redact(String((err as Error)?.message ?? err))}`);
+    });
+  }
   const projectFiles = changedProjectFiles(projectBefore, snapshotProjectFiles(scfg.vault));
   if (projectFiles.length) {
     deps.logger.warn({ event: 'project_files_changed', files: projectFiles, loaded: config.claude.project_settings }, `${agent.name}: the session changed the CLI's project files ${projectFiles.map((f) => JSON.stringify(f)).join(', ')}${config.claude.project_settings ? ' (claude.project_settings: the next session loads them)' : ' (never loaded: claude.project_settings is off)'}`);

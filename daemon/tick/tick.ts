@@ -17,7 +17,9 @@ import type { RunDeps, SuperviseResult } from './types.js';
 import { openTelemetry, type Telemetry } from '../../logs/telemetry.js';
 import { version } from '../../core/version.js';
 import { beginFireSpan, finishTraces, later, settleTraced, type Traced } from './fire-trace.js';
-import { claimForFire, fleetLink, type FireClaim } from './fleet-link.js';
+import { claimForFire, fleetLink, type FireClaim, type FleetLink } from './fleet-link.js';
+import type { Hold } from '../../budget/holds.js';
+import { adoptReleases } from '../../budget/hold-releases.js';
 
 // exit_code: what the tick exits with (the fire's record); fire: its row's id (null: unwritable).
 // beside: the sessions this tick started beside its own (sessions.max_concurrent).
@@ -134,13 +136,19 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
           return why ? [[a.name, why]] : [];
         }));
         let d = explain(config, agents, ledger, now, broken, occupied);
-        // Across a fleet, what every host ran (a rule's min_interval and max_runs_per_day hold
-        // fleet-wide): read once an agent is due here, so a tick with nothing due never connects.
-        let shared: Record<string, AgentHistory> | undefined;
-        if (d.agent && deps.fleet) {
-          const { fleetHistory } = await import('../../budget/fleet-reservations.js');
-          shared = await fleetHistory(await deps.fleet.get(), day);
+        // Across a fleet, the holds other hosts set and the releases made on any host, read once
+        // an agent is due or held; then what every host ran (a rule's min_interval and
+        // max_runs_per_day hold fleet-wide), once one is due. A tick with none connects to nothing.
+        let shared: Record<string, Hold> = {};
+        let history: Record<string, AgentHistory> | undefined;
+        if (deps.fleet && (d.agent || d.rules.some((v) => v.passed === 'held'))) {
+          shared = await fleetHolds(config, deps.fleet, deps, now, !d.agent);
           d = explain(config, agents, ledger, now, broken, occupied, shared);
+          if (d.agent) {
+            const { fleetHistory } = await import('../../budget/fleet-reservations.js');
+            history = await fleetHistory(await deps.fleet.get(), day);
+            d = explain(config, agents, ledger, now, broken, occupied, shared, history);
+          }
         }
         // Across a fleet, the agent's slot is claimed first: a slot another host (or an earlier
         // tick) claimed is passed over, named, and the next due agent is tried.
@@ -149,7 +157,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
           const pinned = byName.get(d.agent)?.host;
           if (pinned && pinned !== deps.fleet.host) {
             occupied[d.agent] = `runs on host ${pinned} (host: in its file), where its memory is`;
-            d = explain(config, agents, ledger, now, broken, occupied, shared);
+            d = explain(config, agents, ledger, now, broken, occupied, shared, history);
             continue;
           }
           const claim = await claimForFire(deps.fleet, d.agent, deps.slot ?? now, config.budget.timezone);
@@ -158,7 +166,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
             break;
           }
           occupied[d.agent] = claim.lost;
-          d = explain(config, agents, ledger, now, broken, occupied, shared);
+          d = explain(config, agents, ledger, now, broken, occupied, shared, history);
         }
         dispatch = dispatchPassedOver(d.rules);
         if (lead) {
@@ -214,5 +222,23 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
     const ending = { dispatch, error: { message: deps.redact((err as Error)?.message ?? String(err)), exitCode: exitCodeForError(err) } };
     if (fire) await settleTraced(fire, ending, tracing);
     throw err;
+  }
+}
+
+// The holds other hosts of the fleet set, and the releases made on any host recorded as this
+// host's own (so its ledger's rows before them hold nothing here either). Unreachable: a due agent
+// fails the tick closed (exit 69); with only held agents, they stay held, said.
+async function fleetHolds(config: Config, fleet: FleetLink, deps: RunDeps, now: Date, onlyHeld: boolean): Promise<Record<string, Hold>> {
+  try {
+    const f = await fleet.holds(now);
+    for (const [agent, at] of Object.entries(adoptReleases(config.state_dir, f.releases))) {
+      deps.logger.warn({ event: 'hold_released', agent, released_at: at, by: 'fleet' }, `${agent}: hold released on another host of the fleet at ${at}`);
+    }
+    return f.holds;
+  } catch (err) {
+    if (!onlyHeld) throw err;
+    const why = deps.redact(String((err as Error)?.message ?? err));
+    deps.logger.warn({ event: 'fleet_holds_unread', err: why }, `the fleet's holds and releases could not be read (the held agents stay held): ${why}`);
+    return {};
   }
 }

@@ -43,7 +43,7 @@ describe('the fleet\'s database', { skip: NEEDS_POSTGRES }, () => {
     try {
       await assert.rejects(checkSchema(db), (e: Error) => e instanceof FleetSetupError && /run `nightshift db migrate`/.test(e.message));
       const first = await migrate(db);
-      assert.deepEqual([first.from, first.to, first.applied.map((a) => a.version)], [0, FLEET_SCHEMA_VERSION, [1, 2]]);
+      assert.deepEqual([first.from, first.to, first.applied.map((a) => a.version)], [0, FLEET_SCHEMA_VERSION, [1, 2, 3]]);
       const again = await migrate(db);
       assert.deepEqual([again.from, again.to, again.applied], [FLEET_SCHEMA_VERSION, FLEET_SCHEMA_VERSION, []]);
       assert.equal(await checkSchema(db), FLEET_SCHEMA_VERSION);
@@ -62,7 +62,7 @@ describe('the fleet\'s database', { skip: NEEDS_POSTGRES }, () => {
     const [a, b] = await Promise.all([open(name), open(name)]);
     try {
       const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
-      assert.deepEqual([...ra.applied, ...rb.applied].map((x) => x.version).sort(), [1, 2]);
+      assert.deepEqual([...ra.applied, ...rb.applied].map((x) => x.version).sort(), [1, 2, 3]);
       const rows = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM nightshift_schema');
       assert.equal(rows.rows[0].n, FLEET_SCHEMA_VERSION);
     } finally {

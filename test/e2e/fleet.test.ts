@@ -2,13 +2,14 @@
 // real PostgreSQL named by each host's env file: `db migrate` and doctor; the same due agent
 // ticked on both hosts at once runs one session, and the other host's fire is a skip naming the
 // host that has it (control: without the fleet, both run); the database stopped, a tick starts
-// nothing and exits 69 naming the database's host, never its password.
+// nothing and exits 69 naming the database's host, never its password; a hold one host's session
+// set passes the agent over on the other, and a release on any host lifts it everywhere.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { spawn } from 'node:child_process';
-import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, nightshift, processesMatching, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, nightshift, processesMatching, runJson, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 import { claimSlot } from '../../daemon/schedule/claim-slot.js';
 import { connectFleet } from '../../budget/fleet-db.js';
 import { NEEDS_POSTGRES, startCluster, type Cluster } from '../pg-cluster.js';
@@ -44,16 +45,16 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
     assert.deepEqual([check(early).status, check(early).fix], ['fail', 'nightshift db migrate']);
     const refused = await nightshift(['tick', '--json'], a.env, a.dir);
     assert.equal(refused.code, 78, refused.stderr);
-    assert.match(refused.stderr, /at schema version 0, and this nightshift needs 2: run `nightshift db migrate`/);
+    assert.match(refused.stderr, /at schema version 0, and this nightshift needs 3: run `nightshift db migrate`/);
     assert.deepEqual(ledgerRows(a.dir), []);
     const m = await nightshift(['db', 'migrate', '--json'], a.env, a.dir);
     assert.equal(m.code, 0, m.stderr);
-    assert.deepEqual(JSON.parse(m.stdout), { database: `127.0.0.1:${pg.port}/${new URL(url).pathname.slice(1)}`, from: 0, to: 2, applied: [{ version: 1, what: 'the day\'s reservations and the fires\' claims' }, { version: 2, what: 'leases on the claims, renewed by a heartbeat; the hosts seen' }] });
+    assert.deepEqual(JSON.parse(m.stdout), { database: `127.0.0.1:${pg.port}/${new URL(url).pathname.slice(1)}`, from: 0, to: 3, applied: [{ version: 1, what: 'the day\'s reservations and the fires\' claims' }, { version: 2, what: 'leases on the claims, renewed by a heartbeat; the hosts seen' }, { version: 3, what: 'holds and hold releases shared' }] });
     const again = await nightshift(['db', 'migrate'], a.env, a.dir);
-    assert.match(again.stdout, /schema version 2, current: nothing to apply/);
+    assert.match(again.stdout, /schema version 3, current: nothing to apply/);
     const ok = check(await nightshift(['doctor', '--json'], a.env, a.dir));
     assert.equal(ok.status, 'ok');
-    assert.match(ok.detail, /reachable, schema version 2; this host is `host-a`; hosts seen: /);
+    assert.match(ok.detail, /reachable, schema version 3; this host is `host-a`; hosts seen: /);
     for (const out of [help, early, refused, m, again]) assert.ok(!(out.stdout + out.stderr).includes(PASSWORD));
   });
 
@@ -278,6 +279,90 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
     const res = await fleetRows(url, 'SELECT host, status FROM fleet_reservations ORDER BY reserved_at');
     assert.deepEqual(res.map((r) => [r.host, r.status]), [['host-a', 'expired'], ['host-b', 'settled']]);
     await waitFor(() => processesMatching('sleep 781').length === 0, 20_000, 'the killed session\'s tool to end');
+  });
+
+  // mutation: fleet-hold-unshared and fleet-hold-unread, caught here.
+  for (const control of [false, true]) {
+    test(control
+      ? 'the control: with the write-through off, the rate limit host-a met does not stop host-b, which runs the agent'
+      : 'a rate limit met on host-a holds the agent on host-b, whose tick passes it over naming the hold and the host; a release on host-b lifts it on both', { timeout: 120_000 }, async (t) => {
+      const url = pg.url(pg.createDb(), PASSWORD);
+      const a = host(t, 'host-a', url);
+      const b = host(t, 'host-b', url);
+      writeAgent(a, 'gardener', 'SCENARIO=err429');
+      assert.equal((await nightshift(['db', 'migrate'], a.env, a.dir)).code, 0);
+      const slot = claimSlot(new Date(), 'UTC');
+      const at = (hours: number) => new Date(slot.getTime() + hours * HOUR);
+      const limited = await fleetTick(a, control ? ['holds'] : [], at(0));
+      assert.equal(limited.out?.session?.outcome, 'rate_limited', limited.stderr.slice(-2000));
+      // host-b's own ledger holds nothing: only the fleet can hold it there.
+      const onB = await fleetTick(b, [], at(1));
+      assert.equal(onB.code, 0, onB.stderr);
+      if (control) {
+        assert.equal(onB.out.action, 'session', 'the harm: host-b ran the agent host-a was told to hold');
+        return assert.equal(ledgerRows(b.dir).length, 1);
+      }
+      assert.equal(onB.out.action, 'skip');
+      assert.match(onB.out.reason, /^no rule is due: rule 0 \(gardener\) is held until \S+Z: rate limited \(no reset time given: backoff after 1 rate-limited session\) \(on host host-a\)$/);
+      assert.deepEqual(onB.out.passed_over.map((p: any) => [p.agent, p.cause]), [['gardener', 'held']]);
+      assert.deepEqual(ledgerRows(b.dir), []);
+      // host-a holds it too, from its own ledger.
+      const onA = await fleetTick(a, [], at(2));
+      assert.equal(onA.out.action, 'skip');
+      assert.match(onA.out.reason, /rule 0 \(gardener\) is held until \S+Z: rate limited \(no reset time given: backoff after 1 rate-limited session\)$/);
+      // Released on host-b, which never ran it: the fleet's hold was the one it saw.
+      const released = await nightshift(['hold', 'release', 'gardener', '--json'], b.env, b.dir);
+      assert.equal(released.code, 0, released.stderr);
+      const r = JSON.parse(released.stdout);
+      assert.deepEqual(r.released.map((x: any) => [x.agent, x.kind, x.host]), [['gardener', 'rate_limited', 'host-a']]);
+      assert.equal(r.fleet, 'written');
+      // Lifted on host-a, whose ledger still holds the rate-limited row, and on host-b.
+      writeAgent(a, 'gardener', 'SCENARIO=text');
+      const againA = await fleetTick(a, [], at(3));
+      assert.equal(againA.out?.session?.outcome, 'ok', againA.stderr.slice(-2000));
+      assert.match(againA.stderr, /"event":"hold_released".*"agent":"gardener".*hold released on another host of the fleet/);
+      const againB = await fleetTick(b, [], at(4));
+      assert.equal(againB.out?.session?.outcome, 'ok', againB.stderr.slice(-2000));
+      // host-a's session that ended ok took its hold out of the fleet.
+      assert.deepEqual(await fleetRows(url, 'SELECT agent, host FROM fleet_holds'), []);
+    });
+  }
+
+  test('the database unreachable: hold release on a host says so (69), releases there, and spools the fleet\'s release, which the host\'s next start writes: then the other host\'s hold is lifted too', { timeout: 120_000 }, async (t) => {
+    const name = pg.createDb();
+    const url = pg.url(name, PASSWORD);
+    const a = host(t, 'host-a', url);
+    const b = host(t, 'host-b', url);
+    writeAgent(a, 'gardener', 'SCENARIO=err429');
+    assert.equal((await nightshift(['db', 'migrate'], a.env, a.dir)).code, 0);
+    // By hand on host-a (no claim): the rate limit it met is written through all the same.
+    const { record } = await runJson(a, 'gardener');
+    assert.equal(record.outcome, 'rate_limited');
+    const held = await nightshift(['tick', '--json'], b.env, b.dir);
+    assert.equal(held.code, 0, held.stderr);
+    assert.match(JSON.parse(held.stdout).reason, /gardener\) is held until \S+Z: rate limited .*\(on host host-a\)$/);
+    pg.stop('immediate');
+    let out;
+    try {
+      out = await nightshift(['hold', 'release', 'gardener', '--json'], a.env, a.dir);
+    } finally {
+      pg.start();
+    }
+    assert.equal(out.code, 69, out.stderr);
+    assert.equal(JSON.parse(out.stdout).fleet, 'spooled');
+    assert.match(out.stderr, new RegExp(`the release of gardener is recorded on this host only: the fleet's database at 127\\.0\\.0\\.1:${pg.port}/${name} \\(NIGHTSHIFT_DATABASE_URL in the env file\\) cannot be reached: .*until then the other hosts keep their holds`));
+    assert.ok(!(out.stdout + out.stderr).includes(PASSWORD));
+    assert.equal(fs.readdirSync(path.join(a.state, 'fleet-spool')).filter((n) => n.startsWith('release-')).length, 1);
+    // Before host-a starts again, host-b still holds it: the release waits in host-a's spool.
+    const still = JSON.parse((await nightshift(['tick', '--json'], b.env, b.dir)).stdout);
+    assert.equal(still.action, 'skip');
+    // host-a's next start, with nothing due, writes it; then host-b runs the agent.
+    fs.writeFileSync(a.config, fs.readFileSync(a.config, 'utf8').replace(/dispatch:\n {2}- agent: gardener\n/, 'dispatch: []\n'));
+    assert.equal((await nightshift(['tick'], a.env, a.dir)).code, 0);
+    assert.deepEqual(fs.readdirSync(path.join(a.state, 'fleet-spool')), []);
+    const ran = await nightshift(['tick', '--json'], b.env, b.dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(JSON.parse(ran.stdout).session?.outcome, 'ok', ran.stderr.slice(-2000));
   });
 
   // mutation: fleet-spool-dropped, caught here.
