@@ -48,8 +48,9 @@ describe('operator install: npm pack, npm install -g, nightshift on PATH', () =>
     tarball = path.join(dir, packed.stdout.trim().split('\n').at(-1)!);
     prefix = path.join(dir, 'prefix');
     // Dependencies come from the registry (better-sqlite3 builds from source here); none of the
-    // tree's node_modules is used.
-    const inst = await sh('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: dir, timeout: 600_000 });
+    // tree's node_modules is used. The bound is for a hung install, not a speed: compiling
+    // SQLite on two busy cores has taken over ten minutes.
+    const inst = await sh('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: dir, timeout: 1_500_000 });
     assert.equal(inst.code, 0, `npm install -g:\n${inst.stdout}\n${inst.stderr}`);
     env = { PATH: `${path.join(prefix, 'bin')}:${process.env.PATH}` };
   });
