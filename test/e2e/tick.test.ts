@@ -116,8 +116,10 @@ describe('tick', () => {
     const before = Date.now();
     await nightshift(['tick'], ws.env, ws.dir);
     const s = JSON.parse((await nightshift(['status', '--json'], ws.env, ws.dir)).stdout);
-    assert.deepEqual(Object.keys(s).sort(), ['branches', 'budget', 'fires_error', 'holds', 'invalid_agents', 'last_fires', 'last_ok_at', 'last_sessions', 'locks', 'max_concurrent', 'next', 'running', 'tick_gaps', 'unpushed', 'window_hold', 'windows']);
+    assert.deepEqual(Object.keys(s).sort(), ['branches', 'budget', 'fires_error', 'fleet', 'holds', 'invalid_agents', 'last_fires', 'last_ok_at', 'last_sessions', 'locks', 'max_concurrent', 'next', 'running', 'tick_gaps', 'unpushed', 'window_hold', 'windows']);
     assert.deepEqual([s.running, s.max_concurrent], [[], 1]);
+    // No fleet's database named: no fleet, and nothing of pg asked.
+    assert.equal(s.fleet, null);
     assert.equal(s.budget.sessions, 1);
     assert.equal(s.last_sessions[0].outcome, 'ok');
     assert.equal(s.next.agent, 'ok');
