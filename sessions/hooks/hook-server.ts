@@ -29,7 +29,8 @@ export type HookServerOptions = {
   // How often the supervisor checks that its hook server still answers, and how long it waits.
   pingMs?: number;
   pingTimeoutMs?: number;
-  // Test-only: false checks even while every connection is held (the control of that rule).
+  // Test-only: false gives the check no slot of its own and checks even while every connection is
+  // held (the control of that rule).
   checkFull?: boolean;
   // The session's trace span: each call is an `execute_tool` span under it, from PreToolUse to its
   // PostToolUse (asked for only while tracing), or to the refusal.
@@ -193,33 +194,36 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
   server.on('error', (err) => die(err.message));
   server.on('close', () => die('closed'));
   const { url, local } = await listenEndpoint(server, o.listen);
+  // The health check has a slot of its own beside the session's bound, on one kept-alive socket:
+  // were it to take one of the session's, a tool call's hook arriving meanwhile would be closed
+  // unanswered.
+  const reserve = o.checkFull !== false;
+  if (reserve) server.maxConnections += 1;
+  const agent = reserve ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : false;
 
   // The watch: the server must answer its own health check; two misses in a row and it is dead.
   // While the session holds every connection it may (limits.endpoint_requests: the CLI's
-  // parallel tool calls, its idle keep-alive sockets), a new one is closed at once by design: the
-  // check is not made then (it would be closed too, and the session ended for our own bound).
+  // parallel tool calls, its idle keep-alive sockets), a new one is closed at once by design; the
+  // check still gets through on its own slot, so our own bound never reads as a dead server.
   let misses = 0;
-  const ping = () => {
-    if (o.checkFull !== false) {
-      server.getConnections((err, open) => (!err && open >= server.maxConnections ? undefined : check()));
-      return;
-    }
-    check();
-  };
-  const check = () => {
-    if (closing) return;
-    const req = http.get(`${local.url}/health`, { socketPath: local.socketPath, headers: { authorization: `Bearer ${token}` }, timeout: o.pingTimeoutMs ?? 1000, agent: false }, (res) => {
+  const check = () => new Promise<void>((done) => {
+    if (closing) return done();
+    const req = http.get(`${local.url}/health`, { socketPath: local.socketPath, headers: { authorization: `Bearer ${token}` }, timeout: o.pingTimeoutMs ?? 1000, agent }, (res) => {
       res.resume();
+      res.on('end', done);
       misses = res.statusCode === 200 ? 0 : misses + 1;
       if (misses >= 2) die(`health check answered ${res.statusCode}`);
     });
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', (err) => {
+      done();
       if (closing) return;
       if (++misses >= 2) die(`health check failed: ${err.message}`);
     });
-  };
-  const watch = setInterval(ping, o.pingMs ?? 2000);
+  });
+  // The first check before the session starts: its socket holds the check's slot from then on.
+  if (reserve) await check();
+  const watch = setInterval(() => void check(), o.pingMs ?? 2000);
   watch.unref();
 
   return {
@@ -232,6 +236,7 @@ export async function startHookServer(o: HookServerOptions): Promise<HookServer>
       new Promise<void>((resolve) => {
         closing = true;
         clearInterval(watch);
+        if (agent) agent.destroy();
         for (const span of openTools.values()) span.set({ 'nightshift.tool.unfinished': true }), span.end();
         openTools.clear();
         server.closeAllConnections();

@@ -2,6 +2,7 @@
 // dead signal when it stops answering.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { describe, test } from 'node:test';
 import { hookSettings, HOOK_PATH, startHookServer, writeSettingsFile, type HookServer } from '../../../sessions/hooks/hook-server.js';
@@ -139,16 +140,34 @@ describe('hook server', () => {
         held.push(c);
       }
       const open = () => new Promise<number>((r) => s.server.getConnections((_e, n) => r(n)));
-      while ((await open()) < DEFAULT_MAX_CONNECTIONS) await new Promise((r) => setTimeout(r, 10));
+      // The session's own, and (not in the control) the check's kept socket beside them.
+      const full = DEFAULT_MAX_CONNECTIONS + (control ? 0 : 1);
+      while ((await open()) < full) await new Promise((r) => setTimeout(r, 10));
       // Twenty pings' time: the dead signal fires on the second miss if it fires at all.
       const pinged = Date.now();
       await waitFor(() => s.dead.aborted || Date.now() - pinged > 20 * 20, 5000, 'twenty pings');
       if (control) return assert.ok(s.dead.aborted, 'the harm: our own connection bound read as a dead server');
       assert.equal(s.dead.aborted, false, String(s.dead.reason));
-      // Once a connection frees, the check runs again and passes.
+      // The session's bound still holds: one more of its connections is closed unanswered.
+      const over = net.connect(port, '127.0.0.1');
+      over.on('error', () => {});
+      await new Promise((r) => over.once('close', r));
+      // Once one of its connections frees, its next call is served at once: the check, on its
+      // own socket all along, never takes the freed slot.
       held.pop()!.destroy();
-      while ((await open()) >= DEFAULT_MAX_CONNECTIONS) await new Promise((r) => setTimeout(r, 10));
-      assert.equal((await post(s, payload('Bash', { command: 'echo hi' }))).status, 200);
+      while ((await open()) >= full) await new Promise((r) => setTimeout(r, 10));
+      // One kept-alive socket for the calls, as the session's own client would keep it.
+      const client = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      t.after(() => client.destroy());
+      const call = (body: string) => new Promise<number>((resolve, reject) => {
+        const req = http.request(`${s.url}${HOOK_PATH}`, { method: 'POST', agent: client, headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      for (let i = 0; i < 10; i++) assert.equal(await call(payload('Bash', { command: `echo ${i}` })), 200);
     });
   }
 
