@@ -124,7 +124,9 @@ export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: n
   } catch (err) {
     throw new FleetSetupError(`${FLEET_URL_VAR} is set, and the package pg cannot be loaded: ${o.redact((err as Error).message)} (reinstall nightshift)`, { cause: err });
   }
-  const client: Client = new pg.Client({ connectionString: target.url, connectionTimeoutMillis: o.connectTimeoutMs, query_timeout: 60_000, application_name: 'nightshift' });
+  // Pipelined: a transaction's statements that do not wait on each other go out together, so the
+  // day's lock is held for one round trip, not one a statement (./fleet-reservations.ts).
+  const client: Client = new pg.Client({ connectionString: target.url, connectionTimeoutMillis: o.connectTimeoutMs, query_timeout: 60_000, application_name: 'nightshift', pipeline: true } as ConstructorParameters<typeof pg.Client>[0]);
   // A connection that drops while idle is said at its next query; unheard, node would crash on it.
   let lost: Error | null = null;
   client.on('error', (err) => (lost = err));
@@ -157,16 +159,34 @@ export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: n
   return {
     where: target.where,
     query: <T>(text: string, values?: unknown[]) => exclusive(() => raw.query<T>(text, values)),
+    // BEGIN goes out with the transaction's first statements, and COMMIT with its last: `fn` may
+    // leave its writes unawaited (they are awaited here, after the COMMIT is sent). A statement
+    // that fails aborts the transaction, so the COMMIT rolls back and the failure is thrown.
     transaction: <T>(fn: (tx: FleetQuery) => Promise<T>) => exclusive(async () => {
-      await raw.query('BEGIN');
+      const sent: Promise<unknown>[] = [];
+      const tx: FleetQuery = {
+        query: <R>(text: string, values?: unknown[]) => {
+          const p = raw.query<R>(text, values);
+          p.catch(() => {});
+          sent.push(p);
+          return p;
+        },
+      };
+      tx.query('BEGIN');
+      let r: T;
       try {
-        const r = await fn(raw);
-        await raw.query('COMMIT');
-        return r;
+        r = await fn(tx);
       } catch (err) {
+        await Promise.allSettled(sent);
         await raw.query('ROLLBACK').catch(() => {});
         throw err;
       }
+      const commit = raw.query('COMMIT');
+      commit.catch(() => {});
+      const failed = (await Promise.allSettled(sent)).find((x) => x.status === 'rejected');
+      await commit;
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      return r;
     }),
     close: () => exclusive(() => client.end()).catch(() => {}),
   };

@@ -30,18 +30,23 @@ export function fleetDayTotals(db: FleetQuery, day: string): Promise<DayTotals> 
 export async function reserveInFleet<R extends { ok: true; usd: number } | { ok: false }>(db: FleetSql, c: FleetCharge, decide: (today: DayTotals) => R): Promise<R | { ok: true; usd: number; again: true }> {
   return await db.transaction(async (tx) => {
     // The day's row, made if new, and locked either way: the upsert's update takes its row lock,
-    // held to the commit (one round trip for both).
-    await tx.query('INSERT INTO fleet_days (day) VALUES ($1) ON CONFLICT (day) DO UPDATE SET day = excluded.day', [c.day]);
-    // One read under the lock: the day's totals, and this session's charge if it was taken before.
+    // held to the commit. Then one read under the lock: the day's totals, and this session's
+    // charge if it was taken before. Both go out with the BEGIN (pipelined, ./fleet-db.ts), and the
+    // reservation's insert with the COMMIT: the lock is held for one round trip.
     // (A held reservation past its time counts only its spend; its status is tidied at a connect.)
-    const rows = (await tx.query<{ agent: string | null; n: number; usd: number; reserved: number; had: number | null }>(
-      `SELECT agent, n, usd, reserved, NULL::float8 AS had FROM (${TOTALS}) t
-        UNION ALL SELECT NULL, 0, 0, 0, (SELECT reserved_usd FROM fleet_reservations WHERE session_id = $2)`, [c.day, c.session])).rows;
+    const [, read] = await Promise.all([
+      tx.query('INSERT INTO fleet_days (day) VALUES ($1) ON CONFLICT (day) DO UPDATE SET day = excluded.day', [c.day]),
+      tx.query<{ agent: string | null; n: number; usd: number; reserved: number; had: number | null }>(
+        `SELECT agent, n, usd, reserved, NULL::float8 AS had FROM (${TOTALS}) t
+          UNION ALL SELECT NULL, 0, 0, 0, (SELECT reserved_usd FROM fleet_reservations WHERE session_id = $2)`, [c.day, c.session]),
+    ]);
+    const rows = read.rows;
     const had = rows.find((r) => r.agent === null)?.had;
     if (had !== null && had !== undefined) return { ok: true as const, usd: had, again: true as const };
     const decided = decide(dayTotalsOf(rows.filter((r) => r.agent !== null) as Array<{ agent: string; n: number; usd: number; reserved: number }>));
     if (decided.ok) {
-      await tx.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at)
+      // Not awaited: it is sent now and awaited after the COMMIT goes out behind it.
+      void tx.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at)
         VALUES ($1, $2, $3, $4, $5, 'held', now() + make_interval(secs => $6::float8 / 1000))`, [c.session, c.day, c.agent, c.host, decided.usd, c.expiresInMs]);
     }
     return decided;

@@ -70,6 +70,34 @@ describe('the fleet\'s database', { skip: NEEDS_POSTGRES }, () => {
     }
   });
 
+  // The transaction is pipelined: BEGIN goes out with its first statements and COMMIT right behind
+  // a write it left unawaited. A write that fails there must still roll the whole back and throw.
+  test('a write left unawaited that fails behind the COMMIT rolls the transaction back and throws its error; a statement sent meanwhile lands outside it', async () => {
+    const db = await open(pg.createDb());
+    try {
+      await migrate(db);
+      let outside: Promise<unknown> | null = null;
+      await assert.rejects(db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO fleet_days (day) VALUES ('d1')`);
+        outside = db.query(`INSERT INTO fleet_days (day) VALUES ('d-outside')`);
+        void tx.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at) VALUES ('s', 'd1', 'a', 'h', -1, 'held', now())`);
+        return 'done';
+      }), (e: Error & { code?: string }) => e.code === '23514' && /reserved_usd/.test(e.message));
+      await outside;
+      const days = (await db.query<{ day: string }>('SELECT day FROM fleet_days ORDER BY day')).rows.map((r) => r.day);
+      assert.deepEqual(days, ['d-outside'], 'the day written inside the failed transaction is gone; the one outside it stays');
+      // Control: the same transaction with a valid write commits both.
+      assert.equal(await db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO fleet_days (day) VALUES ('d2')`);
+        void tx.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at) VALUES ('s', 'd2', 'a', 'h', 1, 'held', now())`);
+        return 'done';
+      }), 'done');
+      assert.equal((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM fleet_reservations WHERE day = 'd2'`)).rows[0].n, 1);
+    } finally {
+      await db.close();
+    }
+  });
+
   test('an unreachable database is FleetUnavailableError naming its host and port, never the password', async () => {
     const name = pg.createDb();
     const url = pg.url(name, 'hunter2-pw');
