@@ -3,12 +3,17 @@
 // operator's release from any host; every host's dispatch reads the others' holds, and a release
 // lifts on every host the holds set before it. Both writes are idempotent (a spooled one written
 // twice changes nothing) and never move a row back in time.
-import type { Hold } from './holds.js';
+import type { Hold, HoldRow } from './holds.js';
 import type { FleetQuery } from './fleet-db.js';
 
 // What the fleet says of the agents' holds, as another host sees it: the holds other hosts set
-// and no release has lifted (each naming its host), and the last release of each agent.
-export type FleetHolds = { holds: Record<string, Hold>; releases: Record<string, string> };
+// and no release has lifted (each naming its host), the last release of each agent, and the
+// sessions other hosts ran of each agent, newest first, as rows for its failure streak.
+export type FleetHolds = { holds: Record<string, Hold>; releases: Record<string, string>; rows: Record<string, HoldRow[]> };
+
+// Rows enough of another host's sessions of an agent for any streak that still changes a wait
+// (daemon/schedule/holds.ts reads as many of its own).
+const OTHER_ROWS = 40;
 
 // This host's hold on `agent` now (null: none), as of `at` (this host's clock).
 export async function publishHold(db: FleetQuery, host: string, agent: string, hold: Hold | null, at: string): Promise<void> {
@@ -47,5 +52,16 @@ export async function readFleetHolds(db: FleetQuery, host: string, now: Date): P
   // The longest wait of an agent held on several hosts.
   for (const h of held.rows) holds[h.agent] ??= { kind: h.kind, until: clock(new Date(h.until)), reason: `${h.reason} (on host ${h.host})`, failures: h.failures, session: h.session_id, host: h.host };
   const rel = await db.query<{ agent: string; released_at: Date }>('SELECT agent, released_at FROM fleet_hold_releases');
-  return { holds, releases: Object.fromEntries(rel.rows.map((r) => [r.agent, new Date(r.released_at).toISOString()])) };
+  // The other hosts' ended claims that ran a session: its outcome as that host settled it. A claim
+  // settled 'crashed' (its host died) reads as this host's own 'abandoned': it breaks no streak.
+  const ran = await db.query<{ agent: string; session_id: string; outcome: string; claimed_at: Date; ended_at: Date }>(
+    `SELECT agent, session_id, outcome, claimed_at, ended_at FROM (
+        SELECT agent, session_id, outcome, claimed_at, ended_at, row_number() OVER (PARTITION BY agent ORDER BY ended_at DESC) AS k
+          FROM fleet_claims WHERE host <> $1 AND ended_at IS NOT NULL AND session_id IS NOT NULL AND outcome IS NOT NULL) t
+      WHERE k <= $2 ORDER BY agent, ended_at DESC`, [host, OTHER_ROWS]);
+  const rows: Record<string, HoldRow[]> = {};
+  for (const r of ran.rows) {
+    (rows[r.agent] ??= []).push({ id: r.session_id, outcome: r.outcome === 'crashed' ? 'abandoned' : r.outcome, started_at: new Date(r.claimed_at).toISOString(), ended_at: new Date(r.ended_at).toISOString(), retry_at: null });
+  }
+  return { holds, releases: Object.fromEntries(rel.rows.map((r) => [r.agent, new Date(r.released_at).toISOString()])), rows };
 }

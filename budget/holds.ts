@@ -62,6 +62,20 @@ export function holdsOf(byAgent: Record<string, HoldRow[]>, now: Date, s: HoldSe
   return out;
 }
 
+// Pure: an agent's rows on this host and the sessions other hosts of the fleet ran of it, as one
+// history newest first, so a failure streak counts every host's failures (alternating hosts, each
+// host's own streak would reach the backoff only after twice the failures). Another host's rate
+// limit is left out: its own hold, with the reset the API gave, is shared (./fleet-holds.ts), and
+// here it would read as one without a reset time.
+export function withFleetRows(local: Record<string, HoldRow[]>, others: Record<string, HoldRow[]>): Record<string, HoldRow[]> {
+  const out = { ...local };
+  for (const [agent, rows] of Object.entries(others)) {
+    const kept = rows.filter((r) => r.outcome !== 'rate_limited');
+    if (kept.length) out[agent] = [...(out[agent] ?? []), ...kept].sort((a, b) => endOf(b) - endOf(a));
+  }
+  return out;
+}
+
 // This host's holds with the ones other hosts of the fleet set: of an agent held on both, the
 // longer wait.
 export function withFleetHolds(local: Record<string, Hold>, fleet: Record<string, Hold>): Record<string, Hold> {

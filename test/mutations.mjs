@@ -380,4 +380,12 @@ export const MUTATIONS = [
     replace: 'if (deps.fleet && d.agent && !deps.fleet) {',
     tests: ['e2e/fleet'],
   },
+  {
+    name: 'fleet-streak-unread',
+    guarantee: "an agent's failure streak counts the sessions every host of the fleet ran of it",
+    file: 'daemon/schedule/holds.ts',
+    find: 'return afterReleases(others ? withFleetRows(own, others) : own, readReleases(config.state_dir));',
+    replace: 'return afterReleases(own, readReleases(config.state_dir));',
+    tests: ['e2e/fleet'],
+  },
 ];

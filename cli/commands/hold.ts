@@ -7,7 +7,7 @@ import { EXIT, FleetUnavailableError, UsageError } from '../../core/errors.js';
 import { agentNames } from '../../config/agent-names.js';
 import { didYouMean } from '../../core/suggest.js';
 import type { FullContext } from '../context.js';
-import type { Hold } from '../../budget/holds.js';
+import type { FleetHoldView } from '../../daemon/schedule/holds.js';
 import { FLEET_URL_VAR, fleetTarget } from '../../config/fleet-url.js';
 import { withLedger } from '../with-ledger.js';
 
@@ -50,12 +50,12 @@ export async function run({ config, positionals, flags, io, logger, env }: FullC
   const link = fleetLink(config, env, io.redact, logger);
   try {
     let unreachable: FleetUnavailableError | null = null;
-    let shared: Record<string, Hold> = {};
+    let shared: FleetHoldView = {};
     if (link) {
       try {
         const f = await link.holds(now);
         adoptReleases(config.state_dir, f.releases);
-        shared = f.holds;
+        shared = { holds: f.holds, rows: f.rows };
       } catch (err) {
         if (!(err instanceof FleetUnavailableError)) throw err;
         unreachable = err;

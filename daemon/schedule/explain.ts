@@ -7,11 +7,12 @@ import type { Agent, BrokenAgent } from '../../config/agents.js';
 import type { Config } from '../../config/schema.js';
 import { decide, withFleetHistory, type AgentHistory, type Decision } from './dispatch.js';
 import { forecast, type Forecast } from './forecast.js';
-import { currentHolds } from './holds.js';
+import { currentHolds, type FleetHoldView } from './holds.js';
 
-// Across a fleet: `fleetHolds`, the holds other hosts set (the tick's, once connected); `fleet`, every
+// Across a fleet: `fleetHolds`, the holds other hosts set and the sessions they ran (the tick's, once
+// connected); `fleet`, every
 // host's history of each agent (budget/fleet-reservations.ts fleetHistory), read beside the ledger's.
-export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = [], busy: Record<string, string> = {}, fleetHolds: Record<string, Hold> = {}, fleet?: Record<string, AgentHistory>): Decision & { holds: Record<string, Hold> } {
+export function explain(config: Config, agents: Agent[], ledger: Ledger, at: Date, broken: BrokenAgent[] = [], busy: Record<string, string> = {}, fleetHolds: FleetHoldView = {}, fleet?: Record<string, AgentHistory>): Decision & { holds: Record<string, Hold> } {
   const limits = Object.fromEntries(agents.map((a) => [a.name, { maxRunsPerDay: a.maxRunsPerDay }]));
   const holds = currentHolds(config, ledger, at, fleetHolds);
   const invalid = Object.fromEntries(broken.map((b) => [b.name, `${b.file}: ${b.problems[0] ?? 'invalid'}`]));

@@ -1,5 +1,5 @@
 // The holds of this install: budget/holds.ts's pure rules over the ledger's last settled rows.
-import { backoffChange, holdsOf, withFleetHolds, type Hold, type HoldSettings } from '../../budget/holds.js';
+import { backoffChange, holdsOf, withFleetHolds, withFleetRows, type Hold, type HoldRow, type HoldSettings } from '../../budget/holds.js';
 import type { Ledger } from '../../budget/ledger.js';
 import type { Config } from '../../config/schema.js';
 import { afterReleases, readReleases } from '../../budget/hold-releases.js';
@@ -12,15 +12,21 @@ export function holdSettings(config: Config): HoldSettings {
 // Rows enough for any streak that still changes the wait (it is capped after ~30 doublings).
 const HOLD_ROWS = 40;
 
-// Each agent's last settled rows, those before the operator's release of its hold left out.
-function heldRows(config: Config, ledger: Ledger) {
-  return afterReleases(ledger.lastSettled(config.backoff.after_failures + HOLD_ROWS), readReleases(config.state_dir));
+// Each agent's last settled rows (with the sessions other hosts ran of it, across a fleet), those
+// before the operator's release of its hold left out.
+function heldRows(config: Config, ledger: Ledger, others?: Record<string, HoldRow[]>) {
+  const own = ledger.lastSettled(config.backoff.after_failures + HOLD_ROWS);
+  return afterReleases(others ? withFleetRows(own, others) : own, readReleases(config.state_dir));
 }
 
-// Every agent that waits now, read from the ledger; across a fleet, with the holds other hosts set
-// (budget/fleet-holds.ts, read by the tick once it has connected).
-export function currentHolds(config: Config, ledger: Ledger, at: Date, fleet: Record<string, Hold> = {}): Record<string, Hold> {
-  return withFleetHolds(holdsOf(heldRows(config, ledger), at, holdSettings(config)), fleet);
+// What the fleet says of the holds, once a tick (or `hold release`) has connected: the holds other
+// hosts set, and the sessions they ran of each agent (budget/fleet-holds.ts).
+export type FleetHoldView = { holds?: Record<string, Hold>; rows?: Record<string, HoldRow[]> };
+
+// Every agent that waits now, read from the ledger; across a fleet, its failure streak counted
+// over every host's sessions, with the holds other hosts set.
+export function currentHolds(config: Config, ledger: Ledger, at: Date, fleet: FleetHoldView = {}): Record<string, Hold> {
+  return withFleetHolds(holdsOf(heldRows(config, ledger, fleet.rows), at, holdSettings(config)), fleet.holds ?? {});
 }
 
 // What the session just settled for `agent` changed about its backoff (once per change).

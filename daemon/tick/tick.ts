@@ -18,7 +18,7 @@ import { openTelemetry, type Telemetry } from '../../logs/telemetry.js';
 import { version } from '../../core/version.js';
 import { beginFireSpan, finishTraces, later, settleTraced, type Traced } from './fire-trace.js';
 import { claimForFire, fleetLink, type FireClaim, type FleetLink } from './fleet-link.js';
-import type { Hold } from '../../budget/holds.js';
+import type { FleetHoldView } from '../schedule/holds.js';
 import { adoptReleases } from '../../budget/hold-releases.js';
 
 // exit_code: what the tick exits with (the fire's record); fire: its row's id (null: unwritable).
@@ -139,7 +139,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
         // Across a fleet, the holds other hosts set and the releases made on any host, read once
         // an agent is due or held; then what every host ran (a rule's min_interval and
         // max_runs_per_day hold fleet-wide), once one is due. A tick with none connects to nothing.
-        let shared: Record<string, Hold> = {};
+        let shared: FleetHoldView = {};
         let history: Record<string, AgentHistory> | undefined;
         if (deps.fleet && (d.agent || d.rules.some((v) => v.passed === 'held'))) {
           shared = await fleetHolds(config, deps.fleet, deps, now, !d.agent);
@@ -228,13 +228,13 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
 // The holds other hosts of the fleet set, and the releases made on any host recorded as this
 // host's own (so its ledger's rows before them hold nothing here either). Unreachable: a due agent
 // fails the tick closed (exit 69); with only held agents, they stay held, said.
-async function fleetHolds(config: Config, fleet: FleetLink, deps: RunDeps, now: Date, onlyHeld: boolean): Promise<Record<string, Hold>> {
+async function fleetHolds(config: Config, fleet: FleetLink, deps: RunDeps, now: Date, onlyHeld: boolean): Promise<FleetHoldView> {
   try {
     const f = await fleet.holds(now);
     for (const [agent, at] of Object.entries(adoptReleases(config.state_dir, f.releases))) {
       deps.logger.warn({ event: 'hold_released', agent, released_at: at, by: 'fleet' }, `${agent}: hold released on another host of the fleet at ${at}`);
     }
-    return f.holds;
+    return { holds: f.holds, rows: f.rows };
   } catch (err) {
     if (!onlyHeld) throw err;
     const why = deps.redact(String((err as Error)?.message ?? err));

@@ -328,6 +328,41 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
     });
   }
 
+  // mutation: fleet-streak-unread, caught here.
+  for (const control of [false, true]) {
+    test(control
+      ? 'the control: with the other hosts\' sessions unread, host-b runs the agent a fourth time, its own streak one failure long'
+      : 'failures on two hosts in turn make one streak: after host-a, host-b and host-a fail, host-b backs the agent off, naming three failures', { timeout: 180_000 }, async (t) => {
+      const url = pg.url(pg.createDb(), PASSWORD);
+      // backoff as by default: after 3 failures in a row, 1 h from the last.
+      const [a, b] = ['host-a', 'host-b'].map((name) => {
+        const ws = workspace(t, api.url, configYaml({ claude: { max_turns: 1 }, top: `${gitOff}fleet:\n  host: ${name}\ndispatch:\n  - agent: gardener\n` }));
+        writeAgent(ws, 'gardener', 'SCENARIO=endless');
+        fs.writeFileSync(path.join(ws.dir, 'nightshift.env'), `NIGHTSHIFT_DATABASE_URL=${url}\n`, { mode: 0o600 });
+        return ws;
+      });
+      assert.equal((await nightshift(['db', 'migrate'], a.env, a.dir)).code, 0);
+      const off = control ? ['streak'] : [];
+      const slot = claimSlot(new Date(), 'UTC');
+      const at = (hours: number) => new Date(slot.getTime() + hours * HOUR);
+      for (const [ws, hours] of [[a, 0], [b, 1], [a, 2]] as const) {
+        const r = await fleetTick(ws, off, at(hours));
+        assert.equal(r.out?.session?.outcome, 'max_turns', r.stderr.slice(-2000));
+      }
+      // Neither host's own ledger reaches three, so no host's own hold is shared either.
+      assert.deepEqual(await fleetRows(url, 'SELECT agent FROM fleet_holds'), []);
+      const onB = await fleetTick(b, off, at(3));
+      assert.equal(onB.code, 0, onB.stderr);
+      if (control) {
+        assert.equal(onB.out?.session?.outcome, 'max_turns', 'the harm: a fourth failing session, spent');
+        return assert.equal(ledgerRows(b.dir).length, 2);
+      }
+      assert.equal(onB.out.action, 'skip', onB.stderr.slice(-2000));
+      assert.match(onB.out.reason, /^no rule is due: rule 0 \(gardener\) is held until \S+Z: backed off after 3 failures in a row \(last: max_turns\)$/);
+      assert.equal(ledgerRows(b.dir).length, 1);
+    });
+  }
+
   test('the database unreachable: hold release on a host says so (69), releases there, and spools the fleet\'s release, which the host\'s next start writes: then the other host\'s hold is lifted too', { timeout: 120_000 }, async (t) => {
     const name = pg.createDb();
     const url = pg.url(name, PASSWORD);
