@@ -18,12 +18,7 @@ const cc = process.env.CC || 'cc';
 // A C string literal of the folder: only the characters a path of ours holds are let through.
 if (!/^\/[A-Za-z0-9_./-]+$/.test(WALL_API.dir)) throw new Error(`the bridge's socket folder ${WALL_API.dir} is not a plain path`);
 const tmp = `${out}.${process.pid}`;
-const compile = (extra) => spawnSync(cc, ['-O2', '-Wall', '-Wextra', ...extra, `-DAPI_DIR="${WALL_API.dir}"`, '-o', tmp, source], { encoding: 'utf8' });
-// Static where the C library allows it (~0.3 MB more in the tarball): no dynamic loader at each
-// command's start (~1.5 ms less a Bash call on the 2-core VPS: docs/benchmarks.md), and a tarball
-// packed where glibc is newer still has a prefix that runs; else linked as usual.
-let r = compile(['-static', '-s']);
-if (r.error || r.status !== 0) r = compile([]);
+const r = spawnSync(cc, ['-O2', '-Wall', '-Wextra', `-DAPI_DIR="${WALL_API.dir}"`, '-o', tmp, source], { encoding: 'utf8' });
 if (r.error || r.status !== 0) {
   fs.rmSync(tmp, { force: true });
   const why = r.error ? `${cc} could not be run (${r.error.code ?? r.error.message})` : `${cc} failed (exit ${r.status ?? r.signal})${r.stderr.trim() ? `:\n${r.stderr.trim()}` : ''}`;
