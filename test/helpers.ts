@@ -353,6 +353,28 @@ function readLedger<T>(dir: string, fn: (db: Database.Database) => T): T {
 }
 
 export const ledgerRows = (dir: string): any[] => readLedger(dir, (db) => db.prepare('SELECT * FROM sessions ORDER BY started_at').all());
+// A racer fixture (test/fixtures/*-racer.mjs) run to its end: the JSON it printed, or a rejection
+// with its stderr (`n` names it).
+export function racer(fixture: string, args: string[], n: number): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [path.join(FIXTURES, fixture), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    c.stdout!.on('data', (d) => (out += d));
+    c.stderr!.on('data', (d) => (err += d));
+    c.on('error', reject);
+    c.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`racer ${n} exited ${code}: ${err}`))));
+  });
+}
+
+// Sessions the ledger shows running now; 0 while the ledger is still being made (a start's first looks).
+export function runningSessions(dir: string): number {
+  try {
+    return ledgerRows(dir).filter((r) => r.status === 'running').length;
+  } catch {
+    return 0;
+  }
+}
 export const ledgerIntegrity = (dir: string): string => readLedger(dir, (db) => String(db.pragma('integrity_check', { simple: true })));
 
 // The most sessions whose lifetimes (started_at .. ended_at in the ledger) overlap at one moment.

@@ -23,7 +23,9 @@ export const NEEDS_POSTGRES: string | false = !BIN
 
 export type Cluster = { port: number; dir: string; url: (db: string, password?: string) => string; createDb: () => string; stop: (mode?: 'fast' | 'immediate') => void; start: () => void; close: () => void };
 
-async function freePort(): Promise<number> {
+// A loopback port nothing listens on once this returns (a cluster's, or a database that cannot be
+// reached).
+export async function freePort(): Promise<number> {
   return await new Promise((resolve, reject) => {
     const s = net.createServer();
     s.on('error', reject);

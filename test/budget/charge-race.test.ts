@@ -2,12 +2,11 @@
 // cannot together pass a daily limit: each charge decides from the day's totals inside the
 // transaction that writes it (budget/ledger.ts `open`, budget/policy.ts `chargeFor`).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Ledger } from '../../budget/ledger.js';
-import { FIXTURES, ROOT, tempDir } from '../helpers.js';
+import { racer, ROOT, tempDir } from '../helpers.js';
 
 const RACERS = 8;
 
@@ -17,15 +16,7 @@ async function race(t: Parameters<typeof tempDir>[0], how: 'inside' | 'apart'): 
   Ledger.open(file).close();
   const barrier = path.join(dir, 'barrier');
   fs.mkdirSync(barrier);
-  const runs = Array.from({ length: RACERS }, (_, n) => new Promise<Record<string, unknown>>((resolve, reject) => {
-    const c = spawn(process.execPath, [path.join(FIXTURES, 'charge-racer.mjs'), file, String(n), how, barrier, String(RACERS), path.join(ROOT, 'dist')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d) => (out += d));
-    c.stderr.on('data', (d) => (err += d));
-    c.on('error', reject);
-    c.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`racer ${n} exited ${code}: ${err}`))));
-  }));
+  const runs = Array.from({ length: RACERS }, (_, n) => racer('charge-racer.mjs', [file, String(n), how, barrier, String(RACERS), path.join(ROOT, 'dist')], n));
   const results = await Promise.all(runs);
   const ledger = Ledger.open(file);
   const today = ledger.dayTotals('2026-12-07');

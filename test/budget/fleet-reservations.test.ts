@@ -3,7 +3,6 @@
 // supervisors on two hosts cannot together reserve or spend past the cap; an expired reservation
 // gives the day its money back; the session id keeps a charge from being taken twice.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -11,7 +10,7 @@ import { Ledger } from '../../budget/ledger.js';
 import { chargeFor } from '../../budget/policy.js';
 import { connectFleet, migrate, type FleetDb } from '../../budget/fleet-db.js';
 import { expireReservations, fleetDayTotals, releaseInFleet, reserveInFleet, settleInFleet } from '../../budget/fleet-reservations.js';
-import { FIXTURES, ROOT, tempDir } from '../helpers.js';
+import { racer, ROOT, tempDir } from '../helpers.js';
 import { NEEDS_POSTGRES, startCluster, type Cluster } from '../pg-cluster.js';
 
 const RACERS = 8;
@@ -42,16 +41,10 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
     }
     const barrier = path.join(dir, 'barrier');
     fs.mkdirSync(barrier);
-    const results = await Promise.all(Array.from({ length: RACERS }, (_, n) => new Promise<Record<string, unknown>>((resolve, reject) => {
+    const results = await Promise.all(Array.from({ length: RACERS }, (_, n) => {
       const host = hosts[n % 2];
-      const c = spawn(process.execPath, [path.join(FIXTURES, 'fleet-racer.mjs'), url, host, path.join(dir, host), String(n), how, barrier, String(RACERS), path.join(ROOT, 'dist')], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      c.stdout.on('data', (d) => (out += d));
-      c.stderr.on('data', (d) => (err += d));
-      c.on('error', reject);
-      c.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`racer ${n} exited ${code}: ${err}`))));
-    })));
+      return racer('fleet-racer.mjs', [url, host, path.join(dir, host), String(n), how, barrier, String(RACERS), path.join(ROOT, 'dist')], n);
+    }));
     const fleet = await fleetDayTotals(db, '2026-12-07');
     const reserved = (await db.query<{ s: number }>('SELECT coalesce(sum(reserved_usd), 0)::float8 AS s FROM fleet_reservations')).rows[0].s;
     const local = hosts.map((h) => {

@@ -7,7 +7,6 @@
 // with it, status loads it).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { configYaml, fakeApiPerFile, ledgerRows, nightshift, tempDir, workspace, writeAgent, type Workspace } from '../helpers.js';
@@ -23,7 +22,7 @@ import { loadConfig } from '../../config/config.js';
 import { silentLogger } from '../../logs/logger.js';
 import { makeRedactor, secretValues } from '../../core/redact.js';
 import { FleetUnavailableError } from '../../core/errors.js';
-import { NEEDS_POSTGRES, startCluster, type Cluster } from '../pg-cluster.js';
+import { freePort, NEEDS_POSTGRES, startCluster, type Cluster } from '../pg-cluster.js';
 
 const api = fakeApiPerFile();
 const PASSWORD = 'hunter2-seen-pw';
@@ -36,17 +35,6 @@ function host(t: TestContext, name: string, url: string | null): Workspace {
   return ws;
 }
 
-// A loopback port where nothing listens: a database that cannot be reached.
-async function closedPort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 // A page of the status --json data alone (the page is pure over it).
 const pageOf = (status: any): PageData => ({ at: new Date().toISOString(), timezone: 'UTC', status, days: [], month: [], fires: [], sessions: [], memory: { error: 'not read here' } });
@@ -137,7 +125,7 @@ describe('the fleet seen from any host', { skip: NEEDS_POSTGRES }, () => {
 describe('the fleet\'s database unreachable', () => {
   // mutation: fleet-look-throws, caught here.
   test('status and status --json exit 0 as before and say so naming host:port/database, never the password; the page too; control: fires --fleet exits 69', async (t) => {
-    const port = await closedPort();
+    const port = await freePort();
     const url = `postgres://fleet:${PASSWORD}@127.0.0.1:${port}/fleet`;
     const a = host(t, 'host-a', url);
     const one = host(t, 'host-a', null);
@@ -218,7 +206,7 @@ describe('no fleet', () => {
     assert.equal(f.code, 64);
     assert.match(f.stderr, /NIGHTSHIFT_DATABASE_URL is not set in the env file: this host's own fires are `nightshift fires`/);
 
-    const withUrl = host(t, 'host-a', `postgres://fleet:${PASSWORD}@127.0.0.1:${await closedPort()}/fleet`);
+    const withUrl = host(t, 'host-a', `postgres://fleet:${PASSWORD}@127.0.0.1:${await freePort()}/fleet`);
     const c = hooked(t);
     assert.equal((await nightshift(['status', '--json'], { ...withUrl.env, ...c.env }, withUrl.dir)).code, 0);
     assert.equal(c.loaded(), true);

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { formatSize } from '../../config/size.js';
-import { configYaml, fakeApiPerFile, ledgerRows, nightshift, processesMatching, shareWithSession, startNightshift, waitFor, workspace, writeAgent, mostAtOnce, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, ledgerRows, runningSessions, nightshift, processesMatching, shareWithSession, startNightshift, waitFor, workspace, writeAgent, mostAtOnce, type Workspace } from '../helpers.js';
 
 const api = fakeApiPerFile();
 const gitOff = 'git:\n  enabled: false\n';
@@ -128,13 +128,7 @@ describe('sessions.max_concurrent', () => {
     assert.deepEqual(plan.starts, ['b1', 'b2']);
     assert.deepEqual(plan.waits.map((w: any) => [w.agent, w.why]), [['b3', 'at capacity: sessions.max_concurrent 2'], ['b4', 'at capacity: sessions.max_concurrent 2']]);
     assert.match((await nightshift(['next'], ws.env, ws.dir)).stdout, /side by side \(sessions\.max_concurrent 2\): the tick starts b1, b2\n +b3 waits: at capacity/);
-    const running = () => {
-      try {
-        return ledgerRows(ws.dir).filter((x) => x.status === 'running').length;
-      } catch {
-        return 0;
-      }
-    };
+    const running = () => runningSessions(ws.dir);
     const first = startNightshift(['tick', '--json'], ws.env, ws.dir, t);
     await waitFor(() => running() === 2, 60_000, 'two sessions of the first tick');
     const busy = JSON.parse((await nightshift(['next', '--json'], ws.env, ws.dir)).stdout).beside;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { spawn } from 'node:child_process';
-import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, nightshift, processesMatching, runJson, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, FIXTURES, ledgerRows, runningSessions, nightshift, processesMatching, runJson, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 import { claimSlot } from '../../daemon/schedule/claim-slot.js';
 import { connectFleet } from '../../budget/fleet-db.js';
 import { NEEDS_POSTGRES, startCluster, type Cluster } from '../pg-cluster.js';
@@ -26,9 +26,10 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
   after(() => pg?.close());
 
   // A host: its own site (state, ledger, fires), its name, and the fleet's URL in its env file.
-  function host(t: TestContext, name: string, url: string | null): Workspace {
-    const ws = workspace(t, api.url, configYaml({ top: `${gitOff}fleet:\n  host: ${name}\ndispatch:\n  - agent: gardener\n` }));
-    writeAgent(ws, 'gardener', 'SCENARIO=text');
+  // `rule`: more of gardener's dispatch rule; `claude`, `prompt`: its session's settings and script.
+  function host(t: TestContext, name: string, url: string | null, o: { rule?: string; claude?: Record<string, unknown>; prompt?: string } = {}): Workspace {
+    const ws = workspace(t, api.url, configYaml({ claude: o.claude, top: `${gitOff}fleet:\n  host: ${name}\ndispatch:\n  - agent: gardener\n${o.rule ?? ''}` }));
+    writeAgent(ws, 'gardener', o.prompt ?? 'SCENARIO=text');
     if (url) fs.writeFileSync(path.join(ws.dir, 'nightshift.env'), `NIGHTSHIFT_DATABASE_URL=${url}\n`, { mode: 0o600 });
     return ws;
   }
@@ -178,14 +179,7 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
     }
   };
   const HOUR = 3_600_000;
-  // The ledger may be mid-creation at the first looks.
-  const running = (ws: Workspace) => {
-    try {
-      return ledgerRows(ws.dir).some((r) => r.status === 'running');
-    } catch {
-      return false;
-    }
-  };
+  const running = (ws: Workspace) => runningSessions(ws.dir) > 0;
 
   // mutation: fleet-history-unread, caught here.
   for (const interval of [true, false]) {
@@ -194,12 +188,7 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
       : 'the control: the same rule without min_interval runs on host-b an hour after host-a (the claim alone does not stop it)', async (t) => {
       const url = pg.url(pg.createDb(), PASSWORD);
       const rule = interval ? '    min_interval: 3h\n' : '';
-      const [a, b] = ['host-a', 'host-b'].map((name) => {
-        const ws = workspace(t, api.url, configYaml({ top: `${gitOff}fleet:\n  host: ${name}\ndispatch:\n  - agent: gardener\n${rule}` }));
-        writeAgent(ws, 'gardener', 'SCENARIO=text');
-        fs.writeFileSync(path.join(ws.dir, 'nightshift.env'), `NIGHTSHIFT_DATABASE_URL=${url}\n`, { mode: 0o600 });
-        return ws;
-      });
+      const [a, b] = ['host-a', 'host-b'].map((name) => host(t, name, url, { rule }));
       assert.equal((await nightshift(['db', 'migrate'], a.env, a.dir)).code, 0);
       const slot = claimSlot(new Date(), 'UTC');
       const first = await fleetTick(a, [], slot);
@@ -335,12 +324,7 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
       : 'failures on two hosts in turn make one streak: after host-a, host-b and host-a fail, host-b backs the agent off, naming three failures', { timeout: 180_000 }, async (t) => {
       const url = pg.url(pg.createDb(), PASSWORD);
       // backoff as by default: after 3 failures in a row, 1 h from the last.
-      const [a, b] = ['host-a', 'host-b'].map((name) => {
-        const ws = workspace(t, api.url, configYaml({ claude: { max_turns: 1 }, top: `${gitOff}fleet:\n  host: ${name}\ndispatch:\n  - agent: gardener\n` }));
-        writeAgent(ws, 'gardener', 'SCENARIO=endless');
-        fs.writeFileSync(path.join(ws.dir, 'nightshift.env'), `NIGHTSHIFT_DATABASE_URL=${url}\n`, { mode: 0o600 });
-        return ws;
-      });
+      const [a, b] = ['host-a', 'host-b'].map((name) => host(t, name, url, { claude: { max_turns: 1 }, prompt: 'SCENARIO=endless' }));
       assert.equal((await nightshift(['db', 'migrate'], a.env, a.dir)).code, 0);
       const off = control ? ['streak'] : [];
       const slot = claimSlot(new Date(), 'UTC');

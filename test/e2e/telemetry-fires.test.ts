@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { bash, text } from '../fake-api.js';
 import { makeRepos, remoteFile } from '../git-helpers.js';
-import { configYaml, fakeApiPerFile, ledgerRows, nightshift, runJson, shareWithSession, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
+import { configYaml, fakeApiPerFile, runningSessions, nightshift, runJson, shareWithSession, startNightshift, waitFor, workspace, writeAgent, type Workspace } from '../helpers.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 
 const api = fakeApiPerFile();
@@ -66,13 +66,7 @@ describe('telemetry beside other sessions', () => {
     }
     fs.writeFileSync(ws.config, configYaml({ top: `${telemetry(rx)}sessions:\n  max_concurrent: 2\nvaults:\n${names.map((n) => `  ${n}: ./vault-${n}\n`).join('')}dispatch:\n${names.map((n) => `  - agent: ${n}\n`).join('')}` }));
     for (const n of names) writeAgent(ws, n, 'SCENARIO=slow-tool SLEEP=12', { allowed_tools: ['Bash'] });
-    const running = () => {
-      try {
-        return ledgerRows(ws.dir).filter((x) => x.status === 'running').length;
-      } catch {
-        return 0;
-      }
-    };
+    const running = () => runningSessions(ws.dir);
     const first = startNightshift(['tick', '--json'], ws.env, ws.dir, t);
     await waitFor(() => running() === 2, 60_000, 'two sessions of the first tick');
     const second = await nightshift(['tick', '--json'], ws.env, ws.dir);
