@@ -9,6 +9,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { connectFleet, migrate, type FleetDb } from '../budget/fleet-db.js';
 import { reserveInFleet, settleInFleet } from '../budget/fleet-reservations.js';
+import { chargeFor, chargeGuard, type DayTotals, type Limits } from '../budget/policy.js';
 import { NODE_FLAGS } from '../core/node-flags.js';
 import { NEEDS_POSTGRES, startCluster } from '../test/pg-cluster.js';
 import { rotatedMedians } from './timing.js';
@@ -17,12 +18,20 @@ const RACERS = 8;
 // Each day's row holds at most this many reservations (a busy day), then the next day's is raced for.
 const PER_DAY = 64;
 
+// A day with room for every charge of the run, as session-run.ts decides and guards a charge.
+const LIMITS: Limits = { maxSessionsPerDay: 1_000_000, maxUsdPerDay: 1_000_000, maxUsdPerSession: 0.01, minSessionUsd: 0.01, maxRunsPerDay: null };
+const decide = (agent: string) => (today: DayTotals) => chargeFor(agent, today, LIMITS, false);
+const guard = (usd: number) => chargeGuard(LIMITS, usd);
+// A day near its cap: the guarded write never holds, so every charge also reads the day under its lock.
+const nearCap = (usd: number) => ({ ...chargeGuard(LIMITS, usd), committedAtMostUsd: -1 });
+type Guard = typeof guard;
+
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
 // Eight connections, each reserving as fast as it can (the next as soon as its last returns), all
 // against the same day: every charge locks the day's row, so they queue behind each other.
-async function reservations(url: string, each: number, warm: number, racers = RACERS): Promise<{ p50: number; p99: number; max: number; n: number; per_s: number }> {
+async function reservations(url: string, each: number, warm: number, racers = RACERS, g: Guard = guard): Promise<{ p50: number; p99: number; max: number; n: number; per_s: number }> {
   const dbs: FleetDb[] = await Promise.all(Array.from({ length: racers }, () => connectFleet({ url, where: 'bench' }, { connectTimeoutMs: 10_000, redact: (t) => t })));
   try {
     let started = 0;
@@ -33,7 +42,7 @@ async function reservations(url: string, each: number, warm: number, racers = RA
         const n = started++;
         const session = `bench-${i}-${k}`;
         const s = performance.now();
-        const r = await reserveInFleet(db, { session, day: `2099-01-01+${Math.floor(n / PER_DAY)}`, agent: `agent-${i}`, host: `host-${i % 2}`, expiresInMs: 600_000 }, () => ({ ok: true as const, usd: 0.01 }));
+        const r = await reserveInFleet(db, { session, day: `2099-01-01+${Math.floor(n / PER_DAY)}`, agent: `agent-${i}`, host: `host-${i % 2}`, expiresInMs: 600_000 }, decide(`agent-${i}`), g);
         const ms = performance.now() - s;
         if (!r.ok) throw new Error(`Expected the bench's reservation ${session} to be taken, got ${JSON.stringify(r)}`);
         if (k >= warm) times.push(ms);
@@ -51,7 +60,7 @@ async function reservations(url: string, each: number, warm: number, racers = RA
 // Eight connections charging at one instant, as eight hosts' ticks do at the top of the hour, then
 // quiet until the next round: the round trip a real race sees (the loop above never lets the row
 // go idle, so it measures the queue at full throughput instead).
-async function bursts(url: string, rounds: number, racers = RACERS): Promise<{ p50: number; p99: number; max: number; n: number }> {
+async function bursts(url: string, rounds: number, racers = RACERS, g: Guard = guard): Promise<{ p50: number; p99: number; max: number; n: number }> {
   const dbs: FleetDb[] = await Promise.all(Array.from({ length: racers }, () => connectFleet({ url, where: 'bench' }, { connectTimeoutMs: 10_000, redact: (t) => t })));
   try {
     const times: number[] = [];
@@ -59,7 +68,7 @@ async function bursts(url: string, rounds: number, racers = RACERS): Promise<{ p
       const day = `2099-02-01+${k}`;
       const ms = await Promise.all(dbs.map(async (db, i) => {
         const s = performance.now();
-        const r = await reserveInFleet(db, { session: `burst-${k}-${i}`, day, agent: `agent-${i}`, host: `host-${i}`, expiresInMs: 600_000 }, () => ({ ok: true as const, usd: 0.01 }));
+        const r = await reserveInFleet(db, { session: `burst-${k}-${i}`, day, agent: `agent-${i}`, host: `host-${i}`, expiresInMs: 600_000 }, decide(`agent-${i}`), g);
         if (!r.ok) throw new Error(`Expected the bench's reservation burst-${k}-${i} to be taken, got ${JSON.stringify(r)}`);
         return performance.now() - s;
       }));
@@ -125,9 +134,13 @@ export async function fleetBench(runs = 20) {
     // The same round trip alone (one connection): what a charge costs when no other waits for the row.
     const one = await reservations(url, each, 10, 1);
     const burst = await bursts(url, Number(process.env.BENCH_BURSTS) || 100);
+    const nearOne = await reservations(url, each, 10, 1, nearCap);
+    const nearBurst = await bursts(url, Number(process.env.BENCH_BURSTS) || 100, RACERS, nearCap);
     console.log(`fleet reservation, alone: p50 ${one.p50} ms, p99 ${one.p99} ms (${one.n} timed)`);
     console.log(`fleet reservation, ${RACERS} at one instant for one day's row (a burst, then quiet): p50 ${burst.p50} ms, p99 ${burst.p99} ms, max ${burst.max} ms (${burst.n} timed)`);
     console.log(`fleet reservation, ${RACERS} racing back to back for one day's row on loopback: p50 ${res.p50} ms, p99 ${res.p99} ms, max ${res.max} ms (${res.n} timed; ${res.per_s} reservations/s in all)`);
+
+    console.log(`fleet reservation, a day near its cap (the guarded write, then the day read under its lock): alone p50 ${nearOne.p50} ms, p99 ${nearOne.p99} ms; ${RACERS} at one instant p50 ${nearBurst.p50} ms, p99 ${nearBurst.p99} ms`);
 
     const alone = site(root, 'sqlite', null);
     const fleet = site(root, 'fleet', url);
@@ -167,7 +180,7 @@ export async function fleetBench(runs = 20) {
     console.log(`fleet status --json: with the fleet's hosts ${m.status_pg.toFixed(0)} ms vs one host ${m.status_sqlite.toFixed(0)} ms: ratio ${ratio(m.status_pg, m.status_sqlite)}`);
     console.log(`fleet: load average ${load.map((l) => l.toFixed(1)).join(' -> ')} (1 min, at start and end)`);
     return {
-      reservation: { racers: RACERS, ...res, alone: one, burst },
+      reservation: { racers: RACERS, ...res, alone: one, burst, near_cap: { alone: nearOne, burst: nearBurst } },
       tick: { runs, sqlite_median_ms: Math.round(m.tick_sqlite), pg_median_ms: Math.round(m.tick_pg), ratio: ratio(m.tick_pg, m.tick_sqlite), pg_connected_median_ms: Math.round(m.tick_pg_connected), connected_ratio: ratio(m.tick_pg_connected, m.tick_sqlite) },
       status: { sqlite_median_ms: Math.round(m.status_sqlite), pg_median_ms: Math.round(m.status_pg), ratio: ratio(m.status_pg, m.status_sqlite) },
       load,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Ledger, OpenSession } from '../../budget/ledger.js';
 import { SessionMeter } from '../../budget/meter.js';
-import { chargeFor, type Charge, type DayTotals, type Limits } from '../../budget/policy.js';
+import { chargeFor, chargeGuard, type Charge, type DayTotals, type Limits } from '../../budget/policy.js';
 import type { FleetDb } from '../../budget/fleet-db.js';
 import { releaseInFleet, reserveInFleet } from '../../budget/fleet-reservations.js';
 import { windowsFrom } from '../../budget/windows.js';
@@ -141,7 +141,7 @@ export async function runOpened(config: Config, agent: Agent, id: string, ledger
     const decide = (today: DayTotals) => chargeFor(agent.name, today, limits, force);
     if (deps.fleet) {
       shared = await deps.fleet.get();
-      const inFleet = await reserveInFleet(shared, { session: id, day, agent: agent.name, host: deps.fleet.host, expiresInMs: agent.timeoutMs + config.claude.kill_grace + deps.fleet.grace }, decide);
+      const inFleet = await reserveInFleet(shared, { session: id, day, agent: agent.name, host: deps.fleet.host, expiresInMs: agent.timeoutMs + config.claude.kill_grace + deps.fleet.grace }, decide, (usd) => chargeGuard(limits, usd));
       try {
         reserved = inFleet.ok ? ledger.open(open, () => ({ ok: true as const, usd: inFleet.usd })) : (inFleet as Charge);
       } catch (err) {

@@ -7,9 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Ledger } from '../../budget/ledger.js';
-import { chargeFor } from '../../budget/policy.js';
+import { chargeFor, chargeGuard, type DayTotals, type Limits } from '../../budget/policy.js';
 import { connectFleet, migrate, type FleetDb } from '../../budget/fleet-db.js';
-import { expireReservations, fleetDayTotals, releaseInFleet, reserveInFleet, settleInFleet } from '../../budget/fleet-reservations.js';
+import { expireReservations, fleetDayTotals, releaseInFleet, renewReservation, reserveInFleet, settleInFleet } from '../../budget/fleet-reservations.js';
 import { racer, ROOT, tempDir } from '../helpers.js';
 import { NEEDS_POSTGRES, startCluster, type Cluster } from '../pg-cluster.js';
 
@@ -82,7 +82,7 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
   test('sessions side by side on one host share its connection: eight charges at once on it reserve no more than the cap', async () => {
     const { db } = await freshDb();
     try {
-      const charges = Array.from({ length: RACERS }, (_, n) => reserveInFleet(db, { session: `s${n}`, day: DAY, agent: `agent-${n}`, host: 'host-a', expiresInMs: 3_600_000 }, (today) => chargeFor(`agent-${n}`, today, { ...limits, maxUsdPerSession: 0.3 }, false)));
+      const charges = Array.from({ length: RACERS }, (_, n) => reserveInFleet(db, { session: `s${n}`, day: DAY, agent: `agent-${n}`, host: 'host-a', expiresInMs: 3_600_000 }, (today) => chargeFor(`agent-${n}`, today, { ...limits, maxUsdPerSession: 0.3 }, false), (usd) => chargeGuard({ ...limits, maxUsdPerSession: 0.3 }, usd)));
       // A settle of another session arriving mid-way lands in no charge's transaction.
       const settled = settleInFleet(db, 'nobody', 0);
       const r = await Promise.all(charges);
@@ -99,21 +99,22 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
     const { db } = await freshDb();
     try {
       const decide = (agent: string) => (today: Parameters<typeof chargeFor>[1]) => chargeFor(agent, today, limits, false);
+      const guard = (usd: number) => chargeGuard(limits, usd);
       // A host that died mid-session: its reservation is past its time at once.
-      const dead = await reserveInFleet(db, { session: 'dead', day: DAY, agent: 'a', host: 'host-a', expiresInMs: 0 }, decide('a'));
+      const dead = await reserveInFleet(db, { session: 'dead', day: DAY, agent: 'a', host: 'host-a', expiresInMs: 0 }, decide('a'), guard);
       assert.deepEqual(dead, { ok: true, usd: 1 });
-      const next = await reserveInFleet(db, { session: 'next', day: DAY, agent: 'b', host: 'host-b', expiresInMs: 3_600_000 }, decide('b'));
+      const next = await reserveInFleet(db, { session: 'next', day: DAY, agent: 'b', host: 'host-b', expiresInMs: 3_600_000 }, decide('b'), guard);
       assert.deepEqual(next, { ok: true, usd: 1 });
       // Its status is tidied by the next connect (daemon/tick/fleet-link.ts), the money back already.
       assert.equal(await expireReservations(db), 1);
       assert.equal((await db.query<{ status: string }>(`SELECT status FROM fleet_reservations WHERE session_id = 'dead'`)).rows[0].status, 'expired');
       // Control: `next` holds its dollar for its whole time: a third is refused.
-      const third = await reserveInFleet(db, { session: 'third', day: DAY, agent: 'c', host: 'host-a', expiresInMs: 3_600_000 }, decide('c'));
+      const third = await reserveInFleet(db, { session: 'third', day: DAY, agent: 'c', host: 'host-a', expiresInMs: 3_600_000 }, decide('c'), guard);
       assert.equal(third.ok, false);
       assert.match((third as { reason: string }).reason, /budget\.max_usd_per_day: \$0\.00 left of \$1\.00 today \(\$0\.00 spent, \$1\.00 reserved/);
       // Its settle gives back what it did not spend: $0.25 spent, $0.75 free again.
       assert.equal(await settleInFleet(db, 'next', 0.25), true);
-      const fourth = await reserveInFleet(db, { session: 'fourth', day: DAY, agent: 'c', host: 'host-a', expiresInMs: 3_600_000 }, decide('c'));
+      const fourth = await reserveInFleet(db, { session: 'fourth', day: DAY, agent: 'c', host: 'host-a', expiresInMs: 3_600_000 }, decide('c'), guard);
       assert.deepEqual(fourth, { ok: true, usd: 0.75 });
       // The dead host comes back and settles what it really spent: counted, once.
       assert.equal(await settleInFleet(db, 'dead', 0.1), true);
@@ -129,8 +130,8 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
     const { db } = await freshDb();
     try {
       const c = { session: 's1', day: DAY, agent: 'a', host: 'host-a', expiresInMs: 3_600_000 };
-      const first = await reserveInFleet(db, c, (today) => chargeFor('a', today, { ...limits, maxUsdPerSession: 0.4 }, false));
-      const again = await reserveInFleet(db, c, (today) => chargeFor('a', today, { ...limits, maxUsdPerSession: 0.4 }, false));
+      const first = await reserveInFleet(db, c, (today) => chargeFor('a', today, { ...limits, maxUsdPerSession: 0.4 }, false), (usd) => chargeGuard({ ...limits, maxUsdPerSession: 0.4 }, usd));
+      const again = await reserveInFleet(db, c, (today) => chargeFor('a', today, { ...limits, maxUsdPerSession: 0.4 }, false), (usd) => chargeGuard({ ...limits, maxUsdPerSession: 0.4 }, usd));
       assert.deepEqual(first, { ok: true, usd: 0.4 });
       assert.deepEqual(again, { ok: true, usd: 0.4, again: true });
       let today = await fleetDayTotals(db, DAY);
@@ -139,6 +140,60 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
       await releaseInFleet(db, 's1');
       today = await fleetDayTotals(db, DAY);
       assert.deepEqual([today.sessions, today.reservedUsd, today.costUsd], [0, 0, 0]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  // mutations: fleet-guard-committed-unchecked, fleet-guard-sessions-unchecked, fleet-guard-runs-unchecked,
+  // caught here: each edge of the guarded write (budget/fleet-reservations.ts RESERVE_WITHIN) is
+  // met from both sides. Inside, the charge a roomy day gets is written in one round trip (decided
+  // once, on no totals); outside, the day is read under its lock and decided on again.
+  test('the guarded write takes a roomy day\'s charge just inside each limit, and reads the day just outside it', async () => {
+    const { db } = await freshDb();
+    const L: Limits = { maxSessionsPerDay: 5, maxUsdPerDay: 1, maxUsdPerSession: 0.3, minSessionUsd: 0.05, maxRunsPerDay: 2 };
+    let n = 0;
+    // A day as the other sessions left it: each [agent, reserved, spent, settled?, expired?].
+    async function day(name: string, rows: Array<[string, number, number, boolean, boolean?]>) {
+      for (const [agent, reserved, spent, settled, expired] of rows) {
+        const id = `${name}-${n++}`;
+        await reserveInFleet(db, { session: id, day: name, agent, host: 'host-b', expiresInMs: expired ? 0 : 3_600_000 }, () => ({ ok: true as const, usd: reserved }), null);
+        if (settled) await settleInFleet(db, id, spent);
+        else if (spent) await renewReservation(db, id, spent, expired ? 0 : 3_600_000);
+      }
+    }
+    async function charge(name: string) {
+      const seen: DayTotals[] = [];
+      const r = await reserveInFleet(db, { session: `${name}-me`, day: name, agent: 'me', host: 'host-a', expiresInMs: 3_600_000 }, (today) => {
+        seen.push(today);
+        return chargeFor('me', today, L, false);
+      }, (usd) => chargeGuard(L, usd));
+      return { r, read: seen.length > 1 };
+    }
+    try {
+      const cases: Array<[string, Array<[string, number, number, boolean, boolean?]>, boolean, number | string]> = [
+        // $0.70 taken ($0.20 spent and settled, $0.50 held): $0.30 still fits.
+        ['cap-inside', [['x', 0.3, 0.2, true], ['y', 0.5, 0, false]], false, 0.3],
+        // A millionth more: the day is read, and what is left reserved.
+        ['cap-outside', [['x', 0.3, 0.200001, true], ['y', 0.5, 0, false]], true, 0.299999],
+        // Held and part spent counts the larger of the two once: $0.4 held of which $0.1 spent.
+        ['held-spent', [['x', 0.4, 0.1, false], ['y', 0.3, 0.3, true]], false, 0.3],
+        ['held-spent-outside', [['x', 0.4, 0.1, false], ['y', 0.31, 0.31, true]], true, 0.29],
+        // A reservation past its time counts only what it spent.
+        ['expired', [['x', 1, 0.7, false, true]], false, 0.3],
+        // Four sessions of five: one more starts; five: none.
+        ['sessions-inside', [['x', 0.05, 0, true], ['y', 0.05, 0, true], ['z', 0.05, 0, true], ['w', 0.05, 0, true]], false, 0.3],
+        ['sessions-outside', [['x', 0.05, 0, true], ['y', 0.05, 0, true], ['z', 0.05, 0, true], ['w', 0.05, 0, true], ['v', 0.05, 0, true]], true, 'max_sessions_per_day'],
+        // One run of the agent's two: one more; two: none.
+        ['runs-inside', [['me', 0.05, 0, true]], false, 0.3],
+        ['runs-outside', [['me', 0.05, 0, true], ['me', 0.05, 0, true]], true, 'max_runs_per_day'],
+      ];
+      for (const [name, rows, read, expected] of cases) {
+        await day(name, rows);
+        const { r, read: wasRead } = await charge(name);
+        assert.equal(r.ok ? r.usd : (r as { limit: string }).limit, expected, `${name}: ${JSON.stringify(r)}`);
+        assert.equal(wasRead, read, `${name}: the day ${read ? 'should' : 'should not'} have been read under its lock`);
+      }
     } finally {
       await db.close();
     }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fitCall, inputWorstUsd, MIN_MAX_TOKENS, reservationFor, type CallPlan } from '../../budget/reservation.js';
 import { lookupPrice, price } from '../../budget/pricing.js';
+import { chargeFor, chargeGuard, type DayTotals, type Limits } from '../../budget/policy.js';
 
 const sonnet = lookupPrice('claude-sonnet-5').price;
 const limits = { maxUsdPerDay: 1, maxUsdPerSession: 0.4, minSessionUsd: 0.1 };
@@ -27,6 +28,48 @@ describe('reservation at the charge', () => {
       }
     });
   }
+});
+
+// The fleet writes a charge decided before the day was read wherever the day's totals are within
+// its guard (budget/fleet-reservations.ts): the guard must never admit a day on which that charge
+// would pass a limit, or reserve past the cap.
+describe('a charge\'s guard', () => {
+  const cents = (n: number) => Math.round(n * 100) / 100;
+  test('on 20000 random days, a day within the guard of a roomy day\'s charge passes every limit with it', () => {
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    let within = 0;
+    let outside = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const l: Limits = { maxSessionsPerDay: 1 + Math.floor(rnd() * 6), maxUsdPerDay: cents(0.5 + rnd() * 2), maxUsdPerSession: cents(0.05 + rnd() * 1.5), minSessionUsd: cents(rnd() * 0.3), maxRunsPerDay: rnd() < 0.5 ? null : Math.floor(rnd() * 4) };
+      const mine = Math.floor(rnd() * 4);
+      const others = Math.floor(rnd() * 4);
+      const today: DayTotals = { sessions: mine + others, costUsd: cents(rnd() * 2.5), reservedUsd: cents(rnd() * 1.5), byAgent: { a: { sessions: mine, costUsd: 0 } } };
+      const roomy = chargeFor('a', { sessions: 0, costUsd: 0, reservedUsd: 0, byAgent: {} }, l, false);
+      if (!roomy.ok) continue;
+      const g = chargeGuard(l, roomy.usd);
+      const ok = today.sessions < g.sessionsBelow && (g.agentRunsBelow === null || mine < g.agentRunsBelow) && today.costUsd < g.spentBelowUsd
+        && Math.round((today.costUsd + today.reservedUsd) * 1e6) / 1e6 <= g.committedAtMostUsd;
+      if (!ok) {
+        outside++;
+        continue;
+      }
+      within++;
+      const now = chargeFor('a', today, l, false);
+      assert.ok(now.ok, `${JSON.stringify({ l, today })}: ${JSON.stringify(now)}`);
+      assert.ok(now.usd >= roomy.usd, `${JSON.stringify({ l, today })}: decided now ${now.usd}, guarded ${roomy.usd}`);
+      assert.ok(today.costUsd + today.reservedUsd + roomy.usd <= l.maxUsdPerDay + 1e-9, JSON.stringify({ l, today }));
+    }
+    // Both sides were drawn, often.
+    assert.ok(within > 1000 && outside > 1000, `${within} within, ${outside} outside`);
+  });
+
+  test('the guard of a charge is the limits it was decided by, with the charge taken out of the cap', () => {
+    assert.deepEqual(chargeGuard({ maxSessionsPerDay: 5, maxUsdPerDay: 1, maxUsdPerSession: 0.3, minSessionUsd: 0.05, maxRunsPerDay: 2 }, 0.3),
+      { sessionsBelow: 5, agentRunsBelow: 2, spentBelowUsd: 1, committedAtMostUsd: 0.7 });
+    // A millionth of a dollar, not a float's remainder: $1 less $0.9 is $0.1.
+    assert.equal(chargeGuard({ maxSessionsPerDay: 5, maxUsdPerDay: 1, maxUsdPerSession: 1, minSessionUsd: 0, maxRunsPerDay: null }, 0.9).committedAtMostUsd, 0.1);
+  });
 });
 
 describe('fitting a call into what is left', () => {

@@ -65,7 +65,7 @@ describe('the fleet seen from any host', { skip: NEEDS_POSTGRES }, () => {
       const slot = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
       assert.equal((await claimFire(db, { agent: 'scout', slot, host: 'host-b', leaseMs: 600_000 })).won, true);
       await claimCharged(db, { agent: 'scout', slot, host: 'host-b' }, 'sess-b1');
-      assert.equal((await reserveInFleet(db, { session: 'sess-b1', day, agent: 'scout', host: 'host-b', expiresInMs: 600_000 }, () => ({ ok: true as const, usd: 0.75 }))).ok, true);
+      assert.equal((await reserveInFleet(db, { session: 'sess-b1', day, agent: 'scout', host: 'host-b', expiresInMs: 600_000 }, () => ({ ok: true as const, usd: 0.75 }), null)).ok, true);
       await renewReservation(db, 'sess-b1', 0.25, 600_000);
       await heardFrom(db, 'host-c', Date.now(), '9.9.9');
       assert.equal((await claimFire(db, { agent: 'dead', slot, host: 'host-c', leaseMs: 1 })).won, true);
