@@ -120,7 +120,9 @@ export type FleetDb = FleetSql & { where: string; close(): Promise<void> };
 
 // One connection to the fleet's database; unreachable (refused, no such host, a timeout, a refused
 // login) is FleetUnavailableError naming `where` and the variable, never the URL.
-export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: number; redact: (t: string) => string }): Promise<FleetDb> {
+// `answerTimeoutMs`: how long a statement may wait for its answer before the connection is given
+// up as unreachable (a database that drops packets mid-way never says no).
+export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: number; redact: (t: string) => string; answerTimeoutMs?: number }): Promise<FleetDb> {
   let pg: typeof import('pg');
   try {
     pg = ((await import('pg')) as unknown as { default: typeof import('pg') }).default;
@@ -129,7 +131,7 @@ export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: n
   }
   // Pipelined: a transaction's statements that do not wait on each other go out together, so the
   // day's lock is held for one round trip, not one a statement (./fleet-reservations.ts).
-  const client: Client = new pg.Client({ connectionString: target.url, connectionTimeoutMillis: o.connectTimeoutMs, query_timeout: 60_000, application_name: 'nightshift', pipeline: true } as ConstructorParameters<typeof pg.Client>[0]);
+  const client: Client = new pg.Client({ connectionString: target.url, connectionTimeoutMillis: o.connectTimeoutMs, query_timeout: o.answerTimeoutMs ?? 60_000, application_name: 'nightshift', pipeline: true } as ConstructorParameters<typeof pg.Client>[0]);
   // A connection that drops while idle is said at its next query; unheard, node would crash on it.
   let lost: Error | null = null;
   client.on('error', (err) => (lost = err));
@@ -148,7 +150,9 @@ export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: n
         // A statement of ours that PostgreSQL refuses (a constraint, a syntax) is no outage.
         const code = String((err as { code?: unknown }).code ?? '');
         if (!lost && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57P)/.test(code)) throw err;
-        throw unavailable(target, lost ?? err, o.redact);
+        // pg's own words for its query_timeout; said as what it means.
+        const silent = !lost && (err as Error)?.message === 'Query read timeout';
+        throw unavailable(target, silent ? new Error(`it did not answer within ${seconds(o.answerTimeoutMs ?? 60_000)}`) : lost ?? err, o.redact);
       }
     },
   };
@@ -194,6 +198,8 @@ export async function connectFleet(target: FleetTarget, o: { connectTimeoutMs: n
     close: () => exclusive(() => client.end()).catch(() => {}),
   };
 }
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 function unavailable(target: FleetTarget, err: unknown, redact: (t: string) => string): FleetUnavailableError {
   const why = redact(String((err as Error)?.message ?? err));

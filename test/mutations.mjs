@@ -285,6 +285,14 @@ export const MUTATIONS = [
     tests: ['budget/fleet-reservations'],
   },
   {
+    name: 'fleet-look-unbounded',
+    guarantee: "a look at the fleet (status, the page, doctor) waits for an answer no longer than fleet.connect_timeout",
+    file: 'daemon/tick/fleet-look.ts',
+    find: 'answerTimeoutMs: config.fleet.connect_timeout, redact });',
+    replace: 'redact });',
+    tests: ['cli/status-fleet'],
+  },
+  {
     name: 'fleet-guard-committed-unchecked',
     guarantee: "a charge decided before the day was read is written only if the day's spent and reserved leave it under the cap",
     file: 'budget/fleet-reservations.ts',

@@ -30,7 +30,8 @@ export async function fleetCheck(config: Pick<Config, 'fleet'>, env: NodeJS.Proc
   const { connectFleet, schemaVersion, schemaProblem, FLEET_SCHEMA_VERSION } = await import('../../budget/fleet-db.js');
   let db;
   try {
-    db = await connectFleet(target, { connectTimeoutMs: config.fleet.connect_timeout, redact });
+    // A check answers or says why within its bound: each answer is waited for as long as the connection.
+    db = await connectFleet(target, { connectTimeoutMs: config.fleet.connect_timeout, answerTimeoutMs: config.fleet.connect_timeout, redact });
   } catch (err) {
     return fail((err as Error).message.replace(/; nothing was claimed.*$/, ''), `start PostgreSQL at ${target.where}, or correct ${FLEET_URL_VAR} in the env file; until then no session starts here`);
   }

@@ -25,11 +25,13 @@ export type FleetLook = {
 type Connect = (config: Pick<Config, 'fleet'>, env: NodeJS.ProcessEnv, redact: (t: string) => string) => Promise<FleetDb>;
 
 // One connection for a look, its schema checked (a version this nightshift does not know is said,
-// not read). Unreachable: FleetUnavailableError naming host:port/db.
+// not read). Unreachable: FleetUnavailableError naming host:port/db. Each answer is waited for as
+// long as the connection (fleet.connect_timeout): an operator's status, or the page, is never held
+// by a database that stopped answering mid-look.
 export const connectForLook: Connect = async (config, env, redact) => {
   const target = fleetTarget(env)!;
   const { connectFleet, checkSchema } = await import('../../budget/fleet-db.js');
-  const db = await connectFleet(target, { connectTimeoutMs: config.fleet.connect_timeout, redact });
+  const db = await connectFleet(target, { connectTimeoutMs: config.fleet.connect_timeout, answerTimeoutMs: config.fleet.connect_timeout, redact });
   try {
     await checkSchema(db);
   } catch (err) {

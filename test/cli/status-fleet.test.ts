@@ -7,14 +7,16 @@
 // with it, status loads it).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { configYaml, fakeApiPerFile, ledgerRows, nightshift, tempDir, workspace, writeAgent, type Workspace } from '../helpers.js';
-import { connectFleet } from '../../budget/fleet-db.js';
+import { checkSchema, connectFleet, migrate } from '../../budget/fleet-db.js';
 import { claimCharged, claimFire, settleCrashed } from '../../budget/fleet-claims.js';
 import { heardFrom } from '../../budget/fleet-hosts.js';
 import { renewReservation, reserveInFleet } from '../../budget/fleet-reservations.js';
-import { fleetLook } from '../../daemon/tick/fleet-look.js';
+import { connectForLook, fleetLook } from '../../daemon/tick/fleet-look.js';
+import { fleetCheck } from '../../daemon/health/fleet-check.js';
 import { fleetLines } from '../../cli/commands/status.js';
 import { fleetSection, renderPage, type PageData } from '../../cli/web/page.js';
 import { pageData } from '../../cli/web/page-data.js';
@@ -119,6 +121,87 @@ describe('the fleet seen from any host', { skip: NEEDS_POSTGRES }, () => {
     assert.match(page, /<tr class="claim" data-agent="scout" data-host="host-b">/);
     assert.match(renderPage(pageOf(s)), /<section id="fleet">/);
     for (const r of [out, text, fires, firesText, tick]) assert.ok(!(r.stdout + r.stderr).includes(PASSWORD));
+  });
+});
+
+// A relay to PostgreSQL whose connection goes silent, its sockets open, once a statement naming
+// `marker` passes through it: a database that drops packets mid-look, which never says no.
+async function silencingRelay(pgPort: number, marker: string): Promise<{ url: (db: string) => string; close: () => void }> {
+  const socks = new Set<net.Socket>();
+  const server = net.createServer((down) => {
+    let silent = false;
+    const up = net.connect(pgPort, '127.0.0.1');
+    socks.add(down).add(up);
+    down.on('data', (d) => {
+      if (d.includes(marker)) silent = true;
+      if (!silent) up.write(d);
+    });
+    up.on('data', (d) => {
+      if (!silent) down.write(d);
+    });
+    for (const s of [down, up]) s.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  return { url: (db) => `postgres://postgres@127.0.0.1:${port}/${db}`, close: () => {
+    for (const s of socks) s.destroy();
+    server.close();
+  } };
+}
+
+describe('the fleet\'s database silent mid-look', { skip: NEEDS_POSTGRES }, () => {
+  let pg: Cluster;
+  before(async () => {
+    pg = await startCluster();
+  });
+  after(() => pg?.close());
+
+  // mutation: fleet-look-unbounded, caught here.
+  test('a look (status, the page, doctor) says the database did not answer within fleet.connect_timeout; control: a look without that bound is still waiting at three times it', async () => {
+    const name = pg.createDb();
+    const m = await connectFleet({ url: pg.url(name), where: 'test' }, { connectTimeoutMs: 10_000, redact: (x) => x });
+    await migrate(m);
+    await m.close();
+    // The look connects and checks the schema, then its first read of the hosts goes unanswered.
+    const relay = await silencingRelay(pg.port, 'fleet_hosts');
+    try {
+      const env = { NIGHTSHIFT_DATABASE_URL: relay.url(name) };
+      const config = { fleet: { host: 'host-a', connect_timeout: 1000, grace: 0, lease: 1000 }, budget: { timezone: 'UTC' } } as any;
+      const look = await fleetLook(config, env, (x) => x, new Date());
+      assert.match(look!.error ?? '', /cannot be reached: it did not answer within 1 s/);
+      assert.deepEqual([look!.hosts, look!.day], [[], null]);
+      // Control: the same look, connected without the answer's bound (pg's 60 s).
+      const unbounded = async (c: any, e: NodeJS.ProcessEnv, redact: (t: string) => string) => {
+        const db = await connectFleet({ url: e.NIGHTSHIFT_DATABASE_URL!, where: 'test' }, { connectTimeoutMs: c.fleet.connect_timeout, redact });
+        await checkSchema(db);
+        return db;
+      };
+      const relay2 = await silencingRelay(pg.port, 'fleet_hosts');
+      try {
+        const waiting = fleetLook(config, { NIGHTSHIFT_DATABASE_URL: relay2.url(name) }, (x) => x, new Date(), unbounded);
+        const first = await Promise.race([waiting.then(() => 'answered'), new Promise((r) => setTimeout(r, 3000, 'still waiting'))]);
+        assert.equal(first, 'still waiting');
+        relay2.close();
+        assert.match((await waiting)!.error ?? '', /cannot be reached/);
+      } finally {
+        relay2.close();
+      }
+      // connectForLook is the look's own connection: its bound is fleet.connect_timeout.
+      const db = await connectForLook(config, env, (x) => x);
+      await assert.rejects(db.query('SELECT 1 FROM fleet_hosts'), /did not answer within 1 s/);
+      await db.close();
+      // doctor's check: its first read, of the schema's version, unanswered.
+      const relay3 = await silencingRelay(pg.port, 'to_regclass');
+      try {
+        const check = await fleetCheck(config, { NIGHTSHIFT_DATABASE_URL: relay3.url(name) }, (x) => x);
+        assert.equal(check!.status, 'fail');
+        assert.match(check!.detail, /cannot be reached: it did not answer within 1 s/);
+      } finally {
+        relay3.close();
+      }
+    } finally {
+      relay.close();
+    }
   });
 });
 
