@@ -293,6 +293,14 @@ export const MUTATIONS = [
     tests: ['cli/status-fleet'],
   },
   {
+    name: 'fleet-backoff-untold',
+    guarantee: "an agent backed off by failures on several hosts is told once, by the host whose session made the fleet's streak",
+    file: 'daemon/tick/session.ts',
+    find: 'const change = settledChange(config, ledger, agent.name, choice.fleet);',
+    replace: 'const change = settledChange(config, ledger, agent.name);',
+    tests: ['e2e/fleet'],
+  },
+  {
     name: 'fleet-guard-committed-unchecked',
     guarantee: "a charge decided before the day was read is written only if the day's spent and reserved leave it under the cap",
     file: 'budget/fleet-reservations.ts',

@@ -29,7 +29,9 @@ export function currentHolds(config: Config, ledger: Ledger, at: Date, fleet: Fl
   return withFleetHolds(holdsOf(heldRows(config, ledger, fleet.rows), at, holdSettings(config)), fleet.holds ?? {});
 }
 
-// What the session just settled for `agent` changed about its backoff (once per change).
-export function settledChange(config: Config, ledger: Ledger, agent: string) {
-  return backoffChange(heldRows(config, ledger)[agent] ?? [], holdSettings(config));
+// What the session just settled for `agent` changed about its backoff (once per change); across a
+// fleet, over every host's sessions of it as the tick read them, so the host whose session makes
+// (or ends) the fleet's streak is the one that tells it.
+export function settledChange(config: Config, ledger: Ledger, agent: string, fleet: FleetHoldView = {}) {
+  return backoffChange(heldRows(config, ledger, fleet.rows)[agent] ?? [], holdSettings(config));
 }

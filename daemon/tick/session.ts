@@ -20,7 +20,7 @@ import { notARepoProblem, VaultGit, type GitReport } from '../../vault/git-sync.
 import { changedProjectFiles, recordProjectFileChange, snapshotProjectFiles } from '../../sessions/wall/project-files.js';
 import { reportBackoff, reportSession } from '../../report/session-report.js';
 import { recurringNoteFor } from '../health/anneal-check.js';
-import { currentHolds, settledChange } from '../schedule/holds.js';
+import { currentHolds, settledChange, type FleetHoldView } from '../schedule/holds.js';
 import type { RunDeps, SuperviseResult } from './types.js';
 import { refuseBeforeCharge } from './session-refusals.js';
 import { budgetLimits, newSessionId, runOpened } from './session-run.js';
@@ -47,7 +47,7 @@ export type Opened = {
   vaultRepo?: Promise<boolean | null>;
 };
 
-export async function runChosen(config: Config, choice: { agent: Agent; reason: string }, o: Opened, deps: RunDeps): Promise<SuperviseResult> {
+export async function runChosen(config: Config, choice: { agent: Agent; reason: string; fleet?: FleetHoldView }, o: Opened, deps: RunDeps): Promise<SuperviseResult> {
   const { ledger, startedAt, day, options, signal, git, skip, stopped } = o;
   const { agent } = choice;
   const limits = budgetLimits(config, agent);
@@ -152,9 +152,9 @@ export async function runChosen(config: Config, choice: { agent: Agent; reason: 
   mark('reported');
   endSessionSpan(span, session, vault ? git : null);
   // The backoff beginning or ending is told once, on the session that made it so.
-  const change = settledChange(config, ledger, agent.name);
+  const change = settledChange(config, ledger, agent.name, choice.fleet);
   if (change) {
-    const hold = currentHolds(config, ledger, deps.now())[agent.name] ?? null;
+    const hold = currentHolds(config, ledger, deps.now(), choice.fleet)[agent.name] ?? null;
     deps.logger.warn({ event: `backoff_${change.change}`, agent: agent.name, failures: change.failures, until: hold?.until ?? null }, change.change === 'started'
       ? `${agent.name}: backed off after ${counted(change.failures, 'failure')} in a row${hold ? `, until ${hold.until}` : ''}`
       : `${agent.name}: recovered after ${counted(change.failures, 'failure')} in a row`);

@@ -179,7 +179,7 @@ async function oneFire(config: Config, deps: RunDeps, trigger: FireTrigger, agen
           fire ??= FireRecord.begin(config, { kind: 'tick', trigger, slot: deps.slot ?? null }, deps);
           span.set({ 'nightshift.fire.id': fire.id ?? undefined });
           fire.choose(d.agent, d.rule);
-          return { agent: byName.get(d.agent)!, reason: d.reason };
+          return { agent: byName.get(d.agent)!, reason: d.reason, fleet: shared };
         }
         if (!lead) return { skip: d.reason };
         // Nothing due: a session always wins, so only now may the memory's pressure ask for a dream.

@@ -10,6 +10,7 @@ import type { TraceSpan } from '../../core/trace.js';
 import type { SessionRecord } from '../../budget/session-record.js';
 import type { EgressNet } from '../../sessions/wall/egress-proxy.js';
 import type { FleetLink } from './fleet-link.js';
+import type { FleetHoldView } from '../schedule/holds.js';
 
 export type RunDeps = {
   env: NodeJS.ProcessEnv;
@@ -58,7 +59,8 @@ export type RunDeps = {
   gitChecks?: Partial<GitChecks> & { excludeAlways?: boolean };
 };
 
-export type Choice = { agent: Agent; reason: string } | { skip: string } | { dream: string };
+// `fleet`: what the tick read of the fleet's holds and every host's sessions (daemon/schedule/holds.ts).
+export type Choice = { agent: Agent; reason: string; fleet?: FleetHoldView } | { skip: string } | { dream: string };
 
 export type SuperviseResult = {
   action: 'session' | 'skip' | 'dream';

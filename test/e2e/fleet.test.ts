@@ -329,10 +329,16 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
       const off = control ? ['streak'] : [];
       const slot = claimSlot(new Date(), 'UTC');
       const at = (hours: number) => new Date(slot.getTime() + hours * HOUR);
+      const told: boolean[] = [];
       for (const [ws, hours] of [[a, 0], [b, 1], [a, 2]] as const) {
         const r = await fleetTick(ws, off, at(hours));
         assert.equal(r.out?.session?.outcome, 'max_turns', r.stderr.slice(-2000));
+        told.push(/"event":"backoff_started"/.test(r.stderr));
       }
+      // mutation: fleet-backoff-untold, caught here. The backoff is told once, by the host whose
+      // session made the fleet's streak three long (host-a's second), though its own ledger has two.
+      if (!control) assert.deepEqual(told, [false, false, true]);
+      else assert.deepEqual(told, [false, false, false]);
       // Neither host's own ledger reaches three, so no host's own hold is shared either.
       assert.deepEqual(await fleetRows(url, 'SELECT agent FROM fleet_holds'), []);
       const onB = await fleetTick(b, off, at(3));
