@@ -29,7 +29,8 @@ export function fleetDayTotals(db: FleetQuery, day: string): Promise<DayTotals> 
 // upsert's update takes its row lock, held to the commit); the reservation written only if the
 // day's totals, summed after the lock, are within the charge's guard (budget/policy.ts
 // chargeGuard; a statement of its own, so it sees every charge committed before the lock was
-// given); the day's totals and this session's earlier charge; the reservation.
+// given; the limits as numeric, which takes any count the config does); the day's totals and this
+// session's earlier charge; the reservation.
 const LOCK_DAY: Prepared = { name: 'nightshift_lock_day', text: 'INSERT INTO fleet_days (day) VALUES ($1) ON CONFLICT (day) DO UPDATE SET day = excluded.day' };
 const READ_DAY: Prepared = {
   name: 'nightshift_read_day',
@@ -39,12 +40,12 @@ const READ_DAY: Prepared = {
 const RESERVE_WITHIN: Prepared = {
   name: 'nightshift_reserve_within',
   text: `INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at)
-    SELECT $1, $2, $3, $4, $5, 'held', now() + make_interval(secs => $6::float8 / 1000)
+    SELECT $1, $2, $3, $4, $5::float8, 'held', now() + make_interval(secs => $6::float8 / 1000)
     FROM (SELECT count(*) AS n, count(*) FILTER (WHERE agent = $3) AS mine,
         coalesce(sum(spent_usd), 0)::float8 AS usd, coalesce(sum(${HELD}), 0)::float8 AS reserved
       FROM fleet_reservations WHERE day = $2) t
-    WHERE t.n < $7 AND ($8::int IS NULL OR t.mine < $8) AND t.usd < $9
-      AND round((t.usd + t.reserved)::numeric, 6) <= $10::numeric
+    WHERE t.n < $7::numeric AND ($8::numeric IS NULL OR t.mine < $8::numeric) AND t.usd < $9::numeric
+      AND round($9::numeric - t.usd::numeric - t.reserved::numeric, 6) >= $5::float8::numeric
     ON CONFLICT (session_id) DO NOTHING`,
 };
 const RESERVE: Prepared = {
@@ -72,7 +73,7 @@ export async function reserveInFleet<R extends { ok: true; usd: number } | { ok:
     // together, and the lock is held only while PostgreSQL runs them.
     await db.transaction(async (tx) => {
       void tx.query(LOCK_DAY, [c.day]);
-      void tx.query(RESERVE_WITHIN, [c.session, c.day, c.agent, c.host, roomy.usd, c.expiresInMs, g.sessionsBelow, g.agentRunsBelow, g.spentBelowUsd, g.committedAtMostUsd])
+      void tx.query(RESERVE_WITHIN, [c.session, c.day, c.agent, c.host, g.usd, c.expiresInMs, g.sessionsBelow, g.agentRunsBelow, g.capUsd])
         .then((r) => (taken = r.rowCount ?? 0), () => {});
     });
     if (taken === 1) return roomy;

@@ -53,18 +53,13 @@ export function chargeFor(agent: string, today: DayTotals, limits: Limits, force
 
 // Pure: the bounds on the day's totals within which a charge of `usd` passes every daily limit
 // chargeFor checks: fewer sessions than the day's and the agent's limits, spent below the cap, and
-// the day's spent and reserved together leaving `usd` under it. Each limit only tightens as the
-// day's totals grow, so a charge decided before the day was read stands wherever its guard holds;
-// the fleet checks the guard in the statement that writes the charge (budget/fleet-reservations.ts).
-export type ChargeGuard = { sessionsBelow: number; agentRunsBelow: number | null; spentBelowUsd: number; committedAtMostUsd: number };
+// what is left of the cap after the day's spent and held, to a millionth of a dollar as
+// reservationFor sums it, still `usd` or more. Each limit only tightens as the day's totals grow,
+// so a charge decided before the day was read stands wherever its guard holds; the fleet checks
+// the guard in the statement that writes the charge (budget/fleet-reservations.ts).
+export type ChargeGuard = { sessionsBelow: number; agentRunsBelow: number | null; capUsd: number; usd: number };
 export function chargeGuard(limits: Limits, usd: number): ChargeGuard {
-  return {
-    sessionsBelow: limits.maxSessionsPerDay,
-    agentRunsBelow: limits.maxRunsPerDay,
-    spentBelowUsd: limits.maxUsdPerDay,
-    // To a millionth of a dollar, as reservationFor sums: $0.1 left takes a $0.1 charge.
-    committedAtMostUsd: Math.round((limits.maxUsdPerDay - usd) * 1e6) / 1e6,
-  };
+  return { sessionsBelow: limits.maxSessionsPerDay, agentRunsBelow: limits.maxRunsPerDay, capUsd: limits.maxUsdPerDay, usd };
 }
 
 // The negative control for tests: the rule before reservations (start while spent < cap, and

@@ -146,7 +146,7 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
   });
 
   // mutations: fleet-guard-committed-unchecked, fleet-guard-sessions-unchecked, fleet-guard-runs-unchecked,
-  // caught here: each edge of the guarded write (budget/fleet-reservations.ts RESERVE_WITHIN) is
+  // fleet-guard-runs-unlimited-read, caught here: each edge of the guarded write (budget/fleet-reservations.ts RESERVE_WITHIN) is
   // met from both sides. Inside, the charge a roomy day gets is written in one round trip (decided
   // once, on no totals); outside, the day is read under its lock and decided on again.
   test('the guarded write takes a roomy day\'s charge just inside each limit, and reads the day just outside it', async () => {
@@ -162,16 +162,16 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
         else if (spent) await renewReservation(db, id, spent, expired ? 0 : 3_600_000);
       }
     }
-    async function charge(name: string) {
+    async function charge(name: string, l: Limits) {
       const seen: DayTotals[] = [];
       const r = await reserveInFleet(db, { session: `${name}-me`, day: name, agent: 'me', host: 'host-a', expiresInMs: 3_600_000 }, (today) => {
         seen.push(today);
-        return chargeFor('me', today, L, false);
-      }, (usd) => chargeGuard(L, usd));
+        return chargeFor('me', today, l, false);
+      }, (usd) => chargeGuard(l, usd));
       return { r, read: seen.length > 1 };
     }
     try {
-      const cases: Array<[string, Array<[string, number, number, boolean, boolean?]>, boolean, number | string]> = [
+      const cases: Array<[string, Array<[string, number, number, boolean, boolean?]>, boolean, number | string, Partial<Limits>?]> = [
         // $0.70 taken ($0.20 spent and settled, $0.50 held): $0.30 still fits.
         ['cap-inside', [['x', 0.3, 0.2, true], ['y', 0.5, 0, false]], false, 0.3],
         // A millionth more: the day is read, and what is left reserved.
@@ -187,15 +187,66 @@ describe('the fleet\'s reservations', { skip: NEEDS_POSTGRES }, () => {
         // One run of the agent's two: one more; two: none.
         ['runs-inside', [['me', 0.05, 0, true]], false, 0.3],
         ['runs-outside', [['me', 0.05, 0, true], ['me', 0.05, 0, true]], true, 'max_runs_per_day'],
+        // No runs limit (the default): the agent's own runs never send it to the read.
+        ['runs-unlimited', [['me', 0.05, 0, true], ['me', 0.05, 0, true], ['me', 0.05, 0, true]], false, 0.3, { maxRunsPerDay: null }],
+        // Under a millionth of a dollar: a cap of $1.0000006 with $0.7000014 spent leaves
+        // $0.299999 as reservationFor rounds it, less than the ceiling: read, and that reserved.
+        ['sub-micro', [['x', 0.7000014, 0.7000014, true]], true, 0.299999, { maxUsdPerDay: 1.0000006 }],
+        // Counts past PostgreSQL's integer, as the config allows them: inside, not an error.
+        ['huge-limits', [['me', 0.05, 0, true]], false, 0.3, { maxRunsPerDay: 3_000_000_000, maxSessionsPerDay: 1e21 }],
       ];
-      for (const [name, rows, read, expected] of cases) {
+      for (const [name, rows, read, expected, over] of cases) {
         await day(name, rows);
-        const { r, read: wasRead } = await charge(name);
+        const { r, read: wasRead } = await charge(name, { ...L, ...over });
         assert.equal(r.ok ? r.usd : (r as { limit: string }).limit, expected, `${name}: ${JSON.stringify(r)}`);
         assert.equal(wasRead, read, `${name}: the day ${read ? 'should' : 'should not'} have been read under its lock`);
       }
     } finally {
       await db.close();
+    }
+  });
+
+  // mutation: fleet-guard-before-lock, caught here. The guarded write's sums are taken after the
+  // day's lock is given (a statement of its own): a charge committed while it waited is counted.
+  test('a charge committed while the guarded write waits for the day\'s lock is counted: $0.80 held elsewhere leaves $0.20', async () => {
+    const { url, db } = await freshDb();
+    const other = await connectFleet({ url, where: 'test' }, { connectTimeoutMs: 10_000, redact: (t) => t });
+    const watch = await connectFleet({ url, where: 'test' }, { connectTimeoutMs: 10_000, redact: (t) => t });
+    const L: Limits = { ...limits, maxUsdPerSession: 0.3 };
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let first: Promise<void> = Promise.resolve();
+    try {
+      // Another host's charge, its transaction held open on the day's lock until released; mine
+      // starts once that lock is taken.
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      first = other.transaction(async (tx) => {
+        await tx.query('INSERT INTO fleet_days (day) VALUES ($1) ON CONFLICT (day) DO UPDATE SET day = excluded.day', [DAY]);
+        await tx.query(`INSERT INTO fleet_reservations (session_id, day, agent, host, reserved_usd, status, expires_at) VALUES ('other', $1, 'x', 'host-b', 0.8, 'held', now() + interval '1 hour')`, [DAY]);
+        locked();
+        await held;
+      });
+      await isLocked;
+      const mine = reserveInFleet(db, { session: 'me', day: DAY, agent: 'me', host: 'host-a', expiresInMs: 3_600_000 }, (today) => chargeFor('me', today, L, false), (usd) => chargeGuard(L, usd));
+      // Until PostgreSQL says the charge waits on a lock.
+      for (let i = 0; ; i++) {
+        const r = await watch.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        if (r.rows[0].n > 0) break;
+        assert.ok(i < 1000, 'the charge never waited on the day\'s lock');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      release();
+      await first;
+      const r = await mine;
+      assert.deepEqual(r, { ok: true, usd: 0.2 });
+      const today = await fleetDayTotals(db, DAY);
+      assert.ok(today.reservedUsd <= 1 + 1e-9, `reserved ${today.reservedUsd}`);
+    } finally {
+      // Never left holding the lock: each connection closes after its turn.
+      release();
+      await first.catch(() => {});
+      await Promise.all([db.close(), other.close(), watch.close()]);
     }
   });
 });
