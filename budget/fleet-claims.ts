@@ -6,12 +6,15 @@
 import type { FleetQuery, FleetSql } from './fleet-db.js';
 
 export type Claim = { agent: string; slot: string; host: string };
-export type ClaimResult = { won: true } | { won: false; host: string; at: string; slot: string; running: boolean };
+// `full`: the fleet's site-wide bound (fleet.max_concurrent) was met by the live claims counted.
+export type ClaimResult = { won: true } | { won: false; host: string; at: string; slot: string; running: boolean } | { won: false; full: { running: number; max: number } };
 export type Crashed = { agent: string; slot: string; host: string; session: string | null };
 
 // Any constant: with the agent's name, the advisory lock a claim takes, so two hosts claiming
 // different slots of one agent at once take turns.
 const CLAIM_LOCK = 5_505_506;
+// With fleet.max_concurrent, the lock every claim takes first (its second key 0).
+const SITE_LOCK = 5_505_507;
 
 // Live claims past their lease, settled 'crashed' (their host stopped renewing them).
 export async function settleCrashed(db: FleetQuery, agent?: string): Promise<Crashed[]> {
@@ -25,8 +28,13 @@ export async function settleCrashed(db: FleetQuery, agent?: string): Promise<Cra
 // Takes the slot with a lease of `leaseMs`, or says which host has the agent: one that claimed this
 // slot first (this one too: a slot fires once), or one whose claim on an earlier slot is still live.
 // `perAgent: false` is the negative control's seam (the slot's row alone decides).
-export async function claimFire(db: FleetSql, c: Claim & { leaseMs: number }, o: { perAgent?: boolean } = {}): Promise<ClaimResult & { crashed: Crashed[] }> {
+// `maxConcurrent` (fleet.max_concurrent): a new claim is taken only while fewer claims than it are
+// live across the fleet, counted under a lock every claim then takes first (one claim at a time
+// in the whole fleet, so two hosts cannot both take the last place).
+export async function claimFire(db: FleetSql, c: Claim & { leaseMs: number }, o: { perAgent?: boolean; maxConcurrent?: number | null } = {}): Promise<ClaimResult & { crashed: Crashed[] }> {
   return await db.transaction(async (tx) => {
+    const max = o.maxConcurrent ?? null;
+    if (max !== null) await tx.query('SELECT pg_advisory_xact_lock($1, 0)', [SITE_LOCK]);
     await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK, c.agent]);
     const crashed = await settleCrashed(tx, c.agent);
     if (o.perAgent !== false) {
@@ -34,6 +42,14 @@ export async function claimFire(db: FleetSql, c: Claim & { leaseMs: number }, o:
         'SELECT host, claimed_at, slot FROM fleet_claims WHERE agent = $1 AND ended_at IS NULL AND slot <> $2 ORDER BY claimed_at LIMIT 1', [c.agent, c.slot]);
       const l = live.rows[0];
       if (l) return { won: false as const, host: l.host, at: new Date(l.claimed_at).toISOString(), slot: new Date(l.slot).toISOString(), running: true, crashed };
+    }
+    if (max !== null) {
+      // A slot claimed before is said as such; only a new claim counts against the bound.
+      const taken = await tx.query('SELECT 1 FROM fleet_claims WHERE agent = $1 AND slot = $2', [c.agent, c.slot]);
+      if (!taken.rows.length) {
+        const live = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM fleet_claims WHERE ended_at IS NULL AND lease_until > now()');
+        if (live.rows[0].n >= max) return { won: false as const, full: { running: live.rows[0].n, max }, crashed };
+      }
     }
     const r = await tx.query(
       `INSERT INTO fleet_claims (agent, slot, host, lease_until) VALUES ($1, $2, $3, now() + make_interval(secs => $4::float8 / 1000))

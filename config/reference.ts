@@ -114,6 +114,7 @@ export const KEY_DOCS: Record<string, KeyDoc> = {
   'fleet.host': 'This host\'s name in the fleet, in its claims and reservations (default: the machine\'s hostname).',
   'fleet.grace': { kind: 'duration', text: 'What a session\'s shared reservation outlives its `timeout` and `kill_grace` by: past it, a dead host\'s reservation gives the day its money back.' },
   'fleet.lease': { kind: 'duration', text: 'A fire\'s claim\'s lease on the database\'s clock, renewed by this host\'s heartbeat (every quarter of it) while it works: a dead host\'s claim is settled `crashed` and its agent free this long after its last beat.' },
+  'fleet.max_concurrent': 'The sessions the whole fleet runs at once, counted by its live claims; a fire past it is skipped, naming the bound (default: none, each host\'s `sessions.max_concurrent` alone). A run by hand takes no claim and is not bound by it.',
   'fleet.connect_timeout': { kind: 'duration', text: 'How long a tick waits to reach the fleet\'s database before it fails closed (exit 69, no session); `status`, the page, `fires --fleet` and `doctor` also wait no longer than this for each answer.' },
   telemetry: 'OpenTelemetry traces, one per fire, from the fire down to each API request, tool call and memory operation (docs/observability.md). Off until `otlp_endpoint` is set.',
   'telemetry.otlp_endpoint': 'The collector\'s OTLP/HTTP base URL (`http://127.0.0.1:4318`; `/v1/traces` is added). Its headers (a token) come from `NIGHTSHIFT_OTLP_HEADERS=name=value,...` in the env file.',

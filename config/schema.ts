@@ -325,6 +325,7 @@ export const ConfigSchema = z.strictObject({
       grace: duration(1000).prefault(DEFAULTS.fleet.grace),
       connect_timeout: duration(100).prefault(DEFAULTS.fleet.connect_timeout),
       lease: duration(1000).prefault(DEFAULTS.fleet.lease),
+      max_concurrent: posInt.optional(),
     })
     .prefault({}),
   // What `nightshift doctor` treats as a failure worth an alert.

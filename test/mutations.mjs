@@ -301,6 +301,22 @@ export const MUTATIONS = [
     tests: ['e2e/fleet'],
   },
   {
+    name: 'fleet-max-concurrent-unlocked',
+    guarantee: 'fleet.max_concurrent: hosts claiming at once cannot together pass the bound',
+    file: 'budget/fleet-claims.ts',
+    find: "if (max !== null) await tx.query('SELECT pg_advisory_xact_lock($1, 0)', [SITE_LOCK]);",
+    replace: '',
+    tests: ['budget/fleet-claims'],
+  },
+  {
+    name: 'fleet-max-concurrent-ignored',
+    guarantee: 'fleet.max_concurrent: a tick passes a due agent over once the fleet runs that many sessions',
+    file: 'daemon/tick/fleet-link.ts',
+    find: 'maxConcurrent: link.maxConcurrent });',
+    replace: 'maxConcurrent: null });',
+    tests: ['e2e/fleet'],
+  },
+  {
     name: 'fleet-guard-committed-unchecked',
     guarantee: "a charge decided before the day was read is written only if the day's spent and reserved leave it under the cap",
     file: 'budget/fleet-reservations.ts',

@@ -32,6 +32,8 @@ export type FleetLink = {
   host: string;
   grace: number;
   lease: number;
+  // fleet.max_concurrent: the sessions the whole fleet runs at once (null: each host's own bound alone).
+  maxConcurrent: number | null;
   switches: FleetSwitches;
   get(): Promise<FleetDb>;
   close(): Promise<void>;
@@ -139,6 +141,7 @@ export function fleetLink(config: Pick<Config, 'fleet' | 'state_dir'>, env: Node
     host,
     grace: config.fleet.grace,
     lease,
+    maxConcurrent: config.fleet.max_concurrent ?? null,
     switches,
     get() {
       opened ??= (async () => {
@@ -234,7 +237,8 @@ export async function claimForFire(link: FleetLink, agent: string, at: Date, tim
   const db = await link.get();
   const slot = claimSlot(at, timezone).toISOString();
   const c: Claim = { agent, slot, host: link.host };
-  const r = await claimFire(db, { ...c, leaseMs: link.lease }, { perAgent: link.switches.perAgent });
+  const r = await claimFire(db, { ...c, leaseMs: link.lease }, { perAgent: link.switches.perAgent, maxConcurrent: link.maxConcurrent });
+  if ('full' in r) return { lost: `fleet.max_concurrent reached: ${r.full.running} of ${r.full.max} sessions running across the fleet` };
   if (!r.won) {
     const mine = r.host === link.host ? ' (this one)' : '';
     return { lost: r.running ? `it is running on host ${r.host}${mine} (claimed for slot ${r.slot} at ${r.at})` : `its slot ${slot} was claimed by host ${r.host}${mine} at ${r.at}` };

@@ -131,4 +131,40 @@ describe('the fleet\'s fire claims', { skip: NEEDS_POSTGRES }, () => {
       await db.close();
     }
   });
+
+  // mutation: fleet-max-concurrent-unlocked, fleet-max-concurrent-ignored, caught here.
+  // Eight hosts' fires of eight agents at one instant against fleet.max_concurrent: 2: two are
+  // claimed, six told the bound; a claim that ends, or whose host died (its lease past), frees its
+  // place; a slot claimed before is said as claimed, not as full. Control: without the bound, all eight.
+  for (const max of [2, null]) {
+    test(max === null ? 'the control: without fleet.max_concurrent, eight agents\' fires at once are all claimed' : 'fleet.max_concurrent 2: of eight agents fired at once on eight connections, two are claimed and six told the bound; an ended or dead claim frees a place', async () => {
+      const url = pg.url(pg.createDb());
+      const dbs = await Promise.all(Array.from({ length: 8 }, () => connectFleet({ url, where: 'test' }, { connectTimeoutMs: 10_000, redact: (x) => x })));
+      try {
+        await migrate(dbs[0]);
+        const slot = '2026-12-07T03:00:00.000Z';
+        const r = await Promise.all(dbs.map((db, i) => claimFire(db, { agent: `agent-${i}`, slot, host: `host-${i}`, leaseMs: 600_000 }, { maxConcurrent: max })));
+        const won = r.filter((x) => x.won).length;
+        if (max === null) return assert.equal(won, 8);
+        assert.equal(won, 2);
+        for (const x of r.filter((y) => !y.won)) assert.deepEqual((x as { full?: unknown }).full, { running: 2, max: 2 });
+        const winners = r.map((x, i) => (x.won ? i : -1)).filter((i) => i >= 0);
+        // The same slot asked for again by its winner: claimed already (this host), not full.
+        const again = await claimFire(dbs[0], { agent: `agent-${winners[0]}`, slot, host: 'host-x', leaseMs: 600_000 }, { maxConcurrent: 2 });
+        assert.equal('full' in again, false, JSON.stringify(again));
+        assert.equal((again as { host: string }).host, `host-${winners[0]}`);
+        // One ends: one place.
+        await endClaim(dbs[0], { agent: `agent-${winners[0]}`, slot, host: `host-${winners[0]}` }, 'ok');
+        const loser = r.findIndex((x) => !x.won);
+        assert.equal((await claimFire(dbs[1], { agent: `agent-${loser}`, slot, host: `host-${loser}`, leaseMs: 600_000 }, { maxConcurrent: 2 })).won, true);
+        const next = r.findIndex((x, i) => !x.won && i !== loser);
+        assert.equal('full' in (await claimFire(dbs[2], { agent: `agent-${next}`, slot, host: `host-${next}`, leaseMs: 600_000 }, { maxConcurrent: 2 })), true);
+        // The claim just taken is past its lease (its host died, its heartbeat stopped): its place is free.
+        await dbs[0].query(`UPDATE fleet_claims SET lease_until = now() - interval '1 second' WHERE agent = $1`, [`agent-${loser}`]);
+        assert.equal((await claimFire(dbs[2], { agent: `agent-${next}`, slot, host: `host-${next}`, leaseMs: 600_000 }, { maxConcurrent: 2 })).won, true);
+      } finally {
+        await Promise.all(dbs.map((d) => d.close()));
+      }
+    });
+  }
 });

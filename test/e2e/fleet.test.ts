@@ -27,8 +27,8 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
 
   // A host: its own site (state, ledger, fires), its name, and the fleet's URL in its env file.
   // `rule`: more of gardener's dispatch rule; `claude`, `prompt`: its session's settings and script.
-  function host(t: TestContext, name: string, url: string | null, o: { rule?: string; claude?: Record<string, unknown>; prompt?: string } = {}): Workspace {
-    const ws = workspace(t, api.url, configYaml({ claude: o.claude, top: `${gitOff}fleet:\n  host: ${name}\ndispatch:\n  - agent: gardener\n${o.rule ?? ''}` }));
+  function host(t: TestContext, name: string, url: string | null, o: { rule?: string; claude?: Record<string, unknown>; prompt?: string; fleet?: string } = {}): Workspace {
+    const ws = workspace(t, api.url, configYaml({ claude: o.claude, top: `${gitOff}fleet:\n  host: ${name}\n${o.fleet ?? ''}dispatch:\n  - agent: gardener\n${o.rule ?? ''}` }));
     writeAgent(ws, 'gardener', o.prompt ?? 'SCENARIO=text');
     if (url) fs.writeFileSync(path.join(ws.dir, 'nightshift.env'), `NIGHTSHIFT_DATABASE_URL=${url}\n`, { mode: 0o600 });
     return ws;
@@ -314,6 +314,35 @@ describe('a fleet of two hosts', { skip: NEEDS_POSTGRES }, () => {
       assert.equal(againB.out?.session?.outcome, 'ok', againB.stderr.slice(-2000));
       // host-a's session that ended ok took its hold out of the fleet.
       assert.deepEqual(await fleetRows(url, 'SELECT agent, host FROM fleet_holds'), []);
+    });
+  }
+
+  // mutation: fleet-max-concurrent-ignored, caught here.
+  for (const max of [1, 2]) {
+    test(max === 1
+      ? 'fleet.max_concurrent 1 with a session running on host-a: host-b\'s tick passes its due agent over, naming the bound, and starts nothing'
+      : 'the control: at fleet.max_concurrent 2 the same tick on host-b runs its agent', { timeout: 120_000 }, async (t) => {
+      const url = pg.url(pg.createDb(), PASSWORD);
+      const b = host(t, 'host-b', url, { fleet: `  max_concurrent: ${max}\n` });
+      assert.equal((await nightshift(['db', 'migrate'], b.env, b.dir)).code, 0);
+      // host-a mid-session with another agent: its claim live.
+      const db = await connectFleet({ url, where: 'test' }, { connectTimeoutMs: 10_000, redact: (x) => x });
+      try {
+        const { claimFire } = await import('../../budget/fleet-claims.js');
+        assert.equal((await claimFire(db, { agent: 'scout', slot: claimSlot(new Date(), 'UTC').toISOString(), host: 'host-a', leaseMs: 600_000 })).won, true);
+      } finally {
+        await db.close();
+      }
+      const r = await nightshift(['tick', '--json'], b.env, b.dir);
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      if (max === 2) return assert.equal(out.session?.outcome, 'ok', r.stderr.slice(-2000));
+      assert.equal(out.action, 'skip');
+      assert.match(out.reason, /gardener.*fleet\.max_concurrent reached: 1 of 1 sessions running across the fleet/);
+      assert.deepEqual(ledgerRows(b.dir), []);
+      // The fire's row says so too.
+      const [fire] = await fires(b);
+      assert.match(JSON.stringify(fire), /fleet\.max_concurrent reached/);
     });
   }
 
