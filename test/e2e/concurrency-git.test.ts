@@ -159,7 +159,17 @@ describe('sessions side by side in one git vault', () => {
     const repos = makeRepos(ws.dir, ws.vault);
     fs.writeFileSync(ws.config, yaml(names));
     const root = path.join(ws.state, 'worktrees');
-    const inWorktrees = () => (fs.existsSync(root) ? fs.readdirSync(root).flatMap((id) => fs.readdirSync(path.join(root, id)).filter((f) => f.startsWith('soak-'))) : []);
+    // A tick's start lands the killed ticks' worktrees and removes them while this looks: a folder
+    // gone between the listing and its read holds nothing now.
+    const list = (dir: string) => {
+      try {
+        return fs.readdirSync(dir);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw err;
+      }
+    };
+    const inWorktrees = () => list(root).flatMap((id) => list(path.join(root, id)).filter((f) => f.startsWith('soak-')));
     const written = new Set<string>();
     for (let round = 0; round < 3; round++) {
       for (const n of names) {
